@@ -1,0 +1,5 @@
+"""``python -m verifybot_tui`` is the same as the ``verifybot`` command."""
+
+from verifybot_tui.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,235 @@
+"""The config file: read with tomllib, validated key by key, written with tomli-w.
+
+Validation is strict because a typo in a key otherwise silently falls back to
+a default (a Pi run that goes to the wrong host, say). Every problem names the
+file, the key and what was expected, and nothing starts.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from verifybot_tui.core.errors import ConfigError
+
+
+def user_config_dir() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "verifybot"
+
+
+def user_data_dir() -> Path:
+    """Where browser profiles live (never inside a workspace: they hold logins)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "verifybot"
+
+
+@dataclass
+class RunConfig:
+    workspace: str = "."
+    """Where programs/, outputs/, raw_md/, context/ and history.db live."""
+    max_retries: int = 3
+    """Attempts after the first one before the loop gives up."""
+    timeout: float = 30.0
+    """Seconds a program may run; an answer's `TIMEOUT: <s>` line can raise it."""
+    auto_accept: bool = False
+    """Run each version without asking."""
+    default_target: str = "local"
+    default_llm: str = "chatgpt"
+
+
+@dataclass
+class LLMConfig:
+    name: str = ""
+    kind: str = "browser"
+    site: str = "chatgpt"
+    """Selector profile: a built-in name (chatgpt, claude) or a path to a TOML file."""
+    url: str = ""
+    headless: bool = False
+    browser_path: str = ""
+    """Empty: find a system Chromium/Chrome, else Playwright's own."""
+    profile_dir: str = ""
+    """Empty: a folder per site in the user data dir."""
+
+
+@dataclass
+class TargetConfig:
+    name: str = ""
+    kind: str = "local"
+    host: str = ""
+    port: int = 22
+    user: str = ""
+    key_file: str = ""
+    password_env: str = "VERIFYBOT_PI_PASSWORD"
+    """The password is read from this variable (or asked), never stored."""
+    remote_dir: str = "~/verifybot"
+    known_hosts: str = ""
+    """Empty: ~/.ssh/known_hosts."""
+
+
+@dataclass
+class UIConfig:
+    theme: str = "verifybot-dark"
+    keys: dict[str, str] = field(default_factory=dict)
+    """Binding id -> key(s), e.g. switch_target = "ctrl+t"."""
+
+
+@dataclass
+class Config:
+    path: Path | None = None
+    run: RunConfig = field(default_factory=RunConfig)
+    llm: dict[str, LLMConfig] = field(default_factory=dict)
+    targets: dict[str, TargetConfig] = field(default_factory=dict)
+    ui: UIConfig = field(default_factory=UIConfig)
+
+    @property
+    def workspace(self) -> Path:
+        ws = Path(self.run.workspace).expanduser()
+        if not ws.is_absolute() and self.path is not None and self.run.workspace != ".":
+            ws = self.path.parent / ws
+        return ws.resolve()
+
+
+DEFAULT_LLMS = {
+    "chatgpt": LLMConfig(name="chatgpt", site="chatgpt", url="https://chatgpt.com/"),
+    "claude": LLMConfig(name="claude", site="claude", url="https://claude.ai/new"),
+}
+DEFAULT_TARGETS = {"local": TargetConfig(name="local", kind="local")}
+
+_KINDS = {"llm": ("browser",), "targets": ("local", "ssh")}
+_TYPE_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string",
+               dict: "a table"}
+
+
+def _expect(path: Path | str, key: str, value: Any, typ: type) -> Any:
+    ok = isinstance(value, typ) and not (typ in (int, float) and isinstance(value, bool))
+    if typ is float and isinstance(value, int) and not isinstance(value, bool):
+        ok, value = True, float(value)
+    if not ok:
+        raise ConfigError(f"{path}: key '{key}' must be {_TYPE_NAMES[typ]}, "
+                          f"got {type(value).__name__} {value!r}")
+    return value
+
+
+def _fill(obj: Any, table: Any, where: str, path: Path | str) -> Any:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: '{where}' must be a table ([{where}]), got {table!r}")
+    known = {f.name: f for f in fields(obj) if f.name != "name"}
+    for key, value in table.items():
+        full = f"{where}.{key}"
+        if key not in known:
+            raise ConfigError(f"{path}: unknown key '{full}'; expected one of: "
+                              f"{', '.join(sorted(known))}")
+        default = getattr(obj, key)
+        if isinstance(default, dict):
+            value = _expect(path, full, value, dict)
+            for k, v in value.items():
+                _expect(path, f"{full}.{k}", v, str)
+        else:
+            value = _expect(path, full, value, type(default))
+        setattr(obj, key, value)
+    return obj
+
+
+def parse_config(data: dict[str, Any], path: Path | str = "<config>") -> Config:
+    """Validate a parsed TOML document into a Config (raises ConfigError)."""
+    cfg = Config(path=Path(path) if isinstance(path, Path) else None)
+    cfg.llm = {k: LLMConfig(**{**v.__dict__}) for k, v in DEFAULT_LLMS.items()}
+    cfg.targets = {k: TargetConfig(**{**v.__dict__}) for k, v in DEFAULT_TARGETS.items()}
+    for top, value in data.items():
+        if top == "run":
+            _fill(cfg.run, value, "run", path)
+        elif top == "ui":
+            _fill(cfg.ui, value, "ui", path)
+        elif top in ("llm", "targets"):
+            if not isinstance(value, dict):
+                raise ConfigError(f"{path}: '{top}' must hold tables like [{top}.NAME]")
+            for name, table in value.items():
+                where = f"{top}.{name}"
+                if not isinstance(table, dict):
+                    raise ConfigError(f"{path}: '{where}' must be a table ([{where}])")
+                base = (DEFAULT_LLMS if top == "llm" else DEFAULT_TARGETS).get(name)
+                obj = (type(base)(**base.__dict__) if base else
+                       LLMConfig(name=name) if top == "llm" else TargetConfig(name=name))
+                obj.name = name
+                _fill(obj, table, where, path)
+                if obj.kind not in _KINDS[top]:
+                    raise ConfigError(f"{path}: key '{where}.kind' must be one of "
+                                      f"{', '.join(_KINDS[top])}, got {obj.kind!r}")
+                (cfg.llm if top == "llm" else cfg.targets)[name] = obj
+        else:
+            raise ConfigError(f"{path}: unknown table '[{top}]'; expected [run], [llm.NAME], "
+                              f"[targets.NAME] or [ui]")
+    _check_semantics(cfg, path)
+    return cfg
+
+
+def _check_semantics(cfg: Config, path: Path | str) -> None:
+    if cfg.run.max_retries < 0:
+        raise ConfigError(f"{path}: key 'run.max_retries' must be 0 or more")
+    if cfg.run.timeout <= 0:
+        raise ConfigError(f"{path}: key 'run.timeout' must be more than 0 seconds")
+    if cfg.run.default_target not in cfg.targets:
+        raise ConfigError(f"{path}: key 'run.default_target' names {cfg.run.default_target!r}, "
+                          f"but there is no [targets.{cfg.run.default_target}]; configured: "
+                          f"{', '.join(sorted(cfg.targets))}")
+    if cfg.run.default_llm not in cfg.llm:
+        raise ConfigError(f"{path}: key 'run.default_llm' names {cfg.run.default_llm!r}, "
+                          f"but there is no [llm.{cfg.run.default_llm}]")
+    for name, t in cfg.targets.items():
+        if t.kind == "ssh" and not t.host:
+            raise ConfigError(f"{path}: key 'targets.{name}.host' is required for kind = \"ssh\"")
+        if not 0 < t.port < 65536:
+            raise ConfigError(f"{path}: key 'targets.{name}.port' must be 1-65535")
+
+
+def find_config_path(explicit: str | None = None) -> Path | None:
+    """--config, else ./config.toml, else the user config dir; None: defaults."""
+    if explicit:
+        p = Path(explicit).expanduser()
+        if not p.is_file():
+            raise ConfigError(f"{p}: config file not found (given with --config)")
+        return p
+    for p in (Path("config.toml"), user_config_dir() / "config.toml"):
+        if p.is_file():
+            return p
+    return None
+
+
+def load_config(explicit: str | None = None) -> Config:
+    path = find_config_path(explicit)
+    if path is None:
+        return parse_config({}, "<defaults>")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: cannot read: {e}") from None
+    cfg = parse_config(data, path)
+    cfg.path = path
+    return cfg
+
+
+def save_setting(path: Path, table: str, key: str, value: Any) -> None:
+    """Set one key (e.g. ui.theme) in the file, keeping the rest, written atomically.
+
+    tomli-w cannot keep comments: we rewrite from the parsed document, so a
+    user's comments in that file are lost; the example file keeps the docs.
+    """
+    data: dict[str, Any] = {}
+    if path.is_file():
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    node = data
+    for part in table.split("."):
+        node = node.setdefault(part, {})
+    node[key] = value
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(tomli_w.dumps(data), encoding="utf-8")
+    os.replace(tmp, path)

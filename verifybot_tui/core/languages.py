@@ -1,0 +1,81 @@
+"""What we know about each language: names, extensions and how to build and run it.
+
+One table shared by extraction (a fence's info string or a filename hint gives
+the language), the local target and the SSH target (the same argv, joined with
+shlex for the remote shell), so a language is added in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+
+@dataclass(frozen=True)
+class Language:
+    name: str
+    extensions: tuple[str, ...]
+    aliases: tuple[str, ...] = ()
+    # argv templates: "{python}" the interpreter, "{entry}" the file to run,
+    # "{sources}" every file of this language (expanded to several arguments),
+    # "{exe}" the compiled program.
+    compile: tuple[str, ...] | None = None
+    run: tuple[str, ...] = ()
+    tool: str = ""  # the program that must exist on the target (compiler or interpreter)
+
+    @property
+    def extension(self) -> str:
+        return self.extensions[0]
+
+
+LANGUAGES: tuple[Language, ...] = (
+    Language("python", (".py",), ("py", "python3", "py3", "python2"),
+             run=("{python}", "-u", "{entry}"), tool="python3"),
+    Language("bash", (".sh", ".bash"), ("sh", "shell", "zsh", "shellscript", "bash-script"),
+             run=("bash", "{entry}"), tool="bash"),
+    Language("c", (".c",), ("h",),
+             compile=("gcc", "-O1", "-Wall", "-o", "{exe}", "{sources}", "-lm"),
+             run=("./{exe}",), tool="gcc"),
+    Language("cpp", (".cpp", ".cc", ".cxx", ".c++"), ("c++", "cxx", "hpp"),
+             compile=("g++", "-O1", "-Wall", "-std=c++17", "-o", "{exe}", "{sources}"),
+             run=("./{exe}",), tool="g++"),
+    Language("javascript", (".js", ".mjs", ".cjs"), ("js", "node", "nodejs"),
+             run=("node", "{entry}"), tool="node"),
+)
+
+# Fence languages that are never programs: transcripts, sample output, data.
+NOT_PROGRAM_LANGUAGES = frozenset({
+    "text", "txt", "plaintext", "plain", "console", "shell-session", "sh-session",
+    "terminal", "output", "log", "stdout", "stderr", "none", "pycon", "ansi",
+})
+
+_BY_ALIAS = {alias: lang for lang in LANGUAGES for alias in (lang.name, *lang.aliases)}
+_BY_EXT = {ext: lang for lang in LANGUAGES for ext in lang.extensions}
+
+
+def language_named(name: str) -> Language | None:
+    """The language an info string or a Pygments alias names, if we can run it."""
+    return _BY_ALIAS.get(name.strip().lower())
+
+
+def language_for_filename(filename: str) -> Language | None:
+    """The language a file's extension says, if we can run it."""
+    return _BY_EXT.get(PurePosixPath(filename).suffix.lower())
+
+
+def extension_for(language: str) -> str:
+    """The extension to save a block of this language under (``.txt`` if unknown)."""
+    lang = language_named(language)
+    return lang.extension if lang else ".txt"
+
+
+def build_argv(template: tuple[str, ...], *, entry: str, sources: list[str],
+               exe: str = "prog", python: str = "python3") -> list[str]:
+    """Fill an argv template; ``{sources}`` expands to one argument per source file."""
+    argv: list[str] = []
+    for part in template:
+        if part == "{sources}":
+            argv.extend(sources)
+        else:
+            argv.append(part.format(entry=entry, exe=exe, python=python))
+    return argv

@@ -1,0 +1,1 @@
+"""Targets: the machines programs run on (this one, or a Pi over SSH)."""
