@@ -1,0 +1,453 @@
+"""The local target: run a program on this machine, stream it, stop its whole tree.
+
+Each run gets a fresh folder ``<workspace>/runs/<run_id>/`` holding the
+program's files. The program starts in its own session with stdin closed, so an
+``input()`` ends at once with EOFError instead of hanging, and so every process
+it starts can be found again: by the session id and process group it inherits,
+and by walking parent links in /proc (which also finds a child that moved to
+its own group with ``setpgid``). A timeout, a cancel, or simply the program
+ending stops whatever of that tree is still running: TERM, a grace period, then
+KILL. A program that detaches itself with ``setsid`` *and* reparents away
+(a double fork) escapes all of this; only a cgroup would catch that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from verifybot_tui.core import languages
+from verifybot_tui.core.config import TargetConfig
+from verifybot_tui.core.errors import TargetError
+from verifybot_tui.targets import venv
+from verifybot_tui.targets.base import (
+    OutputCallback,
+    OutputCapture,
+    RunRequest,
+    RunResult,
+)
+from verifybot_tui.targets.probe_local import probe_local
+
+GRACE = 2.0  # seconds between TERM and KILL
+COMPILE_TIMEOUT = 120.0
+INSTALL_TIMEOUT = 900.0
+CHECK_TIMEOUT = 60.0
+SNAPSHOT_LIMIT = 5000  # files looked at for files_changed; a run that makes more is cut
+READ_SIZE = 65536
+EXIT_NOT_FOUND = 127  # what a shell reports for a missing command
+HAVE_PROC = os.path.isdir("/proc/self")
+
+
+def _noop(stream: str, text: str) -> None:
+    pass
+
+
+# Run by the checked interpreter itself: its sys.path, its venv, its PYTHONPATH.
+# The folder ``-c`` puts first is dropped so a directory there is not taken for
+# a namespace package.
+_FIND_SPECS = """\
+import importlib.util, sys
+if sys.path and sys.path[0] == "":
+    del sys.path[0]
+for name in sys.argv[1:]:
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        print(name)
+"""
+
+
+# -- the process tree ---------------------------------------------------------------
+
+
+def _proc_table() -> dict[int, tuple[str, int, int, int]]:
+    """pid -> (state, ppid, pgrp, session) for every process we can see."""
+    table: dict[int, tuple[str, int, int, int]] = {}
+    if not HAVE_PROC:
+        return table
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                raw = f.read()
+        except OSError:
+            continue
+        # The command name sits in parentheses and may itself hold ") ".
+        fields = raw[raw.rfind(b")") + 2:].split()
+        if len(fields) < 4:
+            continue
+        table[int(entry.name)] = (fields[0].decode(), int(fields[1]), int(fields[2]),
+                                  int(fields[3]))
+    return table
+
+
+def tree_pids(root: int) -> set[int]:
+    """Live (non-zombie) processes of the tree started as session leader ``root``.
+
+    Members: the session and the process group ``root`` created (which also
+    holds children whose parent already died), plus every descendant of any
+    member by parent links, whatever group or session it moved to since.
+    """
+    table = _proc_table()
+    members = {pid for pid, (_, _, pgrp, sid) in table.items() if sid == root or pgrp == root}
+    if root in table:
+        members.add(root)
+    children: dict[int, list[int]] = {}
+    for pid, (_, ppid, _, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    todo = list(members)
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in members:
+                members.add(child)
+                todo.append(child)
+    members.discard(os.getpid())
+    return {pid for pid in members if table[pid][0] != "Z"}
+
+
+def _signal_tree(root: int, pids: set[int], sig: int) -> None:
+    try:
+        os.killpg(root, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+async def stop_tree(root: int, grace: float = GRACE) -> None:
+    """TERM every process of the tree, wait up to ``grace`` for them, KILL the rest."""
+    pids = tree_pids(root)
+    if not HAVE_PROC:
+        return await _stop_group(root, grace)
+    if not pids:
+        return
+    _signal_tree(root, pids, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+        pids = tree_pids(root)
+        if not pids:
+            return
+    # A process forked between a scan and its kill is caught by the next round.
+    for _ in range(50):
+        _signal_tree(root, pids, signal.SIGKILL)
+        await asyncio.sleep(0.02)
+        pids = tree_pids(root)
+        if not pids:
+            return
+
+
+async def _stop_group(root: int, grace: float) -> None:
+    """Without /proc (not Linux) only the process group can be found."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 0.0)):
+        try:
+            os.killpg(root, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+            try:
+                os.killpg(root, 0)
+            except (ProcessLookupError, PermissionError):
+                return
+
+
+# -- one process, streamed ----------------------------------------------------------
+
+
+class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """The stream protocol plus a future set when the process itself exits.
+
+    ``Process.wait()`` (Python 3.11) also waits for the pipes to close, which a
+    background child can keep open forever; the run must know when the program
+    ended even then.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=READ_SIZE, loop=loop)
+        self.exited: asyncio.Future[None] = loop.create_future()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
+@dataclass
+class _Outcome:
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    duration: float
+    timed_out: bool
+    stdout_bytes: int
+    stderr_bytes: int
+    interrupted: bool = False  # stopped from outside (close()) rather than by the timeout
+
+
+async def _pump(reader: asyncio.StreamReader, stream: str, capture: OutputCapture,
+                on_output: OutputCallback, counts: dict[str, int]) -> None:
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    while True:
+        chunk = await reader.read(READ_SIZE)
+        counts[stream] += len(chunk)
+        text = decoder.decode(chunk, final=not chunk)
+        if text:
+            capture.add(text)
+            on_output(stream, text)
+        if not chunk:
+            return
+
+
+class LocalTarget:
+    """Runs programs here, in ``<workspace>/runs/<run_id>/``."""
+
+    kind = "local"
+
+    def __init__(self, config: TargetConfig, workspace: Path) -> None:
+        self.config = config
+        self.name = config.name or "local"
+        self.workspace = Path(workspace)
+        self.state = "connected"
+        self._running: set[int] = set()  # session leaders of live runs
+        self._closing: set[int] = set()
+
+    async def connect(self) -> None:
+        self.state = "connected"
+
+    async def close(self) -> None:
+        roots = list(self._running)
+        self._closing.update(roots)
+        await asyncio.gather(*(stop_tree(root) for root in roots))
+
+    async def probe(self) -> str:
+        return await probe_local(self.name, self.workspace, self.python_for())
+
+    def python_for(self, override: str | None = None) -> str:
+        return venv.python_for_runs(self.workspace, override)
+
+    def _env(self, python: str) -> dict[str, str]:
+        env = dict(os.environ)
+        for key in ("VIRTUAL_ENV", "PYTHONHOME", "__PYVENV_LAUNCHER__"):
+            env.pop(key, None)
+        env["PATH"] = venv.clean_path(env.get("PATH", os.defpath))
+        ws_venv = venv.venv_dir(self.workspace)
+        if Path(python).is_relative_to(ws_venv):
+            # A shell script's `python3` then finds what `install` put there.
+            env["PATH"] = f"{ws_venv / 'bin'}{os.pathsep}{env['PATH']}"
+            env["VIRTUAL_ENV"] = str(ws_venv)
+        env["PYTHONUNBUFFERED"] = "1"
+        env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ among the run's files
+        return env
+
+    async def _exec(self, argv: list[str], cwd: Path, on_output: OutputCallback,
+                    timeout: float | None, env: dict[str, str]) -> _Outcome:
+        loop = asyncio.get_running_loop()
+        started = time.monotonic()
+        transport, protocol = await loop.subprocess_exec(
+            lambda: _Protocol(loop), *argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        root = transport.get_pid()
+        self._running.add(root)
+        captures = {"stdout": OutputCapture(), "stderr": OutputCapture()}
+        counts = {"stdout": 0, "stderr": 0}
+        pumps = [asyncio.create_task(_pump(reader, stream, captures[stream], on_output, counts))
+                 for stream, reader in (("stdout", protocol.stdout), ("stderr", protocol.stderr))]
+        timed_out = False
+        stopped = False
+        try:
+            try:
+                await asyncio.wait_for(asyncio.shield(protocol.exited), timeout)
+            except TimeoutError:
+                timed_out = True
+            # Ended or timed out: nothing it started may outlive it.
+            await asyncio.shield(stop_tree(root))
+            stopped = True
+            # Pipes close once every holder is dead; one that escaped keeps them open.
+            _, pending = await asyncio.wait(pumps, timeout=1.0)
+            for task in pending:
+                task.cancel()
+        finally:
+            if not stopped:
+                await asyncio.shield(stop_tree(root))
+            for task in pumps:
+                task.cancel()
+            transport.close()
+            self._running.discard(root)
+        interrupted = root in self._closing
+        self._closing.discard(root)
+        code = transport.get_returncode()
+        return _Outcome(
+            exit_code=None if timed_out or interrupted else code,
+            stdout=captures["stdout"].text, stderr=captures["stderr"].text,
+            duration=time.monotonic() - started, timed_out=timed_out,
+            stdout_bytes=counts["stdout"], stderr_bytes=counts["stderr"],
+            interrupted=interrupted)
+
+    # -- Target protocol ------------------------------------------------------------
+
+    async def run(self, request: RunRequest, on_output: OutputCallback) -> RunResult:
+        workdir = self._fresh_workdir(request.run_id)
+        written = self._write_files(workdir, request)
+        lang = languages.language_named(request.language)
+        entry = self._safe_name(request.entry)
+        if lang is None:
+            return self._not_started(f"cannot run {request.language!r} programs: the local "
+                                     f"target knows {', '.join(_lang_names())}", workdir, on_output)
+        python = self.python_for(request.python)
+        env = self._env(python)
+        exe = "prog" if "prog" not in written else "prog.out"
+        tool = python if lang.name == "python" else lang.tool
+        if not (os.access(tool, os.X_OK) if os.sep in tool else
+                shutil.which(tool, path=env["PATH"])):
+            return self._not_started(f"{tool} is not installed on this machine", workdir,
+                                     on_output)
+        sources = [name for name in written if languages.language_for_filename(name) is lang]
+        if entry not in sources:
+            sources.insert(0, entry)
+        command = ""
+        if lang.compile:
+            cargv = languages.build_argv(lang.compile, entry=entry, sources=sources, exe=exe)
+            command = shlex.join(cargv)
+            try:
+                built = await self._exec(cargv, workdir, on_output, COMPILE_TIMEOUT, env)
+            except OSError as e:
+                return self._not_started(f"cannot start {lang.tool}: {e}", workdir, on_output)
+            if built.timed_out or built.exit_code != 0:
+                return RunResult(
+                    exit_code=built.exit_code, stdout=built.stdout, stderr=built.stderr,
+                    duration=built.duration, timed_out=built.timed_out, compile_failed=True,
+                    command=command, workdir=str(workdir), stdout_bytes=built.stdout_bytes,
+                    stderr_bytes=built.stderr_bytes,
+                    target_error="stopped: the target was closed" if built.interrupted else None)
+            written.add(exe)
+        argv = languages.build_argv(lang.run, entry=entry, sources=sources, exe=exe,
+                                    python=python)
+        command = f"{command} && {shlex.join(argv)}" if command else shlex.join(argv)
+        before = _snapshot(workdir)
+        try:
+            done = await self._exec(argv, workdir, on_output, request.timeout, env)
+        except OSError as e:
+            return self._not_started(f"cannot start {argv[0]}: {e}", workdir, on_output)
+        after = _snapshot(workdir)
+        changed = sorted(name for name, stat in after.items()
+                         if before.get(name) != stat and name not in written)
+        return RunResult(
+            exit_code=done.exit_code, stdout=done.stdout, stderr=done.stderr,
+            duration=done.duration, timed_out=done.timed_out, files_changed=changed,
+            command=command, workdir=str(workdir), stdout_bytes=done.stdout_bytes,
+            stderr_bytes=done.stderr_bytes,
+            target_error="stopped: the target was closed" if done.interrupted else None)
+
+    async def missing_modules(self, modules: list[str], python: str | None = None) -> list[str]:
+        if not modules:
+            return []
+        interpreter = self.python_for(python)
+        argv = [interpreter, "-c", _FIND_SPECS, *modules]
+        try:
+            out = await self._exec(argv, Path("/"), _noop, CHECK_TIMEOUT,
+                                   self._env(interpreter))
+        except OSError as e:
+            raise TargetError(f"Cannot run {interpreter} to check modules: {e}") from None
+        if out.exit_code != 0:
+            raise TargetError(f"{interpreter} failed while checking modules "
+                              f"(exit {out.exit_code}): {venv.output_tail(out.stderr, 5)}")
+        return [line for line in out.stdout.split() if line]
+
+    async def install(self, packages: list[str], on_output: OutputCallback) -> str:
+        self.workspace.mkdir(parents=True, exist_ok=True)
+        python = venv.venv_python(self.workspace)
+        env = self._env(str(python))
+        if not python.exists():
+            base = venv.base_python()
+            argv = venv.create_venv_argv(base, str(venv.venv_dir(self.workspace)))
+            on_output("stdout", f"$ {shlex.join(argv)}\n")
+            try:
+                made = await self._exec(argv, self.workspace, on_output, INSTALL_TIMEOUT, env)
+            except OSError as e:
+                raise TargetError(f"Cannot create the venv with {base}: {e}") from None
+            if made.exit_code != 0 or not python.exists():
+                raise TargetError(
+                    f"Cannot create the workspace venv with {base} (exit {made.exit_code}); "
+                    f"on Debian/Raspberry Pi OS install python3-venv. "
+                    f"{venv.output_tail(made.stdout + made.stderr, 10)}")
+        if not packages:
+            return str(python)
+        argv = venv.pip_install_argv(str(python), packages)
+        on_output("stdout", f"$ {shlex.join(argv)}\n")
+        done = await self._exec(argv, self.workspace, on_output, INSTALL_TIMEOUT, env)
+        if done.exit_code != 0:
+            why = "timed out" if done.timed_out else f"failed (exit {done.exit_code})"
+            raise venv.InstallError(
+                f"pip install {' '.join(packages)} {why}; pip said:\n"
+                f"{venv.output_tail(done.stdout + chr(10) + done.stderr)}")
+        return str(python)
+
+    # -- files --------------------------------------------------------------------
+
+    def _fresh_workdir(self, run_id: str) -> Path:
+        safe = self._safe_name(run_id).replace("/", "_") or "run"
+        workdir = self.workspace / "runs" / safe
+        if workdir.exists():
+            shutil.rmtree(workdir)
+        workdir.mkdir(parents=True)
+        return workdir
+
+    @staticmethod
+    def _safe_name(name: str) -> str:
+        """A relative path inside the run folder (the extractor confines names too)."""
+        parts = [p for p in PurePosixPath(name.replace("\\", "/")).parts
+                 if p not in ("", ".", "..", "/")]
+        return "/".join(parts) or "main"
+
+    def _write_files(self, workdir: Path, request: RunRequest) -> set[str]:
+        written: set[str] = set()
+        for pf in request.files:
+            name = self._safe_name(pf.name)
+            path = workdir / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(pf.content, encoding="utf-8")
+            written.add(name)
+        return written
+
+    def _not_started(self, message: str, workdir: Path, on_output: OutputCallback) -> RunResult:
+        text = message + "\n"
+        on_output("stderr", text)
+        return RunResult(exit_code=EXIT_NOT_FOUND, stdout="", stderr=text, duration=0.0,
+                         workdir=str(workdir), stderr_bytes=len(text.encode()))
+
+
+def _lang_names() -> list[str]:
+    return [lang.name for lang in languages.LANGUAGES]
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    """relative path -> (mtime_ns, size) of the files in a run folder, bounded."""
+    found: dict[str, tuple[int, int]] = {}
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        for filename in filenames:
+            path = os.path.join(dirpath, filename)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            found[os.path.relpath(path, folder)] = (st.st_mtime_ns, st.st_size)
+            if len(found) >= SNAPSHOT_LIMIT:
+                return found
+    return found

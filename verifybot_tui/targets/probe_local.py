@@ -1,0 +1,249 @@
+"""The probe: what the LLM should know about the machine its program will run on.
+
+The facts go into the prompt, so they are the ones that change what code is
+right: OS and architecture, the Python that will run it and what it has
+installed, compilers, hardware buses (a Pi's I2C/SPI/GPIO), space and memory.
+``ProbeFacts`` and ``render_probe`` hold the layout so the SSH target gathers
+its facts its own way and writes the same markdown; ``TOOL_VERSION_ARGV``,
+``HARDWARE_GLOBS`` and ``PYTHON_FACTS_SCRIPT`` are the commands it can reuse.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import glob
+import json
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from verifybot_tui.targets import venv
+
+COMMAND_TIMEOUT = 10.0
+PACKAGE_NAMES_SHOWN = 120
+
+TOOL_VERSION_ARGV: dict[str, tuple[str, ...]] = {
+    "gcc": ("gcc", "--version"),
+    "g++": ("g++", "--version"),
+    "node": ("node", "--version"),
+    "bash": ("bash", "--version"),
+}
+
+HARDWARE_GLOBS: dict[str, tuple[str, ...]] = {
+    "I2C": ("/dev/i2c-*",),
+    "SPI": ("/dev/spidev*",),
+    "Serial": ("/dev/ttyUSB*", "/dev/ttyACM*", "/dev/ttyAMA*"),
+    "GPIO": ("/dev/gpiochip*",),
+}
+
+# Run by the probed interpreter: prints one JSON object about itself.
+PYTHON_FACTS_SCRIPT = """\
+import json, sys
+try:
+    from importlib import metadata
+    names = sorted({(d.metadata["Name"] or "").strip() for d in metadata.distributions()} - {""},
+                   key=str.lower)
+except Exception:
+    names = []
+print(json.dumps({"version": sys.version.split()[0], "executable": sys.executable,
+                  "prefix": sys.prefix, "packages": names}))
+"""
+
+Facts = list[tuple[str, str]]
+
+
+@dataclass
+class ProbeFacts:
+    """One probe's findings, section by section, as (label, value) lines."""
+
+    name: str
+    kind: str = "local"
+    system: Facts = field(default_factory=list)
+    python: Facts = field(default_factory=list)
+    packages: list[str] | None = None  # None: could not be listed
+    tools: Facts = field(default_factory=list)
+    hardware: Facts = field(default_factory=list)
+    workspace: Facts = field(default_factory=list)
+    probed_at: str = ""
+
+
+def render_probe(facts: ProbeFacts) -> str:
+    def lines(items: Facts) -> list[str]:
+        return [f"- {label}: {value}" for label, value in items] or ["- (nothing found)"]
+
+    python = lines(facts.python)
+    if facts.packages is None:
+        python.append("- Installed packages: could not be listed")
+    else:
+        shown = facts.packages[:PACKAGE_NAMES_SHOWN]
+        more = len(facts.packages) - len(shown)
+        names = ", ".join(shown) + (f", and {more} more" if more > 0 else "")
+        python.append(f"- Installed packages ({len(facts.packages)}): {names or 'none'}")
+    out = [
+        f"# Target: {facts.name}",
+        "",
+        f"Kind: {facts.kind}. Probed {facts.probed_at or 'just now'}; generated, not edited.",
+        "",
+        "## System", "", *lines(facts.system), "",
+        "## Python", "", *python, "",
+        "## Tools", "", *lines(facts.tools), "",
+        "## Hardware", "", *lines(facts.hardware), "",
+        "## Workspace", "", *lines(facts.workspace), "",
+    ]
+    return "\n".join(out)
+
+
+def save_context(workspace: Path, name: str, text: str) -> Path:
+    """Write ``context/<name>.md`` atomically: a reader never sees half a probe."""
+    folder = workspace / "context"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.md"
+    tmp = folder / f".{name}.md.{os.getpid()}.tmp"
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def gib(n: float) -> str:
+    return f"{n / 2**30:.1f} GiB"
+
+
+async def capture(argv: list[str] | tuple[str, ...], timeout: float = COMMAND_TIMEOUT,
+                  cwd: Path | None = None) -> tuple[int | None, str]:
+    """Run a short command; (exit code or None if missing/timed out, stdout+stderr)."""
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, start_new_session=True)
+    except OSError:
+        return None, ""
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), timeout)
+    except BaseException as e:  # the timeout, or our caller cancelled
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:
+            await asyncio.wait_for(proc.wait(), 2.0)
+        except TimeoutError:
+            pass
+        if isinstance(e, TimeoutError):
+            return None, ""
+        raise
+    return proc.returncode, out.decode("utf-8", "replace")
+
+
+def _os_release() -> str:
+    try:
+        for line in Path("/etc/os-release").read_text(encoding="utf-8").splitlines():
+            if line.startswith("PRETTY_NAME="):
+                return line.split("=", 1)[1].strip().strip('"')
+    except OSError:
+        pass
+    return ""
+
+
+def _memory() -> str:
+    info: dict[str, int] = {}
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            key, _, rest = line.partition(":")
+            info[key] = int(rest.split()[0]) * 1024
+    except (OSError, ValueError, IndexError):
+        return "unknown"
+    if "MemTotal" not in info:
+        return "unknown"
+    avail = info.get("MemAvailable")
+    return gib(info["MemTotal"]) + (f" total, {gib(avail)} available" if avail else " total")
+
+
+def _hardware() -> Facts:
+    found: Facts = []
+    for label, patterns in HARDWARE_GLOBS.items():
+        paths = sorted(p for pattern in patterns for p in glob.glob(pattern))
+        found.append((label, ", ".join(paths) if paths else "none"))
+    return found
+
+
+async def _tool_version(name: str) -> tuple[str, str]:
+    if shutil.which(name, path=venv.clean_path()) is None:
+        return name, "not installed"
+    code, out = await capture(TOOL_VERSION_ARGV[name])
+    return name, first_line(out) if code == 0 else "installed, version unknown"
+
+
+async def _python_facts(python: str) -> dict | None:
+    code, out = await capture([python, "-c", PYTHON_FACTS_SCRIPT], cwd=Path("/"))
+    if code != 0:
+        return None
+    try:
+        return json.loads(first_line(out))
+    except ValueError:
+        return None
+
+
+async def _git_branch(workspace: Path) -> str:
+    if shutil.which("git") is None:
+        return "unknown (git not installed)"
+    code, out = await capture(["git", "-C", str(workspace), "rev-parse", "--abbrev-ref",
+                               "HEAD"])
+    return first_line(out) if code == 0 else "not a git repository"
+
+
+async def gather_local_facts(name: str, workspace: Path, python: str) -> ProbeFacts:
+    """Everything at once: the slow commands run side by side, each bounded."""
+    tools, py, branch = await asyncio.gather(
+        asyncio.gather(*(_tool_version(t) for t in TOOL_VERSION_ARGV)),
+        _python_facts(python),
+        _git_branch(workspace),
+    )
+    uname = platform.uname()
+    facts = ProbeFacts(name=name, kind="local",
+                       probed_at=time.strftime("%Y-%m-%d %H:%M:%S %Z"))
+    facts.system = [
+        ("OS", _os_release() or uname.system),
+        ("Platform", platform.platform()),
+        ("Kernel", f"{uname.system} {uname.release}"),
+        ("Architecture", uname.machine),
+        ("CPU cores", str(os.cpu_count() or "unknown")),
+        ("Memory", _memory()),
+    ]
+    if py is None:
+        facts.python = [("Interpreter used for runs", f"{python} (does not run)")]
+    else:
+        facts.python = [("Version", py["version"]), ("Interpreter used for runs", python)]
+        facts.packages = list(py["packages"])
+    ws_venv = venv.venv_dir(workspace)
+    facts.python.append(("Workspace venv", f"{ws_venv} (packages get installed there)"
+                         if venv.has_venv(workspace) else
+                         f"none yet ({ws_venv} is made on the first install)"))
+    facts.tools = [(tool, version) for tool, version in tools]
+    facts.hardware = _hardware()
+    try:
+        usage = shutil.disk_usage(workspace if workspace.exists() else workspace.anchor or "/")
+        disk = f"{gib(usage.free)} free of {gib(usage.total)}"
+    except OSError:
+        disk = "unknown"
+    facts.workspace = [("Path", str(workspace)), ("Git branch", branch),
+                       ("Disk", disk), ("Runs folder", str(workspace / "runs"))]
+    return facts
+
+
+async def probe_local(name: str, workspace: Path, python: str) -> str:
+    """Probe this machine, save ``context/<name>.md`` and return the markdown."""
+    text = render_probe(await gather_local_facts(name, workspace, python))
+    save_context(workspace, name, text)
+    return text
