@@ -1,0 +1,185 @@
+"""history.db: the SQLite index of sessions, prompts and attempts.
+
+WAL mode and one short transaction per write mean a crash or kill at any
+moment leaves everything already written readable, and the history pane can
+read while a run writes. A session still marked running whose process is gone
+is marked interrupted at the next start, with a note in its transcript.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id INTEGER PRIMARY KEY,
+    slug TEXT NOT NULL,
+    prompt TEXT NOT NULL,
+    target TEXT NOT NULL,
+    llm TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'RUNNING',
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    conversation_url TEXT,
+    transcript TEXT,
+    pid INTEGER,
+    host TEXT
+);
+CREATE TABLE IF NOT EXISTS prompts (
+    id INTEGER PRIMARY KEY,
+    session_id INTEGER NOT NULL REFERENCES sessions(id),
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL,
+    answer TEXT,
+    sent_at REAL NOT NULL,
+    answered_at REAL
+);
+CREATE TABLE IF NOT EXISTS attempts (
+    id INTEGER PRIMARY KEY,
+    session_id INTEGER NOT NULL REFERENCES sessions(id),
+    n INTEGER NOT NULL,
+    version INTEGER NOT NULL,
+    prompt_id INTEGER REFERENCES prompts(id),
+    files TEXT NOT NULL DEFAULT '[]',
+    entry TEXT,
+    target TEXT,
+    decision TEXT,
+    note TEXT,
+    status TEXT NOT NULL DEFAULT 'PENDING',
+    verdict TEXT,
+    reason TEXT,
+    exit_code INTEGER,
+    output_file TEXT,
+    started_at REAL NOT NULL,
+    finished_at REAL
+);
+CREATE INDEX IF NOT EXISTS attempts_session ON attempts(session_id);
+CREATE INDEX IF NOT EXISTS prompts_session ON prompts(session_id);
+"""
+
+_LIVE = ("RUNNING", "PENDING")
+
+
+def _pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class History:
+    def __init__(self, workspace: Path) -> None:
+        workspace.mkdir(parents=True, exist_ok=True)
+        self.path = workspace / "history.db"
+        self.db = sqlite3.connect(self.path, timeout=10, isolation_level=None,
+                                  check_same_thread=False)
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(SCHEMA)
+
+    # -- writing ------------------------------------------------------------
+
+    def _exec(self, sql: str, args: tuple[Any, ...] = ()) -> int:
+        cur = self.db.execute(sql, args)
+        return cur.lastrowid or 0
+
+    def mark_interrupted(self) -> list[dict[str, Any]]:
+        """Sessions left running by a process that is gone: mark them interrupted."""
+        here = socket.gethostname()
+        rows = self.db.execute(
+            "SELECT * FROM sessions WHERE status = 'RUNNING'").fetchall()
+        # Another host's session (a shared folder) is only judged gone after a day.
+        gone = [dict(r) for r in rows
+                if (r["host"] == here and not _pid_alive(r["pid"]))
+                or (r["host"] != here and time.time() - r["started_at"] > 24 * 3600)]
+        for s in gone:
+            self._exec("UPDATE sessions SET status='INTERRUPTED', finished_at=? WHERE id=?",
+                       (time.time(), s["id"]))
+            self._exec("UPDATE attempts SET status='INTERRUPTED', finished_at=? "
+                       "WHERE session_id=? AND status IN ('PENDING', 'RUNNING')",
+                       (time.time(), s["id"]))
+        return gone
+
+    def start_session(self, *, slug: str, prompt: str, target: str, llm: str,
+                      transcript: str) -> int:
+        return self._exec(
+            "INSERT INTO sessions (slug, prompt, target, llm, started_at, transcript, pid, host)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (slug, prompt, target, llm, time.time(), transcript, os.getpid(),
+             socket.gethostname()))
+
+    def reopen_session(self, session_id: int) -> None:
+        self._exec("UPDATE sessions SET status='RUNNING', finished_at=NULL, pid=?, host=? "
+                   "WHERE id=?", (os.getpid(), socket.gethostname(), session_id))
+
+    def set_conversation(self, session_id: int, url: str | None) -> None:
+        if url:
+            self._exec("UPDATE sessions SET conversation_url=? WHERE id=?", (url, session_id))
+
+    def finish_session(self, session_id: int, status: str) -> None:
+        self._exec("UPDATE sessions SET status=?, finished_at=? WHERE id=?",
+                   (status, time.time(), session_id))
+
+    def add_prompt(self, session_id: int, kind: str, text: str) -> int:
+        return self._exec("INSERT INTO prompts (session_id, kind, text, sent_at) VALUES (?,?,?,?)",
+                          (session_id, kind, text, time.time()))
+
+    def set_answer(self, prompt_id: int, answer: str) -> None:
+        self._exec("UPDATE prompts SET answer=?, answered_at=? WHERE id=?",
+                   (answer, time.time(), prompt_id))
+
+    def add_attempt(self, session_id: int, *, n: int, version: int, prompt_id: int | None,
+                    files: list[str], entry: str, target: str) -> int:
+        return self._exec(
+            "INSERT INTO attempts (session_id, n, version, prompt_id, files, entry, target,"
+            " started_at) VALUES (?,?,?,?,?,?,?,?)",
+            (session_id, n, version, prompt_id, json.dumps(files), entry, target, time.time()))
+
+    def update_attempt(self, attempt_id: int, **fields: Any) -> None:
+        if "files" in fields:
+            fields["files"] = json.dumps(fields["files"])
+        cols = ", ".join(f"{k}=?" for k in fields)
+        self._exec(f"UPDATE attempts SET {cols} WHERE id=?", (*fields.values(), attempt_id))
+
+    # -- reading ------------------------------------------------------------
+
+    def sessions(self, limit: int = 200) -> list[dict[str, Any]]:
+        rows = self.db.execute(
+            "SELECT s.*, (SELECT COUNT(*) FROM attempts a WHERE a.session_id = s.id) AS attempts"
+            " FROM sessions s ORDER BY s.id DESC LIMIT ?", (limit,)).fetchall()
+        return [dict(r) for r in rows]
+
+    def session(self, session_id: int) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT * FROM sessions WHERE id=?", (session_id,)).fetchone()
+        return dict(row) if row else None
+
+    def attempts(self, session_id: int) -> list[dict[str, Any]]:
+        rows = self.db.execute(
+            "SELECT a.*, p.text AS prompt FROM attempts a LEFT JOIN prompts p"
+            " ON p.id = a.prompt_id WHERE a.session_id=? ORDER BY a.n", (session_id,)).fetchall()
+        out = []
+        for r in rows:
+            d = dict(r)
+            d["files"] = json.loads(d["files"] or "[]")
+            out.append(d)
+        return out
+
+    def prompts(self, session_id: int) -> list[dict[str, Any]]:
+        rows = self.db.execute("SELECT * FROM prompts WHERE session_id=? ORDER BY id",
+                               (session_id,)).fetchall()
+        return [dict(r) for r in rows]
+
+    def close(self) -> None:
+        self.db.close()
