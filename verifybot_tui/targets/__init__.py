@@ -1,1 +1,43 @@
-"""Targets: the machines programs run on (this one, or a Pi over SSH)."""
+"""Targets: the machines programs run on (this one, or a Pi over SSH).
+
+``make_target`` builds one from its ``[targets.NAME]`` table; asyncssh is
+imported only when an SSH target is used.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from verifybot_tui.core.config import Config
+from verifybot_tui.core.errors import ConfigError
+from verifybot_tui.targets.base import Prompter, Target
+
+
+def make_target(config: Config, name: str, workspace: Path, prompter: Prompter | None = None,
+                trust_new_host: bool = False) -> Target:
+    cfg = config.targets.get(name)
+    if cfg is None:
+        raise ConfigError(f"--target {name}: there is no [targets.{name}] in "
+                          f"{config.path or 'the config'}; configured: "
+                          f"{', '.join(sorted(config.targets))}")
+    if cfg.kind == "ssh":
+        from verifybot_tui.targets.ssh import SSHTarget
+
+        return SSHTarget(cfg, workspace, prompter=prompter, trust_new_host=trust_new_host)
+    from verifybot_tui.targets.local import LocalTarget
+
+    return LocalTarget(cfg, workspace)
+
+
+def choose_target(config: Config, prompt: str | None, explicit: str | None) -> tuple[str, str]:
+    """The target to use and why: --target, else a Pi named in the prompt, else the default."""
+    if explicit:
+        return explicit, ""
+    ssh = [n for n, t in config.targets.items() if t.kind == "ssh"]
+    if prompt and ssh:
+        from verifybot_tui.targets.ssh import names_pi
+
+        if names_pi(prompt):
+            name = "pi" if "pi" in ssh else ssh[0]
+            return name, f"target {name}: the prompt mentions the Raspberry Pi or its hardware"
+    return config.run.default_target, ""
