@@ -59,8 +59,11 @@ def parse_answers(text: str) -> list[str]:
 class ReplayLLM:
     """Answers from a file; streams each answer in small pieces like a chat site."""
 
-    def __init__(self, path: Path, *, chunk: int = 48, delay: float = 0.004) -> None:
+    def __init__(self, path: Path, *, chunk: int = 48, delay: float = 0.004,
+                 whole_file: bool = False) -> None:
         self.path = path
+        # whole_file: the file is one answer (``verifybot extract --run``).
+        self.whole_file = whole_file
         self.name = f"replay:{path}"
         self.state = "stopped"
         self.conversation_url: str | None = None
@@ -75,7 +78,7 @@ class ReplayLLM:
         except OSError as e:
             raise LLMError(f"cannot read the replay transcript {self.path}: {e.strerror}. "
                            "Give an existing file: --llm replay:PATH") from None
-        self.answers = parse_answers(text)
+        self.answers = [text] if self.whole_file else parse_answers(text)
         if not self.answers:
             raise LLMError(f"{self.path} holds no answers: it needs sections '## Answer 1', "
                            "'## Answer 2', ... (see verifybot_tui/llm/replay.py)")

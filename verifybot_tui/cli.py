@@ -1,0 +1,529 @@
+"""The ``verifybot`` command: the TUI by default, and the headless commands.
+
+``run`` drives the same loop as the TUI, answering approvals on stdin (or
+``--yes``), streaming program output live (stderr to stderr, in red on a
+terminal) and exiting with DESIGN.md's codes. Textual and Playwright are only
+imported by the commands that need them, so the headless ones start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shlex
+import signal
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from verifybot_tui import __version__
+from verifybot_tui.core.ansi import sanitize
+from verifybot_tui.core.config import Config, load_config
+from verifybot_tui.core.errors import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_SUCCESS,
+    EXIT_USAGE,
+    ConfigError,
+    VerifyBotError,
+)
+from verifybot_tui.core.events import (
+    AnswerDone,
+    ApprovalNeeded,
+    CodeReady,
+    Decision,
+    Event,
+    FeedbackReady,
+    FeedbackDecision,
+    Finished,
+    Notice,
+    Output,
+    PermissionNeeded,
+    PromptSent,
+    RunFinished,
+    RunStarted,
+    SessionStarted,
+    VerdictReached,
+)
+
+COMMANDS = ("run", "login", "probe", "extract", "history", "doctor")
+
+
+# -- argument parsing ------------------------------------------------------------
+
+
+def _common(p: argparse.ArgumentParser, *, workspace: bool = True) -> None:
+    p.add_argument("--config", metavar="PATH", help="config file (default: ./config.toml, "
+                   "else the user config dir)")
+    if workspace:
+        p.add_argument("--workspace", metavar="DIR", help="where programs/, outputs/, raw_md/, "
+                       "context/ and history.db live (default: [run] workspace)")
+
+
+def build_parser(command: str | None) -> argparse.ArgumentParser:
+    if command is None:
+        p = argparse.ArgumentParser(
+            prog="verifybot",
+            description="VerifyBot: ask a chat LLM for a program, approve it, run it here or on "
+                        "a Raspberry Pi, feed the errors back. Without a command: the TUI. "
+                        f"Commands: {', '.join(COMMANDS)} (verifybot COMMAND --help).")
+        p.add_argument("prompt", nargs="?", help="a first prompt to send when the app starts")
+        p.add_argument("--target", metavar="NAME", help="a [targets.NAME] table")
+        p.add_argument("--llm", metavar="NAME", help="an [llm.NAME] table, or replay:PATH")
+        p.add_argument("--version", action="version", version=f"verifybot {__version__}")
+        _common(p)
+        return p
+    p = argparse.ArgumentParser(prog=f"verifybot {command}")
+    if command == "run":
+        p.description = "Run the verify loop headless for one prompt."
+        p.add_argument("prompt", help="what the program should do")
+        p.add_argument("--target", metavar="NAME")
+        p.add_argument("--llm", metavar="NAME", help="an [llm.NAME] table, or replay:PATH")
+        p.add_argument("--max-retries", type=int, metavar="N")
+        p.add_argument("--timeout", type=float, metavar="S", help="seconds a program may run")
+        p.add_argument("--yes", action="store_true",
+                       help="accept every version and every install without asking")
+        p.add_argument("--json", action="store_true", help="print the run record as JSON")
+        p.add_argument("--trust-new-host", action="store_true",
+                       help="trust an SSH host key seen for the first time (for scripts)")
+    elif command == "login":
+        p.description = "Open a visible browser to log in to the chat site once."
+        p.add_argument("--llm", metavar="NAME")
+        p.add_argument("--timeout", type=float, default=600, metavar="S",
+                       help="how long to wait for the login (default 600)")
+    elif command == "probe":
+        p.description = "Print (and save as context/<target>.md) a target's context."
+        p.add_argument("--target", metavar="NAME")
+        p.add_argument("--trust-new-host", action="store_true")
+    elif command == "extract":
+        p.description = "Show the code blocks of a markdown answer; --run runs it once."
+        p.add_argument("file", metavar="FILE.md")
+        p.add_argument("--run", action="store_true", help="save and run the program once")
+        p.add_argument("--target", metavar="NAME")
+        p.add_argument("--yes", action="store_true", help="with --run: run without asking")
+        p.add_argument("--json", action="store_true")
+        p.add_argument("--trust-new-host", action="store_true")
+    elif command == "history":
+        p.description = "List sessions and their attempts."
+        p.add_argument("--json", action="store_true")
+    elif command == "doctor":
+        p.description = "Check the config, the browser, the login and the targets."
+    _common(p, workspace=command not in ("login", "doctor"))
+    return p
+
+
+def _config(args: argparse.Namespace) -> Config:
+    cfg = load_config(getattr(args, "config", None))
+    ws = getattr(args, "workspace", None)
+    if ws:
+        cfg.run.workspace = str(Path(ws).expanduser().resolve())
+    return cfg
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = argv[0] if argv and argv[0] in COMMANDS else None
+    parser = build_parser(command)
+    try:
+        args = parser.parse_args(argv[1:] if command else argv)
+    except SystemExit as e:  # argparse exits 2 on usage errors, 0 on --help
+        return int(e.code or 0)
+    try:
+        if command is None:
+            return _tui(args)
+        return asyncio.run(_COMMANDS[command](args))
+    except VerifyBotError as e:
+        _err(f"error: {e}")
+        return e.exit_code
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return EXIT_INTERRUPTED
+
+
+# -- terminal helpers ----------------------------------------------------------------
+
+
+def _err(text: str) -> None:
+    print(f"verifybot: {text}", file=sys.stderr, flush=True)
+
+
+def _colour(stream: TextIO, code: str, text: str) -> str:
+    if stream.isatty() and not os.environ.get("NO_COLOR"):
+        return f"\x1b[{code}m{text}\x1b[0m"
+    return text
+
+
+class _Stdin:
+    """Line reads from stdin that never block the event loop or the exit.
+
+    A daemon thread does the blocking read, so Ctrl+C during a question still
+    stops the loop cleanly and the process can exit without a pending read.
+    """
+
+    def __init__(self) -> None:
+        self.eof = False
+
+    async def readline(self, question: str) -> str | None:
+        if self.eof:
+            return None
+        print(question, end="", file=sys.stderr, flush=True)
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[str] = loop.create_future()
+
+        def read() -> None:
+            line = sys.stdin.readline()
+            loop.call_soon_threadsafe(lambda: fut.done() or fut.set_result(line))
+
+        threading.Thread(target=read, daemon=True).start()
+        line = await fut
+        if not line:
+            self.eof = True
+            print(file=sys.stderr)
+            return None
+        return line.rstrip("\n")
+
+    async def confirm(self, question: str) -> bool:
+        answer = await self.readline(f"{question} [y/N] ")
+        return bool(answer) and answer.strip().lower() in ("y", "yes")
+
+    async def secret(self, question: str) -> str | None:
+        if not sys.stdin.isatty():
+            return await self.readline(f"{question} ")
+        import getpass
+
+        return await asyncio.to_thread(getpass.getpass, f"{question} ")
+
+
+async def _edit(files: dict[str, str]) -> dict[str, str] | None:
+    """Open the files in $VISUAL/$EDITOR; None when no editor is set."""
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if not editor:
+        return None
+    with tempfile.TemporaryDirectory(prefix="verifybot-edit-") as tmp:
+        paths = {}
+        for name, content in files.items():
+            path = Path(tmp) / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(content, encoding="utf-8")
+            paths[name] = path
+        proc = await asyncio.create_subprocess_exec(*shlex.split(editor),
+                                                    *map(str, paths.values()))
+        await proc.wait()
+        return {name: p.read_text(encoding="utf-8") for name, p in paths.items()}
+
+
+class _Printer:
+    """Shows the loop's events on the terminal and answers its questions from stdin."""
+
+    def __init__(self, *, json_mode: bool, stdin: _Stdin) -> None:
+        self.stdin = stdin
+        self.info = sys.stderr
+        # With --json, stdout carries only the record: the program's stdout goes to stderr.
+        self.prog_out = sys.stderr if json_mode else sys.stdout
+
+    def say(self, text: str) -> None:
+        print(_colour(self.info, "2", f"[verifybot] {text}"), file=self.info, flush=True)
+
+    async def handle(self, ev: Event) -> None:
+        if isinstance(ev, SessionStarted):
+            self.say(f"session {ev.session_id}: target {ev.target}, llm {ev.llm}; "
+                     f"transcript {ev.transcript}")
+        elif isinstance(ev, Notice):
+            colour = {"warning": "33", "error": "31"}.get(ev.level, "2")
+            print(_colour(self.info, colour, f"[verifybot] {ev.text}"), file=self.info,
+                  flush=True)
+        elif isinstance(ev, PromptSent):
+            self.say(f"sending the {ev.kind} prompt ({len(ev.text.splitlines())} lines); "
+                     "waiting for the answer")
+        elif isinstance(ev, AnswerDone):
+            self.say(f"answer received ({len(ev.markdown)} characters)")
+        elif isinstance(ev, CodeReady):
+            for f, saved in zip(ev.files, ev.saved, strict=True):
+                mark = " (runs)" if f.name == ev.entry else ""
+                print(_colour(self.info, "1", f"--- {saved}{mark} ---"), file=self.info)
+                print(sanitize(f.content, keep_colours=False).rstrip("\n"), file=self.info)
+            print(_colour(self.info, "1", "---"), file=self.info, flush=True)
+        elif isinstance(ev, ApprovalNeeded):
+            ev.decision.set_result(await self.approve(ev))
+        elif isinstance(ev, PermissionNeeded):
+            ev.answer.set_result(await self.stdin.confirm(ev.question))
+        elif isinstance(ev, FeedbackReady):
+            ev.decision.set_result(FeedbackDecision(True, ev.prompt))
+        elif isinstance(ev, RunStarted):
+            self.say(f"running attempt {ev.attempt} on {ev.target}")
+        elif isinstance(ev, Output):
+            if ev.stream == "stderr":
+                sys.stderr.write(_colour(sys.stderr, "31", sanitize(ev.text)))
+                sys.stderr.flush()
+            else:
+                self.prog_out.write(sanitize(ev.text))
+                self.prog_out.flush()
+        elif isinstance(ev, RunFinished):
+            r = ev.result
+            status = "timed out" if r.timed_out else f"exit status {r.exit_code}"
+            self.say(f"{status} after {r.duration:.1f} s; output saved as {ev.output_file}")
+        elif isinstance(ev, VerdictReached):
+            v = ev.verdict
+            mark = _colour(self.info, "32" if v.ok else "31", "PASS" if v.ok else "FAIL")
+            print(f"[verifybot] {mark} attempt {ev.attempt}: {v.reason}", file=self.info,
+                  flush=True)
+        elif isinstance(ev, Finished):
+            colour = "32" if ev.exit_code == EXIT_SUCCESS else "31"
+            text = f"[verifybot] {ev.status}" + (f": {ev.message}" if ev.message else "")
+            print(_colour(self.info, colour, text), file=self.info, flush=True)
+
+    async def approve(self, ev: ApprovalNeeded) -> Decision:
+        files = {f.name: f.content for f in ev.files}
+        while True:
+            answer = await self.stdin.readline(
+                f"Run attempt {ev.attempt}? [a]ccept, [e]dit, [r]eject, [s]top: ")
+            if answer is None:
+                self.say("stdin is closed: stopping (use --yes to run without asking)")
+                return Decision("stop")
+            choice = answer.strip().lower()[:1]
+            if choice == "a":
+                return Decision("accept")
+            if choice == "s":
+                return Decision("stop")
+            if choice == "r":
+                note = await self.stdin.readline("Note for the LLM (empty for none): ")
+                return Decision("reject", note=note or "")
+            if choice == "e":
+                edited = await _edit(files)
+                if edited is None:
+                    self.say("no editor: set $EDITOR (for example EDITOR=nano) to edit")
+                    continue
+                return Decision("edit", files=edited)
+            self.say("answer a, e, r or s")
+
+
+# -- commands ------------------------------------------------------------------------
+
+
+def _install_stop_signals(on_stop: Any) -> None:
+    loop = asyncio.get_running_loop()
+    count = {"n": 0}
+
+    def handler(status: str) -> None:
+        count["n"] += 1
+        if count["n"] > 1:  # a second Ctrl+C: no more waiting
+            os._exit(EXIT_INTERRUPTED)
+        _err("stopping: the running program and the loop (Ctrl+C again to quit at once)")
+        on_stop(status)
+
+    loop.add_signal_handler(signal.SIGINT, handler, "INTERRUPTED")
+    loop.add_signal_handler(signal.SIGTERM, handler, "INTERRUPTED")
+
+
+async def cmd_run(args: argparse.Namespace) -> int:
+    from verifybot_tui.core.history import History
+    from verifybot_tui.core.loop import VerifyLoop, drain
+    from verifybot_tui.llm import make_llm
+    from verifybot_tui.targets import choose_target, make_target
+
+    cfg = _config(args)
+    if args.max_retries is not None and args.max_retries < 0:
+        raise ConfigError("--max-retries must be 0 or more")
+    if args.timeout is not None and args.timeout <= 0:
+        raise ConfigError("--timeout must be more than 0 seconds")
+    ws = cfg.workspace
+    stdin = _Stdin()
+    printer = _Printer(json_mode=args.json, stdin=stdin)
+    target_name, why = choose_target(cfg, args.prompt, args.target)
+    llm = make_llm(cfg, args.llm or cfg.run.default_llm, ws)
+    target = make_target(cfg, target_name, ws, prompter=stdin,
+                         trust_new_host=args.trust_new_host)
+    if why:
+        printer.say(why)
+    history = History(ws)
+    loop = VerifyLoop(config=cfg, llm=llm, target=target, history=history,
+                      max_retries=args.max_retries, timeout=args.timeout,
+                      auto_accept=True if args.yes else None,
+                      auto_install=True if args.yes else None, workspace=ws)
+    _install_stop_signals(loop.stop)
+    try:
+        finished = await drain(loop.events(args.prompt), printer.handle)
+    finally:
+        await _close(llm, target)
+        history.close()
+    if finished is None:
+        return EXIT_FAILED
+    if args.json:
+        print(json.dumps(finished.record, indent=2))
+    return finished.exit_code
+
+
+async def _close(*things: Any) -> None:
+    for thing in things:
+        try:
+            await asyncio.wait_for(thing.close(), 15)
+        except Exception as e:  # closing must not hide the run's own result
+            _err(f"while closing {getattr(thing, 'name', thing)}: {e}")
+
+
+async def cmd_login(args: argparse.Namespace) -> int:
+    cfg = _config(args)
+    name = args.llm or cfg.run.default_llm
+    if name not in cfg.llm:
+        raise ConfigError(f"--llm {name}: there is no [llm.{name}]; configured: "
+                          f"{', '.join(sorted(cfg.llm))}")
+    from verifybot_tui.llm.browser.login import login
+
+    print(f"Opening {cfg.llm[name].url} in a browser window: log in there. "
+          "This window closes by itself once you are logged in.", file=sys.stderr)
+    await login(cfg.llm[name], cfg.workspace, timeout=args.timeout)
+    print(f"Logged in to {name}; the profile is kept for the next runs.", file=sys.stderr)
+    return EXIT_SUCCESS
+
+
+async def cmd_probe(args: argparse.Namespace) -> int:
+    from verifybot_tui.targets import make_target
+
+    cfg = _config(args)
+    name = args.target or cfg.run.default_target
+    target = make_target(cfg, name, cfg.workspace, prompter=_Stdin(),
+                         trust_new_host=args.trust_new_host)
+    try:
+        await target.connect()
+        text = await target.probe()
+    finally:
+        await _close(target)
+    print(text)
+    _err(f"saved as {cfg.workspace / 'context' / (name + '.md')}")
+    return EXIT_SUCCESS
+
+
+def _extraction_json(ex: Any) -> dict[str, Any]:
+    return {
+        "blocks": [{"line": b.line, "language": b.language, "info": b.info,
+                    "filename": b.filename, "runnable": b.runnable, "reason": b.reason,
+                    "code": b.code} for b in ex.blocks],
+        "timeout": ex.timeout, "dependencies": ex.dependencies, "notes": ex.notes,
+    }
+
+
+async def cmd_extract(args: argparse.Namespace) -> int:
+    from verifybot_tui.core.extract import extract
+
+    path = Path(args.file)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read {path}: {e}") from None
+    ex = extract(text)
+    if not args.run:
+        if args.json:
+            print(json.dumps(_extraction_json(ex), indent=2))
+        else:
+            _print_extraction(ex)
+        return EXIT_SUCCESS if ex.programs else EXIT_FAILED
+    return await _extract_run(args, path)
+
+
+def _print_extraction(ex: Any) -> None:
+    if not ex.blocks:
+        print("no code blocks")
+    for i, b in enumerate(ex.blocks, 1):
+        state = "program" if b.runnable else f"not run: {b.reason}"
+        print(f"--- block {i} (line {b.line}): {b.language or 'unknown'}, "
+              f"{b.filename or 'no file name'}, {state} ---")
+        print(b.code.rstrip("\n"))
+    for note in ex.notes:
+        print(f"note: {note}")
+    if ex.timeout:
+        print(f"TIMEOUT: {ex.timeout:g}")
+    if ex.dependencies:
+        print(f"DEPENDENCIES: {', '.join(ex.dependencies)}")
+
+
+async def _extract_run(args: argparse.Namespace, path: Path) -> int:
+    """--run: the loop with this one answer and no retries, so nothing is done twice."""
+    from verifybot_tui.core.history import History
+    from verifybot_tui.core.loop import VerifyLoop, drain
+    from verifybot_tui.llm.replay import ReplayLLM
+    from verifybot_tui.targets import make_target
+
+    cfg = _config(args)
+    ws = cfg.workspace
+    stdin = _Stdin()
+    printer = _Printer(json_mode=args.json, stdin=stdin)
+    llm = ReplayLLM(path, whole_file=True)
+    target = make_target(cfg, args.target or cfg.run.default_target, ws, prompter=stdin,
+                         trust_new_host=args.trust_new_host)
+    history = History(ws)
+    loop = VerifyLoop(config=cfg, llm=llm, target=target, history=history, max_retries=0,
+                      auto_accept=True if args.yes else None,
+                      auto_install=True if args.yes else None, workspace=ws)
+    _install_stop_signals(loop.stop)
+    try:
+        finished = await drain(loop.events(f"Run the code of {path.name}"), printer.handle)
+    finally:
+        await _close(llm, target)
+        history.close()
+    if finished is None:
+        return EXIT_FAILED
+    if args.json:
+        print(json.dumps(finished.record, indent=2))
+    return finished.exit_code
+
+
+async def cmd_history(args: argparse.Namespace) -> int:
+    from verifybot_tui.core.history import History
+
+    cfg = _config(args)
+    db = cfg.workspace / "history.db"
+    if not db.exists():
+        if args.json:
+            print("[]")
+        else:
+            print(f"no history yet in {cfg.workspace}")
+        return EXIT_SUCCESS
+    history = History(cfg.workspace)
+    try:
+        sessions = history.sessions()
+        for s in sessions:
+            s["attempts"] = history.attempts(s["id"])
+    finally:
+        history.close()
+    if args.json:
+        print(json.dumps(sessions, indent=2))
+        return EXIT_SUCCESS
+    for s in sessions:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s["started_at"]))
+        print(f"#{s['id']} {when} {s['status']:<12} {s['target']:<8} {s['prompt'][:60]!r}")
+        for a in s["attempts"]:
+            files = ", ".join(a["files"])
+            verdict = f"{a['verdict']}: {a['reason']}" if a["verdict"] else ""
+            print(f"    attempt {a['n']}: {a['status']:<12} {files}  {verdict[:80]}")
+    return EXIT_SUCCESS
+
+
+async def cmd_doctor(args: argparse.Namespace) -> int:
+    from verifybot_tui.doctor import run_doctor
+
+    try:
+        cfg = _config(args)
+    except ConfigError as e:
+        print(f"FAIL config: {e}")
+        return EXIT_USAGE
+    return await run_doctor(cfg)
+
+
+_COMMANDS = {"run": cmd_run, "login": cmd_login, "probe": cmd_probe, "extract": cmd_extract,
+             "history": cmd_history, "doctor": cmd_doctor}
+
+
+def _tui(args: argparse.Namespace) -> int:
+    cfg = _config(args)
+    from verifybot_tui.tui.app import VerifyBotApp
+
+    app = VerifyBotApp(config=cfg, prompt=args.prompt,
+                       target=args.target or cfg.run.default_target,
+                       llm=args.llm or cfg.run.default_llm)
+    app.run()
+    return int(app.return_code or 0)

@@ -1,0 +1,94 @@
+"""``verifybot doctor``: is everything in place for a run?
+
+Each check prints one line, OK / WARN / FAIL, and a FAIL says what to do. It
+checks the config, the workspace, each browser LLM's browser and profile, and
+that each target answers, without sending any prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from pathlib import Path
+
+from verifybot_tui.core.config import Config, user_data_dir
+from verifybot_tui.core.errors import EXIT_FAILED, EXIT_SUCCESS, VerifyBotError
+
+
+class _Report:
+    def __init__(self) -> None:
+        self.failed = False
+
+    def line(self, level: str, what: str, text: str) -> None:
+        self.failed |= level == "FAIL"
+        print(f"{level:<4} {what}: {text}", flush=True)
+
+
+async def run_doctor(config: Config) -> int:
+    r = _Report()
+    r.line("OK", "config", str(config.path) if config.path else
+           "no config file: using the defaults (copy config.toml.example to config.toml)")
+    ws = config.workspace
+    try:
+        ws.mkdir(parents=True, exist_ok=True)
+        probe = ws / ".verifybot-doctor"
+        probe.write_text("ok")
+        probe.unlink()
+        r.line("OK", "workspace", f"{ws} is writable")
+    except OSError as e:
+        r.line("FAIL", "workspace", f"{ws} is not writable ({e.strerror}): set [run] workspace")
+    for name, llm in sorted(config.llm.items()):
+        _check_llm(r, name, llm)
+    for name in sorted(config.targets):
+        await _check_target(r, config, name)
+    return EXIT_FAILED if r.failed else EXIT_SUCCESS
+
+
+def _check_llm(r: _Report, name: str, llm) -> None:  # type: ignore[no-untyped-def]
+    what = f"llm {name}"
+    try:
+        from verifybot_tui.llm.browser.chromium import find_browser
+
+        found = find_browser(llm.browser_path)
+        r.line("OK", what, f"browser {found or 'Playwright’s own Chromium'}")
+    except VerifyBotError as e:
+        r.line("FAIL", what, str(e))
+        return
+    profile = Path(llm.profile_dir).expanduser() if llm.profile_dir else (
+        user_data_dir() / "profiles" / llm.site)
+    if profile.is_dir() and any(profile.iterdir()):
+        r.line("OK", what, f"profile {profile} exists (the login is checked at each prompt)")
+    else:
+        r.line("WARN", what, f"no profile at {profile}: run `verifybot login --llm {name}` once")
+
+
+async def _check_target(r: _Report, config: Config, name: str) -> None:
+    from verifybot_tui.targets import make_target
+
+    cfg = config.targets[name]
+    what = f"target {name}"
+    if cfg.kind == "local":
+        tools = {t: shutil.which(t) for t in ("python3", "bash", "gcc", "g++", "node")}
+        have = ", ".join(t for t, p in tools.items() if p)
+        missing = ", ".join(t for t, p in tools.items() if not p)
+        r.line("OK", what, f"this machine; tools: {have}" + (f"; missing: {missing}"
+                                                            if missing else ""))
+        return
+    if cfg.password_env and os.environ.get(cfg.password_env) is None and not cfg.key_file:
+        r.line("WARN", what, f"no key_file and ${cfg.password_env} is not set: "
+                             "the agent or ~/.ssh keys must work")
+    target = make_target(config, name, config.workspace)
+    try:
+        await asyncio.wait_for(target.connect(), 20)
+        r.line("OK", what, f"{cfg.user}@{cfg.host}:{cfg.port} reachable and logged in")
+    except VerifyBotError as e:
+        r.line("FAIL", what, str(e))
+    except TimeoutError:
+        r.line("FAIL", what, f"{cfg.host}:{cfg.port} did not answer within 20 s: is the Pi "
+                             "on and on this network?")
+    finally:
+        try:
+            await target.close()
+        except Exception:
+            pass
