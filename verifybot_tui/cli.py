@@ -321,12 +321,12 @@ def _install_stop_signals(on_stop: Any) -> None:
 
 
 async def cmd_run(args: argparse.Namespace) -> int:
+    cfg = _config(args)  # first: a bad config stops everything before any import or start
     from verifybot_tui.core.history import History
     from verifybot_tui.core.loop import VerifyLoop, drain
     from verifybot_tui.llm import make_llm
     from verifybot_tui.targets import choose_target, make_target
 
-    cfg = _config(args)
     if args.max_retries is not None and args.max_retries < 0:
         raise ConfigError("--max-retries must be 0 or more")
     if args.timeout is not None and args.timeout <= 0:
