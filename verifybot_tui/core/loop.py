@@ -207,6 +207,7 @@ class VerifyLoop:
         target = self.target
         if new_chat and not resume:
             context = await self._probe(target)
+            self._context_target = target.name
             text = prompts.first_prompt(prompt, target=target.name, context=context,
                                         timeout=self.timeout)
             kind = "initial"

@@ -42,7 +42,9 @@ def first_prompt(task: str, *, target: str, context: str, timeout: float) -> str
 
 def flatten(markdown: str) -> str:
     """The probe's markdown as plain lines: headings become 'Title:', bold goes."""
-    text = re.sub(r"^#+\s*(.*?)\s*$", r"\1:", markdown.strip(), flags=re.M)
+    text = re.sub(r"^#+\s*(.*?)\s*$",
+                  lambda m: m.group(1) if ":" in m.group(1) else m.group(1) + ":",
+                  markdown.strip(), flags=re.M)
     return plain(text)
 
 
