@@ -10,9 +10,8 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-from pathlib import Path
 
-from verifybot_tui.core.config import Config, user_data_dir
+from verifybot_tui.core.config import Config, LLMConfig
 from verifybot_tui.core.errors import EXIT_FAILED, EXIT_SUCCESS, VerifyBotError
 
 
@@ -39,24 +38,27 @@ async def run_doctor(config: Config) -> int:
     except OSError as e:
         r.line("FAIL", "workspace", f"{ws} is not writable ({e.strerror}): set [run] workspace")
     for name, llm in sorted(config.llm.items()):
-        _check_llm(r, name, llm)
+        await _check_llm(r, name, llm)
     for name in sorted(config.targets):
         await _check_target(r, config, name)
     return EXIT_FAILED if r.failed else EXIT_SUCCESS
 
 
-def _check_llm(r: _Report, name: str, llm) -> None:  # type: ignore[no-untyped-def]
-    what = f"llm {name}"
-    try:
-        from verifybot_tui.llm.browser.chromium import find_browser
+async def _check_llm(r: _Report, name: str, llm: LLMConfig) -> None:
+    from playwright.async_api import async_playwright
 
-        found = find_browser(llm.browser_path)
-        r.line("OK", what, f"browser {found or 'Playwright’s own Chromium'}")
+    from verifybot_tui.llm.browser.chromium import find_browser, profile_dir
+
+    what = f"llm {name}"
+    async with async_playwright() as pw:
+        own = pw.chromium.executable_path
+    try:
+        found = find_browser(llm, own)
+        r.line("OK", what, f"browser {found or own + ' (Playwright’s own)'}")
     except VerifyBotError as e:
         r.line("FAIL", what, str(e))
         return
-    profile = Path(llm.profile_dir).expanduser() if llm.profile_dir else (
-        user_data_dir() / "profiles" / llm.site)
+    profile = profile_dir(llm)
     if profile.is_dir() and any(profile.iterdir()):
         r.line("OK", what, f"profile {profile} exists (the login is checked at each prompt)")
     else:

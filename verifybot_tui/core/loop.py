@@ -15,6 +15,7 @@ import time
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -296,14 +297,15 @@ class VerifyLoop:
             if verdict.status == "target_error":
                 return "TARGET_ERROR", TargetError.exit_code, verdict.reason
             if used >= self.max_attempts:
-                return "FAILED", EXIT_FAILED, f"still failing after {used} attempts: {verdict.reason}"
+                return ("FAILED", EXIT_FAILED,
+                        f"still failing after {used} attempts: {verdict.reason}")
             text = prompts.feedback_prompt(
                 result, verdict.reason, attempt=used, max_attempts=self.max_attempts,
                 retry_hint=getattr(verdict, "retry_hint", ""), edit_note=self._pending_edit_note)
             self._pending_edit_note = ""
             kind = "feedback"
             if self.review_feedback and not self.auto_accept:
-                fd = await self._wait(lambda fut: FeedbackReady(text, fut))
+                fd = await self._wait(partial(FeedbackReady, text))
                 if not fd.send:
                     return "STOPPED", EXIT_FAILED, "stopped by the user before sending feedback"
                 text = fd.text or text
