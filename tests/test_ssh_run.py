@@ -1,0 +1,207 @@
+"""The SSH target against a real sshd: running, streaming, stopping, building, probing."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+from ssh_helpers import Recorder, alive, pids_in, request, wait_until
+from sshd_fixtures import *  # noqa: F403
+from sshd_fixtures import leftover_pids, wait_gone
+
+from verifybot_tui.targets.ssh import SSHTarget
+
+pytestmark = pytest.mark.ssh
+
+FORKER = """\
+import os, subprocess, sys, time
+kids = [subprocess.Popen(["sleep", "300"]) for _ in range(2)]
+pid = os.fork()
+if pid == 0:
+    time.sleep(300)
+    os._exit(0)
+with open("kids.txt", "w") as f:
+    f.write(" ".join(str(p) for p in [k.pid for k in kids] + [pid]))
+print("forked", flush=True)
+time.sleep(300)
+"""
+
+
+@pytest.fixture
+async def target(ssh_config, tmp_path):
+    t = SSHTarget(ssh_config, tmp_path / "ws")
+    t.stop_grace = 0.5
+    yield t
+    await t.close()
+
+
+async def test_python_output_streams_in_order_and_stays_apart(target, remote_dir):
+    code = ("import sys, time\n"
+            "for i in range(4):\n"
+            "    print('line', i)\n"
+            "    time.sleep(0.25)\n"
+            "print('oops', file=sys.stderr)\n"
+            "open('result.txt', 'w').write('42')\n")
+    rec = Recorder()
+    result = await target.run(request("stream_1", {"main.py": code}), rec)
+    assert result.exit_code == 0 and result.target_error is None
+    assert result.stdout == "line 0\nline 1\nline 2\nline 3\n"
+    assert result.stderr == "oops\n"
+    assert rec.text("stdout") == result.stdout and rec.text("stderr") == result.stderr
+    first, last = rec.when("line 0\n"), rec.when("line 3\n")
+    assert last - first > 0.5, "lines arrived together, not as printed"
+    assert result.files_changed == ["result.txt"]
+    assert result.workdir == f"{remote_dir[1]}/runs/stream_1"
+    assert result.command.endswith("python3 -u main.py")
+    # The versioned copy beside the run folder, the run copy under its own name.
+    assert Path(remote_dir[1], "main_1.py").read_text() == code
+    assert Path(result.workdir, "main.py").read_text() == code
+    assert state_is(target, "connected")
+
+
+def state_is(target, state: str) -> bool:
+    return target.state == state
+
+
+async def test_multi_file_python_imports_its_sibling(target):
+    files = {"main.py": "from helper import answer\nprint(answer())\n",
+             "helper.py": "def answer():\n    return 42\n"}
+    result = await target.run(request("multi_1", files, entry="main.py"), Recorder())
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "42\n"
+    assert result.files_changed == []  # no __pycache__ reported
+
+
+async def test_exit_status_invalid_utf8_and_bytes(target):
+    code = ("import sys\nsys.stdout.buffer.write(b'ok \\xff\\xfe end\\n')\n"
+            "sys.stdout.flush()\nsys.exit(3)\n")
+    result = await target.run(request("bytes_1", {"main.py": code}), Recorder())
+    assert result.exit_code == 3
+    assert result.stdout == "ok \ufffd\ufffd end\n"
+    assert result.stdout_bytes == 10
+
+
+async def test_bash_script(target):
+    result = await target.run(request("sh_1", {"run.sh": "echo \"from $0\"; touch made.txt\n"},
+                                      language="bash"), Recorder())
+    assert result.exit_code == 0
+    assert result.stdout == "from run.sh\n"
+    assert result.files_changed == ["made.txt"]
+
+
+async def test_timeout_kills_the_whole_tree(target, remote_dir):
+    rec = Recorder()
+    result = await target.run(request("fork_1", {"main.py": FORKER}, timeout=1.5), rec)
+    assert result.timed_out and result.exit_code is None
+    assert result.target_error is None
+    assert "forked" in result.stdout  # output before the timeout is kept
+    kids = pids_in(f"{result.workdir}/kids.txt")
+    assert len(kids) == 3
+    assert wait_until(lambda: not any(alive(p) for p in kids)), "children left running"
+    assert wait_gone(remote_dir[1]) == []
+    assert 1.4 < result.duration < 6
+
+
+async def test_timeout_with_term_ignored_still_kills(target, remote_dir):
+    code = ("import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+            "print('stubborn', flush=True)\ntime.sleep(300)\n")
+    result = await target.run(request("stubborn_1", {"main.py": code}, timeout=1.0), Recorder())
+    assert result.timed_out and result.stdout == "stubborn\n"
+    assert wait_gone(remote_dir[1]) == []
+
+
+async def test_cancel_stops_the_tree_and_lets_cancel_through(target, remote_dir):
+    rec = Recorder()
+    task = asyncio.ensure_future(target.run(request("cancel_1", {"main.py": FORKER}), rec))
+    await rec.wait_for("forked")
+    kids = pids_in(f"{remote_dir[1]}/runs/cancel_1/kids.txt")
+    assert len(kids) == 3 and all(alive(p) for p in kids)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    # The stop finished before the CancelledError came out: nothing to wait for.
+    assert not any(alive(p) for p in kids)
+    assert leftover_pids(remote_dir[1]) == []
+
+
+async def test_stop_ends_the_run_as_cancelled(target, remote_dir):
+    rec = Recorder()
+    task = asyncio.ensure_future(target.run(request("stop_1", {"main.py": FORKER}), rec))
+    await rec.wait_for("forked")
+    target.stop()
+    result = await task
+    assert result.cancelled and not result.timed_out and result.exit_code is None
+    assert wait_gone(remote_dir[1]) == []
+
+
+async def test_children_left_by_a_finished_program_are_stopped(target, remote_dir):
+    code = ("import subprocess\n"
+            "p = subprocess.Popen(['sleep', '300'], stdout=subprocess.DEVNULL,\n"
+            "                     stderr=subprocess.DEVNULL)\n"
+            "open('kid.txt', 'w').write(str(p.pid))\nprint('bye')\n")
+    result = await target.run(request("bg_1", {"main.py": code}), Recorder())
+    assert result.exit_code == 0 and result.stdout == "bye\n"
+    assert wait_until(lambda: not any(alive(p) for p in pids_in(f"{result.workdir}/kid.txt")))
+    assert leftover_pids(remote_dir[1]) == []
+
+
+async def test_c_is_compiled_on_the_target(target):
+    files = {"main.c": '#include <stdio.h>\n#include "util.h"\n'
+                       'int main(void) { printf("%d\\n", twice(21)); return 0; }\n',
+             "util.c": '#include "util.h"\nint twice(int x) { return 2 * x; }\n',
+             "util.h": "int twice(int x);\n"}
+    result = await target.run(request("c_1", files, entry="main.c", language="c"), Recorder())
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "42\n" and not result.compile_failed
+    assert "./prog" in result.command
+
+
+async def test_c_compile_error(target):
+    rec = Recorder()
+    files = {"main.c": "int main(void) { return undefined_thing; }\n"}
+    result = await target.run(request("cerr_1", files, language="c"), rec)
+    assert result.compile_failed and result.exit_code not in (0, None)
+    assert "undefined_thing" in result.stderr and "error" in result.stderr
+    assert "undefined_thing" in rec.text("stderr")  # the compiler's output streamed too
+
+
+async def test_cpp_runs(target):
+    files = {"main.cpp": "#include <iostream>\nint main() { std::cout << \"cpp ok\\n\"; }\n"}
+    result = await target.run(request("cpp_1", files, language="cpp"), Recorder())
+    assert result.exit_code == 0 and result.stdout == "cpp ok\n", result.stderr
+
+
+async def test_probe_describes_the_machine_and_is_saved(target, tmp_path, sshd, remote_dir):
+    await target.run(request("p_1", {"main.py": "print(1)\n"}), Recorder())
+    # Another connection's program must show among the running processes; the
+    # probe's own commands must not.
+    other = SSHTarget(target.config, tmp_path / "ws2")
+    rec = Recorder()
+    code = "import time\nprint('ready', flush=True)\ntime.sleep(60)\n"
+    task = asyncio.ensure_future(other.run(request("bgprobe_1", {"sleeper.py": code}), rec))
+    try:
+        await rec.wait_for("ready")
+        md = await target.probe()
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await other.close()
+    saved = (tmp_path / "ws" / "context" / "pi.md").read_text()
+    assert saved == md
+    assert md.startswith("# Target: pi\n")
+    for heading in ("## System", "## Python", "## Tools", "## Hardware", "## Workspace"):
+        assert f"\n{heading}\n" in md
+    assert f"- Hostname: {os.uname().nodename}" in md
+    assert "- Version: Python 3." in md
+    assert "- gcc: gcc" in md
+    assert "runs" in md and remote_dir[1] in md  # the remote dir's listing
+    assert "sleeper.py" in md
+    assert "importlib.metadata" not in md and "for t in gcc" not in md
+    assert "- I2C:" in md and "- GPIO:" in md
+
+
+async def test_missing_modules(target):
+    assert await target.missing_modules(["json", "no_such_module_vb"]) == ["no_such_module_vb"]
+    assert await target.missing_modules([]) == []

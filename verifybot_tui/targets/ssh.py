@@ -1,0 +1,540 @@
+"""The SSH target: runs programs on a Raspberry Pi over one kept-open asyncssh connection.
+
+One connection serves every action (a command on it costs milliseconds, a new
+connection a tenth of a second or far more over Wi-Fi with a password), with
+keepalives so a dropped link is noticed instead of hanging a read forever.
+Each program runs as the leader of its own process group and records the
+group's id in its run folder, so a timeout, a cancel or close can stop the
+whole tree: an SSH signal first, then ``kill -<pgid>`` over a fresh channel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import posixpath
+import re
+import shlex
+import time
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import asyncssh
+
+from verifybot_tui.core.config import TargetConfig
+from verifybot_tui.core.errors import TargetError
+from verifybot_tui.core.languages import build_argv, language_for_filename, language_named
+from verifybot_tui.targets import probe_ssh
+from verifybot_tui.targets.base import (
+    OutputCallback,
+    OutputCapture,
+    Prompter,
+    RunRequest,
+    RunResult,
+)
+from verifybot_tui.targets.ssh_connect import Settings, open_connection, resolve_settings
+from verifybot_tui.targets.venv import (
+    VENV_DIR,
+    InstallError,
+    create_venv_argv,
+    output_tail,
+    pip_install_argv,
+)
+
+_PI_WORDS = re.compile(
+    r"\b(raspberry\s*pi|raspi|rpi|pi\s*(?:zero|pico|[2345])|gpio\d*|i2c|spi|uart|"
+    r"sensor\s+pins?|gpiozero|smbus2?|spidev|pigpio|lgpio|picamera2?|sense\s*hat|"
+    r"neopixels?|ds18b20|dht(?:11|22)|bcm\s*\d+|(?:on|to)\s+(?:my|the)\s+pi)\b"
+    r"|\bRPi\.GPIO\b",
+    re.IGNORECASE)
+
+
+def names_pi(prompt: str) -> bool:
+    """Whether a prompt is about Pi hardware, so the loop should pick the SSH target."""
+    return bool(_PI_WORDS.search(prompt))
+
+
+EXIT_NOT_FOUND = 127  # what a shell reports for a missing command
+# Files VerifyBot itself keeps in a run folder; never reported as the program's output files.
+_OWN = ".vb_"
+_SNAPSHOT = ("find . -type f ! -name '.vb_*' ! -path '*/__pycache__/*' "
+             "-printf '%P\\t%s\\t%T@\\n' 2>/dev/null")
+_MARK = "--vb-after--"
+
+
+def _group_kill_sh(grace: float) -> str:
+    """Kill the group recorded in .vb_pgid if any member is alive (TERM, grace, KILL)."""
+    steps = max(1, int(grace / 0.1))
+    return ('pg=$(cat .vb_pgid 2>/dev/null); '
+            'if [ -n "$pg" ] && kill -0 -"$pg" 2>/dev/null; then '
+            'kill -TERM -"$pg" 2>/dev/null; i=0; '
+            f'while [ $i -lt {steps} ] && kill -0 -"$pg" 2>/dev/null; do sleep 0.1; '
+            'i=$((i+1)); done; kill -KILL -"$pg" 2>/dev/null; echo vb-killed-leftovers; fi')
+
+
+def _safe_rel(name: str) -> str:
+    """A file name confined to its folder (the loop already confines them; belt and braces)."""
+    parts = [p for p in PurePosixPath(name.replace("\\", "/")).parts if p not in ("/", "..", ".")]
+    return "/".join(parts) or "unnamed"
+
+
+def _parse_snapshot(text: str) -> dict[str, tuple[str, str]]:
+    found = {}
+    for line in text.splitlines():
+        bits = line.split("\t")
+        if len(bits) == 3:
+            found[bits[0]] = (bits[1], bits[2])
+    return found
+
+
+@dataclass
+class _Outcome:
+    """One remote process's end: what the run and install paths both need."""
+
+    exit_code: int | None = None
+    stdout: OutputCapture = field(default_factory=OutputCapture)
+    stderr: OutputCapture = field(default_factory=OutputCapture)
+    stdout_bytes: int = 0
+    stderr_bytes: int = 0
+    timed_out: bool = False
+    cancelled: bool = False
+    target_error: str | None = None
+    duration: float = 0.0
+    files_changed: list[str] = field(default_factory=list)
+
+
+class SSHTarget:
+    """A machine reached over SSH (a Raspberry Pi, usually); see the module docstring."""
+
+    kind = "ssh"
+    keepalive_interval = 5.0
+    keepalive_count_max = 3
+    stop_grace = 2.0
+    compile_timeout = 120.0
+    install_timeout = 900.0
+
+    def __init__(self, config: TargetConfig, workspace: Path, prompter: Prompter | None = None,
+                 trust_new_host: bool = False) -> None:
+        self.name = config.name or "pi"
+        self.config = config
+        self.workspace = Path(workspace)
+        self.prompter = prompter
+        self.trust_new_host = trust_new_host
+        self.state = "disconnected"
+        self.last_error: str | None = None
+        self.remote_dir = ""  # absolute, known once connected
+        self.settings: Settings | None = None
+        self._conn: asyncssh.SSHClientConnection | None = None
+        self._connecting: asyncio.Task | None = None
+        self._generation = 0
+        self._typed_password: str | None = None  # only in memory, for reconnects
+        self._has_venv = False
+        self._orphans: list[str] = []  # run folders whose program may outlive a lost link
+        self._stops: set[asyncio.Event] = set()
+        self._closing = False  # close() is stopping the runs: they end as target errors
+
+    # -- connection -------------------------------------------------------------------
+
+    async def connect(self) -> None:
+        await self._connection()
+
+    def connect_soon(self) -> None:
+        """Start connecting in the background (the TUI shows the state meanwhile)."""
+        if self._conn is None and (self._connecting is None or self._connecting.done()):
+            self._connecting = asyncio.get_running_loop().create_task(self._open())
+            self._connecting.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+    async def _connection(self) -> asyncssh.SSHClientConnection:
+        if self._conn is not None:
+            return self._conn
+        self.connect_soon()
+        assert self._connecting is not None
+        return await asyncio.shield(self._connecting)
+
+    def _lost(self, generation: int, exc: Exception | None) -> None:
+        if generation != self._generation:
+            return
+        self._conn = None
+        if exc is not None:
+            self.state = "error"
+            self.last_error = f"Connection to {self._where} lost: {exc}"
+        elif self.state != "error":
+            self.state = "disconnected"
+
+    @property
+    def _where(self) -> str:
+        return self.settings.where if self.settings else self.config.host
+
+    async def _open(self) -> asyncssh.SSHClientConnection:
+        self.state = "connecting"
+        self._generation += 1
+        generation = self._generation
+        try:
+            settings, password = resolve_settings(self.config, self.workspace)
+            self.settings = settings
+            conn, used = await open_connection(
+                settings, password=self._typed_password or password, prompter=self.prompter,
+                trust_new_host=self.trust_new_host,
+                on_lost=lambda exc: self._lost(generation, exc),
+                keepalive_interval=self.keepalive_interval,
+                keepalive_count_max=self.keepalive_count_max)
+            if used and used != password:
+                self._typed_password = used
+            await self._learn_remote_dir(conn)
+        except TargetError as e:
+            self.state, self.last_error = "error", e.message
+            raise
+        except (asyncssh.Error, OSError) as e:
+            self.state = "error"
+            self.last_error = f"SSH connection to {self._where} failed: {e}"
+            raise TargetError(self.last_error) from None
+        self._conn = conn
+        self.state, self.last_error = "connected", None
+        await self._reap_orphans(conn)
+        return conn
+
+    async def _learn_remote_dir(self, conn: asyncssh.SSHClientConnection) -> None:
+        r = await conn.run('printf "%s" "$HOME"', timeout=15, encoding="utf-8")
+        home = str(r.stdout or "").strip() or "."
+        rd = self.config.remote_dir.strip() or "~/verifybot"
+        if rd == "~":
+            rd = home
+        elif rd.startswith("~/"):
+            rd = posixpath.join(home, rd[2:])
+        elif not rd.startswith("/"):
+            rd = posixpath.join(home, rd)
+        self.remote_dir = posixpath.normpath(rd)
+        venv_py = posixpath.join(self.remote_dir, VENV_DIR, "bin", "python")
+        r = await conn.run(f"test -x {shlex.quote(venv_py)}", timeout=15)
+        self._has_venv = r.exit_status == 0
+
+    async def _reap_orphans(self, conn: asyncssh.SSHClientConnection) -> None:
+        orphans, self._orphans = self._orphans, []
+        for run_dir in orphans:
+            try:
+                await conn.run(f"cd {shlex.quote(run_dir)} && {_group_kill_sh(self.stop_grace)}",
+                               timeout=self.stop_grace + 10)
+            except (TimeoutError, asyncssh.Error, OSError):
+                self._orphans.append(run_dir)
+
+    async def close(self) -> None:
+        self._closing = True
+        for event in list(self._stops):
+            event.set()
+        deadline = time.monotonic() + self.stop_grace + 8
+        while self._stops and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        if self._connecting is not None and not self._connecting.done():
+            self._connecting.cancel()
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+            try:
+                await asyncio.wait_for(conn.wait_closed(), 5)
+            except (TimeoutError, OSError, asyncssh.Error):
+                pass
+        self.state = "disconnected"
+        self._closing = False
+
+    def stop(self) -> None:
+        """Stop whatever runs now; its run() returns with ``cancelled`` set."""
+        for event in list(self._stops):
+            event.set()
+
+    # -- probe ------------------------------------------------------------------------
+
+    def _python(self, override: str | None = None) -> str:
+        if override:
+            return override
+        if self._has_venv:
+            return posixpath.join(self.remote_dir, VENV_DIR, "bin", "python")
+        return "python3"
+
+    async def probe(self) -> str:
+        conn = await self._connection()
+        facts = await probe_ssh.gather_facts(conn, shlex.quote(self.remote_dir), self._python())
+        markdown = probe_ssh.render(self.name, self._where, self.remote_dir, facts)
+        probe_ssh.save_context(self.workspace, self.name, markdown)
+        return markdown
+
+    # -- running ----------------------------------------------------------------------
+
+    async def _put_files(self, conn: asyncssh.SSHClientConnection, request: RunRequest,
+                         run_dir: str) -> None:
+        # A fresh folder, like the local target's: no file of an older run is mistaken for new.
+        await conn.run(f"rm -rf {shlex.quote(run_dir)} && mkdir -p {shlex.quote(run_dir)}",
+                       timeout=60, check=True)
+        async with conn.start_sftp_client() as sftp:
+            made: set[str] = {run_dir}
+            for f in request.files:
+                data = f.content.encode("utf-8")
+                for path in (posixpath.join(self.remote_dir, _safe_rel(f.saved_name)),
+                             posixpath.join(run_dir, _safe_rel(f.name))):
+                    parent = posixpath.dirname(path)
+                    if parent not in made:
+                        await sftp.makedirs(parent, exist_ok=True)
+                        made.add(parent)
+                    async with sftp.open(path, "wb") as fh:
+                        await fh.write(data)
+
+    async def run(self, request: RunRequest, on_output: OutputCallback) -> RunResult:
+        conn = await self._connection()
+        run_dir = posixpath.join(self.remote_dir, "runs", _safe_rel(request.run_id))
+        started = time.monotonic()
+        lang = language_named(request.language) or language_for_filename(request.entry)
+        if lang is None or not lang.run:
+            text = f"cannot run {request.language!r} programs on the SSH target\n"
+            on_output("stderr", text)
+            return RunResult(exit_code=EXIT_NOT_FOUND, stdout="", stderr=text, duration=0.0,
+                             workdir=run_dir, stderr_bytes=len(text.encode()))
+        try:
+            await self._put_files(conn, request, run_dir)
+        except (asyncssh.Error, OSError) as e:
+            return self._lost_before_start(e, run_dir, started)
+        python = self._python(request.python)
+        entry = _safe_rel(request.entry)
+        names = {_safe_rel(f.name) for f in request.files}
+        exe = "prog" if "prog" not in names else "prog.out"
+        sources = [n for n in sorted(names) if language_for_filename(n) is lang]
+        if entry not in sources:
+            sources.insert(0, entry)
+        if lang.compile:
+            argv = build_argv(lang.compile, entry=entry, sources=sources, exe=exe, python=python)
+            built = await self._exec(argv, run_dir, max(request.timeout, self.compile_timeout),
+                                     on_output)
+            if built.exit_code != 0 or built.target_error:
+                return self._result(built, argv, run_dir, compile_failed=True)
+        argv = build_argv(lang.run, entry=entry, sources=sources, exe=exe, python=python)
+        outcome = await self._exec(argv, run_dir, request.timeout, on_output, snapshot=True)
+        return self._result(outcome, argv, run_dir)
+
+    def _lost_before_start(self, e: Exception, run_dir: str, started: float) -> RunResult:
+        return RunResult(exit_code=None, stdout="", stderr="", workdir=run_dir,
+                         duration=time.monotonic() - started,
+                         target_error=f"Could not put the files on {self._where}: {e}")
+
+    def _result(self, o: _Outcome, argv: list[str], run_dir: str,
+                compile_failed: bool = False) -> RunResult:
+        return RunResult(
+            exit_code=o.exit_code, stdout=o.stdout.text, stderr=o.stderr.text,
+            duration=o.duration, timed_out=o.timed_out, cancelled=o.cancelled,
+            compile_failed=compile_failed, files_changed=o.files_changed,
+            command=f"cd {shlex.quote(run_dir)} && {shlex.join(argv)}",
+            target_error=o.target_error, workdir=run_dir,
+            stdout_bytes=o.stdout_bytes, stderr_bytes=o.stderr_bytes)
+
+    def _launch_script(self, argv: list[str], run_dir: str, snapshot: bool) -> str:
+        """cd, snapshot the folder, then exec the program as its own process group's leader.
+
+        sshd already makes the command's shell a session (and group) leader, so
+        ``exec`` keeps that group and its id is ``$$``; on a server that does
+        not, ``setsid`` makes one.
+        """
+        cmd = shlex.join(argv)
+        before = f"{_SNAPSHOT} > .vb_before; " if snapshot else ""
+        env = "export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1; "
+        if self._has_venv:
+            # A shell script's `python3` then finds what `install` put there.
+            venv = shlex.quote(posixpath.join(self.remote_dir, VENV_DIR))
+            env += f'export VIRTUAL_ENV={venv} PATH={venv}/bin:"$PATH"; '
+        return (f"cd {shlex.quote(run_dir)} || exit 127; {env}{before}"
+                "read -r _ _ _ _ vbpg _ < /proc/$$/stat 2>/dev/null; "
+                f'if [ "$vbpg" = "$$" ]; then echo $$ > .vb_pgid; exec {cmd} </dev/null; '
+                f"else exec setsid sh -c 'echo $$ > .vb_pgid; exec \"$@\" </dev/null' sh {cmd}; fi")
+
+    async def _exec(self, argv: list[str], run_dir: str, timeout: float,
+                    on_output: OutputCallback, snapshot: bool = False) -> _Outcome:
+        """Run one program remotely with output streamed; stop its tree on timeout or cancel."""
+        out = _Outcome()
+        started = time.monotonic()
+        try:
+            conn = await self._connection()
+            proc = await conn.create_process(self._launch_script(argv, run_dir, snapshot),
+                                             encoding=None)
+        except (asyncssh.Error, OSError) as e:
+            out.target_error = f"Could not start the program on {self._where}: {e}"
+            return out
+        problems: list[str] = []
+
+        async def pump(reader: asyncssh.SSHReader, stream: str) -> None:
+            decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+            cap = out.stdout if stream == "stdout" else out.stderr
+            try:
+                while True:
+                    chunk = await reader.read(65536)
+                    if not chunk:
+                        break
+                    setattr(out, f"{stream}_bytes", getattr(out, f"{stream}_bytes") + len(chunk))
+                    text = decoder.decode(chunk)
+                    if text:
+                        cap.add(text)
+                        on_output(stream, text)
+            except (asyncssh.Error, OSError) as e:
+                problems.append(str(e) or type(e).__name__)
+            tail = decoder.decode(b"", final=True)
+            if tail:
+                cap.add(tail)
+                on_output(stream, tail)
+
+        async def drain() -> None:
+            await asyncio.gather(pump(proc.stdout, "stdout"), pump(proc.stderr, "stderr"))
+            await proc.wait_closed()
+
+        done = asyncio.ensure_future(drain())
+        stop = asyncio.Event()
+        self._stops.add(stop)
+        stopper = asyncio.ensure_future(stop.wait())
+        try:
+            finished, _ = await asyncio.wait({done, stopper}, timeout=timeout,
+                                             return_when=asyncio.FIRST_COMPLETED)
+            if done not in finished:
+                out.timed_out = stopper not in finished
+                out.cancelled = stopper in finished and not self._closing
+                if stopper in finished and self._closing:
+                    out.target_error = "stopped: the target was closed"
+                await self._stop(conn, proc, run_dir, done, problems)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._stop(conn, proc, run_dir, done, problems))
+            raise
+        finally:
+            stopper.cancel()
+            self._stops.discard(stop)
+            out.duration = time.monotonic() - started
+        if done.done() and not done.cancelled() and done.exception() is not None:
+            problems.append(str(done.exception()))
+        no_status = proc.exit_status is None and proc.exit_signal is None
+        ended_by_us = out.timed_out or out.cancelled or out.target_error
+        if self._conn is not conn or conn.is_closed() or (no_status and not ended_by_us):
+            if self._conn is conn:  # the channel died first; the connection follows
+                self._lost(self._generation, ConnectionError("the channel closed with no exit "
+                                                             "status"))
+                conn.abort()
+            why = self.last_error or "; ".join(problems) or f"Connection to {self._where} lost"
+            out.target_error = (f"{why}. The output so far is kept; the next action reconnects "
+                                f"and stops the program if it still runs there.")
+            self._orphans.append(run_dir)
+            return out
+        if not (out.timed_out or out.cancelled or out.target_error):
+            out.exit_code = proc.returncode
+        await self._after(conn, run_dir, out, snapshot)
+        return out
+
+    async def _stop(self, conn: asyncssh.SSHClientConnection, proc: asyncssh.SSHClientProcess,
+                    run_dir: str, done: asyncio.Future, problems: list[str]) -> None:
+        """SSH TERM, grace, SSH KILL, then kill the recorded group over a new channel."""
+        for signal_name, wait in (("TERM", self.stop_grace), ("KILL", 1.0)):
+            try:
+                proc.send_signal(signal_name)
+            except (asyncssh.Error, OSError):
+                break
+            try:
+                await asyncio.wait_for(asyncio.shield(done), wait)
+                break
+            except TimeoutError:
+                continue
+        if self._conn is conn:
+            try:
+                await conn.run(f"cd {shlex.quote(run_dir)} && {_group_kill_sh(self.stop_grace)}",
+                               timeout=self.stop_grace + 10)
+            except (TimeoutError, asyncssh.Error, OSError) as e:
+                problems.append(f"stopping failed: {e}")
+        proc.close()  # a detached child may still hold the pipes: stop reading them
+        try:
+            await asyncio.wait_for(asyncio.shield(done), 2.0)
+        except TimeoutError:
+            done.cancel()
+
+    async def _after(self, conn: asyncssh.SSHClientConnection, run_dir: str, out: _Outcome,
+                     snapshot: bool) -> None:
+        """Kill what the program left running in its group; list the files it wrote."""
+        cmd = f"cd {shlex.quote(run_dir)} || exit 0; {_group_kill_sh(self.stop_grace)}"
+        if snapshot:
+            cmd += f"; cat .vb_before 2>/dev/null; echo {_MARK}; {_SNAPSHOT}"
+        try:
+            r = await conn.run(cmd, timeout=self.stop_grace + 30, encoding="utf-8",
+                               errors="replace")
+        except (TimeoutError, asyncssh.Error, OSError):
+            return
+        text = str(r.stdout or "").replace("vb-killed-leftovers\n", "")
+        if snapshot and _MARK in text:
+            before_text, after_text = text.split(_MARK + "\n", 1)
+            before, after = _parse_snapshot(before_text), _parse_snapshot(after_text)
+            out.files_changed = sorted(p for p, meta in after.items()
+                                       if before.get(p) != meta and not p.startswith(_OWN))
+
+    # -- packages ---------------------------------------------------------------------
+
+    async def missing_modules(self, modules: list[str], python: str | None = None) -> list[str]:
+        if not modules:
+            return []
+        conn = await self._connection()
+        interpreter = self._python(python)
+        cmd = "cd / && " + shlex.join([interpreter, "-c", _FIND_SPECS, *modules])
+        try:
+            r = await conn.run(cmd, timeout=60, encoding="utf-8", errors="replace")
+        except (TimeoutError, asyncssh.Error, OSError) as e:
+            raise TargetError(f"Could not check Python modules on {self._where}: {e}") from None
+        if r.exit_status != 0:
+            raise TargetError(f"{interpreter} on {self._where} failed while checking modules "
+                              f"(exit {r.exit_status}): {output_tail(str(r.stderr or ''), 5)}")
+        return [m for m in str(r.stdout or "").split() if m]
+
+    async def _step(self, argv: list[str], cwd: str, on_output: OutputCallback) -> _Outcome:
+        on_output("stdout", f"$ {shlex.join(argv)}\n")
+        done = await self._exec(argv, cwd, self.install_timeout, on_output)
+        if done.target_error:
+            raise TargetError(done.target_error)
+        return done
+
+    async def install(self, packages: list[str], on_output: OutputCallback) -> str:
+        """pip install into remote_dir/venv (made with --system-site-packages), else --user.
+
+        The fallback serves a Pi without python3-venv; on Raspberry Pi OS Bookworm
+        a --user install also needs --break-system-packages (PEP 668).
+        """
+        conn = await self._connection()
+        home = self.remote_dir
+        folder = posixpath.join(home, VENV_DIR)
+        venv_py = posixpath.join(folder, "bin", "python")
+        try:
+            await conn.run(f"mkdir -p {shlex.quote(home)}", timeout=30, check=True)
+        except (TimeoutError, asyncssh.Error, OSError) as e:
+            raise TargetError(f"Could not create {home} on {self._where}: {e}") from None
+        if not self._has_venv:
+            made = await self._step(create_venv_argv("python3", folder), home, on_output)
+            self._has_venv = made.exit_code == 0
+            if not self._has_venv:
+                on_output("stderr", "no venv (is python3-venv installed?): trying pip --user\n")
+        if not packages:
+            return venv_py if self._has_venv else "python3"
+        if self._has_venv:
+            python = venv_py
+            done = await self._step(pip_install_argv(venv_py, packages), home, on_output)
+        else:
+            python = "python3"
+            argv = pip_install_argv("python3", packages) + ["--user"]
+            done = await self._step(argv, home, on_output)
+            if done.exit_code != 0 and "externally-managed" in done.stderr.text:
+                done = await self._step(argv + ["--break-system-packages"], home, on_output)
+        if done.exit_code != 0:
+            why = "timed out" if done.timed_out else f"failed (exit {done.exit_code})"
+            said = output_tail(done.stdout.text + "\n" + done.stderr.text)
+            raise InstallError(f"pip install {' '.join(packages)} on {self._where} {why}; pip "
+                               f"said:\n{said}")
+        return python
+
+
+# Run by the checked interpreter itself; the folder ``-c`` puts first is dropped
+# so a directory there is not taken for a namespace package.
+_FIND_SPECS = """\
+import importlib.util, sys
+if sys.path and sys.path[0] == "":
+    del sys.path[0]
+for name in sys.argv[1:]:
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        print(name)
+"""
