@@ -1,0 +1,1 @@
+"""The Textual front end: four panes around the verify loop (``VerifyBotApp``)."""

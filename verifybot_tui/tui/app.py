@@ -1,0 +1,96 @@
+"""The Textual app: themes, keys, the command palette, and the main screen.
+
+The app holds what lives as long as it does (the back-end session, the output
+buffer, themes and keymap); everything about the loop is on the main screen.
+Building it checks --llm and --target, so a bad one stops before any frame,
+as a bad config does; the browser and SSH are only started after the first.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import App
+from textual.binding import Binding
+
+from verifybot_tui.core.config import Config, save_setting, user_config_dir
+from verifybot_tui.tui.commands import VerifyBotCommands
+from verifybot_tui.tui.keys import APP_BINDINGS, check_keymap
+from verifybot_tui.tui.output_buffer import OutputBuffer
+from verifybot_tui.tui.prompter import DialogPrompter
+from verifybot_tui.tui.screens.help import HelpScreen
+from verifybot_tui.tui.screens.main import MainScreen
+from verifybot_tui.tui.session import AppSession
+from verifybot_tui.tui.themes import load_themes
+
+FALLBACK_THEME = "textual-dark"
+
+
+class VerifyBotApp(App[int]):
+    TITLE = "VerifyBot"
+    BINDINGS: list[Binding] = APP_BINDINGS
+    COMMANDS = App.COMMANDS | {VerifyBotCommands}
+
+    def __init__(self, *, config: Config, prompt: str | None = None, target: str | None = None,
+                 llm: str | None = None, workspace: Path | None = None,
+                 review_feedback: bool = False, theme_dirs: list[Path] | None = None) -> None:
+        super().__init__()
+        self.config = config
+        self.initial_prompt = prompt
+        self.output_buffer = OutputBuffer()
+        self.session = AppSession(config, llm_spec=llm or config.run.default_llm,
+                                  target_name=target or config.run.default_target,
+                                  workspace=workspace, review_feedback=review_feedback)
+        self.session.prompter = DialogPrompter(self)
+        self.main_screen: MainScreen | None = None
+        self._theme_dirs = theme_dirs
+        self._theme_ready = False
+        self.keymap, self._keymap_problems = check_keymap(config.ui.keys)
+
+    def on_mount(self) -> None:
+        self._load_themes()
+        if self.keymap:
+            self.set_keymap(self.keymap)
+        for problem in self._keymap_problems:
+            self.notify(problem, title="Key settings", severity="warning", timeout=10)
+        self.main_screen = MainScreen(self.session)
+        self.push_screen(self.main_screen)
+
+    # -- themes ---------------------------------------------------------------------------
+
+    def _load_themes(self) -> None:
+        themes, problems = load_themes(self._theme_dirs)
+        for theme in themes:
+            self.register_theme(theme)
+        for problem in problems:
+            self.notify(f"{problem}\nFix the file or remove it; the theme is skipped.",
+                        title="Theme file not loaded", severity="warning", timeout=12)
+        wanted = self.config.ui.theme
+        if wanted in self.available_themes:
+            self.theme = wanted
+        else:
+            self.notify(f"[ui] theme = {wanted!r} is not a known theme; using "
+                        f"{FALLBACK_THEME}. Known: {', '.join(sorted(self.available_themes))}",
+                        severity="warning", timeout=10)
+            self.theme = FALLBACK_THEME
+        self._theme_ready = True
+
+    def watch_theme(self, name: str) -> None:
+        """A theme chosen by the user (palette, F9) is saved to [ui] theme."""
+        if not self._theme_ready or name == self.config.ui.theme:
+            return
+        self.config.ui.theme = name
+        path = self.config.path or user_config_dir() / "config.toml"
+        try:
+            save_setting(path, "ui", "theme", name)
+        except (OSError, ValueError) as e:
+            self.notify(f"Theme not saved to {path}: {e}", severity="warning")
+
+    # -- actions ----------------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.keymap))
+
+    async def on_unmount(self) -> None:
+        await self.session.close()

@@ -1,0 +1,43 @@
+"""The command palette's VerifyBot commands: every key's action, found by name.
+
+Built from the same binding lists as the footer and the help screen, plus one
+command per configured target, so nothing has to be kept in step by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from verifybot_tui.tui.keys import APP_BINDINGS, MAIN_BINDINGS
+
+
+class VerifyBotCommands(Provider):
+    def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+        app = self.app
+        main = getattr(app, "main_screen", None)
+        found: list[tuple[str, str, Callable[[], object]]] = []
+        for b in MAIN_BINDINGS:
+            if main is not None:
+                found.append((b.description, b.tooltip, partial(main.run_action, b.action)))
+        for b in APP_BINDINGS:
+            found.append((b.description, b.tooltip, partial(app.run_action, b.action)))
+        session = getattr(app, "session", None)
+        if main is not None and session is not None:
+            for name in session.target_names:
+                found.append((f"Target: {name}", f"Run on {name} from the next attempt on",
+                              partial(main.switch_to_target, name)))
+        return found
+
+    async def discover(self) -> Hits:
+        for title, help_text, callback in self._commands():
+            yield DiscoveryHit(title, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, help_text, callback in self._commands():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), callback, help=help_text)

@@ -1,0 +1,52 @@
+"""Messages the background workers post; ``@on`` handlers turn them into widget changes.
+
+Workers never touch widgets (harlequin's rule): a worker that drives the loop,
+starts the browser or connects a target reports here, and the screen's
+handlers own every state change, so there is one place to look for each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from verifybot_tui.core.events import Event
+
+
+@dataclass
+class LoopEvent(Message):
+    """One event from VerifyLoop.events() (Output goes through the OutputBuffer)."""
+
+    event: Event
+    base: int = 0  # for SessionStarted: the loop's attempt count when it began (resumes)
+
+
+@dataclass
+class LoopEnded(Message):
+    """The worker driving the loop is done; ``error`` is set when it raised."""
+
+    error: BaseException | None = None
+
+
+@dataclass
+class LLMReady(Message):
+    """The LLM backend started (or failed to: ``error``)."""
+
+    error: BaseException | None = None
+
+
+@dataclass
+class TargetReady(Message):
+    """A target finished connecting and probing (or failed to: ``error``)."""
+
+    name: str
+    error: BaseException | None = None
+
+
+@dataclass
+class FileEdited(Message):
+    """A program file under programs/ was saved by an editor outside VerifyBot."""
+
+    name: str
+    content: str

@@ -1,0 +1,1 @@
+"""Screens, each with its stylesheet beside it (``name.py`` + ``name.tcss``)."""

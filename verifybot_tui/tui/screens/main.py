@@ -1,0 +1,543 @@
+"""The main screen: four panes around the verify loop, driven as the CLI drives it.
+
+Workers do the slow things (start the LLM, connect a target, iterate the
+loop's events) and only post messages or fill the output buffer; the ``@on``
+handlers below own every widget change. Decisions the loop waits for travel
+back through the futures its events carry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+from textual import on, work
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input
+from textual.worker import Worker, WorkerState
+
+from verifybot_tui.core.errors import VerifyBotError
+from verifybot_tui.core.events import (
+    AnswerDone,
+    AnswerText,
+    ApprovalNeeded,
+    CodeReady,
+    Decision,
+    FeedbackDecision,
+    FeedbackReady,
+    Finished,
+    Notice,
+    Output,
+    PermissionNeeded,
+    PromptSent,
+    RunFinished,
+    RunStarted,
+    SessionStarted,
+    VerdictReached,
+)
+from verifybot_tui.tui.editor import edit_text
+from verifybot_tui.tui.keys import MAIN_BINDINGS
+from verifybot_tui.tui.messages import FileEdited, LLMReady, LoopEnded, LoopEvent, TargetReady
+from verifybot_tui.tui.screens.attempt import AttemptScreen
+from verifybot_tui.tui.screens.dialogs import ConfirmScreen
+from verifybot_tui.tui.session import AppSession
+from verifybot_tui.tui.widgets.approval import ApprovalBar
+from verifybot_tui.tui.widgets.code import CodePane
+from verifybot_tui.tui.widgets.conversation import ConversationPane
+from verifybot_tui.tui.widgets.feedback import FeedbackBar
+from verifybot_tui.tui.widgets.history import HistoryPane
+from verifybot_tui.tui.widgets.output import OutputPane
+from verifybot_tui.tui.widgets.status import StatusBar
+
+STATUS_SEVERITY = {"SUCCESS": "information", "STOPPED": "warning"}
+
+
+class MainScreen(Screen):
+    CSS_PATH = "main.tcss"
+    BINDINGS = MAIN_BINDINGS
+    AUTO_FOCUS = "#prompt"
+
+    def __init__(self, session: AppSession) -> None:
+        super().__init__()
+        self.session = session
+        self.new_chat_next = True
+        self.resume_id: int | None = None
+        self.last_prompt: str | None = None
+        self.pending_approval: ApprovalNeeded | None = None
+        self.pending_feedback: FeedbackReady | None = None
+        self.saved_paths: dict[str, Path] = {}  # file name -> its programs/ file
+        self.attempt_base = 0
+        self.switching: str | None = None  # a target being connected to, not yet current
+
+    # -- layout -------------------------------------------------------------------
+
+    def compose(self):
+        yield StatusBar(id="status")
+        with Horizontal(id="body"):
+            yield HistoryPane(id="history")
+            with Vertical(id="work"):
+                with Horizontal(id="top"):
+                    yield ConversationPane(id="conversation")
+                    yield CodePane(id="code")
+                yield OutputPane(self.session_buffer, id="output")
+        with Vertical(id="bottom"):
+            yield ApprovalBar(id="approval")
+            yield FeedbackBar(id="feedback")
+            yield Input(placeholder=self._prompt_hint(), id="prompt")
+        yield Footer()
+
+    @property
+    def session_buffer(self):
+        return self.app.output_buffer
+
+    def on_mount(self) -> None:
+        self.query_one("#conversation").border_title = "Conversation"
+        self.query_one("#code").border_title = "Code"
+        self.query_one("#output").border_title = "Output"
+        self.query_one("#history").border_title = "History [F2]"
+        status = self.query_one(StatusBar)
+        status.target = self.session.target_name
+        status.llm = self.session.llm_spec
+        status.auto_accept = self.session.config.run.auto_accept
+        status.max_attempts = 1 + self.session.config.run.max_retries
+        self.set_interval(0.25, self._sample_states, name="status-sample")
+        self.refresh_history()
+        # After the first frame: nothing slow may hold it back.
+        self.call_after_refresh(self._start_backends)
+
+    def _start_backends(self) -> None:
+        if not self.session.llm_spec.startswith("replay:"):
+            self.query_one(ConversationPane).loading = True  # a browser takes seconds
+        self.start_llm()
+        self._connect(self.session.target_name)
+        prompt = self.app.initial_prompt
+        if prompt:
+            self.query_one("#prompt", Input).value = ""
+            self.submit(prompt)
+
+    def _prompt_hint(self) -> str:
+        if self.resume_id is not None:
+            return f"Follow-up for session #{self.resume_id} (resumes its conversation)"
+        if self.new_chat_next:
+            return "Ask for a program (Enter sends) — F1 help, ctrl+p commands"
+        return "Follow up in this conversation, or ctrl+n for a new chat"
+
+    def _sample_states(self) -> None:
+        status = self.query_one(StatusBar)
+        name = self.switching or self.session.target_name
+        target = self.session.targets.get(name)
+        status.target = name
+        if target is not None:
+            status.target_state = target.state
+        if self.session.llm is not None:
+            status.llm_state = self.session.llm.state
+        if self.session.loop is not None:
+            status.auto_accept = self.session.loop.auto_accept
+
+    # -- workers (they post messages; they never touch widgets) -------------------------
+
+    @work(group="llm", exclusive=True, exit_on_error=False)
+    async def start_llm(self) -> None:
+        try:
+            await self.session.start_llm()
+        except VerifyBotError as e:
+            self.post_message(LLMReady(e))
+            return
+        self.post_message(LLMReady())
+
+    @work(group="target", exclusive=True, exit_on_error=False)
+    async def connect_target(self, name: str) -> None:
+        try:
+            await self.session.connect(name)
+        except VerifyBotError as e:
+            self.post_message(TargetReady(name, e))
+            return
+        self.post_message(TargetReady(name))
+
+    @work(group="loop", exclusive=False, exit_on_error=False)
+    async def drive(self, prompt: str, new_chat: bool, resume: int | None) -> None:
+        buffer = self.app.output_buffer
+        loop = self.session.ensure_loop()
+        # One start of the browser and one connection at a time: wait for those under
+        # way; if they failed, the loop tries again and reports it in its own events.
+        with contextlib.suppress(VerifyBotError):
+            await self.session.start_llm()
+        with contextlib.suppress(VerifyBotError):
+            await self.session.connect(self.session.target_name)
+        try:
+            async for ev in loop.events(prompt, new_chat=new_chat, resume=resume):
+                if isinstance(ev, Output):
+                    buffer.add(ev.stream, ev.text)
+                    continue
+                if isinstance(ev, RunStarted):
+                    buffer.run_started(f"attempt {ev.attempt} on {ev.target}")
+                elif isinstance(ev, RunFinished):
+                    r = ev.result
+                    how = ("timed out" if r.timed_out else "stopped" if r.cancelled else
+                           f"target error: {r.target_error}" if r.target_error else
+                           f"exit status {r.exit_code}")
+                    buffer.note(f"{how} after {r.duration:.2f} s; full output: {ev.output_file}")
+                elif isinstance(ev, SessionStarted):
+                    self.post_message(LoopEvent(ev, base=loop.attempt))
+                    continue
+                self.post_message(LoopEvent(ev))
+        except Exception as e:  # the loop reports its own errors as Finished; this is a bug
+            self.post_message(LoopEnded(e))
+            return
+        self.post_message(LoopEnded())
+
+    @work(group="watch", exclusive=True, exit_on_error=False)
+    async def watch_programs(self, paths: dict[str, Path]) -> None:
+        """A save to a program file by an outside editor becomes an edit."""
+        from watchfiles import Change, awatch
+
+        if not paths:
+            return
+        by_path = {p.resolve(): name for name, p in paths.items()}
+        folders = {p.parent for p in by_path}
+        async for changes in awatch(*folders, debounce=150, step=50):
+            for change, changed in changes:
+                name = by_path.get(Path(changed).resolve())
+                if name is not None and change != Change.deleted:
+                    try:
+                        content = Path(changed).read_text(encoding="utf-8", errors="replace")
+                    except OSError:
+                        continue
+                    self.post_message(FileEdited(name, content))
+
+    # -- prompts ------------------------------------------------------------------------
+
+    @on(Input.Submitted, "#prompt")
+    def _prompt_submitted(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        if not text:
+            return
+        if self.submit(text):
+            event.input.value = ""
+
+    def submit(self, text: str, *, new_chat: bool | None = None) -> bool:
+        loop = self.session.loop
+        if loop is not None and loop.running:
+            self.notify("A run is going on: wait for it, or stop it with ctrl+g.",
+                        severity="warning")
+            return False
+        new_chat = self.new_chat_next if new_chat is None else new_chat
+        resume, self.resume_id = self.resume_id, None
+        if new_chat and resume is None:
+            self.run_worker(self._clear_panes(), group="ui")
+        self.last_prompt = text
+        self.new_chat_next = False
+        self.query_one("#prompt", Input).placeholder = self._prompt_hint()
+        self.query_one(StatusBar).mode = f"resume #{resume}" if resume else (
+            "new chat" if new_chat else "follow-up")
+        self.query_one(ConversationPane).add_class("-waiting")
+        self.drive(text, new_chat, resume)
+        return True
+
+    async def _clear_panes(self) -> None:
+        await self.query_one(ConversationPane).clear()
+        await self.query_one(CodePane).show_files([])
+        self.query_one(OutputPane).clear()
+
+    # -- the loop's events -------------------------------------------------------------
+
+    @on(LoopEvent)
+    async def _loop_event(self, message: LoopEvent) -> None:
+        ev = message.event
+        conversation = self.query_one(ConversationPane)
+        status = self.query_one(StatusBar)
+        if isinstance(ev, AnswerText):
+            await conversation.show_answer(ev.text)
+        elif isinstance(ev, AnswerDone):
+            await conversation.finish_answer(ev.markdown)
+        elif isinstance(ev, PromptSent):
+            await conversation.add_prompt(ev.text, ev.kind, ev.attempt)
+            status.attempt = ev.attempt - self.attempt_base
+            if self.session.loop is not None:
+                status.max_attempts = self.session.loop.max_attempts
+        elif isinstance(ev, SessionStarted):
+            self.attempt_base = message.base
+            await conversation.add_notice(f"Session #{ev.session_id} ({ev.slug}) on {ev.target}"
+                                          f" — transcript {ev.transcript}")
+            self.refresh_history()
+        elif isinstance(ev, Notice):
+            await conversation.add_notice(ev.text, ev.level)
+            if ev.level == "error":
+                self.notify(ev.text, severity="error")
+        elif isinstance(ev, CodeReady):
+            await self.query_one(CodePane).show_files(ev.files, ev.entry, ev.previous)
+            root = self.session.loop.workspace.root if self.session.loop else Path(".")
+            self.saved_paths = {f.name: root / rel for f, rel in zip(ev.files, ev.saved,
+                                                                     strict=False)}
+            self.refresh_history()
+        elif isinstance(ev, ApprovalNeeded):
+            self.pending_approval = ev
+            target = self.session.target_name
+            self.query_one(ApprovalBar).ask(
+                f"Attempt {ev.attempt - self.attempt_base}: run [b]{ev.entry}[/b] on "
+                f"[b]{target}[/b]?")
+            self.watch_programs(dict(self.saved_paths))
+        elif isinstance(ev, PermissionNeeded):
+            self.app.push_screen(ConfirmScreen(ev.question, "Install packages?"),
+                                 callback=lambda yes: _resolve(ev.answer, bool(yes)))
+        elif isinstance(ev, FeedbackReady):
+            self.pending_feedback = ev
+            self.query_one(FeedbackBar).ask(ev.prompt)
+        elif isinstance(ev, RunStarted):
+            output = self.query_one(OutputPane)
+            n = ev.attempt - self.attempt_base
+            output.border_title = f"Output — attempt {n} on {ev.target}"
+            output.border_subtitle = "running…"
+            output.add_class("-running")
+        elif isinstance(ev, RunFinished):
+            output = self.query_one(OutputPane)
+            output.finish()
+            output.remove_class("-running")
+            code = ev.result.exit_code
+            output.border_subtitle = f"exit {code}" if code is not None else "killed"
+        elif isinstance(ev, VerdictReached):
+            v = ev.verdict
+            ok = getattr(v, "ok", False)
+            await conversation.add_notice(
+                f"Verdict for attempt {ev.attempt - self.attempt_base}: "
+                f"{getattr(v, 'status', v)} — {getattr(v, 'reason', '')}",
+                "info" if ok else "warning")
+            self.refresh_history()
+        elif isinstance(ev, Finished):
+            await self._finished(ev)
+
+    async def _finished(self, ev: Finished) -> None:
+        self._close_decisions()
+        self.query_one(OutputPane).finish()
+        await self.query_one(ConversationPane).end_answer()
+        text = f"{ev.status}: {ev.message}" if ev.message else ev.status
+        await self.query_one(ConversationPane).add_notice(
+            f"Finished — {text}", "info" if ev.status == "SUCCESS" else "warning")
+        self.notify(text, title="Session finished",
+                    severity=STATUS_SEVERITY.get(ev.status, "error"))
+        self.refresh_history()
+        self.query_one("#prompt", Input).placeholder = self._prompt_hint()
+        self.query_one("#prompt", Input).focus()
+
+    @on(LoopEnded)
+    async def _loop_ended(self, message: LoopEnded) -> None:
+        self._close_decisions()
+        self.query_one(ConversationPane).remove_class("-waiting")
+        if message.error is not None:
+            self.notify(f"The loop stopped on an error: {message.error}", severity="error",
+                        timeout=10)
+
+    @on(LLMReady)
+    def _llm_ready(self, message: LLMReady) -> None:
+        self.query_one(ConversationPane).loading = False
+        if message.error is not None:
+            self.notify(str(message.error), title="LLM not ready", severity="error", timeout=15)
+
+    def _connect(self, name: str) -> None:
+        if name != self.session.target_name:
+            self.switching = name
+        if self.session.config.targets[name].kind == "ssh":
+            self.query_one(OutputPane).loading = True
+        self.connect_target(name)
+
+    @on(TargetReady)
+    def _target_ready(self, message: TargetReady) -> None:
+        self.query_one(OutputPane).loading = False
+        if self.switching == message.name:
+            self.switching = None
+        status = self.query_one(StatusBar)
+        if message.error is None:
+            if message.name != self.session.target_name:
+                self.session.use_target(message.name)
+                self.notify(f"Target is now {message.name}: the next attempt runs there.")
+            status.target = message.name
+            status.target_state = "connected"
+            return
+        status.target_state = "error"
+        where = message.name
+        if message.name != self.session.target_name:
+            self.notify(f"Could not switch to {where}: {message.error}\n"
+                        f"Still on {self.session.target_name}.", severity="error", timeout=15)
+        else:
+            self.notify(f"{where}: {message.error}", title="Target not ready",
+                        severity="error", timeout=15)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A worker that crashed is a bug: say so and stay up."""
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            err = event.worker.error
+            self.notify(f"{event.worker.name or event.worker.group}: {err}", severity="error",
+                        timeout=10)
+            if event.worker.group == "loop":
+                self._close_decisions()
+
+    # -- decisions -----------------------------------------------------------------------
+
+    def _close_decisions(self) -> None:
+        self.query_one(ApprovalBar).hide()
+        self.query_one(FeedbackBar).hide()
+        self.workers.cancel_group(self, "watch")
+        self.pending_approval = None
+        self.pending_feedback = None
+
+    def _decide(self, decision: Decision) -> None:
+        pending = self.pending_approval
+        self._close_decisions()
+        if pending is not None:
+            _resolve(pending.decision, decision)
+        self.query_one("#prompt", Input).focus()
+
+    @on(ApprovalBar.Chosen)
+    async def _approval(self, message: ApprovalBar.Chosen) -> None:
+        code = self.query_one(CodePane)
+        if message.action == "accept":
+            edits = code.collect_edits()
+            if code.mode != "code":
+                await code.set_mode("code")
+            self._decide(Decision("edit", files=edits) if edits else Decision("accept"))
+        elif message.action == "edit":
+            await code.set_mode("edit")
+        elif message.action == "external_edit":
+            await self._external_edit()
+        elif message.action == "reject":
+            self._decide(Decision("reject", note=message.note))
+        elif message.action == "stop":
+            self._decide(Decision("stop"))
+
+    async def _external_edit(self) -> None:
+        code = self.query_one(CodePane)
+        f = code.active_file()
+        if f is None:
+            return
+        try:
+            text = edit_text(self.app, f.content, Path(f.name).suffix or ".txt")
+        except OSError as e:
+            self.notify(f"Could not start the editor: {e}. Check $VISUAL/$EDITOR.",
+                        severity="error")
+            return
+        if text is None:
+            self.notify("No editor set: export VISUAL or EDITOR (e.g. EDITOR=nano), "
+                        "or press e to edit here.", severity="warning", timeout=8)
+            return
+        await code.set_content(f.name, text)
+        self.query_one(ApprovalBar).focus()
+
+    @on(CodePane.EditEnded)
+    def _edit_ended(self, message: CodePane.EditEnded) -> None:
+        if self.pending_approval is not None:
+            self.query_one(ApprovalBar).focus()
+        if message.kept and message.pane.edits:
+            self.notify("Edits kept: accept [a] runs the edited version.")
+
+    @on(FeedbackBar.Chosen)
+    def _feedback(self, message: FeedbackBar.Chosen) -> None:
+        pending = self.pending_feedback
+        self._close_decisions()
+        if pending is not None:
+            _resolve(pending.decision, FeedbackDecision(message.send, message.text))
+
+    @on(FileEdited)
+    async def _file_edited(self, message: FileEdited) -> None:
+        if self.pending_approval is None:
+            return
+        if await self.query_one(CodePane).set_content(message.name, message.content):
+            self.notify(f"{message.name} changed on disk: accept runs the edited version.")
+
+    # -- history ---------------------------------------------------------------------------
+
+    def refresh_history(self) -> None:
+        history = self.session.history
+        sessions = history.sessions(limit=200)
+        attempts = {s["id"]: history.attempts(s["id"]) for s in sessions[:50]}
+        self.query_one(HistoryPane).show_sessions(sessions, attempts)
+
+    @on(HistoryPane.Picked)
+    def _history_picked(self, message: HistoryPane.Picked) -> None:
+        row = message.row
+        if row.attempt is None:
+            return
+
+        def done(result: int | None) -> None:
+            if result is not None:
+                self.resume(result)
+
+        self.app.push_screen(AttemptScreen(row.session, row.attempt, self.session.workspace),
+                             callback=done)
+
+    @on(HistoryPane.ResumeRequested)
+    def _history_resume(self, message: HistoryPane.ResumeRequested) -> None:
+        self.resume(message.session["id"])
+
+    def resume(self, session_id: int) -> None:
+        self.resume_id = session_id
+        prompt = self.query_one("#prompt", Input)
+        prompt.placeholder = self._prompt_hint()
+        self.query_one(StatusBar).mode = f"resume #{session_id}"
+        prompt.focus()
+        self.notify(f"Type a follow-up: it goes to session #{session_id}'s conversation.")
+
+    # -- actions (keys) ------------------------------------------------------------------
+
+    def action_switch_target(self) -> None:
+        name = self.session.next_target_name(self.switching)
+        if name == self.session.target_name and len(self.session.target_names) == 1:
+            self.notify("Only one target is configured: add [targets.NAME] tables to switch.")
+            return
+        self.switch_to_target(name)
+
+    def switch_to_target(self, name: str) -> None:
+        status = self.query_one(StatusBar)
+        status.target = name
+        status.target_state = "connecting"
+        self.notify(f"Connecting to {name}…")
+        self._connect(name)
+
+    def action_toggle_auto_accept(self) -> None:
+        loop = self.session.ensure_loop()
+        loop.auto_accept = not loop.auto_accept
+        self.query_one(StatusBar).auto_accept = loop.auto_accept
+        self.notify("Auto-accept on: new versions run without asking." if loop.auto_accept
+                    else "Auto-accept off: each version waits for you.")
+
+    def action_new_chat(self) -> None:
+        self.new_chat_next = True
+        self.resume_id = None
+        self.query_one("#prompt", Input).placeholder = self._prompt_hint()
+        self.query_one(StatusBar).mode = "new chat"
+        self.query_one("#prompt", Input).focus()
+
+    def action_retry(self) -> None:
+        if not self.last_prompt:
+            self.notify("Nothing to retry yet.")
+            return
+        self.submit(self.last_prompt, new_chat=True)
+
+    def action_stop(self) -> None:
+        if self.pending_approval is not None:
+            self._decide(Decision("stop"))
+        elif self.pending_feedback is not None:
+            pending = self.pending_feedback
+            self._close_decisions()
+            _resolve(pending.decision, FeedbackDecision(False))
+        elif self.session.loop is not None and self.session.loop.running:
+            self.session.loop.stop()
+            self.notify("Stopping…")
+
+    def action_toggle_history(self) -> None:
+        history = self.query_one(HistoryPane)
+        history.display = not history.display
+        if history.display:
+            history.focus()
+
+    async def action_toggle_diff(self) -> None:
+        await self.query_one(CodePane).toggle_diff()
+
+    def action_focus_prompt(self) -> None:
+        self.query_one("#prompt", Input).focus()
+
+
+def _resolve(future: asyncio.Future, value: object) -> None:
+    if not future.done():
+        future.set_result(value)

@@ -1,0 +1,150 @@
+"""The app's back-end objects: the LLM backend, the targets, the loop, history.
+
+No Textual here: this is the same wiring the CLI does, held for the life of the
+app. Starting the LLM and connecting a target are shared tasks, so a prompt
+sent while the browser is still starting waits for that start instead of
+launching a second browser on the same profile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from verifybot_tui.core.config import Config
+from verifybot_tui.core.errors import ConfigError
+from verifybot_tui.core.history import History
+from verifybot_tui.core.loop import VerifyLoop
+from verifybot_tui.llm.base import LLMBackend
+from verifybot_tui.targets.base import Prompter, Target
+
+
+def check_llm_spec(config: Config, spec: str) -> None:
+    """Fail before the first frame on a --llm that cannot work (nothing starts)."""
+    if spec.startswith("replay:"):
+        path = Path(spec.removeprefix("replay:")).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"--llm {spec}: no such transcript file {path}")
+    elif spec not in config.llm:
+        raise ConfigError(f"--llm {spec}: there is no [llm.{spec}] in "
+                          f"{config.path or 'the config'}; configured: "
+                          f"{', '.join(sorted(config.llm))}, or replay:PATH")
+
+
+def check_target_name(config: Config, name: str) -> None:
+    if name not in config.targets:
+        raise ConfigError(f"--target {name}: there is no [targets.{name}] in "
+                          f"{config.path or 'the config'}; configured: "
+                          f"{', '.join(sorted(config.targets))}")
+
+
+class AppSession:
+    def __init__(self, config: Config, *, llm_spec: str, target_name: str,
+                 workspace: Path | None = None, review_feedback: bool = False) -> None:
+        check_llm_spec(config, llm_spec)
+        check_target_name(config, target_name)
+        self.config = config
+        self.workspace = (workspace or config.workspace).resolve()
+        self.llm_spec = llm_spec
+        self.target_name = target_name
+        self.review_feedback = review_feedback
+        self.history = History(self.workspace)
+        self.llm: LLMBackend | None = None
+        self.targets: dict[str, Target] = {}
+        self.loop: VerifyLoop | None = None
+        self.prompter: Prompter | None = None
+        self._llm_start: asyncio.Task[None] | None = None
+        self._connecting: dict[str, asyncio.Task[Target]] = {}
+
+    @property
+    def target(self) -> Target | None:
+        return self.targets.get(self.target_name)
+
+    @property
+    def target_names(self) -> list[str]:
+        return list(self.config.targets)
+
+    def next_target_name(self, after: str | None = None) -> str:
+        names = self.target_names
+        current = after or self.target_name
+        i = names.index(current) if current in names else -1
+        return names[(i + 1) % len(names)]
+
+    def make_llm(self) -> LLMBackend:
+        if self.llm is None:
+            from verifybot_tui.llm import make_llm  # the browser import is the slow one
+
+            self.llm = make_llm(self.config, self.llm_spec, self.workspace)
+        return self.llm
+
+    def make_target(self, name: str) -> Target:
+        target = self.targets.get(name)
+        if target is None:
+            from verifybot_tui.targets import make_target
+
+            target = make_target(self.config, name, self.workspace, prompter=self.prompter)
+            self.targets[name] = target
+        return target
+
+    async def start_llm(self) -> LLMBackend:
+        """Start the backend once; concurrent callers share the one start."""
+        llm = self.make_llm()
+        return await self._shared("_llm_start", llm.start, llm)
+
+    async def connect(self, name: str) -> Target:
+        """Connect and probe a target once at a time; a failed try can be repeated."""
+        target = self.make_target(name)
+        task = self._connecting.get(name)
+        if task is None or (task.done() and (task.cancelled() or task.exception() is not None
+                                             or target.state != "connected")):
+            async def go() -> Target:
+                await target.connect()
+                await target.probe()
+                return target
+            task = asyncio.ensure_future(go())
+            self._connecting[name] = task
+        return await asyncio.shield(task)
+
+    async def _shared(self, attr: str, start: Callable[[], Awaitable[None]], value):
+        task: asyncio.Task[None] | None = getattr(self, attr)
+        if task is None or (task.done() and (task.cancelled() or task.exception())):
+            task = asyncio.ensure_future(start())
+            setattr(self, attr, task)
+        await asyncio.shield(task)
+        return value
+
+    def ensure_loop(self) -> VerifyLoop:
+        """The loop, built on first use; later calls follow the current target."""
+        llm = self.make_llm()
+        target = self.make_target(self.target_name)
+        if self.loop is None:
+            self.loop = VerifyLoop(config=self.config, llm=llm, target=target,
+                                   history=self.history, review_feedback=self.review_feedback,
+                                   workspace=self.workspace)
+        elif self.loop.target is not target:
+            self.loop.set_target(target)
+        return self.loop
+
+    def use_target(self, name: str) -> Target:
+        """Make ``name`` current: the loop runs on it from its next attempt."""
+        target = self.make_target(name)
+        self.target_name = name
+        if self.loop is not None:
+            self.loop.set_target(target)
+        return target
+
+    async def close(self) -> None:
+        if self.loop is not None and self.loop.running:
+            self.loop.stop()
+        for task in [self._llm_start, *self._connecting.values()]:
+            if task is not None and not task.done():
+                task.cancel()
+        closers = [t.close() for t in self.targets.values()]
+        if self.llm is not None:
+            closers.append(self.llm.close())
+        for coro in closers:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(coro, 10)
+        self.history.close()

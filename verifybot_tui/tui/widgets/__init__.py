@@ -1,0 +1,1 @@
+"""One widget per pane: conversation, code, output, history, and the bars."""

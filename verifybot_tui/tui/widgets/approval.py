@@ -1,0 +1,110 @@
+"""The approval bar: accept, edit, edit in $EDITOR, reject (with a note) or stop.
+
+Shown while the loop waits on an ApprovalNeeded future. The bar reports the
+user's choice as a message; the screen turns it into a Decision, because only
+the screen knows the code pane's edits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual import on
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.widgets import Button, Input, Label
+
+from verifybot_tui.tui.keys import APPROVAL_BINDINGS
+
+
+class ApprovalBar(Horizontal, can_focus=True):
+    """Focused while shown, so its single-letter keys work without a modifier."""
+
+    BINDINGS = APPROVAL_BINDINGS
+
+    DEFAULT_CSS = """
+    ApprovalBar {
+        height: auto;
+        padding: 0 1;
+        background: $boost;
+        border-top: tall $accent;
+        display: none;
+        &.-shown { display: block; }
+        &:focus-within { border-top: tall $primary; }
+        & > #approval-question { width: 1fr; padding: 1 1 0 0; }
+        & Button { margin: 0 1 0 0; min-width: 10; }
+        & > #reject-note { width: 1fr; display: none; }
+        &.-noting > #reject-note { display: block; }
+        &.-noting Button, &.-noting > #approval-question { display: none; }
+    }
+    """
+
+    @dataclass
+    class Chosen(Message):
+        bar: ApprovalBar
+        action: str  # accept, edit, external_edit, reject, stop
+        note: str = ""
+
+        @property
+        def control(self) -> ApprovalBar:
+            return self.bar
+
+    def compose(self):
+        yield Label("", id="approval-question")
+        yield Button("Accept \\[a]", id="approval-accept", variant="success")
+        yield Button("Edit \\[e]", id="approval-edit", variant="primary")
+        yield Button("$EDITOR \\[o]", id="approval-external_edit")
+        yield Button("Reject \\[r]", id="approval-reject", variant="warning")
+        yield Button("Stop \\[s]", id="approval-stop", variant="error")
+        yield Input(placeholder="Why reject? (sent to the LLM; Enter sends, Esc goes back)",
+                    id="reject-note")
+
+    def ask(self, question: str) -> None:
+        self.query_one("#approval-question", Label).update(question)
+        self.remove_class("-noting")
+        self.add_class("-shown")
+        self.focus()
+
+    def hide(self) -> None:
+        self.remove_class("-shown", "-noting")
+        self.query_one("#reject-note", Input).value = ""
+
+    @property
+    def shown(self) -> bool:
+        return self.has_class("-shown")
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        action = (event.button.id or "").removeprefix("approval-")
+        self.run_action(action)
+
+    def _choose(self, action: str, note: str = "") -> None:
+        if self.shown:
+            self.post_message(self.Chosen(self, action, note))
+
+    def action_accept(self) -> None:
+        self._choose("accept")
+
+    def action_edit(self) -> None:
+        self._choose("edit")
+
+    def action_external_edit(self) -> None:
+        self._choose("external_edit")
+
+    def action_stop(self) -> None:
+        self._choose("stop")
+
+    def action_reject(self) -> None:
+        self.add_class("-noting")
+        self.query_one("#reject-note", Input).focus()
+
+    @on(Input.Submitted, "#reject-note")
+    def _note(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._choose("reject", event.value.strip())
+
+    def key_escape(self) -> None:
+        if self.has_class("-noting"):
+            self.remove_class("-noting")
+            self.focus()

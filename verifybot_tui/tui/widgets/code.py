@@ -1,0 +1,186 @@
+"""The code pane: the current version's files, a tab each, highlighted by Pygments.
+
+Three views of the same files: the code, a unified diff against the previous
+version (what the model changed is what the user must judge), and an inline
+editor. The pane only displays and collects edits; deciding what an edit
+means is the loop's job.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from textual.containers import VerticalScroll
+from textual.highlight import highlight
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Static, TabbedContent, TabPane, TextArea
+
+from verifybot_tui.targets.base import ProgramFile
+from verifybot_tui.tui.keys import EDIT_BINDINGS
+
+
+def unified_diff(old: list[ProgramFile], new: list[ProgramFile]) -> str:
+    """One unified diff over every file, matched by name; empty if nothing changed."""
+    before = {f.name: f for f in old}
+    parts: list[str] = []
+    for f in new:
+        prev = before.pop(f.name, None)
+        a = prev.content.splitlines(keepends=True) if prev else []
+        parts.extend(difflib.unified_diff(
+            a, f.content.splitlines(keepends=True),
+            fromfile=prev.saved_name if prev else "/dev/null", tofile=f.saved_name))
+    for prev in before.values():
+        parts.extend(difflib.unified_diff(prev.content.splitlines(keepends=True), [],
+                                          fromfile=prev.saved_name, tofile="/dev/null"))
+    return "".join(p if p.endswith("\n") else p + "\n" for p in parts)
+
+
+def _highlighted(code: str, language: str, path: str) -> Static:
+    try:
+        content = highlight(code, language=language or None, path=path)
+    except Exception:  # an unknown lexer: plain text is still readable
+        content = code
+    return Static(content, markup=False, classes="code-text", expand=True)
+
+
+class CodePane(Widget):
+    """Tabs of files; ``mode`` is "code", "diff" or "edit"."""
+
+    BINDINGS = EDIT_BINDINGS
+
+    class EditEnded(Message):
+        """The inline editor closed: ``kept`` says whether its changes stay."""
+
+        def __init__(self, pane: CodePane, kept: bool) -> None:
+            super().__init__()
+            self.pane = pane
+            self.kept = kept
+
+        @property
+        def control(self) -> CodePane:
+            return self.pane
+
+    DEFAULT_CSS = """
+    CodePane {
+        height: 1fr;
+        & TabbedContent { height: 1fr; }
+        & TabPane { padding: 0; height: 1fr; }
+        & VerticalScroll { height: 1fr; }
+        & .code-text { width: auto; min-width: 100%; padding: 0 1; }
+        & TextArea { height: 1fr; border: none; }
+        & #code-empty { color: $text-muted; padding: 1 2; }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.files: list[ProgramFile] = []
+        self.previous: list[ProgramFile] = []
+        self.entry = ""
+        self.mode = "code"
+        self.edits: dict[str, str] = {}  # file name -> content changed by the user
+
+    def compose(self):
+        if not self.files:
+            yield Static("No code yet. Type a prompt below and press Enter.", id="code-empty")
+            return
+        if self.mode == "diff":
+            diff = unified_diff(self.previous, self.current_files()) if self.previous else ""
+            with VerticalScroll(id="code-diff"):
+                if diff:
+                    yield _highlighted(diff, "diff", "changes.diff")
+                elif self.previous:
+                    yield Static("No changes from the previous version.", id="code-empty")
+                else:
+                    yield Static("There is no previous version to compare with.",
+                                 id="code-empty")
+            return
+        with TabbedContent(id="code-tabs"):
+            for i, f in enumerate(self.current_files()):
+                mark = "▶ " if f.name == self.entry else ""
+                edited = " *" if f.name in self.edits else ""
+                with TabPane(f"{mark}{f.saved_name}{edited}", id=f"file-{i}"):
+                    if self.mode == "edit":
+                        yield TextArea(f.content, id=f"edit-{i}", show_line_numbers=True,
+                                       soft_wrap=False, tab_behavior="indent")
+                    else:
+                        with VerticalScroll():
+                            yield _highlighted(f.content, f.language, f.name)
+
+    def current_files(self) -> list[ProgramFile]:
+        """The files with the user's edits applied."""
+        return [ProgramFile(f.name, f.saved_name, self.edits.get(f.name, f.content), f.language)
+                for f in self.files]
+
+    async def show_files(self, files: list[ProgramFile], entry: str = "",
+                         previous: list[ProgramFile] | None = None) -> None:
+        self.files = list(files)
+        self.entry = entry
+        self.previous = list(previous or [])
+        self.edits = {}
+        self.mode = "code"
+        await self.recompose()
+
+    async def set_mode(self, mode: str) -> None:
+        if self.mode == "edit" and mode != "edit":
+            self.collect_edits()
+        self.mode = mode
+        await self.recompose()
+        if mode == "edit":
+            areas = self.query(TextArea)
+            if areas:
+                areas.first().focus()
+
+    async def toggle_diff(self) -> None:
+        await self.set_mode("code" if self.mode == "diff" else "diff")
+
+    def collect_edits(self) -> dict[str, str]:
+        """Read the editors back into ``edits``; return every changed file."""
+        if self.mode == "edit":
+            for i, f in enumerate(self.files):
+                area = self.query(f"#edit-{i}")
+                if area:
+                    text = area.first(TextArea).text
+                    if text != f.content:
+                        self.edits[f.name] = text
+                    else:
+                        self.edits.pop(f.name, None)
+        return dict(self.edits)
+
+    async def set_content(self, name: str, content: str) -> bool:
+        """A file changed outside (an editor): keep it as an edit; False if unknown."""
+        for f in self.files:
+            if f.name == name:
+                if content == f.content:
+                    self.edits.pop(name, None)
+                else:
+                    self.edits[name] = content
+                await self.recompose()
+                return True
+        return False
+
+    def active_file(self) -> ProgramFile | None:
+        """The file of the selected tab (the entry when there are no tabs)."""
+        files = self.current_files()
+        if not files:
+            return None
+        tabs = self.query(TabbedContent)
+        if tabs and tabs.first().active:
+            index = int(tabs.first().active.removeprefix("file-"))
+            return files[index]
+        return next((f for f in files if f.name == self.entry), files[0])
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("save_edit", "cancel_edit"):
+            return self.mode == "edit"
+        return True
+
+    async def action_save_edit(self) -> None:
+        await self.set_mode("code")
+        self.post_message(self.EditEnded(self, kept=True))
+
+    async def action_cancel_edit(self) -> None:
+        self.mode = "code"  # leaving without collecting: the editors' text is dropped
+        await self.recompose()
+        self.post_message(self.EditEnded(self, kept=False))

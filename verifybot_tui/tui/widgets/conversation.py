@@ -1,0 +1,121 @@
+"""The conversation pane: what was sent to the LLM and what it answered.
+
+Answers stream in through a MarkdownStream: only the new part of the text is
+appended (the stream coalesces fast appends), so a long answer never
+re-renders per token. Prompts are shown as plain text because a feedback
+prompt carries raw program output that must not be read as markdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual.containers import VerticalScroll
+from textual.widgets import Collapsible, LoadingIndicator, Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+PROMPT_TITLES = {
+    "initial": "You asked",
+    "feedback": "Feedback sent",
+    "edit": "Edited version noted",
+    "reject": "Rejected, asked again",
+    "duplicate": "Same code again, asked for a change",
+    "free": "You said",
+}
+_FOLD_LINES = 8
+
+
+class ConversationPane(VerticalScroll):
+    """Prompts and answers, newest at the bottom, anchored while it grows."""
+
+    DEFAULT_CSS = """
+    ConversationPane {
+        & > .answer { margin: 0 0 1 0; padding: 0 1; background: $surface; }
+        & > .prompt { margin: 0 0 1 0; }
+        & > .prompt-text { margin: 0 0 1 0; padding: 0 1; color: $text-muted; }
+        & > .notice { padding: 0 1; color: $text-muted; text-style: italic; }
+        & > .notice.-warning { color: $warning; }
+        & > .notice.-error { color: $error; }
+        & > #answer-wait { height: 1; display: none; }
+        &.-waiting > #answer-wait { display: block; }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._answer: Markdown | None = None
+        self._stream: MarkdownStream | None = None
+        self._text = ""  # the current answer's text so far
+        self._lock = asyncio.Lock()
+
+    def compose(self):
+        yield LoadingIndicator(id="answer-wait")
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    @property
+    def answer_text(self) -> str:
+        return self._text
+
+    async def _add(self, widget) -> None:
+        await self.mount(widget, before=self.query_one("#answer-wait"))
+
+    async def add_prompt(self, text: str, kind: str = "initial", attempt: int = 0) -> None:
+        await self.end_answer()
+        title = PROMPT_TITLES.get(kind, "Prompt")
+        if attempt:
+            title = f"{title} (attempt {attempt})"
+        body = Static(text, markup=False, classes="prompt-body")
+        folded = text.count("\n") >= _FOLD_LINES
+        if folded:
+            first = text.strip().splitlines()[0][:80] if text.strip() else ""
+            await self._add(Collapsible(body, title=f"{title}: {first} …", collapsed=True,
+                                        classes="prompt"))
+        else:
+            await self._add(Static(f"[b]{title}[/b]", classes="prompt-title"))
+            body.add_class("prompt-text")
+            await self._add(body)
+        self.add_class("-waiting")
+
+    async def add_notice(self, text: str, level: str = "info") -> None:
+        await self._add(Static(text, markup=False, classes=f"notice -{level}"))
+
+    async def show_answer(self, text: str) -> None:
+        """The answer's whole text so far: append what is new, or start over if it changed."""
+        async with self._lock:
+            self.remove_class("-waiting")
+            if self._answer is None:
+                self._answer = Markdown(classes="answer")
+                await self._add(self._answer)
+                self._stream = Markdown.get_stream(self._answer)
+                self._text = ""
+            assert self._stream is not None
+            if text.startswith(self._text):
+                delta = text[len(self._text):]
+                if delta:
+                    await self._stream.write(delta)
+            else:
+                # The site rewrote earlier text (a re-render): replace, then stream on.
+                await self._stream.stop()
+                await self._answer.update(text)
+                self._stream = Markdown.get_stream(self._answer)
+            self._text = text
+
+    async def finish_answer(self, markdown: str) -> None:
+        """The final markdown: usually what streamed; if not (exact copy), show it once."""
+        await self.show_answer(markdown)
+        await self.end_answer()
+
+    async def end_answer(self) -> None:
+        async with self._lock:
+            if self._stream is not None:
+                await self._stream.stop()
+            self._stream = None
+            self._answer = None
+            self._text = ""
+            self.remove_class("-waiting")
+
+    async def clear(self) -> None:
+        await self.end_answer()
+        await self.query(".prompt, .prompt-title, .prompt-text, .answer, .notice").remove()

@@ -1,0 +1,74 @@
+"""The feedback review bar: the prompt about to go back to the LLM, editable.
+
+Only shown when the loop runs with review_feedback: the user sees exactly what
+will be sent (program output included) and may trim or add to it first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual import on
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Button, Label, TextArea
+
+from verifybot_tui.tui.keys import FEEDBACK_BINDINGS
+
+
+class FeedbackBar(Vertical):
+    BINDINGS = FEEDBACK_BINDINGS
+
+    DEFAULT_CSS = """
+    FeedbackBar {
+        height: 16;
+        padding: 0 1;
+        background: $boost;
+        border-top: tall $accent;
+        display: none;
+        &.-shown { display: block; }
+        & > TextArea { height: 1fr; }
+        & > Horizontal { height: auto; }
+        & Button { margin: 0 1 0 0; }
+    }
+    """
+
+    @dataclass
+    class Chosen(Message):
+        bar: FeedbackBar
+        send: bool
+        text: str = ""
+
+        @property
+        def control(self) -> FeedbackBar:
+            return self.bar
+
+    def compose(self):
+        yield Label("Feedback for the LLM — edit it if you like, then send (ctrl+s)")
+        yield TextArea("", id="feedback-text", soft_wrap=True)
+        with Horizontal():
+            yield Button("Send \\[ctrl+s]", id="feedback-send", variant="success")
+            yield Button("Stop \\[ctrl+g]", id="feedback-stop", variant="error")
+
+    def ask(self, prompt: str) -> None:
+        area = self.query_one("#feedback-text", TextArea)
+        area.load_text(prompt)
+        self.add_class("-shown")
+        area.focus()
+
+    def hide(self) -> None:
+        self.remove_class("-shown")
+
+    @property
+    def shown(self) -> bool:
+        return self.has_class("-shown")
+
+    @on(Button.Pressed, "#feedback-send")
+    def action_send(self) -> None:
+        if self.shown:
+            self.post_message(self.Chosen(self, True, self.query_one(TextArea).text))
+
+    @on(Button.Pressed, "#feedback-stop")
+    def action_stop(self) -> None:
+        if self.shown:
+            self.post_message(self.Chosen(self, False))

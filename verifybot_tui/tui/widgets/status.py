@@ -1,0 +1,55 @@
+"""The status bar: target and its connection, the LLM's state, the attempt count.
+
+Backends keep their state in a plain attribute that changes deep inside them
+(a browser crash, an SSH drop), so the bar samples it a few times a second
+rather than waiting for an event that may never come.
+"""
+
+from __future__ import annotations
+
+from textual.markup import escape
+from textual.reactive import reactive
+from textual.widgets import Static
+
+TARGET_MARKS = {"connected": "●", "connecting": "◌", "error": "✘", "disconnected": "○"}
+LLM_LABELS = {"stopped": "not started", "starting": "starting…", "logged_out": "logged out",
+              "idle": "idle", "streaming": "streaming…", "error": "error"}
+
+
+class StatusBar(Static):
+    DEFAULT_CSS = """
+    StatusBar {
+        dock: top;
+        height: 1;
+        padding: 0 1;
+        background: $panel;
+        color: $text;
+    }
+    """
+
+    target = reactive("local")
+    target_state = reactive("disconnected")
+    llm = reactive("")
+    llm_state = reactive("stopped")
+    attempt = reactive(0)
+    max_attempts = reactive(0)
+    auto_accept = reactive(False)
+    mode = reactive("")  # "new chat", "follow-up", "resume #n"
+
+    def render(self) -> str:
+        t_mark = TARGET_MARKS.get(self.target_state, "?")
+        t_colour = {"connected": "$success", "error": "$error"}.get(self.target_state,
+                                                                     "$warning")
+        l_colour = {"idle": "$success", "error": "$error", "logged_out": "$error",
+                    "streaming": "$accent"}.get(self.llm_state, "$text-muted")
+        parts = [
+            f"[{t_colour}]{t_mark}[/] target [b]{escape(self.target)}[/]: {self.target_state}",
+            f"LLM [b]{escape(self.llm)}[/]: "
+            f"[{l_colour}]{LLM_LABELS.get(self.llm_state, self.llm_state)}[/]",
+        ]
+        if self.attempt:
+            parts.append(f"attempt {self.attempt} of {self.max_attempts}")
+        parts.append("auto-accept [b]on[/]" if self.auto_accept else "auto-accept off")
+        if self.mode:
+            parts.append(self.mode)
+        return " │ ".join(parts)
