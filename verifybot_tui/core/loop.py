@@ -88,6 +88,7 @@ class VerifyLoop:
         self._context_target: str | None = None  # whose context the conversation knows
         self._pending_edit_note = ""
         self._python: dict[str, str] = {}  # target name -> venv python after an install
+        self._contexts: dict[str, str] = {}  # target name -> its latest probe
 
     @property
     def max_attempts(self) -> int:
@@ -114,6 +115,8 @@ class VerifyLoop:
         """Run the loop for one prompt, yielding its events until ``Finished``."""
         if self.running:
             raise RuntimeError("the loop is already running a prompt")
+        if not new_chat and resume is None and self.session_id is not None:
+            resume = self.session_id  # a follow-up continues the current session
         queue: asyncio.Queue[Any] = asyncio.Queue()
         self._emit = queue.put_nowait
         self._stop_status = None
@@ -197,10 +200,11 @@ class VerifyLoop:
         await self.llm.start()
         if resume:
             row = self.history.session(st.session_id) or {}
-            if row.get("conversation_url"):
-                await self.llm.resume(row["conversation_url"])
+            url = row.get("conversation_url")
+            if url and url != self.llm.conversation_url:  # not already there (a follow-up)
+                await self.llm.resume(url)
                 self._context_target = row.get("target")
-            else:
+            elif not url:
                 await self.llm.new_chat()
         elif new_chat:
             await self.llm.new_chat()
@@ -219,11 +223,12 @@ class VerifyLoop:
         previous: list[ProgramFile] = []
         first_attempt = self.attempt + 1
         while True:
-            if self.target is not target or self._context_target != self.target.name:
+            if self.target is not target:
                 target = self.target
-                context = await self._probe(target)
-                if kind != "initial":
-                    text = prompts.context_update(target.name, context) + text
+                await self._probe(target)
+            if self._context_target != target.name and kind != "initial":
+                context = self._contexts.get(target.name) or await self._probe(target)
+                text = prompts.context_update(target.name, context) + text
             if self._pending_edit_note and kind != "initial":
                 text = f"{self._pending_edit_note}\n\n{text}"
             self._pending_edit_note = ""
@@ -288,6 +293,10 @@ class VerifyLoop:
                     self.history.update_attempt(attempt_id, version=version, files=saved)
                     st.attempts[-1].update(version=version, files=saved, edited=True)
                     self._emit(Notice(f"your edit is saved as {', '.join(saved)}"))
+            if self.target is not target:  # switched while the code was shown: run there
+                target = self.target
+                await self._probe(target)
+                self.history.update_attempt(attempt_id, target=target.name)
             python = await self._dependencies(target, files, ex)
             result, verdict = await self._execute(target, n, attempt_id, version, files, entry,
                                                   ex, python)
@@ -326,6 +335,7 @@ class VerifyLoop:
         self._emit(Notice(f"probing {target.name}"))
         await target.connect()
         context = await target.probe()
+        self._contexts[target.name] = context
         self._run_state.transcript.block(f"Context: {target.name}", context, "markdown")
         return context
 

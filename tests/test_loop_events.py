@@ -1,0 +1,170 @@
+"""The loop as the front ends see it: its events, its questions, stop, resume, target switch.
+
+Real parts only: the replay backend, the local target running real programs,
+history.db and the files on disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import textwrap
+from pathlib import Path
+
+from conftest import EXAMPLES
+
+from verifybot_tui.core.config import parse_config
+from verifybot_tui.core.events import (
+    AnswerText,
+    ApprovalNeeded,
+    CodeReady,
+    Decision,
+    FeedbackDecision,
+    FeedbackReady,
+    Finished,
+    Output,
+    PromptSent,
+    RunFinished,
+    SessionStarted,
+    VerdictReached,
+)
+from verifybot_tui.core.history import History
+from verifybot_tui.core.loop import VerifyLoop
+from verifybot_tui.llm.replay import ReplayLLM
+from verifybot_tui.targets.local import LocalTarget
+
+
+def make_loop(ws: Path, transcript: Path, **kw) -> VerifyLoop:
+    cfg = parse_config({"run": {"workspace": str(ws)},
+                        "targets": {"other": {"kind": "local"}}})
+    return VerifyLoop(config=cfg, llm=ReplayLLM(transcript, delay=0), history=History(ws),
+                      target=LocalTarget(cfg.targets["local"], ws), workspace=ws, **kw)
+
+
+def write_answers(path: Path, *codes: str) -> Path:
+    parts = []
+    for i, code in enumerate(codes, 1):
+        parts.append(f"## Answer {i}\n\n````markdown\n```python\n"
+                     f"{textwrap.dedent(code).strip()}\n```\n````\n")
+    path.write_text("\n".join(parts))
+    return path
+
+
+async def test_event_order_and_feedback_review(tmp_path: Path) -> None:
+    loop = make_loop(tmp_path / "ws", EXAMPLES / "word_count.md", review_feedback=True)
+    seen: list[type] = []
+    async for ev in loop.events("count words"):
+        seen.append(type(ev))
+        if isinstance(ev, ApprovalNeeded):
+            ev.decision.set_result(Decision("accept"))
+        elif isinstance(ev, FeedbackReady):
+            assert "TypeError" in ev.prompt
+            ev.decision.set_result(FeedbackDecision(True, ev.prompt + "\n\nAlso keep it short."))
+        elif isinstance(ev, Finished):
+            assert ev.status == "SUCCESS" and ev.exit_code == 0
+    order = [t for t in seen if t in (SessionStarted, PromptSent, CodeReady, ApprovalNeeded,
+                                      RunFinished, VerdictReached, FeedbackReady, Finished)]
+    assert order == [SessionStarted, PromptSent, CodeReady, ApprovalNeeded, RunFinished,
+                     VerdictReached, FeedbackReady, PromptSent, CodeReady, ApprovalNeeded,
+                     RunFinished, VerdictReached, Finished]
+    assert AnswerText in seen and Output in seen
+    sent = loop.history.prompts(loop.session_id)
+    assert sent[1]["text"].endswith("Also keep it short."), "the edited feedback is what was sent"
+
+
+async def test_stop_while_waiting_for_approval(tmp_path: Path) -> None:
+    loop = make_loop(tmp_path / "ws", EXAMPLES / "word_count.md")
+    finished = None
+    async for ev in loop.events("count words"):
+        if isinstance(ev, ApprovalNeeded):
+            loop.stop()
+        if isinstance(ev, Finished):
+            finished = ev
+    assert finished is not None and finished.status == "STOPPED" and finished.exit_code == 1
+    assert loop.history.sessions()[0]["status"] == "STOPPED"
+
+
+async def test_stop_during_a_run_kills_it_and_finishes(tmp_path: Path) -> None:
+    t = write_answers(tmp_path / "t.md", """
+        import time
+        print("started", flush=True)
+        time.sleep(300)
+        """)
+    loop = make_loop(tmp_path / "ws", t, auto_accept=True)
+    statuses = []
+    async for ev in loop.events("sleep"):
+        if isinstance(ev, Output) and "started" in ev.text:
+            loop.stop()
+        if isinstance(ev, Finished):
+            statuses.append(ev.status)
+    assert statuses == ["STOPPED"]
+    attempts = loop.history.attempts(loop.session_id)
+    assert attempts[0]["status"] == "STOPPED"
+    out = (tmp_path / "ws" / "outputs" / "sleep_1.txt").read_text()
+    assert "started" in out and "stopped by the user" in out
+
+
+async def test_follow_up_and_resume_continue_the_conversation(tmp_path: Path) -> None:
+    t = write_answers(tmp_path / "t.md", "print('one')", "print('two')", "print('three')")
+    ws = tmp_path / "ws"
+    loop = make_loop(ws, t, auto_accept=True)
+    kinds = []
+    async for ev in loop.events("first"):
+        if isinstance(ev, PromptSent):
+            kinds.append(ev.kind)
+    async for ev in loop.events("now print two", new_chat=False):
+        if isinstance(ev, PromptSent):
+            kinds.append(ev.kind)
+            assert ev.text == "now print two", "a follow-up is sent as typed"
+    assert kinds == ["initial", "free"]
+    assert len(loop.history.sessions()) == 1, "a follow-up stays in its session"
+    first_session = loop.history.sessions()[-1]
+    # a new loop (a later start of the app) resumes that session where it stopped
+    later = make_loop(ws, t, auto_accept=True)
+    outputs = []
+    async for ev in later.events("and three", resume=first_session["id"]):
+        if isinstance(ev, Output):
+            outputs.append(ev.text)
+        if isinstance(ev, Finished):
+            assert ev.status == "SUCCESS"
+    assert "".join(outputs) == "three\n"
+    assert later.history.session(first_session["id"])["status"] == "SUCCESS"
+
+
+async def test_switching_target_sends_the_new_context(tmp_path: Path) -> None:
+    t = write_answers(tmp_path / "t.md", "import sys\nsys.exit(1)", "print('ok')")
+    ws = tmp_path / "ws"
+    loop = make_loop(ws, t)
+    other = LocalTarget(loop.config.targets["other"], ws)
+    prompts_sent = []
+    async for ev in loop.events("do it"):
+        if isinstance(ev, ApprovalNeeded):
+            if ev.attempt == 1:  # switched while the code is shown: it runs on the new one
+                loop.set_target(other)
+            ev.decision.set_result(Decision("accept"))
+        if isinstance(ev, PromptSent):
+            prompts_sent.append(ev.text)
+    assert "runs on another machine (other)" in prompts_sent[1]
+    assert (ws / "context" / "other.md").exists()
+    assert [a["target"] for a in loop.history.attempts(loop.session_id)] == ["other", "other"]
+
+
+async def test_a_consumer_that_stops_listening_stops_the_loop(tmp_path: Path) -> None:
+    t = write_answers(tmp_path / "t.md", "import time\ntime.sleep(300)")
+    loop = make_loop(tmp_path / "ws", t, auto_accept=True)
+    events = loop.events("sleep")
+    async for ev in events:
+        if isinstance(ev, Output) or type(ev).__name__ == "RunStarted":
+            break
+    await events.aclose()
+    await asyncio.sleep(0)
+    assert not loop.running
+    assert loop.history.sessions()[0]["status"] == "STOPPED"
+
+
+def test_no_textual_in_the_loop_process() -> None:
+    import subprocess
+
+    code = ("import sys, verifybot_tui.core.loop, verifybot_tui.cli; "
+            "sys.exit(1 if 'textual' in sys.modules else 0)")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
