@@ -350,3 +350,31 @@ def test_every_command_has_help(command: str) -> None:
     proc = subprocess.run([*verifybot_cmd(), command, "--help"], capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 0 and f"verifybot {command}" in proc.stdout
+
+
+def test_missing_import_is_installed_into_the_workspace_venv_without_a_retry(
+        tmp_path: Path) -> None:
+    t = tmp_path / "t.md"
+    t.write_text(answers("DEPENDENCIES: tomli-w\n\n" + python_answer(
+        "import tomli_w\nprint(tomli_w.dumps({'ok': True}).strip())")))
+    ws = tmp_path / "ws"
+    # approve the run, then refuse the install: the run fails for want of the module
+    refused = run_cli("run", "write toml", "--llm", f"replay:{t}", "--max-retries", "0",
+                      "--workspace", str(ws), cwd=tmp_path, stdin="a\nn\n", timeout=300)
+    assert "tomli-w" in refused.stderr and "Install" in refused.stderr
+    assert refused.returncode == 1 and "ModuleNotFoundError" in refused.stderr
+    assert not (ws / "venv").exists()
+    # --yes: installed into <workspace>/venv, and the first attempt succeeds
+    ok = run_cli("run", "write toml", "--llm", f"replay:{t}", "--max-retries", "0", "--yes",
+                 "--workspace", str(ws), cwd=tmp_path, timeout=300)
+    assert ok.returncode == 0, ok.stderr
+    assert "ok = true" in ok.stdout
+    assert list((ws / "venv").glob("lib/python*/site-packages/tomli_w"))
+    transcript = max((ws / "raw_md").glob("*.md")).read_text()
+    assert f"installed: tomli-w ({ws.resolve() / 'venv'}" in transcript
+    assert the_record_of(transcript)["attempts"][0]["n"] == 1, "the install cost no retry"
+
+
+def the_record_of(transcript: str) -> dict:
+    tail = transcript[transcript.rindex("## Run record"):]
+    return json.loads(tail[tail.index("{"):tail.rindex("}") + 1])
