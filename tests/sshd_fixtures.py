@@ -35,7 +35,7 @@ TEST_USER = "vbtest"
 HOST = "127.0.0.1"
 
 __all__ = ["SSHDServer", "start_sshd", "ensure_test_user", "sshd", "remote_dir", "ssh_config",
-           "leftover_pids", "TEST_USER"]
+           "leftover_pids", "session_processes", "wait_gone", "TEST_USER"]
 
 
 def ensure_test_user(user: str = TEST_USER) -> Path:
@@ -93,6 +93,25 @@ def descendants(root: int) -> list[int]:
         for child in children.get(todo.pop(), []):
             found.append(child)
             todo.append(child)
+    return found
+
+
+def session_processes(pid: int) -> list[int]:
+    """The sshd processes serving the connection that runs ``pid`` (nearest first).
+
+    Killing or stopping them is how a test makes a connection die or go silent.
+    """
+    found = []
+    parent = _ppid(pid)
+    while parent > 1:
+        try:
+            cmd = Path(f"/proc/{parent}/cmdline").read_bytes().split(b"\0")[0].decode()
+        except OSError:
+            break
+        if not cmd.startswith("sshd:"):
+            break
+        found.append(parent)
+        parent = _ppid(parent)
     return found
 
 

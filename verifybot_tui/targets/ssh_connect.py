@@ -97,6 +97,7 @@ class _Client(asyncssh.SSHClient):
         self._where = where
         self._on_lost = on_lost
         self.tries = 0
+        self.typed = False
 
     def validate_host_public_key(self, host: str, addr: str, port: int,
                                  key: asyncssh.SSHKey) -> bool:
@@ -109,13 +110,15 @@ class _Client(asyncssh.SSHClient):
     async def _next_password(self) -> str | None:
         if self.tries >= PASSWORD_TRIES:
             return None
-        self.tries += 1
-        if self.tries == 1 and self._known_password:
+        if self.tries == 0 and self._known_password:
+            self.tries = 1
             self.password_used = self._known_password
             return self.password_used
         if self._prompter is None:
             return None
-        again = " (the last one was refused)" if self.tries > 1 else ""
+        again = " (the last one was refused)" if self.tries else ""
+        self.tries += 1
+        self.typed = True
         self.password_used = await self._prompter.secret(f"Password for {self._where}{again}:")
         return self.password_used or None
 
@@ -265,6 +268,8 @@ async def open_connection(settings: Settings, *, password: str | None,
                               f"is the host name or IP in the config right?") from None
         except OSError as e:
             why = e.strerror or str(e) or type(e).__name__
+            if isinstance(e, ConnectionRefusedError):
+                why = f"connection refused (nothing listens on port {settings.port} there)"
             raise TargetError(f"Cannot reach {settings.where}: {why}. Is the Pi powered and on "
                               f"this network, is host = \"{settings.host}\" right (try its IP "
                               f"address), and does sshd run there (sudo systemctl enable --now "
@@ -288,7 +293,7 @@ def _auth_message(settings: Settings, password: str | None, client: _Client) -> 
              else "the ssh-agent and default keys in ~/.ssh"]
     if password:
         tried.append(f"the password from ${settings.password_env} or .env PI_PASSWORD")
-    if client.tries > (1 if password else 0):
+    if client.typed:
         tried.append("the password typed")
     user = settings.user or "(your local user name)"
     return (f"SSH login to {settings.where} refused: authentication failed as user {user} "
