@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import re
 import time
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -416,13 +417,16 @@ class VerifyLoop:
         if not any(f.language == "python" for f in files):
             return python
         modules, declared = needed_packages(files, ex.dependencies)
-        wanted = {pip_name(m): m for m in modules}
-        for pkg in declared:
-            wanted.setdefault(pkg, _module_guess(pkg))
+        # canonical package name -> (name to pip install, module that proves it is there)
+        wanted = {_canonical(p): (p, _module_guess(p)) for p in declared}
+        for m in modules:
+            pkg = pip_name(m)
+            wanted[_canonical(pkg)] = (wanted.get(_canonical(pkg), (pkg, m))[0], m)
         if not wanted:
             return python
-        missing_mods = set(await target.missing_modules(sorted(set(wanted.values())), python))
-        packages = sorted(p for p, m in wanted.items() if m in missing_mods)
+        mods = sorted({m for _, m in wanted.values()})
+        missing_mods = set(await target.missing_modules(mods, python))
+        packages = sorted(p for p, m in wanted.values() if m in missing_mods)
         if not packages:
             return python
         question = (f"The program needs {', '.join(packages)}, not installed on {target.name}. "
@@ -587,6 +591,11 @@ def _digest(files: list[ProgramFile]) -> str:
     for f in sorted(files, key=lambda f: f.name):
         h.update(f.name.encode() + b"\0" + f.content.strip().encode() + b"\0")
     return h.hexdigest()
+
+
+def _canonical(package: str) -> str:
+    """PEP 503: 'Tomli_W' and 'tomli-w' are one package."""
+    return re.sub(r"[-_.]+", "-", package.split("[")[0].strip()).lower()
 
 
 def _module_guess(package: str) -> str:
