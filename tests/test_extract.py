@@ -154,6 +154,23 @@ def test_shebang_decides_the_language_first() -> None:
     assert all(b.runnable for b in ex.blocks)
 
 
+@pytest.mark.parametrize(("shebang", "language"), [
+    ("#!/usr/bin/python3.11", "python"), ("#!/usr/bin/env -S python3 -u", "python"),
+    ("#!/bin/sh", "bash"), ("#!/usr/bin/env node", "javascript"), ("#!/usr/bin/perl", ""),
+])
+def test_shebang_forms(shebang: str, language: str) -> None:
+    from verifybot_tui.core.extract import _shebang_language
+    assert _shebang_language(f"{shebang}\nx\n") == language
+
+
+def test_shell_commands_tagged_python_are_read_as_commands() -> None:
+    md = "```python\npip install requests\n```\n\n```python\nimport requests\n```\n"
+    ex = extract(md)
+    assert ex.blocks[0].language == "bash" and not ex.blocks[0].runnable
+    assert ex.dependencies == ["requests"]
+    assert any("tagged python" in n for n in ex.notes)
+
+
 @pytest.mark.parametrize(("code", "language"), [
     ("import time\nfor i in range(3):\n    print(i)\n    time.sleep(1)\n", "python"),
     ("def f(x):\n    return x * 2\n\nprint(f(3))\n", "python"),
@@ -277,6 +294,15 @@ def test_same_name_twice_the_later_block_counts() -> None:
     assert [b.filename for b in ex.blocks] == [None, "main.py"]
     assert [b.code for b in ex.programs] == ["print('v2')\n"]
     assert "replaced" in ex.blocks[0].reason
+
+
+def test_product_names_are_not_file_names() -> None:
+    ex = extract("Install **Node.js** first, then:\n\n```js\nconsole.log(1)\n```\n")
+    assert ex.blocks[0].filename is None
+
+
+def test_bold_name_with_a_trailing_colon() -> None:
+    assert extract("**main.py:**\n\n```python\nprint(1)\n```\n").blocks[0].filename == "main.py"
 
 
 # --------------------------------------------------------------------------- hostile names
@@ -413,6 +439,26 @@ def test_sample_output_after_a_paragraph_saying_so(prose: str) -> None:
     assert "sample output" in ex.blocks[2].reason
 
 
+def test_output_heading_marks_sample_output() -> None:
+    ex = extract("```python\nprint(2)\n```\n\n### Output\n\n```bash\n2\n```\n")
+    assert [b.runnable for b in ex.blocks] == [True, False]
+
+
+def test_a_quoted_traceback_is_not_a_program() -> None:
+    md = ("You got:\n\n```python\nTraceback (most recent call last):\n"
+          '  File "main.py", line 1, in <module>\nNameError: x\n```\n')
+    block = extract(md).blocks[0]
+    assert not block.runnable and "traceback" in block.reason
+
+
+def test_partial_code_gets_a_note() -> None:
+    md = "```python\nimport time\n# ... rest of the code unchanged\nprint(1)\n```\n"
+    ex = extract(md)
+    assert ex.blocks[0].runnable
+    assert any("looks partial" in n for n in ex.notes)
+    assert not any("partial" in n for n in extract("```python\n# the rest prints\n```\n").notes)
+
+
 def test_code_after_an_output_paragraph_is_still_code() -> None:
     md = "This script reads the sensor output:\n\n```python\nimport sys\nprint(sys.argv)\n```\n"
     assert extract(md).blocks[0].runnable
@@ -431,6 +477,14 @@ def test_install_and_run_commands_are_not_the_program() -> None:
     assert program.filename == "fetch.py"  # from `python3 fetch.py`
     assert ex.dependencies == ["requests", "numpy"]
     assert any("pip install" in n for n in ex.notes)
+
+
+def test_a_run_command_after_you_should_see_is_still_a_command() -> None:
+    md = ("```python\nprint('blink')\n```\n\nRun it and you should see the LED blink:\n\n"
+          "```bash\npython3 blink.py\n```\n")
+    ex = extract(md)
+    assert "commands" in ex.blocks[1].reason
+    assert ex.blocks[0].filename == "blink.py"
 
 
 def test_a_lone_command_block_stays_runnable() -> None:

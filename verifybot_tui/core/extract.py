@@ -147,9 +147,17 @@ def _names_a_file(text: str) -> bool:
     return bool(PurePosixPath(text.replace("\\", "/")).suffix) or "/" in text or "\\" in text
 
 
+# Product names that look like files: "Install **Node.js** first" names no block.
+_NOT_FILES = frozenset({
+    "node.js", "vue.js", "express.js", "three.js", "chart.js", "next.js", "nuxt.js", "d3.js",
+    "p5.js", "moment.js", "ember.js", "backbone.js", "alpine.js", "react.js", "angular.js",
+    "deno.js", "bun.js", "anime.js", "pixi.js", "babylon.js", "socket.io", "htmx.js",
+})
+
+
 def _looks_like_filename(text: str) -> bool:
     text = text.strip()
-    if "://" in text or not _FILENAME_RE.match(text):
+    if "://" in text or text.lower() in _NOT_FILES or not _FILENAME_RE.match(text):
         return False
     return PurePosixPath(text.replace("\\", "/")).suffix.lower() in _KNOWN_EXTENSIONS
 
@@ -206,8 +214,9 @@ def _prose_hints(inline: Token, line: int, heading: bool) -> _Prose:
     for m in _LABEL_RE.finditer(text):
         names.append(m.group(1).rstrip(".,;:)"))
     for span in spans:
+        span = span.strip().rstrip(":,;")
         if _looks_like_filename(span):
-            names.append(span.strip())
+            names.append(span)
     seen: set[str] = set()
     hints = []
     for n in names:
@@ -282,7 +291,7 @@ def _normalise_language(word: str) -> str:
 
 # --------------------------------------------------------------------------- guessing
 
-_SHEBANG_RE = re.compile(r"^#!\s*(\S+)(?:\s+(\S+))?")
+_SHEBANG_RE = re.compile(r"^#!\s*(\S+)(.*)$")
 
 
 def _shebang_language(code: str) -> str:
@@ -291,8 +300,9 @@ def _shebang_language(code: str) -> str:
     if not m:
         return ""
     prog = PurePosixPath(m.group(1)).name
-    if prog == "env" and m.group(2):
-        prog = m.group(2)
+    if prog == "env":
+        words = [w for w in m.group(2).split() if not w.startswith("-") and "=" not in w]
+        prog = words[0] if words else ""
     prog = re.sub(r"[\d.]+$", "", prog)  # python3.11 -> python
     lang = language_named(prog)
     return lang.name if lang else ""
@@ -368,7 +378,15 @@ _OUTPUT_RE = re.compile(
     r"|\b(?:will|would)\s+(?:print|output|display)\b"
     r"|\byou(?:'ll|\s+will|\s+should)?\s+see\b"
     r"|\bprints?\s*(?:something\s+like)?\s*:\s*$"
-    r"|\bresult\s*:\s*$",
+    r"|\bresult\s*:\s*$"
+    r"|^\s*(?:output|results?|sample run|example run|test run)\s*:?\s*$",
+    re.IGNORECASE | re.M)
+
+
+_TRACEBACK_RE = re.compile(r"^\s*Traceback \(most recent call last\):")
+_PARTIAL_RE = re.compile(
+    r"^\s*(?:#|//|/\*|--)\s*(?:\.\.\.|…)?\s*\(?\s*(?:the\s+)?(?:rest|remaining|other|existing|"
+    r"same|previous|unchanged)\b[^\n]*(?:unchanged|as before|same|here|code|above|before)",
     re.IGNORECASE | re.M)
 
 
@@ -488,17 +506,38 @@ def _run_mentions(argvs: list[list[str]]) -> list[str]:
 
 # --------------------------------------------------------------------------- directives
 
-_DIRECTIVE_PREFIX = r"^[ \t>*_#/;\-+•|]*(?:<!--\s*)?[*_`]*"
 _TIMEOUT_RE = re.compile(
-    _DIRECTIVE_PREFIX + r"TIMEOUT[*_`]*\s*:\s*[*_`]*\s*(\d+(?:\.\d+)?)\s*"
-    r"(ms|s|secs?|seconds?|m|mins?|minutes?|h|hours?)?\b", re.M)
-_DEPS_RE = re.compile(_DIRECTIVE_PREFIX + r"DEPENDENCIES[*_`]*\s*:[*_`]*(.*)$", re.M)
+    r"TIMEOUT[*_`]*[ \t]*:[*_` \t]*(\d+(?:\.\d+)?)[ \t]*"
+    r"(ms|s|secs?|seconds?|m|mins?|minutes?|h|hours?)?\b")
+_DEPS_RE = re.compile(r"DEPENDENCIES[*_`]*[ \t]*:[*_`]*(.*)$")
 _NONE_WORDS = {"none", "no", "n/a", "na", "-", "nothing", "stdlib", "standard"}
+_MARKUP_CHARS = " \t>*_#/;-+•|`"
+
+
+def _directive_lines(markdown: str, word: str) -> list[str]:
+    """Lines that start (after list, quote, emphasis or comment marks) with ``word``.
+
+    Done by stripping rather than one regex: a regex prefix such as ``[*_]*``
+    followed by ``[*_`]*`` goes quadratic on a line of 20,000 asterisks.
+    """
+    found = []
+    for line in markdown.split("\n"):
+        if word not in line:
+            continue
+        rest = line.lstrip(_MARKUP_CHARS)
+        if rest.startswith("<!--"):
+            rest = rest[4:].lstrip(_MARKUP_CHARS)
+        if rest.startswith(word):
+            found.append(rest)
+    return found
 
 
 def _timeouts(markdown: str) -> list[float]:
     values = []
-    for m in _TIMEOUT_RE.finditer(markdown):
+    for line in _directive_lines(markdown, "TIMEOUT"):
+        m = _TIMEOUT_RE.match(line)
+        if not m:
+            continue
         value = float(m.group(1))
         unit = (m.group(2) or "s").lower()
         if unit == "ms":
@@ -514,7 +553,10 @@ def _timeouts(markdown: str) -> list[float]:
 
 def _declared_dependencies(markdown: str, notes: list[str]) -> list[str]:
     names: list[str] = []
-    for m in _DEPS_RE.finditer(markdown):
+    for line in _directive_lines(markdown, "DEPENDENCIES"):
+        m = _DEPS_RE.match(line)
+        if not m:
+            continue
         rest = re.sub(r"\([^)]*\)", " ", m.group(1)).replace("`", " ").replace("*", " ")
         rest = re.sub(r"-->.*$", "", rest)
         tokens = [t for t in re.split(r"[,\s]+", rest) if t]
@@ -625,7 +667,7 @@ def extract(markdown: str) -> Extraction:
             ex.notes.append(f"several TIMEOUT values ({', '.join(f'{t:g}' for t in timeouts)}); "
                             f"using the longest, {ex.timeout:g} s")
     declared = _declared_dependencies(markdown, ex.notes)
-    if declared or _DEPS_RE.search(markdown):
+    if declared or any(_DEPS_RE.match(ln) for ln in _directive_lines(markdown, "DEPENDENCIES")):
         ex.dependencies = declared
     elif installs:
         ex.dependencies = installs
@@ -642,6 +684,9 @@ def _read_fence(fence: _Fence, index: int, items: list[_Prose | _Fence],
     if repaired:
         ex.notes.append(f"block at line {fence.line}: non-breaking or zero-width spaces "
                         "replaced (a copy from a web page)")
+    if _PARTIAL_RE.search(code):
+        ex.notes.append(f"block at line {fence.line} looks partial (it says the rest is "
+                        "unchanged): it may need merging with the previous version")
     if not fence.closed:
         ex.notes.append(f"the code block at line {fence.line} is not closed: "
                         "the answer may have been cut off")
@@ -651,6 +696,10 @@ def _read_fence(fence: _Fence, index: int, items: list[_Prose | _Fence],
     prev = items[index - 1] if index > 0 else None
     after_output = isinstance(prev, _Prose) and bool(_OUTPUT_RE.search(prev.text))
 
+    if language == "python" and not _python_program(code) and _command_lines(code):
+        language = "bash"
+        ex.notes.append(f"block at line {fence.line} is tagged python but holds shell "
+                        "commands; read as bash")
     if not language:
         language = _shebang_language(code)
     if not language and explicit:
@@ -664,7 +713,9 @@ def _read_fence(fence: _Fence, index: int, items: list[_Prose | _Fence],
         reason = f"a `{language}` block: output or notes, not a program"
     elif _transcript(code):
         reason = "a console transcript (lines start with a prompt such as `$ ` or `>>> `)"
-    elif after_output and not _looks_like_code(code, language):
+    elif _TRACEBACK_RE.match(code):
+        reason = "an error message (a Python traceback), not a program"
+    elif after_output and not _looks_like_code(code, language) and not _command_lines(code):
         reason = "sample output (the text before it says so), not a program"
     how = ""
     if not language and not reason:
