@@ -168,3 +168,44 @@ def test_no_textual_in_the_loop_process() -> None:
     code = ("import sys, verifybot_tui.core.loop, verifybot_tui.cli; "
             "sys.exit(1 if 'textual' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+async def test_c_compile_error_is_fed_back_then_fixed(tmp_path: Path) -> None:
+    t = tmp_path / "c.md"
+    t.write_text("## Answer 1\n\n````markdown\n```c\n#include <stdio.h>\nint main(void) {\n"
+                 "    printf(\"hi\\n\")\n    return 0;\n}\n```\n````\n\n"
+                 "## Answer 2\n\n````markdown\n```c\n#include <stdio.h>\nint main(void) {\n"
+                 "    printf(\"hi from C\\n\");\n    return 0;\n}\n```\n````\n")
+    loop = make_loop(tmp_path / "ws", t, auto_accept=True)
+    verdicts, sent = [], []
+    async for ev in loop.events("hello in C"):
+        if isinstance(ev, VerdictReached):
+            verdicts.append(ev.verdict.status)
+        if isinstance(ev, PromptSent):
+            sent.append(ev.text)
+        if isinstance(ev, Finished):
+            assert ev.status == "SUCCESS"
+    assert verdicts == ["compile_error", "success"]
+    assert "The build failed" in sent[1] and "error:" in sent[1] and "expected" in sent[1]
+    assert (tmp_path / "ws" / "programs" / "hello_in_c_1.c").exists()
+
+
+async def test_a_hand_edit_is_told_to_the_llm_as_a_plain_diff(tmp_path: Path) -> None:
+    t = write_answers(tmp_path / "t.md", "import sys\nprint('a')\nsys.exit(2)",
+                      "print('fixed')")
+    loop = make_loop(tmp_path / "ws", t)
+    sent = []
+    async for ev in loop.events("edit me"):
+        if isinstance(ev, ApprovalNeeded):
+            if ev.attempt == 1:
+                code = ev.files[0].content.replace("print('a')", "print('b')")
+                ev.decision.set_result(Decision("edit", files={ev.files[0].name: code}))
+            else:
+                ev.decision.set_result(Decision("accept"))
+        if isinstance(ev, PromptSent):
+            sent.append(ev.text)
+    assert "I edited your code by hand" in sent[1]
+    assert "-print('a')" in sent[1] and "+print('b')" in sent[1] and "```" not in sent[1]
+    files = sorted(p.name for p in (tmp_path / "ws" / "programs").iterdir())
+    assert files == ["edit_me_1.py", "edit_me_2.py", "edit_me_3.py"]
+    assert "print('b')" in (tmp_path / "ws" / "programs" / "edit_me_2.py").read_text()
