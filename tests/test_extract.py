@@ -451,6 +451,15 @@ def test_a_quoted_traceback_is_not_a_program() -> None:
     assert not block.runnable and "traceback" in block.reason
 
 
+def test_blocks_that_are_not_files_take_no_name() -> None:
+    md = ("The error in `main.py`:\n\n```python\nTraceback (most recent call last):\n"
+          "NameError: x\n```\n\nRunning `demo.py` shows:\n\n```python\n$ python3 demo.py\n"
+          "hi\n```\n\nCreate `requirements.txt`:\n\n```text\nrequests==2.32.0\n```\n")
+    ex = extract(md)
+    assert [b.filename for b in ex.blocks] == [None, None, "requirements.txt"]
+    assert not any(b.runnable for b in ex.blocks)
+
+
 def test_partial_code_gets_a_note() -> None:
     md = "```python\nimport time\n# ... rest of the code unchanged\nprint(1)\n```\n"
     ex = extract(md)

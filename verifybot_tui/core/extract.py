@@ -706,17 +706,21 @@ def _read_fence(fence: _Fence, index: int, items: list[_Prose | _Fence],
         hinted = language_for_filename(explicit.replace("\\", "/"))
         language = hinted.name if hinted else ""
 
+    # Reasons that make a block neither a program nor a file to save.
     reason = ""
     if not code:
         reason = "an empty block"
-    elif language in NOT_PROGRAM_LANGUAGES:
-        reason = f"a `{language}` block: output or notes, not a program"
     elif _transcript(code):
         reason = "a console transcript (lines start with a prompt such as `$ ` or `>>> `)"
     elif _TRACEBACK_RE.match(code):
         reason = "an error message (a Python traceback), not a program"
     elif after_output and not _looks_like_code(code, language) and not _command_lines(code):
         reason = "sample output (the text before it says so), not a program"
+    elif language in NOT_PROGRAM_LANGUAGES and language not in _TEXT_FILE_LANGUAGES:
+        reason = f"a `{language}` block: output or notes, not a program"
+    kind = "other" if reason else ""
+    if not reason and language in NOT_PROGRAM_LANGUAGES:
+        reason = f"a `{language}` block: output or notes, not a program"
     how = ""
     if not language and not reason:
         language = _language_from_prose(items, index)
@@ -730,13 +734,7 @@ def _read_fence(fence: _Fence, index: int, items: list[_Prose | _Fence],
     elif not reason and not language_named(language):
         reason = f"`{language}` is not a language VerifyBot runs"
 
-    if not reason:
-        kind = "program"
-    elif reason.startswith(("a console", "sample", "an empty")) or (
-            language in NOT_PROGRAM_LANGUAGES and language not in _TEXT_FILE_LANGUAGES):
-        kind = "other"
-    else:
-        kind = "data"
+    kind = kind or ("data" if reason else "program")
     block = CodeBlock(code=code, language=language, info=tok.info, filename=None,
                       runnable=not reason, reason=reason, line=fence.line)
     if guessed:
