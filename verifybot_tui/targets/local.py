@@ -201,7 +201,13 @@ class _Outcome:
 
 
 async def _pump(reader: asyncio.StreamReader, stream: str, capture: OutputCapture,
-                on_output: OutputCallback, counts: dict[str, int]) -> None:
+                on_output: OutputCallback, counts: dict[str, int],
+                errors: list[Exception]) -> None:
+    """Read one pipe to its end; a failing callback is kept, not allowed to stop the read.
+
+    Were the read to stop, the program would block on a full pipe until its
+    timeout; the callback's error is raised once the run is over instead.
+    """
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     while True:
         chunk = await reader.read(READ_SIZE)
@@ -209,7 +215,11 @@ async def _pump(reader: asyncio.StreamReader, stream: str, capture: OutputCaptur
         text = decoder.decode(chunk, final=not chunk)
         if text:
             capture.add(text)
-            on_output(stream, text)
+            try:
+                on_output(stream, text)
+            except Exception as e:  # noqa: BLE001 - re-raised by _exec
+                errors.append(e)
+                on_output = _noop
         if not chunk:
             return
 
@@ -222,7 +232,7 @@ class LocalTarget:
     def __init__(self, config: TargetConfig, workspace: Path) -> None:
         self.config = config
         self.name = config.name or "local"
-        self.workspace = Path(workspace)
+        self.workspace = Path(workspace).absolute()  # runs start in their own folder
         self.state = "connected"
         self._running: set[int] = set()  # session leaders of live runs
         self._closing: set[int] = set()
@@ -266,7 +276,9 @@ class LocalTarget:
         self._running.add(root)
         captures = {"stdout": OutputCapture(), "stderr": OutputCapture()}
         counts = {"stdout": 0, "stderr": 0}
-        pumps = [asyncio.create_task(_pump(reader, stream, captures[stream], on_output, counts))
+        errors: list[Exception] = []
+        pumps = [asyncio.create_task(_pump(reader, stream, captures[stream], on_output, counts,
+                                           errors))
                  for stream, reader in (("stdout", protocol.stdout), ("stderr", protocol.stderr))]
         timed_out = False
         stopped = False
@@ -291,6 +303,8 @@ class LocalTarget:
             self._running.discard(root)
         interrupted = root in self._closing
         self._closing.discard(root)
+        if errors:
+            raise errors[0]
         code = transport.get_returncode()
         return _Outcome(
             exit_code=None if timed_out or interrupted else code,
@@ -335,7 +349,7 @@ class LocalTarget:
                     command=command, workdir=str(workdir), stdout_bytes=built.stdout_bytes,
                     stderr_bytes=built.stderr_bytes,
                     target_error="stopped: the target was closed" if built.interrupted else None)
-            written.add(exe)
+            written[exe] = None
         argv = languages.build_argv(lang.run, entry=entry, sources=sources, exe=exe,
                                     python=python)
         command = f"{command} && {shlex.join(argv)}" if command else shlex.join(argv)
@@ -415,14 +429,15 @@ class LocalTarget:
                  if p not in ("", ".", "..", "/")]
         return "/".join(parts) or "main"
 
-    def _write_files(self, workdir: Path, request: RunRequest) -> set[str]:
-        written: set[str] = set()
+    def _write_files(self, workdir: Path, request: RunRequest) -> dict[str, None]:
+        """Names written, in the answer's order (the compiler sees sources in that order)."""
+        written: dict[str, None] = {}
         for pf in request.files:
             name = self._safe_name(pf.name)
             path = workdir / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(pf.content, encoding="utf-8")
-            written.add(name)
+            written[name] = None
         return written
 
     def _not_started(self, message: str, workdir: Path, on_output: OutputCallback) -> RunResult:

@@ -198,9 +198,16 @@ async def _python_facts(python: str) -> dict | None:
 async def _git_branch(workspace: Path) -> str:
     if shutil.which("git") is None:
         return "unknown (git not installed)"
-    code, out = await capture(["git", "-C", str(workspace), "rev-parse", "--abbrev-ref",
-                               "HEAD"])
-    return first_line(out) if code == 0 else "not a git repository"
+    # symbolic-ref also names the branch of a repository with no commit yet.
+    code, out = await capture(["git", "-C", str(workspace), "symbolic-ref", "--short", "HEAD"])
+    if code == 0:
+        return first_line(out)
+    code, sha = await capture(["git", "-C", str(workspace), "rev-parse", "--short", "HEAD"])
+    if code == 0:
+        return f"detached HEAD at {first_line(sha)}"
+    if "not a git repository" in out.lower():
+        return "not a git repository"
+    return f"unknown ({first_line(out) or 'git failed'})"
 
 
 async def gather_local_facts(name: str, workspace: Path, python: str) -> ProbeFacts:
@@ -244,6 +251,7 @@ async def gather_local_facts(name: str, workspace: Path, python: str) -> ProbeFa
 
 async def probe_local(name: str, workspace: Path, python: str) -> str:
     """Probe this machine, save ``context/<name>.md`` and return the markdown."""
+    workspace.mkdir(parents=True, exist_ok=True)
     text = render_probe(await gather_local_facts(name, workspace, python))
     save_context(workspace, name, text)
     return text
