@@ -1,0 +1,327 @@
+"""A local stand-in for chatgpt.com and claude.ai, served on 127.0.0.1.
+
+It reproduces the parts of the real pages a driver depends on (see
+/work/shared/reference/chat-sites.md): the ProseMirror-like prompt box, the
+send/stop buttons, both turn layouts, both code-block layouts, the copy
+button, the URL that changes from /c/WEB:... to /c/<uuid>, and the page states
+a driver must tell apart. Answers come from scripted scenarios; every prompt
+received is recorded so tests compare it byte for byte with what was sent.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from http import cookies
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from .scenarios import SCENARIOS, Scenario
+
+STATIC = Path(__file__).with_name("static")
+SESSION_COOKIE = "chatsite_session"
+
+
+@dataclass
+class Options:
+    scenario: str = "answer"
+    code_layout: str = "cm"  # "cm" (CodeMirror, 2025-26) or "hljs" (before 2025)
+    turn_layout: str = "section"  # "section" (section[data-turn]) or "article" (old)
+    copy_button: bool = True  # False: only the DOM fallback can read the answer
+    stop_label_on_send: bool = False  # the stop button keeps data-testid="send-button"
+    lossy_insert: bool = False  # the editor drops the newlines of inserted text
+    max_prompt: int = 0  # > 0: the editor cuts longer prompts
+    url_delay: float = 0.25  # seconds before /c/WEB:... becomes /c/<uuid>
+    require_login: bool = False  # no session cookie: redirect to the login page
+    auto_login_after: float = -1.0  # >= 0: the login page "logs in" by itself (tests)
+    result_streaming: bool = True  # the .result-streaming class while streaming
+
+
+@dataclass
+class Received:
+    conversation_id: str
+    text: str
+    variant: str
+    at: float
+
+
+@dataclass
+class Conversation:
+    id: str
+    scenario: str
+    variant: str
+    turns: list[dict[str, str]] = field(default_factory=list)
+    replies: int = 0
+
+
+class ChatSite:
+    """The server and its state; tests set options with configure()."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.options = Options()
+        self.prompts: list[Received] = []
+        self.finishes: list[dict[str, Any]] = []
+        self.conversations: dict[str, Conversation] = {}
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- control -----------------------------------------------------------------
+
+    def start(self) -> ChatSite:
+        site = self
+
+        class Handler(_Handler):
+            chatsite = site
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True,
+                                        name="chatsite")
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    @property
+    def url(self) -> str:
+        assert self._httpd is not None, "start() the site first"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/"
+
+    @property
+    def claude_url(self) -> str:
+        return self.url + "claude/new"
+
+    def configure(self, scenario: str = "answer", **options: Any) -> None:
+        """Options for the next page loads and prompts (the rest back to defaults)."""
+        if scenario not in SCENARIOS:
+            raise KeyError(f"no scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
+        with self.lock:
+            self.options = Options(scenario=scenario, **options)
+
+    def reset(self) -> None:
+        with self.lock:
+            self.options = Options()
+            self.prompts.clear()
+            self.finishes.clear()
+            self.conversations.clear()
+
+    def received(self) -> list[str]:
+        with self.lock:
+            return [p.text for p in self.prompts]
+
+    # --- what the handler calls --------------------------------------------------
+
+    def scenario(self) -> Scenario:
+        return SCENARIOS[self.options.scenario]
+
+    def page_config(self, variant: str, conversation_id: str) -> dict[str, Any]:
+        o = self.options
+        return {"variant": variant, "conversation_id": conversation_id,
+                "lossy_insert": o.lossy_insert, "max_prompt": o.max_prompt,
+                "page": self.scenario().page}
+
+    def send(self, body: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            o = self.options
+            cid = body.get("conversation_id") or ""
+            conv = self.conversations.get(cid)
+            if conv is None:
+                cid = str(uuid.uuid4())
+                conv = self.conversations[cid] = Conversation(cid, o.scenario,
+                                                              body.get("variant", "chatgpt"))
+            text = body.get("prompt", "")
+            self.prompts.append(Received(cid, text, conv.variant, time.time()))
+            reply = SCENARIOS[conv.scenario].reply(conv.replies)
+            conv.replies += 1
+            conv.turns.append({"role": "user", "text": text})
+            if reply.event not in ("limit", "error"):
+                conv.turns.append({"role": "assistant", "text": reply.markdown})
+            return {"conversation_id": cid, "reply": reply.as_json(),
+                    "render": {"code_layout": o.code_layout, "turn_layout": o.turn_layout,
+                               "copy_button": o.copy_button,
+                               "stop_label_on_send": o.stop_label_on_send,
+                               "url_delay": o.url_delay,
+                               "result_streaming": o.result_streaming}}
+
+    def conversation_json(self, cid: str) -> dict[str, Any] | None:
+        with self.lock:
+            conv = self.conversations.get(cid)
+            if conv is None:
+                return None
+            o = self.options
+            return {"conversation_id": cid, "turns": list(conv.turns),
+                    "render": {"code_layout": o.code_layout, "turn_layout": o.turn_layout,
+                               "copy_button": o.copy_button, "stop_label_on_send": False,
+                               "url_delay": 0, "result_streaming": False}}
+
+    def finished(self, body: dict[str, Any]) -> None:
+        with self.lock:
+            self.finishes.append(body)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    chatsite: ChatSite
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+        pass
+
+    # --- helpers -----------------------------------------------------------------
+
+    def _reply(self, status: int, body: bytes, ctype: str,
+               headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _json(self, data: Any, status: int = 200) -> None:
+        self._reply(status, json.dumps(data).encode(), "application/json")
+
+    def _html(self, html: str, status: int = 200) -> None:
+        self._reply(status, html.encode(), "text/html; charset=utf-8")
+
+    def _redirect(self, where: str, headers: dict[str, str] | None = None) -> None:
+        self._reply(302, b"", "text/plain", {"Location": where, **(headers or {})})
+
+    def _logged_in(self) -> bool:
+        jar = cookies.SimpleCookie(self.headers.get("Cookie", ""))
+        return SESSION_COOKIE in jar
+
+    # --- routes ------------------------------------------------------------------
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        site = self.chatsite
+        path = urlsplit(self.path).path
+        if path.startswith("/static/"):
+            f = STATIC / path.removeprefix("/static/")
+            if f.is_file() and f.parent == STATIC:
+                ctype = {"js": "text/javascript", "css": "text/css"}.get(
+                    f.suffix.lstrip("."), "text/plain")
+                self._reply(200, f.read_bytes(), ctype + "; charset=utf-8")
+            else:
+                self._reply(404, b"not found", "text/plain")
+            return
+        if path.startswith("/api/conversation/"):
+            data = site.conversation_json(path.rsplit("/", 1)[-1])
+            self._json(data or {"error": "not found"}, 200 if data else 404)
+            return
+        if path == "/api/auth/session":
+            self._json({"user": {"name": "Test"}} if self._logged_in() else {})
+            return
+        if path == "/favicon.ico":
+            self._reply(404, b"", "text/plain")
+            return
+        variant = "claude" if path.startswith("/claude") else "chatgpt"
+        if path in ("/auth/login", "/claude/login"):
+            self._html(_login_page(variant, site.options.auto_login_after))
+            return
+        if path in ("/auth/do-login", "/claude/do-login"):
+            home = "/claude/new" if variant == "claude" else "/"
+            self._redirect(home, {"Set-Cookie": f"{SESSION_COOKIE}=ok; Max-Age=86400; Path=/"})
+            return
+        with site.lock:
+            opts = site.options
+            scenario = site.scenario()
+        if opts.require_login and not self._logged_in():
+            self._redirect("/claude/login" if variant == "claude" else "/auth/login")
+            return
+        if scenario.page == "account_picker":
+            self._html(_ACCOUNT_PICKER)
+            return
+        if scenario.page == "bot_check":
+            self._html(_BOT_CHECK)
+            return
+        cid = ""
+        for marker in ("/c/", "/chat/"):
+            if marker in path:
+                cid = path.rsplit(marker, 1)[-1]
+        self._html(_app_page(site.page_config(variant, cid)))
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib name
+        site = self.chatsite
+        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except json.JSONDecodeError:
+            self._json({"error": "bad json"}, 400)
+            return
+        path = urlsplit(self.path).path
+        if path == "/api/send":
+            self._json(site.send(body))
+        elif path == "/api/finished":
+            site.finished(body)
+            self._json({"ok": True})
+        else:
+            self._json({"error": "not found"}, 404)
+
+
+def _app_page(config: dict[str, Any]) -> str:
+    title = "Claude" if config["variant"] == "claude" else "ChatGPT"
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<link rel="stylesheet" href="/static/app.css">
+<script>window.__SITE = {json.dumps(config)};</script>
+<script src="/static/markdown.js"></script>
+<script src="/static/app.js" defer></script>
+</head><body class="{config['variant']}"></body></html>"""
+
+
+def _login_page(variant: str, auto_after: float) -> str:
+    action = "/claude/do-login" if variant == "claude" else "/auth/do-login"
+    auto = ""
+    if auto_after >= 0:
+        auto = (f"<script>setTimeout(() => document.getElementById('login').click(), "
+                f"{int(auto_after * 1000)});</script>")
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Log in</title></head><body>
+<h1>Get smarter responses, upload files and images, and more.</h1>
+<button id="login" data-testid="login-button" onclick="location.href='{action}'">Log in</button>
+<button data-testid="signup-button">Sign up for free</button>
+{auto}</body></html>"""
+
+
+_ACCOUNT_PICKER = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>ChatGPT</title></head><body>
+<main><h1>Welcome back</h1><p>Choose an account to continue to ChatGPT</p>
+<button>Continue as test@example.com</button><button>Use another account</button></main>
+</body></html>"""
+
+_BOT_CHECK = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Just a moment...</title></head><body>
+<h1>chatgpt.com</h1><h2>Verify you are human by completing the action below.</h2>
+<form id="challenge-form" action="/" method="POST"><input type="checkbox"> I am human</form>
+</body></html>"""
+
+
+def serve_forever() -> None:
+    """`python -m tests.chatsite.server`: try the site in a browser by hand."""
+    import sys
+
+    site = ChatSite().start()
+    if len(sys.argv) > 1:
+        site.configure(sys.argv[1])
+    print(f"chat site on {site.url} (claude variant: {site.claude_url})", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        site.stop()
+
+
+if __name__ == "__main__":
+    serve_forever()

@@ -1,0 +1,531 @@
+"""BrowserLLM: a chat site (ChatGPT, Claude...) driven in Chromium as the LLM backend.
+
+The page tells us about itself: observer.js pushes every change through a
+binding, and the driver waits on those pushes (asyncio events with deadlines)
+instead of polling with sleeps, so an answer is returned as soon as its finish
+signals appear and never before. Every failure saves a screenshot and the page
+HTML, and says what to do in its message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import async_playwright
+
+from verifybot_tui.core.config import LLMConfig
+from verifybot_tui.core.errors import LLMError
+from verifybot_tui.llm.base import Answer, TextCallback
+from verifybot_tui.llm.browser.chromium import launch_context, profile_dir
+from verifybot_tui.llm.browser.pagestate import BLOCKING, PageState, Verdict, classify, message
+from verifybot_tui.llm.browser.site_profile import SiteProfile, load_site_profile
+
+_HERE = Path(__file__).parent
+_WS = re.compile(r"\s+")
+
+
+def init_script(profile: SiteProfile) -> str:
+    """The page script: the site's selectors, the DOM->markdown converter, the observer."""
+    return ("(() => {\nconst VB_CONFIG = " + json.dumps(profile.page_config()) + ";\n"
+            + (_HERE / "dom_markdown.js").read_text(encoding="utf-8") + "\n"
+            + (_HERE / "observer.js").read_text(encoding="utf-8") + "\n})();")
+
+
+def _squash(text: str) -> str:
+    """Text with all whitespace removed: sites re-wrap a prompt's lines when they show it."""
+    return _WS.sub("", text.replace("\u00a0", " "))
+
+
+@dataclass
+class Observed:
+    """The page as the observer last described it (one document at a time)."""
+
+    doc: str = ""
+    seq: int = 0
+    text_t: float = 0.0  # page clock (ms since the epoch) of the answer text's last change
+    url: str = ""
+    users: int = 0
+    user_text: str = ""
+    answer_id: int = 0
+    text: str = ""
+    finished: bool = False
+    busy: bool = False
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    def apply(self, st: dict[str, Any]) -> None:
+        self.seq = st["seq"]
+        self.text_t = st["textT"]
+        self.url = st["url"]
+        self.users = st["users"]
+        if "userText" in st:
+            self.user_text = st["userText"]
+        self.answer_id = st["answerId"]
+        self.text = self.text[: st["keep"]] + st["add"]
+        self.finished = st["finished"]
+        self.busy = st["busy"]
+        self.facts = st["facts"]
+
+
+@dataclass
+class _Stream:
+    base_users: int
+    callback: TextCallback | None
+    last: str = ""
+    error: BaseException | None = None
+
+
+class BrowserLLM:
+    """The LLMBackend of a chat site in a browser (see llm/base.py for the protocol)."""
+
+    def __init__(self, config: LLMConfig, workspace: Path, *, answer_timeout: float = 600.0,
+                 page_timeout: float = 30.0, stable_window: float = 0.1,
+                 headless: bool | None = None) -> None:
+        self.config = config
+        self.workspace = Path(workspace)
+        self.name = config.name or Path(config.site).stem
+        self.profile = load_site_profile(config.site)
+        self.headless = config.headless if headless is None else headless
+        self.answer_timeout = answer_timeout
+        self.page_timeout = page_timeout
+        self.stable_window = stable_window
+        self.state = "stopped"
+        self.conversation_url: str | None = None
+        self._pw: Any = None
+        self._context: Any = None
+        self._page: Any = None
+        self._obs = Observed()
+        self._old_docs: set[str] = set()
+        self._changed = asyncio.Event()
+        self._gone: str | None = None  # why the browser or its page went away
+        self._closing = False
+        self._fresh = True  # the next prompt opens a new conversation
+        self._navigate = True  # the page must be (re)opened before the next prompt
+        self._stream: _Stream | None = None
+        self._script = init_script(self.profile)
+
+    # --- public protocol -------------------------------------------------------------
+
+    @property
+    def page(self) -> Any:
+        """The Playwright page in use (for diagnostics and tests), or None."""
+        return self._page
+
+    @property
+    def site_label(self) -> str:
+        return self.profile.name
+
+    async def start(self) -> None:
+        self.state = "starting"
+        try:
+            try:
+                await self._ensure_page()
+            except _Gone:
+                raise await self._gone_error("opening the page") from None
+            await self._raise_if_blocked("start")
+        except LLMError:
+            if self.state == "starting":
+                self.state = "error"
+            raise
+        self.state = "idle"
+
+    async def new_chat(self) -> None:
+        self._fresh = True
+        self._navigate = True
+        self.conversation_url = None
+
+    async def resume(self, conversation_url: str) -> None:
+        self._fresh = False
+        self._navigate = True
+        self.conversation_url = conversation_url
+
+    async def ask(self, prompt: str, on_text: TextCallback | None = None) -> Answer:
+        prompt = prompt.replace("\r\n", "\n")
+        if not prompt.strip():
+            raise LLMError("Nothing to send: the prompt is empty.")
+        phase = "opening the page"
+        try:
+            if self._gone or self._context is None or self._navigate:
+                self.state = "starting"
+                await self._ensure_page()
+            await self._raise_if_blocked("before_prompt")
+            base_users = self._obs.users
+            phase = "typing the prompt"
+            await self._type_prompt(prompt)
+            phase = "sending the prompt"
+            await self._send()
+            self._stream = _Stream(base_users, on_text)
+            await self._wait_user_turn(prompt, base_users)
+            self._fresh = False
+            phase = "waiting for the answer"
+            self.state = "streaming"
+            markdown = await self._wait_answer(time.monotonic() + self.answer_timeout)
+            await self._settle_url()
+        except LLMError:
+            if self.state not in ("logged_out",):
+                self.state = "error"
+            raise
+        except _Gone:
+            raise await self._gone_error(phase) from None
+        except TimeoutError:
+            self.state = "error"
+            raise await self._fail(f"The page stopped responding while {phase} (no reply "
+                                   f"within {self.page_timeout:g} s). Try again.",
+                                   "page_unresponsive") from None
+        except PlaywrightError as e:
+            self.state = "error"
+            if self._gone:
+                raise await self._gone_error(phase) from None
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise await self._fail(f"The browser failed while {phase}: {first}. Try again.",
+                                   "browser_error") from None
+        finally:
+            self._stream = None
+        self.state = "idle"
+        return Answer(markdown=markdown, conversation_url=self.conversation_url)
+
+    async def close(self) -> None:
+        await self._shutdown()
+        self.state = "stopped"
+
+    # --- for login() and diagnostics ----------------------------------------------------
+
+    def verdict(self) -> Verdict:
+        return classify(self._obs.facts, self.profile)
+
+    async def wait_change(self, timeout: float) -> bool:
+        """Wait for the page to change (True) or the timeout to pass (False)."""
+        self._changed.clear()
+        try:
+            await asyncio.wait_for(self._changed.wait(), max(0.0, timeout))
+            return True
+        except TimeoutError:
+            return False
+
+    @property
+    def gone(self) -> str | None:
+        return self._gone
+
+    def new_chat_url(self) -> str:
+        return self.profile.new_chat_url or self.config.url
+
+    # --- browser lifecycle ------------------------------------------------------------
+
+    async def _launch(self) -> None:
+        await self._shutdown()
+        self._gone = None
+        self._pw = await async_playwright().start()
+        try:
+            self._context = await launch_context(self._pw, self.config, headless=self.headless)
+            self._context.on("close", lambda _c: self._mark_gone("was closed"))
+            await self._context.expose_binding("__vbPush", self._on_push)
+            await self._context.add_init_script(script=self._script)
+            pages = self._context.pages
+            self._attach(pages[0] if pages else await self._context.new_page())
+        except BaseException:
+            await self._shutdown()
+            raise
+
+    def _attach(self, page: Any) -> None:
+        self._page = page
+        page.on("close", lambda _p: self._mark_gone("tab was closed"))
+        page.on("crash", lambda _p: self._mark_gone("tab crashed"))
+
+    def _mark_gone(self, reason: str) -> None:
+        if self._closing or self._gone:
+            return
+        self._gone = reason
+        self._changed.set()
+
+    async def _shutdown(self) -> None:
+        self._closing = True
+        try:
+            if self._context is not None:
+                try:
+                    await asyncio.wait_for(self._context.close(), 10)
+                except (PlaywrightError, TimeoutError, OSError):
+                    pass
+            if self._pw is not None:
+                try:
+                    await asyncio.wait_for(self._pw.stop(), 10)
+                except (PlaywrightError, TimeoutError, OSError):
+                    pass
+        finally:
+            self._context = self._pw = self._page = None
+            self._closing = False
+
+    async def _ensure_page(self) -> None:
+        if self._gone or self._context is None or self._page is None or self._page.is_closed():
+            await self._launch()
+            self._navigate = True
+        if self._navigate:
+            resume = not self._fresh and bool(self.conversation_url)
+            await self._open(self.conversation_url if resume else self.new_chat_url(), resume)
+            self._navigate = False
+
+    async def _open(self, url: str, resume: bool) -> None:
+        if not url:
+            raise LLMError(f"[llm.{self.name}] has no url: set url to the chat site's address")
+        if self._obs.doc:
+            self._old_docs.add(self._obs.doc)
+        self._obs = Observed()
+        try:
+            await self._page.goto(url, wait_until="domcontentloaded",
+                                  timeout=self.page_timeout * 1000)
+        except PlaywrightError as e:
+            if self._gone:
+                raise await self._gone_error("opening the page") from None
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise await self._fail(f"Cannot open {url}: {first}. Check the url in "
+                                   f"[llm.{self.name}] and the network.", "open") from None
+        deadline = time.monotonic() + self.page_timeout
+        while True:
+            v = self.verdict()
+            if v.state is PageState.READY or v.state in BLOCKING:
+                break
+            self._check_gone_sync()
+            if not await self.wait_change(deadline - time.monotonic()):
+                if self._gone:
+                    raise await self._gone_error("opening the page")
+                raise await self._fail(self._message(v), "no_prompt_box")
+        if resume and v.state is PageState.READY:
+            # A saved chat's turns load after the page: wait for them, briefly.
+            turn_deadline = min(deadline, time.monotonic() + 10)
+            while self._obs.users == 0 and not self._gone:
+                if not await self.wait_change(turn_deadline - time.monotonic()):
+                    break
+
+    # --- the page's pushes ----------------------------------------------------------
+
+    def _on_push(self, source: dict[str, Any], st: dict[str, Any]) -> None:
+        if source.get("page") is not self._page or not isinstance(st, dict):
+            return
+        doc = st.get("doc", "")
+        if doc != self._obs.doc:
+            if doc in self._old_docs:
+                return  # a late push from a page we already left
+            if self._obs.doc:
+                self._old_docs.add(self._obs.doc)
+            self._obs = Observed(doc=doc)
+        self._obs.apply(st)
+        self._changed.set()
+        s = self._stream
+        if (s is not None and s.callback is not None and self._obs.answer_id
+                and self._obs.users > s.base_users and self._obs.text != s.last):
+            s.last = self._obs.text
+            try:
+                s.callback(self._obs.text)
+            except Exception as e:  # the front end's bug must not kill the page's pushes
+                s.error = e
+
+    # --- sending ----------------------------------------------------------------------
+
+    async def _eval(self, expression: str, arg: Any = None, timeout: float | None = None) -> Any:
+        return await asyncio.wait_for(self._page.evaluate(expression, arg),
+                                      timeout or self.page_timeout)
+
+    async def _read_box(self) -> str | None:
+        return await self._eval("() => window.__vb.readBox()")
+
+    async def _type_prompt(self, prompt: str) -> None:
+        if not await self._eval("() => window.__vb.focusBox()"):
+            raise await self._fail(self._message(Verdict(PageState.LOADING)), "no_prompt_box")
+        if await self._read_box():
+            await self._page.keyboard.press("ControlOrMeta+a")
+            await self._page.keyboard.press("Backspace")
+        await asyncio.wait_for(self._page.keyboard.insert_text(prompt), self.page_timeout)
+        got = await self._read_box()
+        if _same_box_text(got, prompt):
+            return
+        # The editor mangled the typed text: put one paragraph per line in directly.
+        await self._eval("t => window.__vb.setBox(t)", prompt)
+        got = await self._read_box()
+        if _same_box_text(got, prompt):
+            return
+        got = got or ""
+        at = next((i for i, (a, b) in enumerate(zip(got, prompt, strict=False)) if a != b),
+                  min(len(got), len(prompt)))
+        raise await self._fail(
+            f"The prompt box holds {len(got)} of the {len(prompt)} characters sent (first "
+            f"difference at character {at}): the site truncated or changed the prompt. "
+            f"Shorten the prompt, or send it in parts.", "prompt_truncated")
+
+    async def _send(self) -> None:
+        if await self._eval("() => window.__vb.clickSend()"):
+            return
+        try:
+            await self._page.wait_for_function("() => window.__vb.canSend()", timeout=3000)
+            if await self._eval("() => window.__vb.clickSend()"):
+                return
+        except PlaywrightError:
+            if self._gone:
+                raise
+        await self._eval("() => window.__vb.focusBox()")
+        await self._page.keyboard.press("Enter")
+
+    async def _wait_user_turn(self, prompt: str, base_users: int) -> None:
+        limit = min(self.page_timeout, 20.0)
+        deadline = time.monotonic() + limit
+        want = _squash(prompt)
+        while True:
+            self._check_gone_sync()
+            o = self._obs
+            if o.users > base_users and _squash(o.user_text) == want:
+                return
+            await self._raise_if_blocked("after_send")
+            if not await self.wait_change(deadline - time.monotonic()):
+                break
+        if self._gone:
+            raise await self._gone_error("sending the prompt")
+        o = self._obs
+        if o.users <= base_users:
+            raise await self._fail(
+                f"The prompt did not appear on the page within {limit:g} s "
+                f"(no new message; send_button selectors of {self.profile.source} may be out of "
+                f"date). Try again.", "prompt_not_sent")
+        raise await self._fail(
+            f"The page shows a different prompt than the one sent ({len(o.user_text)} vs "
+            f"{len(prompt)} characters): the site changed or cut it. Shorten the prompt.",
+            "prompt_changed")
+
+    # --- the answer -------------------------------------------------------------------
+
+    async def _wait_answer(self, deadline: float) -> str:
+        stream = self._stream
+        assert stream is not None
+        while True:
+            self._check_gone_sync()
+            if stream.error is not None:
+                raise stream.error
+            await self._raise_if_blocked("during_answer")
+            o = self._obs
+            self._note_url(o.url)
+            present = bool(o.answer_id) and o.users > stream.base_users
+            wait = deadline - time.monotonic()
+            if present and o.finished and not o.busy:
+                quiet = time.time() - o.text_t / 1000.0
+                if quiet >= self.stable_window:
+                    break
+                wait = min(wait, self.stable_window - quiet)
+            if deadline - time.monotonic() <= 0:
+                raise await self._fail(self._timeout_message(present, o), "answer_timeout")
+            await self.wait_change(wait)
+        markdown = await self._eval("t => window.__vb.copyAnswer(t)", 2000)
+        if not isinstance(markdown, str) or not markdown.strip():
+            markdown = await self._eval("() => window.__vb.answerMarkdown()")
+        if markdown is None:
+            raise await self._fail("The answer vanished from the page before it could be read. "
+                                   "Try again.", "answer_vanished")
+        return markdown
+
+    def _timeout_message(self, present: bool, o: Observed) -> str:
+        waited = []
+        if not present:
+            waited.append("the answer to appear after the prompt")
+        if o.busy:
+            waited.append("the stop button / busy marker to go away")
+        if not o.finished:
+            waited.append("the finished-action buttons (finished_markers) in the last answer")
+        if not waited:
+            waited.append(f"the text to stay unchanged for {self.stable_window:g} s")
+        return (f"No complete answer from {self.profile.name} within {self.answer_timeout:g} s: "
+                f"waited for {', '.join(waited)}. The model may still be working: open the "
+                f"conversation in a browser to see it, then try again.")
+
+    def _note_url(self, url: str) -> None:
+        if url and self.profile.conversation_id(url):
+            self.conversation_url = url
+
+    async def _settle_url(self) -> None:
+        """Record the chat's URL once the site has saved it (/c/<uuid>, not /c/WEB:...)."""
+        deadline = time.monotonic() + 3.0
+        while True:
+            self._note_url(self._obs.url or self._page.url)
+            if self.profile.conversation_id(self._obs.url or ""):
+                return
+            if self._gone or not await self.wait_change(deadline - time.monotonic()):
+                self._note_url(self._page.url if self._page else "")
+                return
+
+    # --- page states and failures -----------------------------------------------------
+
+    def _message(self, v: Verdict) -> str:
+        return message(v, llm=self.name, site=self.profile.name, headless=self.headless,
+                       profile_dir=str(profile_dir(self.config)), site_file=self.profile.source,
+                       url=self.conversation_url or "")
+
+    async def _raise_if_blocked(self, when: str) -> None:
+        v = self.verdict()
+        if v.state not in BLOCKING:
+            return
+        if v.state in (PageState.LOGGED_OUT, PageState.ACCOUNT_PICKER):
+            self.state = "logged_out"
+        raise await self._fail(self._message(v), v.state.value)
+
+    def _check_gone_sync(self) -> None:
+        if self._gone:
+            raise _Gone()
+
+    async def _gone_error(self, phase: str) -> LLMError:
+        reason = self._gone or "went away"
+        url = f" ({self.conversation_url})" if self.conversation_url else ""
+        evidence = await self._evidence("browser_gone")
+        await self._shutdown()
+        self._navigate = True
+        self.state = "error"
+        return LLMError(f"The browser {reason} while {phase}. The next prompt starts it again "
+                        f"and reopens the conversation{url}.", evidence=evidence)
+
+    async def _fail(self, text: str, reason: str) -> LLMError:
+        return LLMError(text, evidence=await self._evidence(reason))
+
+    async def _evidence(self, reason: str) -> list[str]:
+        """A screenshot and the page HTML in <workspace>/runs/log/ (what is still possible)."""
+        folder = self.workspace / "runs" / "log"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            return []
+        stem = folder / f"{datetime.now().strftime('%Y%m%d-%H%M%S-%f')}_{self.name}_{reason}"
+        saved: list[str] = []
+        page = self._page
+        if page is not None and not self._gone and not page.is_closed():
+            try:
+                png = stem.with_suffix(".png")
+                await page.screenshot(path=str(png), timeout=5000)
+                saved.append(str(png))
+            except (PlaywrightError, OSError):
+                pass
+            try:
+                html = await asyncio.wait_for(page.content(), 5)
+                stem.with_suffix(".html").write_text(html, encoding="utf-8")
+                saved.append(str(stem.with_suffix(".html")))
+            except (PlaywrightError, TimeoutError, OSError):
+                pass
+        if not saved:
+            # The page is gone: keep what we last saw of it.
+            o = self._obs
+            note = stem.with_suffix(".txt")
+            try:
+                note.write_text(f"reason: {reason}\nbrowser: {self._gone or 'unknown'}\n"
+                                f"url: {o.url}\nfacts: {json.dumps(o.facts)}\n\n"
+                                f"answer so far:\n{o.text}\n", encoding="utf-8")
+                saved.append(str(note))
+            except OSError:
+                pass
+        return saved
+
+
+class _Gone(Exception):
+    """Internal: the browser went away; turned into an LLMError by the caller."""
+
+
+def _same_box_text(got: str | None, sent: str) -> bool:
+    return got is not None and got.replace("\u00a0", " ") == sent.replace("\u00a0", " ")

@@ -1,0 +1,86 @@
+"""Telling a chat page's states apart, each with its own message saying what to do.
+
+The page script (observer.js) gathers raw facts; the judgement lives here, in
+plain Python, so it is testable without a browser and the order of the checks
+(a bot check hides everything else; a greeting that says "Welcome back" on a
+page with a prompt box is not an account picker) is in one place.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any
+
+from verifybot_tui.llm.browser.site_profile import SiteProfile
+
+
+class PageState(enum.Enum):
+    READY = "ready"  # a prompt box, nothing in the way
+    LOADING = "loading"  # no prompt box yet, nothing recognised either
+    LOGGED_OUT = "logged_out"
+    ACCOUNT_PICKER = "account_picker"
+    BOT_CHECK = "bot_check"
+    LIMIT = "limit"
+    ERROR = "error"
+
+
+BLOCKING = {PageState.LOGGED_OUT, PageState.ACCOUNT_PICKER, PageState.BOT_CHECK,
+            PageState.LIMIT, PageState.ERROR}
+
+
+@dataclass
+class Verdict:
+    state: PageState
+    detail: str = ""  # the text on the page that gave it away
+
+
+def classify(facts: dict[str, Any], profile: SiteProfile) -> Verdict:
+    if not facts:
+        return Verdict(PageState.LOADING)
+    prompt_box = bool(facts.get("promptBox"))
+    if facts.get("botCheck") and not prompt_box:
+        return Verdict(PageState.BOT_CHECK, str(facts.get("title") or facts["botCheck"]))
+    path = str(facts.get("path") or "")
+    on_login_path = any(path == p or path.startswith(p.rstrip("/") + "/")
+                        for p in profile.texts.get("login_paths", []))
+    if on_login_path or facts.get("login"):
+        return Verdict(PageState.LOGGED_OUT, str(facts.get("login") or path))
+    if facts.get("picker") and (not prompt_box or facts.get("pickerInDialog")):
+        return Verdict(PageState.ACCOUNT_PICKER, str(facts["picker"]))
+    if facts.get("limit"):
+        return Verdict(PageState.LIMIT, str(facts["limit"]))
+    if facts.get("error"):
+        return Verdict(PageState.ERROR, str(facts["error"]))
+    if facts.get("botCheck"):
+        return Verdict(PageState.BOT_CHECK, str(facts.get("title") or facts["botCheck"]))
+    return Verdict(PageState.READY if prompt_box else PageState.LOADING)
+
+
+def message(verdict: Verdict, *, llm: str, site: str, headless: bool, profile_dir: str,
+            site_file: str = "", url: str = "") -> str:
+    """What the user reads: what the page shows, then what to do about it."""
+    s, d = verdict.state, verdict.detail.strip()
+    quoted = f' ("{d[:200]}")' if d else ""
+    if s is PageState.LOGGED_OUT:
+        return (f"Not logged in to {site} in the browser profile {profile_dir}{quoted}. "
+                f"Run `verifybot login --llm {llm}` and log in in the window that opens.")
+    if s is PageState.ACCOUNT_PICKER:
+        return (f"{site} shows an account picker{quoted} that needs a click. Run "
+                f"`verifybot login --llm {llm}` and pick your account in the window that opens.")
+    if s is PageState.BOT_CHECK:
+        where = ("set headless = false in [llm." + llm + "] so the window shows, then solve the "
+                 "check in it" if headless else "solve the check in the visible browser window")
+        return (f"{site} shows a bot check{quoted}: {where}, then try again "
+                f"(or run `verifybot login --llm {llm}`).")
+    if s is PageState.LIMIT:
+        return (f"{site} reports a usage limit{quoted}. Wait for the limit to reset (or use "
+                f"another --llm), then try again.")
+    if s is PageState.ERROR:
+        where = f" Open {url} in a browser to see the conversation." if url else ""
+        return f"{site} showed an error{quoted}. Try again; if it repeats, wait a while.{where}"
+    if s is PageState.LOADING:
+        return (f"{site} shows no prompt box (no prompt_box selector of {site_file} matched). "
+                f"The site may be down or have changed its page: open it in a browser to "
+                f"check, and update the selectors if needed.")
+    return f"{site} is ready."
