@@ -696,7 +696,7 @@ def _read_fence(fence: _Fence, index: int, items: list[_Prose | _Fence],
     prev = items[index - 1] if index > 0 else None
     after_output = isinstance(prev, _Prose) and bool(_OUTPUT_RE.search(prev.text))
 
-    if language == "python" and not _python_program(code) and _command_lines(code):
+    if language == "python" and _command_lines(code) and not _python_program(code):
         language = "bash"
         ex.notes.append(f"block at line {fence.line} is tagged python but holds shell "
                         "commands; read as bash")
