@@ -486,7 +486,7 @@ class VerifyLoop:
                                             finished_at=time.time())
                 st.transcript.section(f"Run {n}", f"stopped by the user; output in {out_rel}\n")
                 raise
-            verdict = judge(result, signs)
+            verdict = judge(result, signs, timeout=timeout)
             out.footer(f"exit status: {result.exit_code}; {result.duration:.2f} s; "
                        f"verdict: {verdict.status}: {verdict.reason}")
         status = "SUCCESS" if verdict.ok else (
