@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from verifybot_tui.core.config import TargetConfig
+from verifybot_tui.core.verdict import judge, long_running_signs
 from verifybot_tui.targets import venv
 from verifybot_tui.targets.base import ProgramFile, RunRequest, RunResult
 from verifybot_tui.targets.local import LocalTarget
@@ -87,27 +88,31 @@ async def test_stdin_is_closed_so_input_fails_fast(target: LocalTarget) -> None:
     assert result.exit_code == 1 and not result.timed_out
     assert "EOFError" in result.stderr
     assert result.duration < 5
+    verdict = judge(result, long_running_signs("input()\n", "python"), timeout=20)
+    assert verdict.status == "failure" and "stdin" in verdict.retry_hint
 
 
 TIMEOUT_CLASSES = {
-    # what the program does before the timeout -> (stdout, stderr, files_changed)
+    # what the program does before the timeout -> (stdout, stderr, files_changed, verdict)
     "printed": ("import time\nprint('working', flush=True)\ntime.sleep(30)\n",
-                "working\n", "", []),
+                "working\n", "", [], "success_timeout"),
     "wrote_files": ("import time\nopen('data.csv', 'w').write('1,2')\ntime.sleep(30)\n",
-                    "", "", ["data.csv"]),
-    "nothing": ("import time\ntime.sleep(30)\n", "", "", []),
+                    "", "", ["data.csv"], "success_timeout"),
+    "nothing": ("import time\ntime.sleep(30)\n", "", "", [], "timeout_silent"),
     "only_stderr": ("import sys, time\nprint('warn', file=sys.stderr)\ntime.sleep(30)\n",
-                    "", "warn\n", []),
+                    "", "warn\n", [], "timeout_stderr"),
 }
 
 
 @pytest.mark.parametrize("kind", TIMEOUT_CLASSES)
 async def test_timeout_classes_keep_their_raw_facts(target: LocalTarget, kind: str) -> None:
-    code, out, err, files = TIMEOUT_CLASSES[kind]
+    code, out, err, files, status = TIMEOUT_CLASSES[kind]
     result = await target.run(request(code, timeout=0.8), Recorder())
     assert result.timed_out and result.exit_code is None
     assert (result.stdout, result.stderr, result.files_changed) == (out, err, files)
     assert 0.8 <= result.duration < 3
+    # core.verdict judges these real facts.
+    assert judge(result, [], timeout=0.8).status == status
 
 
 def _pids(text: str) -> list[int]:
@@ -117,6 +122,7 @@ def _pids(text: str) -> list[int]:
 async def test_timeout_stops_the_whole_tree(target: LocalTarget) -> None:
     code = (PROGS / "tree.py").read_text()
     result = await target.run(request(code, timeout=1.5), Recorder())
+    assert judge(result, [], timeout=1.5).status == "success_timeout"  # it printed PIDs
     pids = _pids(result.stdout)
     assert result.timed_out and len(pids) == 9, result.stdout + result.stderr
     # One of them ignores SIGTERM: the grace period ends in SIGKILL.
@@ -176,6 +182,7 @@ async def test_c_compiles_every_source_and_runs(target: LocalTarget) -> None:
     assert result.exit_code == 0 and result.stdout == "sum 5\n"
     assert result.command == ("gcc -O1 -Wall -o prog main.c util.c -lm && ./prog")
     assert result.files_changed == []  # the compiled program is not the program's work
+    assert judge(result, []).status == "success"
 
 
 async def test_c_compile_error_is_reported_as_such(target: LocalTarget) -> None:
@@ -187,6 +194,8 @@ async def test_c_compile_error_is_reported_as_such(target: LocalTarget) -> None:
     assert rec.text("stderr") == result.stderr  # streamed too
     assert result.command.startswith("gcc ")
     assert not (target.workspace / "runs" / "prog_1" / "prog").exists()
+    verdict = judge(result, [])
+    assert verdict.status == "compile_error" and "missing_name" in verdict.reason
 
 
 async def test_cpp_success(target: LocalTarget) -> None:
@@ -221,6 +230,8 @@ async def test_missing_node_is_a_failed_run_not_an_exception(
     assert result.exit_code == 127 and not result.timed_out
     assert "node is not installed on this machine" in result.stderr
     assert "node is not installed" in rec.text("stderr")
+    verdict = judge(result, [])
+    assert not verdict.ok and "node is not installed" in verdict.reason
 
 
 async def test_unknown_language_is_a_failed_run(target: LocalTarget) -> None:
