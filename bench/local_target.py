@@ -1,0 +1,70 @@
+"""Figures for the local target: start-up cost per run, the tree scan, a flood, timeouts.
+
+Run: .venv/bin/python bench/local_target.py   (prints figures; asserts nothing)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import resource
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from verifybot_tui.core.config import TargetConfig
+from verifybot_tui.targets.base import ProgramFile, RunRequest
+from verifybot_tui.targets.local import LocalTarget, tree_pids
+
+FLOOD = ("import sys\nblock = ''.join(f'line {i}\\n' for i in range(10000))\n"
+         "for _ in range(100):\n    sys.stdout.write(block)\n")
+
+
+def request(code: str, name: str = "main.py", lang: str = "python",
+            timeout: float = 30) -> RunRequest:
+    return RunRequest("bench_1", [ProgramFile(name, name, code, lang)], name, lang, timeout)
+
+
+def ignore(stream: str, text: str) -> None:
+    pass
+
+
+async def timed(target: LocalTarget, req: RunRequest) -> tuple[float, object]:
+    t0 = time.perf_counter()
+    result = await target.run(req, ignore)
+    return time.perf_counter() - t0, result
+
+
+async def main() -> None:
+    target = LocalTarget(TargetConfig(name="local"), Path(tempfile.mkdtemp(prefix="vb-bench-")))
+    for lang, name, code in (("python", "m.py", "pass\n"), ("bash", "m.sh", "true\n"),
+                             ("c", "m.c", "int main(void){return 0;}\n")):
+        times = [(await timed(target, request(code, name, lang)))[0] for _ in range(10)]
+        print(f"{lang} trivial run: median {statistics.median(times) * 1000:.1f} ms")
+    scans = []
+    for _ in range(50):
+        t0 = time.perf_counter()
+        tree_pids(1)
+        scans.append(time.perf_counter() - t0)
+    print(f"/proc scan ({len(os.listdir('/proc'))} entries): "
+          f"median {statistics.median(scans) * 1000:.2f} ms")
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    dt, r = await timed(target, request(FLOOD))
+    rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(f"flood 1,000,000 lines ({r.stdout_bytes / 1e6:.1f} MB): {dt:.2f} s, "
+          f"{r.stdout_bytes / 1e6 / dt:.0f} MB/s; result.stdout kept {len(r.stdout)} chars; "
+          f"max RSS growth {(rss1 - rss0) / 1024:.1f} MiB")
+    dt, _ = await timed(target, request("import time\ntime.sleep(60)\n", timeout=0.5))
+    print(f"timeout 0.5 s -> result after {dt:.2f} s (TERM honoured)")
+    dt, _ = await timed(target, request("import signal, time\n"
+                                        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                                        "time.sleep(60)\n", timeout=0.5))
+    print(f"timeout 0.5 s, TERM ignored -> result after {dt:.2f} s (2 s grace, then KILL)")
+    t0 = time.perf_counter()
+    await target.probe()
+    print(f"probe: {(time.perf_counter() - t0) * 1000:.0f} ms")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
