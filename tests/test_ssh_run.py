@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from sshd_fixtures import *  # noqa: F403
 from sshd_fixtures import leftover_pids, wait_gone
 
 from verifybot_tui.targets.ssh import SSHTarget
+from verifybot_tui.targets.venv import InstallError
 
 pytestmark = pytest.mark.ssh
 
@@ -205,3 +207,68 @@ async def test_probe_describes_the_machine_and_is_saved(target, tmp_path, sshd, 
 async def test_missing_modules(target):
     assert await target.missing_modules(["json", "no_such_module_vb"]) == ["no_such_module_vb"]
     assert await target.missing_modules([]) == []
+
+
+def build_wheel(folder: Path) -> Path:
+    """A tiny pure wheel, so installing needs no network."""
+    import base64
+    import hashlib
+    import zipfile
+
+    files = {"vbdemo/__init__.py": "ANSWER = 42\n",
+             "vbdemo-0.1.dist-info/METADATA": "Metadata-Version: 2.1\nName: vbdemo\nVersion: 0.1\n",
+             "vbdemo-0.1.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\n"
+                                           "Root-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = []
+    for name, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+        record.append(f"{name},sha256={digest.decode()},{len(text.encode())}")
+    record.append("vbdemo-0.1.dist-info/RECORD,,")
+    files["vbdemo-0.1.dist-info/RECORD"] = "\n".join(record) + "\n"
+    path = folder / "vbdemo-0.1-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in files.items():
+            z.writestr(name, text)
+    path.chmod(0o644)
+    return path
+
+
+async def test_install_into_the_remote_venv_then_runs_use_it(target, sshd, remote_dir):
+    wheel = build_wheel(sshd.home / sshd.base)
+    assert await target.missing_modules(["vbdemo"]) == ["vbdemo"]
+    rec = Recorder()
+    python = await target.install([str(wheel)], rec)
+    assert python == f"{remote_dir[1]}/venv/bin/python"
+    assert "$ python3 -m venv --system-site-packages" in rec.text("stdout")
+    assert await target.missing_modules(["vbdemo", "json"], python) == []
+    code = "import sys, vbdemo\nprint(vbdemo.ANSWER, sys.prefix)\n"
+    r = await target.run(request("venv_1", {"main.py": code}), Recorder())
+    assert r.stdout == f"42 {remote_dir[1]}/venv\n", r.stderr
+    script = "python3 -c 'import vbdemo; print(vbdemo.ANSWER)'\n"
+    r = await target.run(request("venv_2", {"x.sh": script}, language="bash"), Recorder())
+    assert r.stdout == "42\n", r.stderr
+    bad = sshd.home / sshd.base / "bad.whl"
+    bad.write_text("")
+    with pytest.raises(InstallError) as info:
+        await target.install([str(bad)], Recorder())
+    assert "bad.whl" in info.value.message
+
+
+async def test_install_falls_back_to_pip_user_without_a_venv(target, sshd, remote_dir):
+    wheel = build_wheel(sshd.home / sshd.base)
+    await target.connect()
+    blocker = Path(remote_dir[1], "venv")  # a file where the venv would go: venv fails
+    blocker.parent.mkdir(parents=True)
+    blocker.write_text("")
+    rec = Recorder()
+    user_site = sshd.home / ".local" / "lib"
+    try:
+        python = await target.install([str(wheel)], rec)
+        assert python == "python3"
+        assert "trying pip --user" in rec.text("stderr")
+        managed = any(Path("/usr/lib").glob("python3*/EXTERNALLY-MANAGED"))  # PEP 668
+        assert ("--break-system-packages" in rec.text("stdout")) == managed
+        assert await target.missing_modules(["vbdemo"], python) == []
+    finally:
+        for found in user_site.glob("python3*/site-packages/vbdemo*"):
+            shutil.rmtree(found, ignore_errors=True)

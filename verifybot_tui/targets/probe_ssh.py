@@ -18,7 +18,7 @@ PROBE_TIMEOUT = 10.0
 MAX_PACKAGES = 120
 MAX_LINES = 40
 # OpenSSH allows 10 sessions per connection; leave room for a running program and a stop.
-MAX_CHANNELS = 7
+MAX_CHANNELS = 8
 
 _PACKAGES_PY = (
     "import importlib.metadata as m\n"

@@ -514,7 +514,7 @@ class SSHTarget:
             python = "python3"
             argv = pip_install_argv("python3", packages) + ["--user"]
             done = await self._step(argv, home, on_output)
-            if done.exit_code != 0 and "externally-managed" in done.stderr.text:
+            if done.exit_code != 0 and "externally-managed" in done.stderr.text + done.stdout.text:
                 done = await self._step(argv + ["--break-system-packages"], home, on_output)
         if done.exit_code != 0:
             why = "timed out" if done.timed_out else f"failed (exit {done.exit_code})"
