@@ -222,7 +222,8 @@ def test_names_pi(prompt):
 
 @pytest.mark.parametrize("prompt", [
     "compute pi to 100 digits", "write a spider", "sort a list", "a UARTS-like protocol",
-    "epic game", "explain the spirit of python",
+    "epic game", "explain the spirit of python", "print pi 3.14159 to 5 places",
+    "a pico-8 game",
 ])
 def test_names_pi_not(prompt):
     assert not names_pi(prompt)

@@ -157,7 +157,7 @@ async def test_c_is_compiled_on_the_target(target):
     result = await target.run(request("c_1", files, entry="main.c", language="c"), Recorder())
     assert result.exit_code == 0, result.stderr
     assert result.stdout == "42\n" and not result.compile_failed
-    assert "./prog" in result.command
+    assert result.command.endswith("-lm && ./prog") and "gcc" in result.command
 
 
 async def test_c_compile_error(target):
@@ -272,3 +272,15 @@ async def test_install_falls_back_to_pip_user_without_a_venv(target, sshd, remot
     finally:
         for found in user_site.glob("python3*/site-packages/vbdemo*"):
             shutil.rmtree(found, ignore_errors=True)
+
+
+async def test_close_stops_a_running_program(target, remote_dir):
+    rec = Recorder()
+    task = asyncio.ensure_future(target.run(request("close_1", {"main.py": FORKER}), rec))
+    await rec.wait_for("forked\n")
+    await target.close()
+    result = await task
+    assert result.target_error == "stopped: the target was closed"
+    assert not result.cancelled and result.exit_code is None and result.stdout == "forked\n"
+    assert target.state == "disconnected"
+    assert wait_gone(remote_dir[1]) == []

@@ -42,7 +42,7 @@ from verifybot_tui.targets.venv import (
 )
 
 _PI_WORDS = re.compile(
-    r"\b(raspberry\s*pi|raspi|rpi|pi\s*(?:zero|pico|[2345])|gpio\d*|i2c|spi|uart|"
+    r"\b(raspberry\s*pi|raspi|rpi|pi\s*(?:zero|[345])(?![.,]?\d)|gpio\d*|i2c|spi|uart|"
     r"sensor\s+pins?|gpiozero|smbus2?|spidev|pigpio|lgpio|picamera2?|sense\s*hat|"
     r"neopixels?|ds18b20|dht(?:11|22)|bcm\s*\d+|(?:on|to)\s+(?:my|the)\s+pi)\b"
     r"|\bRPi\.GPIO\b",
@@ -180,7 +180,11 @@ class SSHTarget:
                 keepalive_count_max=self.keepalive_count_max)
             if used and used != password:
                 self._typed_password = used
-            await self._learn_remote_dir(conn)
+            try:
+                await self._learn_remote_dir(conn)
+            except BaseException:
+                conn.abort()
+                raise
         except TargetError as e:
             self.state, self.last_error = "error", e.message
             raise
@@ -303,23 +307,26 @@ class SSHTarget:
             built = await self._exec(argv, run_dir, max(request.timeout, self.compile_timeout),
                                      on_output)
             if built.exit_code != 0 or built.target_error:
-                return self._result(built, argv, run_dir, compile_failed=True)
+                return self._result(built, shlex.join(argv), run_dir, compile_failed=True)
+            command = shlex.join(argv) + " && "
+        else:
+            command = ""
         argv = build_argv(lang.run, entry=entry, sources=sources, exe=exe, python=python)
         outcome = await self._exec(argv, run_dir, request.timeout, on_output, snapshot=True)
-        return self._result(outcome, argv, run_dir)
+        return self._result(outcome, command + shlex.join(argv), run_dir)
 
     def _lost_before_start(self, e: Exception, run_dir: str, started: float) -> RunResult:
         return RunResult(exit_code=None, stdout="", stderr="", workdir=run_dir,
                          duration=time.monotonic() - started,
                          target_error=f"Could not put the files on {self._where}: {e}")
 
-    def _result(self, o: _Outcome, argv: list[str], run_dir: str,
+    def _result(self, o: _Outcome, command: str, run_dir: str,
                 compile_failed: bool = False) -> RunResult:
         return RunResult(
             exit_code=o.exit_code, stdout=o.stdout.text, stderr=o.stderr.text,
             duration=o.duration, timed_out=o.timed_out, cancelled=o.cancelled,
             compile_failed=compile_failed, files_changed=o.files_changed,
-            command=f"cd {shlex.quote(run_dir)} && {shlex.join(argv)}",
+            command=f"cd {shlex.quote(run_dir)} && {command}",
             target_error=o.target_error, workdir=run_dir,
             stdout_bytes=o.stdout_bytes, stderr_bytes=o.stderr_bytes)
 
