@@ -1,5 +1,6 @@
 """Messages the background workers post; ``@on`` handlers turn them into widget changes.
 
+They do not bubble: each is for the screen whose worker posted it.
 Workers never touch widgets (harlequin's rule): a worker that drives the loop,
 starts the browser or connects a target reports here, and the screen's
 handlers own every state change, so there is one place to look for each.
@@ -15,7 +16,7 @@ from verifybot_tui.core.events import Event
 
 
 @dataclass
-class LoopEvent(Message):
+class LoopEvent(Message, bubble=False):
     """One event from VerifyLoop.events() (Output goes through the OutputBuffer)."""
 
     event: Event
@@ -23,21 +24,21 @@ class LoopEvent(Message):
 
 
 @dataclass
-class LoopEnded(Message):
+class LoopEnded(Message, bubble=False):
     """The worker driving the loop is done; ``error`` is set when it raised."""
 
     error: BaseException | None = None
 
 
 @dataclass
-class LLMReady(Message):
+class LLMReady(Message, bubble=False):
     """The LLM backend started (or failed to: ``error``)."""
 
     error: BaseException | None = None
 
 
 @dataclass
-class TargetReady(Message):
+class TargetReady(Message, bubble=False):
     """A target finished connecting and probing (or failed to: ``error``)."""
 
     name: str
@@ -45,7 +46,7 @@ class TargetReady(Message):
 
 
 @dataclass
-class FileEdited(Message):
+class FileEdited(Message, bubble=False):
     """A program file under programs/ was saved by an editor outside VerifyBot."""
 
     name: str

@@ -50,6 +50,7 @@ class AppSession:
         self.llm_spec = llm_spec
         self.target_name = target_name
         self.review_feedback = review_feedback
+        self.auto_accept = config.run.auto_accept
         self.history = History(self.workspace)
         self.llm: LLMBackend | None = None
         self.targets: dict[str, Target] = {}
@@ -122,10 +123,20 @@ class AppSession:
         if self.loop is None:
             self.loop = VerifyLoop(config=self.config, llm=llm, target=target,
                                    history=self.history, review_feedback=self.review_feedback,
-                                   workspace=self.workspace)
+                                   auto_accept=self.auto_accept, workspace=self.workspace)
         elif self.loop.target is not target:
             self.loop.set_target(target)
         return self.loop
+
+    def set_auto_accept(self, on: bool) -> None:
+        self.auto_accept = on
+        if self.loop is not None:
+            self.loop.auto_accept = on
+
+    def set_review_feedback(self, on: bool) -> None:
+        self.review_feedback = on
+        if self.loop is not None:
+            self.loop.review_feedback = on
 
     def use_target(self, name: str) -> Target:
         """Make ``name`` current: the loop runs on it from its next attempt."""

@@ -99,8 +99,10 @@ class MainScreen(Screen):
         self.query_one("#history").border_title = "History [F2]"
         status = self.query_one(StatusBar)
         status.target = self.session.target_name
-        status.llm = self.session.llm_spec
+        spec = self.session.llm_spec
+        status.llm = f"replay:{Path(spec[7:]).name}" if spec.startswith("replay:") else spec
         status.auto_accept = self.session.config.run.auto_accept
+        status.review_feedback = self.session.review_feedback
         status.max_attempts = 1 + self.session.config.run.max_retries
         self.set_interval(0.25, self._sample_states, name="status-sample")
         self.refresh_history()
@@ -133,8 +135,7 @@ class MainScreen(Screen):
             status.target_state = target.state
         if self.session.llm is not None:
             status.llm_state = self.session.llm.state
-        if self.session.loop is not None:
-            status.auto_accept = self.session.loop.auto_accept
+        status.auto_accept = self.session.auto_accept
 
     # -- workers (they post messages; they never touch widgets) -------------------------
 
@@ -178,7 +179,8 @@ class MainScreen(Screen):
                     how = ("timed out" if r.timed_out else "stopped" if r.cancelled else
                            f"target error: {r.target_error}" if r.target_error else
                            f"exit status {r.exit_code}")
-                    buffer.note(f"{how} after {r.duration:.2f} s; full output: {ev.output_file}")
+                    took = f" after {r.duration:.0f} s" if r.duration >= 1 else ""
+                    buffer.note(f"{how}{took}; full output: {ev.output_file}")
                 elif isinstance(ev, SessionStarted):
                     self.post_message(LoopEvent(ev, base=loop.attempt))
                     continue
@@ -259,8 +261,7 @@ class MainScreen(Screen):
                 status.max_attempts = self.session.loop.max_attempts
         elif isinstance(ev, SessionStarted):
             self.attempt_base = message.base
-            await conversation.add_notice(f"Session #{ev.session_id} ({ev.slug}) on {ev.target}"
-                                          f" — transcript {ev.transcript}")
+            await conversation.add_notice(f"Session #{ev.session_id} ({ev.slug}) on {ev.target}")
             self.refresh_history()
         elif isinstance(ev, Notice):
             await conversation.add_notice(ev.text, ev.level)
@@ -495,11 +496,18 @@ class MainScreen(Screen):
         self._connect(name)
 
     def action_toggle_auto_accept(self) -> None:
-        loop = self.session.ensure_loop()
-        loop.auto_accept = not loop.auto_accept
-        self.query_one(StatusBar).auto_accept = loop.auto_accept
-        self.notify("Auto-accept on: new versions run without asking." if loop.auto_accept
+        self.session.set_auto_accept(not self.session.auto_accept)
+        on = self.session.auto_accept
+        self.query_one(StatusBar).auto_accept = on
+        self.notify("Auto-accept on: new versions run without asking." if on
                     else "Auto-accept off: each version waits for you.")
+
+    def action_toggle_review_feedback(self) -> None:
+        self.session.set_review_feedback(not self.session.review_feedback)
+        on = self.session.review_feedback
+        self.query_one(StatusBar).review_feedback = on
+        self.notify("Feedback prompts are shown for editing before they are sent." if on
+                    else "Feedback goes back to the LLM directly.")
 
     def action_new_chat(self) -> None:
         self.new_chat_next = True

@@ -34,6 +34,7 @@ class StatusBar(Static):
     attempt = reactive(0)
     max_attempts = reactive(0)
     auto_accept = reactive(False)
+    review_feedback = reactive(False)
     mode = reactive("")  # "new chat", "follow-up", "resume #n"
 
     def render(self) -> str:
@@ -50,6 +51,8 @@ class StatusBar(Static):
         if self.attempt:
             parts.append(f"attempt {self.attempt} of {self.max_attempts}")
         parts.append("auto-accept [b]on[/]" if self.auto_accept else "auto-accept off")
+        if self.review_feedback:
+            parts.append("review feedback")
         if self.mode:
             parts.append(self.mode)
         return " │ ".join(parts)

@@ -1,0 +1,239 @@
+"""Every decision the app offers, each against the real loop and real programs.
+
+Reject with a note, stop, $EDITOR, an outside save picked up by watchfiles,
+auto-accept, the install question, a stopped run, follow-ups and resuming a
+past session from the history pane.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input
+from tui_support import (
+    EXAMPLE,
+    SIZE,
+    main,
+    make_app,
+    tui_env,  # noqa: F401
+    type_prompt,
+    wait_approval,
+    wait_for,
+    wait_idle,
+    workspace,
+    write_answers,
+)
+
+from verifybot_tui.core.events import Finished, PromptSent, RunStarted, SessionStarted
+from verifybot_tui.core.history import History
+from verifybot_tui.tui.messages import LoopEvent
+from verifybot_tui.tui.screens.dialogs import ConfirmScreen
+from verifybot_tui.tui.widgets.code import CodePane
+from verifybot_tui.tui.widgets.history import HistoryPane
+from verifybot_tui.tui.widgets.output import OutputPane
+from verifybot_tui.tui.widgets.status import StatusBar
+
+pytestmark = pytest.mark.usefixtures("tui_env")
+
+
+def recorder():
+    seen: list[object] = []
+
+    def hook(message: object) -> None:
+        if isinstance(message, LoopEvent):
+            seen.append(message.event)
+
+    return seen, hook
+
+
+def of(seen: list[object], kind: type) -> list:
+    return [e for e in seen if isinstance(e, kind)]
+
+
+async def test_reject_with_note_then_stop(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    transcript = write_answers(ws.parent / "t.md", "print('one')", "print('two')")
+    app = make_app(ws, transcript)
+    seen, hook = recorder()
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await type_prompt(pilot, "print something")
+        await wait_approval(pilot)
+        await pilot.press("r")
+        note = main(app).query_one("#reject-note", Input)
+        assert note.has_focus
+        note.value = "use a function"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: main(app).pending_approval
+                       and main(app).pending_approval.attempt == 2, what="second version")
+        await pilot.press("s")
+        await wait_idle(pilot)
+    prompts = of(seen, PromptSent)
+    assert [p.kind for p in prompts] == ["initial", "reject"]
+    assert "use a function" in prompts[1].text
+    assert [f.status for f in of(seen, Finished)] == ["STOPPED"]
+    assert not of(seen, RunStarted), "nothing ran"
+    h = History(ws)
+    assert [a["status"] for a in h.attempts(1)] == ["REJECTED", "STOPPED"]
+    h.close()
+
+
+async def test_external_editor_and_missing_editor(tmp_path: Path, monkeypatch) -> None:
+    ws = workspace(tmp_path)
+    transcript = write_answers(ws.parent / "t.md", "print('as written')")
+    editor = ws.parent / "fake-editor"
+    editor.write_text(f"#!{sys.executable}\nimport sys\n"
+                      "open(sys.argv[-1], 'w').write(\"print('from the editor')\\n\")\n")
+    editor.chmod(editor.stat().st_mode | stat.S_IEXEC)
+    app = make_app(ws, transcript)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_prompt(pilot, "print something")
+        await wait_approval(pilot)
+        await pilot.press("o")
+        await wait_for(pilot, lambda: [n.message for n in app._notifications
+                                       if "No editor set" in n.message] or None,
+                       what="a no-editor notice")
+        monkeypatch.setenv("EDITOR", f"{editor} --wait")
+        await pilot.press("o")
+        code = main(app).query_one(CodePane)
+        await wait_for(pilot, lambda: code.edits, what="the editor's text")
+        assert "from the editor" in code.edits["print_something.py"]
+        await pilot.press("a")
+        await wait_idle(pilot)
+        assert "from the editor" in main(app).query_one(OutputPane).lines
+
+
+async def test_outside_save_of_the_program_file_is_picked_up(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    transcript = write_answers(ws.parent / "t.md", "print('as written')")
+    app = make_app(ws, transcript)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_prompt(pilot, "print something")
+        await wait_approval(pilot)
+        screen = main(app)
+        saved = screen.saved_paths["print_something.py"]
+        assert saved == ws / "programs" / "print_something_1.py"
+        await pilot.pause(0.3)  # the watcher is up
+        saved.write_text("print('saved outside')\n")
+        code = screen.query_one(CodePane)
+        await wait_for(pilot, lambda: code.edits, timeout=10, what="the outside save")
+        await pilot.press("a")
+        await wait_idle(pilot)
+        assert "saved outside" in screen.query_one(OutputPane).lines
+    assert not any(w.group == "watch" and w.is_running for w in app.workers)
+
+
+async def test_auto_accept_runs_without_asking(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    app = make_app(ws, EXAMPLE)
+    seen, hook = recorder()
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await wait_for(pilot, lambda: main(app).is_mounted)
+        await pilot.press("ctrl+o")
+        assert main(app).query_one(StatusBar).auto_accept
+        await type_prompt(pilot, "count words")
+        await wait_idle(pilot)
+        assert main(app).pending_approval is None
+    assert [f.status for f in of(seen, Finished)] == ["SUCCESS"]
+    assert len(of(seen, RunStarted)) == 2
+
+
+async def test_install_question_is_a_modal_and_no_means_no(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    transcript = write_answers(ws.parent / "t.md",
+                               "import vb_no_such_pkg_zz\nprint(vb_no_such_pkg_zz)")
+    app = make_app(ws, transcript, data={"run": {"max_retries": 0}})
+    seen, hook = recorder()
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await type_prompt(pilot, "use a package")
+        await wait_approval(pilot)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question")
+        assert "vb-no-such-pkg-zz" in app.screen.question or "vb_no_such_pkg_zz" in \
+            app.screen.question
+        await pilot.press("n")
+        await wait_idle(pilot)
+        assert any("ModuleNotFoundError" in line for line in main(app).query_one(OutputPane).lines)
+    assert [f.status for f in of(seen, Finished)] == ["FAILED"]
+
+
+async def test_stop_a_running_program(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    marker = ws.parent / "pid"
+    transcript = write_answers(
+        ws.parent / "t.md",
+        f"import os, time\nopen({str(marker)!r}, 'w').write(str(os.getpid()))\n"
+        "print('tick', flush=True)\ntime.sleep(60)")
+    app = make_app(ws, transcript, data={"run": {"timeout": 120.0}})
+    seen, hook = recorder()
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await type_prompt(pilot, "sleep")
+        await wait_approval(pilot)
+        await pilot.press("a")
+        output = main(app).query_one(OutputPane)
+        await wait_for(pilot, lambda: output.flush() or "tick" in output.lines, what="tick")
+        await pilot.press("ctrl+g")
+        await wait_idle(pilot, timeout=15)
+    assert [f.status for f in of(seen, Finished)] == ["STOPPED"]
+    pid = int(marker.read_text())
+    try:
+        os.kill(pid, 0)
+        alive = Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except ProcessLookupError:
+        alive = False
+    assert not alive, "the program was killed"
+
+
+async def test_follow_up_new_chat_and_resume_from_history(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    transcript = write_answers(ws.parent / "t.md", "print('first')", "print('second')",
+                               "print('third')")
+    app = make_app(ws, transcript, data={"run": {"auto_accept": True}})
+    seen, hook = recorder()
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        screen = main(app)
+        await type_prompt(pilot, "say first")
+        await wait_idle(pilot)
+        # A follow-up stays in the conversation: the next answer, no new probe.
+        await type_prompt(pilot, "now say second")
+        await wait_idle(pilot)
+        assert screen.query_one(OutputPane).lines[-2] == "second"
+        # ctrl+n: a new chat starts over (the replay restarts at answer 1).
+        await pilot.press("ctrl+n")
+        await type_prompt(pilot, "again")
+        await wait_idle(pilot)
+        assert "first" in screen.query_one(OutputPane).lines
+        # Resume session 1 from the history pane: the follow-up goes to its conversation.
+        history = screen.query_one(HistoryPane)
+        history.focus()
+        node = next(n for n in history.root.children if n.data.session["id"] == 1)
+        history.move_cursor(node)
+        await pilot.press("r")
+        assert screen.resume_id == 1
+        await type_prompt(pilot, "and the third")
+        await wait_idle(pilot)
+        assert "third" in screen.query_one(OutputPane).lines
+    sessions = [e.session_id for e in of(seen, SessionStarted)]
+    assert sessions == [1, 1, 2, 1], "a follow-up stays in its session; ctrl+n starts one"
+    kinds = [p.kind for p in of(seen, PromptSent)]
+    assert kinds == ["initial", "free", "initial", "free"]
+
+
+async def test_llm_error_is_shown_and_the_app_stays_usable(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    transcript = write_answers(ws.parent / "t.md", "raise SystemExit(3)")
+    app = make_app(ws, transcript, data={"run": {"auto_accept": True}})
+    seen, hook = recorder()
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await type_prompt(pilot, "fail")
+        await wait_idle(pilot)
+        assert [f.status for f in of(seen, Finished)] == ["LLM_ERROR"]
+        assert any("has no answer 2" in n.message for n in app._notifications)
+        await pilot.press("ctrl+n")
+        await type_prompt(pilot, "fail again")
+        await wait_idle(pilot)
+        assert [f.status for f in of(seen, Finished)] == ["LLM_ERROR", "LLM_ERROR"]
+        assert app.is_running

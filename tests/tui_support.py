@@ -1,0 +1,108 @@
+"""Helpers for the TUI tests: a real app on a tmp workspace, and waiting on its state.
+
+Not a conftest: only the tests/test_tui_*.py modules import it. The app is the
+real one (replay LLM, local target, history.db on disk); waiting is by polling
+the app's own state under Pilot, never by sleeping a fixed time.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from verifybot_tui.core.config import parse_config
+from verifybot_tui.tui.app import VerifyBotApp
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "word_count.md"
+SIZE = (140, 44)
+
+
+@pytest.fixture
+def tui_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Colours on (the shared conftest sets NO_COLOR), no animations.
+
+    Use it with ``pytestmark = pytest.mark.usefixtures("tui_env")``.
+    """
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+
+
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    return ws
+
+
+def make_app(ws: Path, transcript: Path = EXAMPLE, *, data: dict[str, Any] | None = None,
+             config_path: Path | None = None, **kw: Any) -> VerifyBotApp:
+    data = dict(data or {})
+    data.setdefault("run", {})
+    data["run"] = {"workspace": str(ws), "timeout": 20.0, **data["run"]}
+    cfg = parse_config(data, config_path or "<test>")
+    cfg.path = config_path
+    return VerifyBotApp(config=cfg, llm=f"replay:{transcript}", target=kw.pop("target", "local"),
+                        **kw)
+
+
+def write_answers(path: Path, *codes: str, lang: str = "python") -> Path:
+    """A replay transcript: one answer per code, each a short sentence and a fence."""
+    parts = []
+    for i, code in enumerate(codes, 1):
+        parts.append(f"## Answer {i}\n\n````markdown\nVersion {i} of the program:\n\n"
+                     f"```{lang}\n{textwrap.dedent(code).strip()}\n```\n````\n")
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path
+
+
+async def wait_for(pilot: Pilot, check: Callable[[], Any], timeout: float = 20.0,
+                   what: str = "") -> Any:
+    """Let the app run until ``check()`` is truthy; fail with ``what`` after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or check}")
+        await pilot.pause(0.02)
+
+
+def main(app: VerifyBotApp):
+    assert app.main_screen is not None
+    return app.main_screen
+
+
+async def type_prompt(pilot: Pilot, text: str, *, key_by_key: bool = False) -> None:
+    """Enter a prompt; key by key is slower (a render per key), so only where it matters."""
+    app = pilot.app
+    await wait_for(pilot, lambda: main(app).is_mounted, what="main screen")
+    box = main(app).query_one("#prompt")
+    box.focus()
+    if key_by_key:
+        await pilot.press(*text)
+    else:
+        box.value = text
+    await pilot.press("enter")
+
+
+async def wait_approval(pilot: Pilot, timeout: float = 20.0):
+    app = pilot.app
+    return await wait_for(pilot, lambda: main(app).pending_approval, timeout, "approval")
+
+
+async def wait_idle(pilot: Pilot, timeout: float = 30.0) -> None:
+    """The loop finished and every worker's message has been handled."""
+    app = pilot.app
+    loop_done = lambda: (app.session.loop is not None and not app.session.loop.running  # noqa: E731
+                         and not [w for w in app.workers if w.group == "loop" and w.is_running])
+    await wait_for(pilot, loop_done, timeout, "the loop to finish")
+    await pilot.pause(0.1)
+    main(app).query_one("#output").flush()
+    await pilot.pause()
