@@ -40,6 +40,7 @@ class Options:
     require_login: bool = False  # no session cookie: redirect to the login page
     auto_login_after: float = -1.0  # >= 0: the login page "logs in" by itself (tests)
     result_streaming: bool = True  # the .result-streaming class while streaming
+    early_actions: bool = False  # the turn's action buttons show before the answer ends
 
 
 @dataclass
@@ -151,7 +152,8 @@ class ChatSite:
                                "copy_button": o.copy_button,
                                "stop_label_on_send": o.stop_label_on_send,
                                "url_delay": o.url_delay,
-                               "result_streaming": o.result_streaming}}
+                               "result_streaming": o.result_streaming,
+                               "early_actions": o.early_actions}}
 
     def conversation_json(self, cid: str) -> dict[str, Any] | None:
         with self.lock:
@@ -162,7 +164,8 @@ class ChatSite:
             return {"conversation_id": cid, "turns": list(conv.turns),
                     "render": {"code_layout": o.code_layout, "turn_layout": o.turn_layout,
                                "copy_button": o.copy_button, "stop_label_on_send": False,
-                               "url_delay": 0, "result_streaming": False}}
+                               "url_delay": 0, "result_streaming": False,
+                               "early_actions": False}}
 
     def finished(self, body: dict[str, Any]) -> None:
         with self.lock:

@@ -216,11 +216,16 @@
     } else {
       turn.md.classList.remove("result-streaming");
     }
+    if (!turn.actions.children.length) addActions(turn, markdown, render);
+  }
+  function addActions(turn, markdown, render) {
     if (render.copy_button) {
       const copy = CLAUDE
         ? el('<button data-testid="action-bar-copy" aria-label="Copy">Copy</button>')
         : el('<button data-testid="copy-turn-action-button" aria-label="Copy">Copy</button>');
       copy.addEventListener("click", () => {
+        // What the turn shows now, as the real sites copy it.
+        if (turn.shown !== undefined) markdown = turn.shown;
         if (CLAUDE) {
           navigator.clipboard.write([new ClipboardItem(
             {"text/plain": new Blob([markdown], {type: "text/plain"})})]);
@@ -316,9 +321,11 @@
         next = Math.max(shown, Math.min(next, pauses[0][0]));
       }
       shown = next;
-      turn.md.innerHTML = renderMarkdown(md.slice(0, shown), codeLayout(render));
+      turn.shown = md.slice(0, shown);
+      turn.md.innerHTML = renderMarkdown(turn.shown, codeLayout(render));
       renders.push([now(), shown]);
       if (pauses.length && shown >= pauses[0][0]) {
+        if (render.early_actions && !turn.actions.children.length) addActions(turn, md, render);
         await sleep(pauses.shift()[1]);
         last = now();
       }
@@ -335,6 +342,7 @@
       toast("Network connection lost. Attempting to reconnect...", "toast-error");
       return;
     }
+    turn.shown = md;
     turn.md.innerHTML = renderMarkdown(md, codeLayout(render));
     streaming = false;
     updateButtons();

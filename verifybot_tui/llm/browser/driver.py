@@ -475,6 +475,12 @@ class BrowserLLM:
 
     async def _gone_error(self, phase: str) -> LLMError:
         reason = self._gone or "went away"
+        browser = getattr(self._context, "browser", None)
+        try:
+            if browser is not None and not browser.is_connected():
+                reason = "closed or crashed"
+        except PlaywrightError:
+            reason = "closed or crashed"
         url = f" ({self.conversation_url})" if self.conversation_url else ""
         evidence = await self._evidence("browser_gone")
         await self._shutdown()

@@ -1,0 +1,77 @@
+"""The local chat site and BrowserLLMs pointed at it, for the browser tests.
+
+One site server per test session (tests set its scenario with configure());
+one browser per test module through the module-scoped `site_llm`, since a
+Chromium launch costs about a second. Modules that use it run their tests on
+the module's event loop: `pytestmark = pytest.mark.asyncio(loop_scope="module")`.
+Import the fixtures with ``from browser_fixtures import *  # noqa: F403``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from chatsite import ChatSite
+
+from verifybot_tui.core.config import LLMConfig
+from verifybot_tui.llm.browser import BrowserLLM
+from verifybot_tui.llm.browser.chromium import profile_dir, read_lock
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+__all__ = ["CHROMIUM", "chatsite", "site_llm", "site_config", "open_llm", "kill_browser"]
+
+
+def site_config(site: ChatSite, profile: Path, variant: str = "chatgpt",
+                name: str = "site", **over: Any) -> LLMConfig:
+    """An [llm.NAME] table pointing at the test site, headless on the system Chromium."""
+    url = site.claude_url if variant == "claude" else site.url
+    return LLMConfig(name=name, kind="browser", site=variant, url=url, headless=True,
+                     browser_path=CHROMIUM, profile_dir=str(profile), **over)
+
+
+@asynccontextmanager
+async def open_llm(site: ChatSite, tmp: Path, variant: str = "chatgpt", *, start: bool = True,
+                   **kw: Any) -> AsyncIterator[BrowserLLM]:
+    """A BrowserLLM of its own (its own profile under tmp), closed afterwards."""
+    kw.setdefault("answer_timeout", 30)
+    kw.setdefault("page_timeout", 15)
+    llm = BrowserLLM(site_config(site, tmp / f"profile-{variant}", variant), tmp / "ws", **kw)
+    try:
+        if start:
+            await llm.start()
+        yield llm
+    finally:
+        await llm.close()
+
+
+def kill_browser(llm: BrowserLLM) -> int:
+    """SIGKILL the browser as a crash would (its pid from the profile's SingletonLock)."""
+    owner = read_lock(profile_dir(llm.config))
+    assert owner is not None and owner.pid > 0, "no SingletonLock: is the browser running?"
+    os.kill(owner.pid, signal.SIGKILL)
+    return owner.pid
+
+
+@pytest.fixture(scope="session")
+def chatsite() -> Iterator[ChatSite]:
+    site = ChatSite().start()
+    yield site
+    site.stop()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def site_llm(chatsite: ChatSite,
+                   tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[BrowserLLM]:
+    """One browser for the module; each test calls configure() then new_chat()."""
+    chatsite.configure("answer")
+    async with open_llm(chatsite, tmp_path_factory.mktemp("browser")) as llm:
+        yield llm
