@@ -13,6 +13,21 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from verifybot_tui.tui.keys import APP_BINDINGS, MAIN_BINDINGS
 
+# Footer labels are short; the palette has room to say what a command does.
+TITLES = {
+    "help": "Help: list the keys",
+    "change_theme": "Change theme",
+    "switch_target": "Switch to the next target",
+    "toggle_auto_accept": "Toggle auto-accept",
+    "toggle_review_feedback": "Toggle feedback review",
+    "new_chat": "New chat",
+    "retry": "Retry the last prompt",
+    "stop": "Stop the run",
+    "toggle_history": "Show or hide history",
+    "toggle_diff": "Toggle diff against the previous version",
+    "focus_prompt": "Focus the prompt box",
+}
+
 
 class VerifyBotCommands(Provider):
     def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
@@ -21,9 +36,11 @@ class VerifyBotCommands(Provider):
         found: list[tuple[str, str, Callable[[], object]]] = []
         for b in MAIN_BINDINGS:
             if main is not None:
-                found.append((b.description, b.tooltip, partial(main.run_action, b.action)))
+                found.append((TITLES.get(b.action, b.description), b.tooltip,
+                              partial(main.run_action, b.action)))
         for b in APP_BINDINGS:
-            found.append((b.description, b.tooltip, partial(app.run_action, b.action)))
+            found.append((TITLES.get(b.action, b.description), b.tooltip,
+                          partial(app.run_action, b.action)))
         session = getattr(app, "session", None)
         if main is not None and session is not None:
             for name in session.target_names:

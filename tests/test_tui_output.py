@@ -1,0 +1,144 @@
+"""The output pane: colours kept, every other escape gone, bounded, batched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rich.segment import Segment
+from textual.app import App
+from tui_support import (
+    SIZE,
+    main,
+    make_app,
+    tui_env,  # noqa: F401
+    type_prompt,
+    wait_idle,
+    workspace,
+    write_answers,
+)
+
+from verifybot_tui.tui.ansi import sanitize_line
+from verifybot_tui.tui.messages import LoopEvent
+from verifybot_tui.tui.output_buffer import OutputBuffer
+from verifybot_tui.tui.widgets.output import OutputPane
+
+pytestmark = pytest.mark.usefixtures("tui_env")
+
+HOSTILE = ("\x1b[31mred\x1b[0m \x1b[2J\x1b[H\x1b]0;pwned title\x07\x1b]52;c;ZXZpbA==\x1b\\"
+           "\x1b[?1049h\x1b[?25l\x1b[6n\x1bPq#0\x1b\\\x9b2Jplain\x07\x08\x00 end")
+
+
+class PaneApp(App):
+    def __init__(self, max_lines: int = 5000) -> None:
+        super().__init__()
+        self.buffer = OutputBuffer()
+        self.max_lines = max_lines
+
+    def compose(self):
+        yield OutputPane(self.buffer, max_lines=self.max_lines)
+
+
+def segments(pane: OutputPane, y: int) -> list[Segment]:
+    return list(pane.render_line(y))
+
+
+@pytest.mark.parametrize("raw, shown", [
+    ("\x1b[1;32mok\x1b[0m", "\x1b[1;32mok\x1b[0m"),
+    ("a\x1b[2Jb\x1b[10;5Hc", "abc"),
+    ("\x1b]0;title\x07x", "x"),
+    ("\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\", "link"),
+    ("\x1b]52;c;ZXZpbA==\x07y", "y"),
+    ("\x1b[?1049halt", "alt"),
+    ("progress 10%\rprogress 100%", "progress 100%"),
+    ("bell\x07 nul\x00 del\x7f", "bell nul del"),
+    ("cut at the end\x1b[3", "cut at the end"),
+    ("\x9b2Jc1 csi", "c1 csi"),
+    ("tab\there", "tab     here"),
+])
+def test_sanitize_keeps_colours_only(raw: str, shown: str) -> None:
+    assert sanitize_line(raw) == shown
+
+
+async def test_escapes_never_reach_the_screen_and_colours_do() -> None:
+    app = PaneApp()
+    async with app.run_test(size=(80, 10)) as pilot:
+        pane = app.query_one(OutputPane)
+        app.buffer.add("stdout", HOSTILE + "\n")
+        app.buffer.add("stderr", "\x1b[33mwarn\x1b[0m oops\n")
+        pane.flush()
+        await pilot.pause()
+        assert pane.lines == ["red plain end", "warn oops"]
+        for y in range(2):
+            for seg in segments(pane, y):
+                assert not any(ord(c) < 32 or 0x7f <= ord(c) <= 0x9f for c in seg.text), seg
+        red = next(s for s in segments(pane, 0) if s.text == "red")
+        assert red.style.color.number == 1, "SGR red is rendered as red"
+        error = pane.get_component_rich_style("output-pane--stderr").color
+        oops = next(s for s in segments(pane, 1) if "oops" in s.text)
+        assert oops.style.color == error, "stderr is styled apart"
+        warn = next(s for s in segments(pane, 1) if s.text == "warn")
+        assert warn.style.color.number == 3, "the program's own colour wins on stderr"
+
+
+async def test_partial_lines_show_and_complete() -> None:
+    app = PaneApp()
+    async with app.run_test(size=(80, 10)) as pilot:
+        pane = app.query_one(OutputPane)
+        app.buffer.add("stdout", "Enter your name: ")
+        pane.flush()
+        assert pane.lines == ["Enter your name: "]
+        app.buffer.add("stdout", "Ada\nnext")
+        app.buffer.add("stderr", "err without newline")
+        pane.flush()
+        assert pane.lines == ["Enter your name: Ada", "next", "err without newline"]
+        app.buffer.run_started("attempt 2")
+        pane.flush()
+        await pilot.pause()
+        assert pane.lines == ["Enter your name: Ada", "next", "err without newline",
+                              "attempt 2"]
+
+
+async def test_memory_is_bounded_and_the_cut_is_said() -> None:
+    app = PaneApp(max_lines=1000)
+    async with app.run_test(size=(80, 10)) as pilot:
+        pane = app.query_one(OutputPane)
+        for chunk in range(40):
+            app.buffer.add("stdout", "".join(f"line {chunk * 500 + i}\n" for i in range(500)))
+            if chunk % 7 == 0:
+                pane.flush()
+        pane.flush()
+        await pilot.pause()
+        assert len(pane._lines) == 1000
+        assert pane.total_lines == 20000 and pane.dropped == 19000
+        assert pane.lines[-1] == "line 19999" and pane.lines[0] == "line 19000"
+        pane.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        first = "".join(s.text for s in segments(pane, 0))
+        assert "19,000 earlier lines not shown" in first and "outputs/" in first
+
+
+async def test_a_flood_is_batched_not_one_message_per_chunk(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    transcript = write_answers(
+        ws.parent / "t.md",
+        "import sys, time\nfor i in range(20000):\n    sys.stdout.write(f'row {i}\\n')\n"
+        "    if i % 50 == 0:\n        sys.stdout.flush()\n        time.sleep(0.002)")
+    app = make_app(ws, transcript, data={"run": {"auto_accept": True}})
+    messages: list[object] = []
+
+    def hook(message: object) -> None:
+        messages.append(message)
+
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await type_prompt(pilot, "flood")
+        await wait_idle(pilot)
+        output = main(app).query_one(OutputPane)
+        assert "row 19999" in output.lines
+        assert len(output._lines) <= output.max_lines
+    chunks = app.output_buffer.chunks
+    loop_events = [m for m in messages if isinstance(m, LoopEvent)]
+    assert chunks > 100, "the program's output came in many chunks"
+    assert len(loop_events) < 60, "output chunks never became messages"
+    saved = (ws / "outputs" / "flood_1.txt").read_text()
+    assert "row 0\n" in saved and "row 19999\n" in saved, "outputs/ has everything"

@@ -1,0 +1,145 @@
+"""Themes, keys, the help screen, the command palette and switching targets."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+import pytest
+from textual.command import CommandPalette
+from tui_support import (
+    SIZE,
+    main,
+    make_app,
+    tui_env,  # noqa: F401
+    type_prompt,
+    wait_approval,
+    wait_for,
+    wait_idle,
+    workspace,
+    write_answers,
+)
+
+from verifybot_tui.core.config import user_config_dir
+from verifybot_tui.core.events import RunStarted
+from verifybot_tui.tui.commands import VerifyBotCommands
+from verifybot_tui.tui.messages import LoopEvent
+from verifybot_tui.tui.screens.help import HelpScreen
+from verifybot_tui.tui.themes import ThemeFileError, load_theme_file, load_themes
+from verifybot_tui.tui.widgets.status import StatusBar
+
+pytestmark = pytest.mark.usefixtures("tui_env")
+TWO_TARGETS = {"targets": {"other": {"kind": "local"}}}
+
+
+def notices(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+def test_builtin_theme_files_load() -> None:
+    themes, problems = load_themes()
+    names = {t.name for t in themes}
+    assert {"verifybot-dark", "verifybot-light"} <= names
+    assert not problems
+    light = next(t for t in themes if t.name == "verifybot-light")
+    assert light.dark is False
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ('name = "x"\nprimary = "#123456"\ncolour = "red"\n', "unknown key"),
+    ('primary = "#123456"\n', "'name' is required"),
+    ('name = "x"\nprimary = "not-a-colour"\n', "is not a colour"),
+    ('name = "x"\nprimary = "#123456"\ndark = "yes"\n', "true or false"),
+    ('name = "x"\nprimary = \n', "not valid TOML"),
+])
+def test_broken_theme_files_say_what_is_wrong(tmp_path: Path, text: str, fragment: str) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text(text)
+    with pytest.raises(ThemeFileError, match=fragment):
+        load_theme_file(path)
+
+
+async def test_user_themes_load_broken_ones_notify_and_choice_is_saved(tmp_path: Path) -> None:
+    themes_dir = user_config_dir() / "themes"
+    themes_dir.mkdir(parents=True)
+    (themes_dir / "mine.toml").write_text('name = "mine"\nprimary = "#aa3377"\ndark = true\n')
+    (themes_dir / "broken.toml").write_text('name = "broken"\nprimary = "nope"\n')
+    config = tmp_path / "config.toml"
+    config.write_text('[ui]\ntheme = "verifybot-light"\n')
+    app = make_app(workspace(tmp_path), config_path=config,
+                   data={"ui": {"theme": "verifybot-light"}})
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: main(app).is_mounted)
+        assert app.theme == "verifybot-light"
+        assert "mine" in app.available_themes and "broken" not in app.available_themes
+        assert any("broken.toml" in n and "is not a colour" in n for n in notices(app))
+        await pilot.press("f9")
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="picker")
+        await pilot.press(*"mine", "enter")
+        await wait_for(pilot, lambda: app.theme == "mine", what="the theme to change")
+        await pilot.pause()
+    saved = tomllib.loads(config.read_text())
+    assert saved["ui"]["theme"] == "mine"
+
+
+async def test_keys_remap_from_config_and_help_lists_them(tmp_path: Path) -> None:
+    app = make_app(workspace(tmp_path), data={
+        **TWO_TARGETS, "ui": {"keys": {"switch_target": "f5", "no_such_id": "f6"}}})
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: main(app).is_mounted)
+        status = main(app).query_one(StatusBar)
+        assert any("'no_such_id' is not a key id" in n for n in notices(app))
+        await pilot.press("ctrl+t")
+        await pilot.pause(0.2)
+        assert app.session.target_name == "local", "the old key no longer switches"
+        await pilot.press("f5")
+        await wait_for(pilot, lambda: app.session.target_name == "other", what="the switch")
+        await wait_for(pilot, lambda: status.target == "other"
+                       and status.target_state == "connected", what="status")
+        await pilot.press("f1")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
+        table = app.screen.query_one("#help-table")
+        rows = [table.get_row_at(i) for i in range(table.row_count)]
+        assert any(r[1] == "f5" and r[3] == "switch_target" for r in rows)
+        assert any(r[3] == "approval.accept" for r in rows)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is main(app), what="help to close")
+
+
+async def test_command_palette_runs_the_apps_actions(tmp_path: Path) -> None:
+    app = make_app(workspace(tmp_path), data=TWO_TARGETS)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: main(app).is_mounted)
+        provider = VerifyBotCommands(main(app))
+        titles = [hit.text async for hit in provider.search("target")]
+        assert "Switch to the next target" in titles and "Target: other" in titles
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="palette")
+        await pilot.press(*"toggle auto-accept")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.session.auto_accept, what="auto-accept on")
+        assert main(app).query_one(StatusBar).auto_accept
+
+
+async def test_switch_target_while_code_waits_runs_it_there(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    transcript = write_answers(ws.parent / "t.md", "import os\nprint('cwd', os.getcwd())")
+    app = make_app(ws, transcript, data=TWO_TARGETS)
+    started: list[RunStarted] = []
+
+    def hook(message: object) -> None:
+        if isinstance(message, LoopEvent) and isinstance(message.event, RunStarted):
+            started.append(message.event)
+
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await type_prompt(pilot, "where am i")
+        await wait_approval(pilot)
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: app.session.target_name == "other", what="the switch")
+        assert app.session.loop.target.name == "other"
+        await pilot.press("a")
+        await wait_idle(pilot)
+    assert [s.target for s in started] == ["other"]
+    assert os.path.isfile(ws / "context" / "other.md"), "the new target was probed"
