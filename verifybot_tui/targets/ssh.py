@@ -63,13 +63,20 @@ _MARK = "--vb-after--"
 
 
 def _group_kill_sh(grace: float) -> str:
-    """Kill the group recorded in .vb_pgid if any member is alive (TERM, grace, KILL)."""
+    """Kill the group recorded in .vb_pgid while it has live members (TERM, grace, KILL).
+
+    Zombies waiting for init to reap them still count for ``kill -0``; ``ps``
+    tells them apart, so a group of only zombies costs no grace period.
+    """
     steps = max(1, int(grace / 0.1))
     return ('pg=$(cat .vb_pgid 2>/dev/null); '
-            'if [ -n "$pg" ] && kill -0 -"$pg" 2>/dev/null; then '
+            'vb_live() { ps -e -o pgid=,stat= 2>/dev/null | '
+            'awk -v g="$pg" \'$1 == g && $2 !~ /^Z/ {f = 1} END {exit !f}\'; }; '
+            'command -v ps >/dev/null 2>&1 || vb_live() { kill -0 -"$pg" 2>/dev/null; }; '
+            'if [ -n "$pg" ] && vb_live; then '
             'kill -TERM -"$pg" 2>/dev/null; i=0; '
-            f'while [ $i -lt {steps} ] && kill -0 -"$pg" 2>/dev/null; do sleep 0.1; '
-            'i=$((i+1)); done; kill -KILL -"$pg" 2>/dev/null; echo vb-killed-leftovers; fi')
+            f'while [ $i -lt {steps} ] && vb_live; do sleep 0.1; i=$((i+1)); done; '
+            'kill -KILL -"$pg" 2>/dev/null; echo vb-killed-leftovers; fi')
 
 
 def _safe_rel(name: str) -> str:
