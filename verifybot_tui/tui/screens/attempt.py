@@ -13,7 +13,7 @@ from typing import Any
 from textual import on
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Static, TabbedContent, TabPane
+from textual.widgets import Button, Footer, Label, Static, TabbedContent, TabPane
 
 from verifybot_tui.core.languages import language_for_filename
 from verifybot_tui.targets.base import ProgramFile
@@ -87,6 +87,7 @@ class AttemptScreen(ModalScreen[int | None]):
             with Horizontal(id="attempt-buttons"):
                 yield Button("Resume this session \\[r]", id="resume", variant="primary")
                 yield Button("Close \\[esc]", id="close")
+        yield Footer()
 
     def _session_text(self) -> str:
         s = self.session_row

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Label
+from textual.widgets import DataTable, Footer, Label
 
 from verifybot_tui.tui.keys import help_rows
 
@@ -27,9 +27,7 @@ class HelpScreen(ModalScreen[None]):
                 table.add_row(where, key, what, binding_id)
             yield table
             yield Label("Esc closes this. ctrl+p opens the command palette.", id="help-foot")
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one(DataTable).focus()
-
-    async def action_dismiss(self, result: None = None) -> None:
-        self.dismiss(result)

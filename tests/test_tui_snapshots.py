@@ -1,0 +1,115 @@
+"""Snapshots of the main screen's states at a fixed size, in the dark and the light theme.
+
+Each state is reached the way a user reaches it (the real loop, replay LLM,
+local target). What would differ between runs is kept out of the picture:
+fresh workspaces (same session numbers), programs with fixed output, no
+toasts, no cursor blink. Update after a deliberate change with
+``pytest tests/test_tui_snapshots.py --snapshot-update`` and look at the SVGs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import pytest_textual_snapshot
+from textual.pilot import Pilot
+from textual.widgets import Input, TextArea
+from tui_support import (
+    main,
+    make_app,
+    tui_env,  # noqa: F401
+    type_prompt,
+    wait_approval,
+    wait_for,
+    wait_idle,
+    workspace,
+    write_answers,
+)
+
+pytestmark = pytest.mark.usefixtures("tui_env")
+SIZE = (120, 36)
+THEMES = ["verifybot-dark", "verifybot-light"]
+PROGRAM = ("import sys\nprint('\\x1b[32mgreen\\x1b[0m and plain')\n"
+           "print('a warning', file=sys.stderr)\nprint('done')")
+
+
+class SnapshotsHere(pytest_textual_snapshot.SVGImageExtension):
+    """Snapshots live in tests/snapshots/<test file>/, not syrupy's __snapshots__."""
+
+    @classmethod
+    def dirname(cls, *, test_location) -> str:
+        return str(Path(test_location.filepath).parent / "snapshots" / test_location.basename)
+
+
+@pytest.fixture(autouse=True)
+def _snapshot_dir(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pytest_textual_snapshot, "SVGImageExtension", SnapshotsHere)
+
+
+def app_for(tmp_path: Path, theme: str):
+    ws = workspace(tmp_path)
+    transcript = write_answers(ws.parent / "t.md", PROGRAM)
+    return make_app(ws, transcript, data={"ui": {"theme": theme}})
+
+
+async def settle(pilot: Pilot) -> None:
+    app = pilot.app
+    for widget in app.screen.query("Input, TextArea"):
+        if isinstance(widget, Input | TextArea):
+            widget.cursor_blink = False
+    await pilot.pause(0.1)
+    app.clear_notifications()
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_empty(snap_compare, tmp_path: Path, theme: str) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: main(pilot.app).is_mounted
+                       and pilot.app.session.target is not None
+                       and pilot.app.session.target.state == "connected", what="ready")
+        await settle(pilot)
+
+    assert snap_compare(app_for(tmp_path, theme), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_approval_pending(snap_compare, tmp_path: Path, theme: str) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        await type_prompt(pilot, "print some colours")
+        await wait_approval(pilot)
+        await settle(pilot)
+
+    assert snap_compare(app_for(tmp_path, theme), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_output_after_run(snap_compare, tmp_path: Path, theme: str) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        await type_prompt(pilot, "print some colours")
+        await wait_approval(pilot)
+        await pilot.press("a")
+        await wait_idle(pilot)
+        await settle(pilot)
+
+    assert snap_compare(app_for(tmp_path, theme), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_history_attempt(snap_compare, tmp_path: Path, theme: str) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        app = pilot.app
+        await type_prompt(pilot, "print some colours")
+        await wait_approval(pilot)
+        await pilot.press("a")
+        await wait_idle(pilot)
+        history = main(app).query_one("#history")
+        history.focus()
+        history.move_cursor(history.root.children[0])
+        await pilot.press("space")  # expand the session
+        await pilot.press("down", "enter")  # its first attempt
+        await wait_for(pilot, lambda: app.screen is not main(app), what="the attempt screen")
+        await settle(pilot)
+
+    assert snap_compare(app_for(tmp_path, theme), terminal_size=SIZE, run_before=run_before)
