@@ -153,7 +153,9 @@ class SSHTarget:
 
     async def _connection(self) -> asyncssh.SSHClientConnection:
         if self._conn is not None:
-            return self._conn
+            if not self._conn.is_closed():
+                return self._conn
+            self._conn = None  # lost before its callback could say so
         self.connect_soon()
         assert self._connecting is not None
         return await asyncio.shield(self._connecting)
