@@ -18,7 +18,6 @@ BAD = [
     ("[runn]\n", ["unknown table '[runn]'"]),
     ("[run]\nauto_accept = 1\n", ["run.auto_accept", "true or false"]),
     ('[run]\ndefault_target = "pi"\n', ["run.default_target", "[targets.pi]"]),
-    ('[targets.pi]\nkind = "ssh"\n', ["targets.pi.host", "required"]),
     ('[targets.pi]\nkind = "telnet"\nhost = "x"\n', ["targets.pi.kind", "local, ssh"]),
     ("[targets]\npi = 3\n", ["'targets.pi' must be a table"]),
     ('[llm.x]\nkind = "browser"\nheadless = "no"\n', ["llm.x.headless", "true or false"]),
