@@ -30,12 +30,14 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 __all__ = ["CHROMIUM", "chatsite", "site_llm", "site_config", "open_llm", "kill_browser"]
 
 
-def site_config(site: ChatSite, profile: Path, variant: str = "chatgpt",
+def site_config(chat: ChatSite, profile: Path, variant: str = "chatgpt",
                 name: str = "site", **over: Any) -> LLMConfig:
     """An [llm.NAME] table pointing at the test site, headless on the system Chromium."""
-    url = site.claude_url if variant == "claude" else site.url
-    return LLMConfig(name=name, kind="browser", site=variant, url=url, headless=True,
-                     browser_path=CHROMIUM, profile_dir=str(profile), **over)
+    url = chat.claude_url if variant == "claude" else chat.url
+    fields: dict[str, Any] = {"name": name, "kind": "browser", "site": variant, "url": url,
+                              "headless": True, "browser_path": CHROMIUM,
+                              "profile_dir": str(profile)}
+    return LLMConfig(**{**fields, **over})
 
 
 @asynccontextmanager

@@ -86,6 +86,14 @@ Run it with:
 python3 main.py
 ```
 
+Expected output (the last line is empty):
+
+```text
+Hello, Pi!
+Hello, desk!
+
+```
+
 1. `main.py` imports the helper
 2. `helper.py` holds *greet*
 

@@ -42,7 +42,9 @@
         '<div class="overflow-y-auto p-4" dir="ltr"><code class="!whitespace-pre hljs' +
         (lang ? " language-" + esc(lang) : "") + '">' + body + "</code></div></div></pre>";
     }
-    const lines = code.split("\n").map((l) => highlight(l, "ͼt")).join("<br>");
+    // A last <br> shows no empty line in HTML: an empty last line needs one more.
+    const lines = code.split("\n").map((l) => highlight(l, "ͼt")).join("<br>") +
+      (code.endsWith("\n") ? "<br>" : "");
     return '<pre class="overflow-visible!"><div class="contain-inline-size rounded-2xl relative">' +
       '<div class="code-header flex items-center">' + esc(name) + "</div>" +
       '<div class="sticky top-9"><div class="absolute end-0"><button aria-label="Copy" ' +

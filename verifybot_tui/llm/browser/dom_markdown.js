@@ -79,6 +79,14 @@ function vbDomToMarkdown(root) {
     walk(node);
     return s;
   }
+  function endsWithBr(node) {
+    let last = null;
+    const walker = document.createTreeWalker(node, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      if (n.nodeType === Node.TEXT_NODE ? n.data.length > 0 : n.tagName === "BR") last = n;
+    }
+    return !!last && last.nodeType === Node.ELEMENT_NODE;
+  }
   // The language label: the first text in the block before the code itself
   // (the header), buttons and icons left out.
   function headerLang(container, code) {
@@ -110,6 +118,8 @@ function vbDomToMarkdown(root) {
       const lines = cm.querySelectorAll(":scope > .cm-line");
       code = lines.length ? Array.from(lines, (l) => codeText(l, false)).join("\n")
         : codeText(cm, true);
+      // A last <br> ends the last line; it does not start an empty one (HTML shows none).
+      if (!lines.length && endsWithBr(cm) && code.endsWith("\n")) code = code.slice(0, -1);
       if (!lang) lang = headerLang(pre, cm.closest(".cm-editor") || cm);
     } else {
       const c = pre.querySelector("code");

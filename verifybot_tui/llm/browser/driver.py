@@ -105,6 +105,7 @@ class BrowserLLM:
         self._old_docs: set[str] = set()
         self._changed = asyncio.Event()
         self._gone: str | None = None  # why the browser or its page went away
+        self._context_closed = asyncio.Event()
         self._closing = False
         self._fresh = True  # the next prompt opens a new conversation
         self._navigate = True  # the page must be (re)opened before the next prompt
@@ -221,10 +222,11 @@ class BrowserLLM:
     async def _launch(self) -> None:
         await self._shutdown()
         self._gone = None
+        self._context_closed = asyncio.Event()
         self._pw = await async_playwright().start()
         try:
             self._context = await launch_context(self._pw, self.config, headless=self.headless)
-            self._context.on("close", lambda _c: self._mark_gone("was closed"))
+            self._context.on("close", lambda _c: self._on_context_closed())
             await self._context.expose_binding("__vbPush", self._on_push)
             await self._context.add_init_script(script=self._script)
             pages = self._context.pages
@@ -235,8 +237,13 @@ class BrowserLLM:
 
     def _attach(self, page: Any) -> None:
         self._page = page
-        page.on("close", lambda _p: self._mark_gone("tab was closed"))
-        page.on("crash", lambda _p: self._mark_gone("tab crashed"))
+        page.on("close", lambda _p: self._mark_gone(_TAB_CLOSED))
+        page.on("crash", lambda _p: self._mark_gone(_TAB_CRASHED))
+
+    def _on_context_closed(self) -> None:
+        if not self._closing:
+            self._context_closed.set()
+        self._mark_gone(_BROWSER_CLOSED)
 
     def _mark_gone(self, reason: str) -> None:
         if self._closing or self._gone:
@@ -361,7 +368,7 @@ class BrowserLLM:
         if await self._eval("() => window.__vb.clickSend()"):
             return
         try:
-            await self._page.wait_for_function("() => window.__vb.canSend()", timeout=3000)
+            await self._page.wait_for_function("() => window.__vb.canSend()", timeout=1000)
             if await self._eval("() => window.__vb.clickSend()"):
                 return
         except PlaywrightError:
@@ -474,19 +481,19 @@ class BrowserLLM:
             raise _Gone()
 
     async def _gone_error(self, phase: str) -> LLMError:
-        reason = self._gone or "went away"
-        browser = getattr(self._context, "browser", None)
-        try:
-            if browser is not None and not browser.is_connected():
-                reason = "closed or crashed"
-        except PlaywrightError:
-            reason = "closed or crashed"
+        if self._gone == _TAB_CLOSED:
+            # A killed browser closes its tab first: give the browser's own event a moment.
+            try:
+                await asyncio.wait_for(self._context_closed.wait(), 0.5)
+            except TimeoutError:
+                pass
+        reason = _BROWSER_CLOSED if self._context_closed.is_set() else self._gone
         url = f" ({self.conversation_url})" if self.conversation_url else ""
         evidence = await self._evidence("browser_gone")
         await self._shutdown()
         self._navigate = True
         self.state = "error"
-        return LLMError(f"The browser {reason} while {phase}. The next prompt starts it again "
+        return LLMError(f"{reason} while {phase}. The next prompt starts the browser again "
                         f"and reopens the conversation{url}.", evidence=evidence)
 
     async def _fail(self, text: str, reason: str) -> LLMError:
@@ -527,6 +534,11 @@ class BrowserLLM:
             except OSError:
                 pass
         return saved
+
+
+_BROWSER_CLOSED = "The browser was closed (or crashed)"
+_TAB_CLOSED = "The browser tab was closed"
+_TAB_CRASHED = "The browser tab crashed"
 
 
 class _Gone(Exception):
