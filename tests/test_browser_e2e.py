@@ -1,0 +1,70 @@
+"""The whole loop through a chat site: `verifybot run` as a subprocess against the test site.
+
+The first answer's program fails, its error goes back in the same
+conversation, the second answer's program works: exit 0. Every prompt the
+transcript says was sent must be what the site received, byte for byte, and
+both must have gone to one conversation.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from browser_fixtures import *  # noqa: F403
+from browser_fixtures import CHROMIUM
+from chatsite import ChatSite
+from conftest import verifybot_cmd
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
+
+
+def sent_prompts(transcript: Path) -> list[str]:
+    """The prompts as the transcript records them (each inside its own fence)."""
+    text = transcript.read_text(encoding="utf-8")
+    out = []
+    for m in re.finditer(r"^## Prompt \d+ \([^)]*\)\n\n(`{3,})text\n", text, re.M):
+        fence = m.group(1)
+        end = text.index("\n" + fence + "\n", m.end() - 1)
+        out.append(text[m.end():end + 1])
+    return out
+
+
+def test_a_failing_then_working_answer_through_the_site_exits_0(chatsite: ChatSite,
+                                                                 tmp_path: Path) -> None:
+    chatsite.configure("fix_loop")
+    before = len(chatsite.prompts)
+    config = tmp_path / "config.toml"
+    config.write_text(f"""
+[llm.site]
+kind = "browser"
+site = "chatgpt"
+url = "{chatsite.url}"
+headless = true
+browser_path = "{CHROMIUM}"
+profile_dir = "{tmp_path / 'profile'}"
+""")
+    ws = tmp_path / "ws"
+    proc = subprocess.run(
+        [*verifybot_cmd(), "run", "Print whether the config says ok", "--llm", "site",
+         "--target", "local", "--yes", "--workspace", str(ws), "--config", str(config)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=150, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "JSONDecodeError" in proc.stderr  # the first version's failure, shown live
+    assert "True" in proc.stdout  # the second version's output
+
+    received = [p for p in chatsite.prompts[before:]]
+    assert len(received) == 2
+    assert received[0].conversation_id == received[1].conversation_id
+    transcripts = sorted((ws / "raw_md").glob("*.md"))
+    assert len(transcripts) == 1
+    sent = sent_prompts(transcripts[0])
+    assert len(sent) == 2
+    for recorded, got in zip(sent, received, strict=True):
+        # the transcript's fence ends the text with one newline of its own if it had none
+        assert recorded == (got.text if got.text.endswith("\n") else got.text + "\n")
+    assert "Print whether the config says ok" in received[0].text
+    assert "JSONDecodeError" in received[1].text
