@@ -41,14 +41,15 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def make_app(ws: Path, transcript: Path = EXAMPLE, *, data: dict[str, Any] | None = None,
-             config_path: Path | None = None, **kw: Any) -> VerifyBotApp:
+             config_path: Path | None = None, llm: str | None = None,
+             **kw: Any) -> VerifyBotApp:
     data = dict(data or {})
     data.setdefault("run", {})
     data["run"] = {"workspace": str(ws), "timeout": 20.0, **data["run"]}
     cfg = parse_config(data, config_path or "<test>")
     cfg.path = config_path
-    return VerifyBotApp(config=cfg, llm=f"replay:{transcript}", target=kw.pop("target", "local"),
-                        **kw)
+    return VerifyBotApp(config=cfg, llm=llm or f"replay:{transcript}",
+                        target=kw.pop("target", "local"), **kw)
 
 
 def write_answers(path: Path, *codes: str, lang: str = "python") -> Path:

@@ -1,0 +1,105 @@
+"""The app with the browser LLM against the local test chat site (headless Chromium).
+
+The same user path as with the replay backend, through a real browser: the
+answer streams from the page into the conversation, the failing program's
+error goes back as feedback in the same chat, the fix works. Then the
+browser dies mid-answer: an error, and the next prompt relaunches it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from browser_fixtures import *  # noqa: F403
+from browser_fixtures import CHROMIUM, kill_browser
+from chatsite import ChatSite
+from tui_support import (
+    SIZE,
+    main,
+    make_app,
+    tui_env,  # noqa: F401
+    type_prompt,
+    wait_approval,
+    wait_for,
+    wait_idle,
+    workspace,
+)
+
+from verifybot_tui.core.events import AnswerText, Finished, PromptSent
+from verifybot_tui.llm.browser.chromium import profile_dir, read_lock
+from verifybot_tui.tui.messages import LoopEvent
+from verifybot_tui.tui.widgets.conversation import ConversationPane
+from verifybot_tui.tui.widgets.output import OutputPane
+
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("tui_env"), pytest.mark.timeout(180)]
+
+
+def site_app(site: ChatSite, tmp_path: Path, **kw):
+    table = {"kind": "browser", "site": "chatgpt", "url": site.url, "headless": True,
+             "browser_path": CHROMIUM, "profile_dir": str(tmp_path / "profile")}
+    return make_app(workspace(tmp_path), llm="site", data={"llm": {"site": table}}, **kw)
+
+
+def recorder():
+    seen: list[object] = []
+
+    def hook(message: object) -> None:
+        if isinstance(message, LoopEvent):
+            seen.append(message.event)
+
+    return seen, hook
+
+
+async def test_whole_loop_through_the_browser(chatsite: ChatSite, tmp_path: Path) -> None:
+    chatsite.reset()
+    chatsite.configure("fix_loop")
+    app = site_app(chatsite, tmp_path)
+    seen, hook = recorder()
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await wait_for(pilot, lambda: app.session.llm is not None
+                       and app.session.llm.state == "idle", timeout=60, what="the browser")
+        assert not main(app).query_one(ConversationPane).loading
+        await type_prompt(pilot, "parse some json")
+        await wait_approval(pilot, timeout=60)
+        assert "json.loads" in main(app).query_one(ConversationPane).answer_text or \
+            any("json.loads" in e.text for e in seen if isinstance(e, AnswerText))
+        await pilot.press("a")
+        await wait_for(pilot, lambda: main(app).pending_approval
+                       and main(app).pending_approval.attempt == 2, timeout=60, what="the fix")
+        await pilot.press("a")
+        await wait_idle(pilot, timeout=60)
+        assert "True" in main(app).query_one(OutputPane).lines
+    assert [f.status for f in seen if isinstance(f, Finished)] == ["SUCCESS"]
+    assert [p.kind for p in seen if isinstance(p, PromptSent)] == ["initial", "feedback"]
+    first, second = chatsite.prompts[-2:]
+    assert first.conversation_id == second.conversation_id, "feedback went to the same chat"
+    assert "JSONDecodeError" in second.text
+
+
+async def test_browser_dies_mid_answer_and_the_next_prompt_relaunches(
+        chatsite: ChatSite, tmp_path: Path) -> None:
+    chatsite.reset()
+    chatsite.configure("slow")
+    app = site_app(chatsite, tmp_path)
+    seen, hook = recorder()
+    killed: list[int] = []
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await wait_for(pilot, lambda: app.session.llm is not None
+                       and app.session.llm.state == "idle", timeout=60, what="the browser")
+        await type_prompt(pilot, "first question")
+        await wait_for(pilot, lambda: any(isinstance(e, AnswerText) for e in seen), timeout=30,
+                       what="the answer to start")
+        killed.append(kill_browser(app.session.llm))
+        await wait_idle(pilot, timeout=30)
+        assert [f.status for f in seen if isinstance(f, Finished)] == ["LLM_ERROR"]
+        assert any("browser was closed" in n.message for n in app._notifications)
+        before = len(seen)
+        await type_prompt(pilot, "second question")
+        await wait_for(pilot, lambda: any(isinstance(e, AnswerText) for e in seen[before:]),
+                       timeout=60, what="the relaunched browser's answer")
+        owner = read_lock(profile_dir(app.session.llm.config))
+        assert owner is not None and owner.pid != killed[0], "a new browser answered"
+    first, second = chatsite.prompts[-2:]
+    assert first.text.splitlines()[0] == "first question"
+    assert second.text.endswith("second question")
