@@ -10,6 +10,7 @@ and the profile keeps the session for the next run.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,25 @@ async def test_an_answer_that_never_finishes_times_out_naming_what_it_waited_for
     assert "finished-action buttons" in msg
     assert streamed and streamed[-1] == "This answer never finishes"
     assert_evidence(e.value)
+
+
+async def test_a_cancelled_ask_stops_the_answer_and_the_next_prompt_goes_through(
+        site_llm: BrowserLLM, chatsite: ChatSite) -> None:
+    chatsite.configure("never")
+    await site_llm.new_chat()
+    streaming = asyncio.Event()
+    task = asyncio.create_task(site_llm.ask("a long one", lambda _text: streaming.set()))
+    await asyncio.wait_for(streaming.wait(), 10)
+    before = len(chatsite.finishes)
+    task.cancel()  # the user stops the loop
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert site_llm.state == "idle"
+    answer = await site_llm.ask("next one, same chat")
+    assert answer.markdown == SCENARIOS["never"].replies[1].markdown
+    # the site was told to stop: the first answer ended there, partial
+    assert chatsite.finishes[before]["stopped"] is True
+    assert chatsite.prompts[-1].conversation_id == chatsite.prompts[-2].conversation_id
 
 
 async def test_a_truncated_prompt_is_refused(site_llm: BrowserLLM, chatsite: ChatSite) -> None:

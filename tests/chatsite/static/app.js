@@ -18,6 +18,7 @@
   let streaming = false;
   let turnCount = 0;
   let stopLabelOnSend = false;
+  let stopped = null;  // {promise, done()} while an answer streams: the Stop button ends it
   window.__chatsite = {finishes: [], renders: []};
 
   // --- page skeleton --------------------------------------------------------
@@ -160,6 +161,7 @@
       const b = actions.querySelector("button");
       const label = b.getAttribute("aria-label");
       if (label === "Send prompt" || label === "Send message") b.addEventListener("click", send);
+      if (/^Stop/.test(label)) b.addEventListener("click", () => { if (stopped) stopped.done(); });
     }
   }
 
@@ -291,7 +293,13 @@
         "5:00 PM.</div>"));
     }
     const turn = ["limit", "error"].includes(reply.event) ? null : addAssistantTurn(render);
-    await sleep(reply.pause_before);
+    let resolve;
+    const st = {promise: new Promise((r) => { resolve = r; }), is: false};
+    st.done = () => { st.is = true; resolve(); };
+    stopped = st;
+    const wait = (secs) => Promise.race([sleep(secs), st.promise]);
+    await wait(reply.pause_before);
+    if (reply.event === "limit" || reply.event === "error") stopped = null;
     if (reply.event === "limit") {
       streaming = false;
       updateButtons();
@@ -312,8 +320,9 @@
     let shown = 0;
     let last = now();
     const end = reply.event === "drop" ? Math.min(reply.drop_at, md.length) : md.length;
-    while (shown < end) {
-      await sleep(0.016);
+    while (shown < end && !st.is) {
+      await wait(0.016);
+      if (st.is) break;
       const t = now();
       let next = Math.min(end, shown + Math.max(1, Math.round((t - last) / 1000 * reply.rate)));
       last = t;
@@ -326,13 +335,15 @@
       renders.push([now(), shown]);
       if (pauses.length && shown >= pauses[0][0]) {
         if (render.early_actions && !turn.actions.children.length) addActions(turn, md, render);
-        await sleep(pauses.shift()[1]);
+        await wait(pauses.shift()[1]);
         last = now();
       }
     }
-    if (reply.event === "never") {
-      await new Promise(() => {});  // the stop button stays; nothing more ever comes
+    if (reply.event === "never" && !st.is) {
+      await st.promise;  // the stop button stays until someone presses it
     }
+    const partial = st.is;
+    stopped = null;
     if (reply.event === "drop") {
       streaming = false;
       updateButtons();
@@ -342,17 +353,18 @@
       toast("Network connection lost. Attempting to reconnect...", "toast-error");
       return;
     }
-    turn.shown = md;
-    turn.md.innerHTML = renderMarkdown(md, codeLayout(render));
+    const final = partial ? turn.shown || "" : md;
+    turn.shown = final;
+    turn.md.innerHTML = renderMarkdown(final, codeLayout(render));
     streaming = false;
     updateButtons();
-    finishTurn(turn, md, render);
+    finishTurn(turn, final, render);
     const finishT = now();
     window.__chatsite.finishes.push(finishT);
     window.__chatsite.renders = renders;
     fetch("/api/finished", {method: "POST", headers: {"Content-Type": "application/json"},
       body: JSON.stringify({conversation_id: conversationId, t: finishT, renders,
-        length: md.length})});
+        length: final.length, stopped: partial})});
   }
 
   // --- a saved conversation -----------------------------------------------------

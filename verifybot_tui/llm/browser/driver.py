@@ -125,16 +125,12 @@ class BrowserLLM:
 
     async def start(self) -> None:
         self.state = "starting"
-        try:
-            try:
-                await self._ensure_page()
-            except _Gone:
-                raise await self._gone_error("opening the page") from None
+
+        async def steps(phase: _Phase) -> None:
+            await self._ensure_page()
             await self._raise_if_blocked("start")
-        except LLMError:
-            if self.state == "starting":
-                self.state = "error"
-            raise
+
+        await self._guarded(steps)
         self.state = "idle"
 
     async def new_chat(self) -> None:
@@ -151,46 +147,71 @@ class BrowserLLM:
         prompt = prompt.replace("\r\n", "\n")
         if not prompt.strip():
             raise LLMError("Nothing to send: the prompt is empty.")
-        phase = "opening the page"
-        try:
+
+        async def steps(phase: _Phase) -> str:
             if self._gone or self._context is None or self._navigate:
                 self.state = "starting"
                 await self._ensure_page()
             await self._raise_if_blocked("before_prompt")
+            await self._wait_not_busy()
             base_users = self._obs.users
-            phase = "typing the prompt"
+            phase.text = "typing the prompt"
             await self._type_prompt(prompt)
-            phase = "sending the prompt"
+            phase.text = "sending the prompt"
             await self._send()
             self._stream = _Stream(base_users, on_text)
             await self._wait_user_turn(prompt, base_users)
             self._fresh = False
-            phase = "waiting for the answer"
+            phase.text = "waiting for the answer"
             self.state = "streaming"
             markdown = await self._wait_answer(time.monotonic() + self.answer_timeout)
             await self._settle_url()
+            return markdown
+
+        markdown = await self._guarded(steps)
+        self.state = "idle"
+        return Answer(markdown=markdown, conversation_url=self.conversation_url)
+
+    async def _guarded(self, steps: Any) -> Any:
+        """Run steps, turning every way the browser can fail into an LLMError with evidence."""
+        phase = _Phase("opening the page")
+        try:
+            return await steps(phase)
         except LLMError:
-            if self.state not in ("logged_out",):
+            if self.state != "logged_out":
                 self.state = "error"
             raise
         except _Gone:
-            raise await self._gone_error(phase) from None
+            raise await self._gone_error(phase.text) from None
         except TimeoutError:
             self.state = "error"
-            raise await self._fail(f"The page stopped responding while {phase} (no reply "
+            raise await self._fail(f"The page stopped responding while {phase.text} (no reply "
                                    f"within {self.page_timeout:g} s). Try again.",
                                    "page_unresponsive") from None
         except PlaywrightError as e:
             self.state = "error"
             if self._gone:
-                raise await self._gone_error(phase) from None
+                raise await self._gone_error(phase.text) from None
             first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-            raise await self._fail(f"The browser failed while {phase}: {first}. Try again.",
-                                   "browser_error") from None
+            raise await self._fail(f"The browser failed while {phase.text}: {first}. Try "
+                                   f"again.", "browser_error") from None
+        except asyncio.CancelledError:
+            # The user stopped the loop: stop the site's answer too, so the next prompt
+            # is not sent into a page that is still busy.
+            if self.state == "streaming" and self._page is not None and not self._gone:
+                task = asyncio.get_running_loop().create_task(self._click_stop())
+                _BACKGROUND.add(task)
+                task.add_done_callback(_BACKGROUND.discard)
+            self.state = "idle" if self._context is not None else "stopped"
+            raise
         finally:
             self._stream = None
-        self.state = "idle"
-        return Answer(markdown=markdown, conversation_url=self.conversation_url)
+
+    async def _click_stop(self) -> None:
+        try:
+            await self._eval("() => window.__vb.clickStop()", timeout=5)
+        except (PlaywrightError, TimeoutError):
+            pass
 
     async def close(self) -> None:
         await self._shutdown()
@@ -230,6 +251,11 @@ class BrowserLLM:
             await self._context.expose_binding("__vbPush", self._on_push)
             await self._context.add_init_script(script=self._script)
             pages = self._context.pages
+            for page in pages:  # pages open before the init script: install it now
+                try:
+                    await asyncio.wait_for(page.evaluate(self._script), 5)
+                except (PlaywrightError, TimeoutError):
+                    pass
             self._attach(pages[0] if pages else await self._context.new_page())
         except BaseException:
             await self._shutdown()
@@ -376,6 +402,19 @@ class BrowserLLM:
                 raise
         await self._eval("() => window.__vb.focusBox()")
         await self._page.keyboard.press("Enter")
+
+    async def _wait_not_busy(self) -> None:
+        """A page still answering (an earlier, stopped run) would swallow the prompt."""
+        if not self._obs.busy:
+            return
+        deadline = time.monotonic() + self.page_timeout
+        while self._obs.busy:
+            self._check_gone_sync()
+            if not await self.wait_change(deadline - time.monotonic()):
+                raise await self._fail(
+                    f"{self.profile.name} is still answering an earlier prompt after "
+                    f"{self.page_timeout:g} s. Wait for it to finish or press Stop in the "
+                    f"browser, then try again.", "still_busy")
 
     async def _wait_user_turn(self, prompt: str, base_users: int) -> None:
         limit = min(self.page_timeout, 20.0)
@@ -539,6 +578,14 @@ class BrowserLLM:
 _BROWSER_CLOSED = "The browser was closed (or crashed)"
 _TAB_CLOSED = "The browser tab was closed"
 _TAB_CRASHED = "The browser tab crashed"
+
+
+_BACKGROUND: set[asyncio.Task[None]] = set()
+
+
+@dataclass
+class _Phase:
+    text: str  # what the driver was doing, for messages
 
 
 class _Gone(Exception):

@@ -306,6 +306,11 @@ if (window.top === window && !window.__vb) {
     }
     return null;
   }
+  function clickStop() {
+    const b = firstVisible(S.stop_button);
+    if (b) b.click();
+    return !!b;
+  }
   function clickSend() {
     const b = sendButton();
     if (!b) return false;
@@ -351,7 +356,7 @@ if (window.top === window && !window.__vb) {
     return answer ? vbDomToMarkdown(messageOf(answer)) : null;
   }
 
-  window.__vb = {snapshot, resync, readBox, setBox, clickSend,
+  window.__vb = {snapshot, resync, readBox, setBox, clickSend, clickStop,
     canSend: () => !!sendButton(), hasBox: () => !!findBox(),
     focusBox: () => { const b = findBox(); if (b) focusEnd(b); return !!b; },
     copyAnswer, answerMarkdown, toMarkdown: vbDomToMarkdown};
