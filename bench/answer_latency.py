@@ -78,7 +78,7 @@ async def main(runs: int, pause_runs: int) -> None:
             await llm.new_chat()
             seen: list[tuple[float, str]] = []
             before = len(site.finishes)
-            answer = await llm.ask("bench", lambda text: seen.append((time.time(), text)))
+            answer = await llm.ask("bench", lambda text, s=seen: s.append((time.time(), text)))
             returned = time.time()
             rec = await finish_record(site, before)
             assert answer.markdown == expected, "wrong answer"
