@@ -110,6 +110,7 @@ class BrowserLLM:
         self._fresh = True  # the next prompt opens a new conversation
         self._navigate = True  # the page must be (re)opened before the next prompt
         self._stream: _Stream | None = None
+        self._asking = asyncio.Lock()
         self._script = init_script(self.profile)
 
     # --- public protocol -------------------------------------------------------------
@@ -118,10 +119,6 @@ class BrowserLLM:
     def page(self) -> Any:
         """The Playwright page in use (for diagnostics and tests), or None."""
         return self._page
-
-    @property
-    def site_label(self) -> str:
-        return self.profile.name
 
     async def start(self) -> None:
         self.state = "starting"
@@ -168,7 +165,8 @@ class BrowserLLM:
             await self._settle_url()
             return markdown
 
-        markdown = await self._guarded(steps)
+        async with self._asking:  # one prompt at a time: they share one page
+            markdown = await self._guarded(steps)
         self.state = "idle"
         return Answer(markdown=markdown, conversation_url=self.conversation_url)
 
