@@ -24,6 +24,7 @@ BAD = [
     ('[ui.keys]\nquit = 5\n', ["ui.keys.quit", "a string"]),
     ("[run\n", ["not valid TOML"]),
     ("[run]\nmax_retries = -1\n", ["run.max_retries"]),
+    ("[llm.chatgpt]\nanswer_timeout = 0\n", ["llm.chatgpt.answer_timeout"]),
     ("[targets.pi]\nkind = \"ssh\"\nhost = \"h\"\nport = 70000\n", ["targets.pi.port"]),
 ]
 
@@ -64,7 +65,7 @@ def test_example_config_is_valid_and_documents_every_key() -> None:
     for key in ("workspace", "max_retries", "timeout", "auto_accept", "default_target",
                 "default_llm", "site", "url", "headless", "browser_path", "profile_dir",
                 "host", "port", "user", "key_file", "password_env", "remote_dir",
-                "known_hosts", "theme"):
+                "known_hosts", "theme", "answer_timeout"):
         line = next(i for i, s in enumerate(text.splitlines()) if s.startswith(f"{key} ="))
         assert text.splitlines()[line - 1].startswith("#"), f"{key} has no comment above it"
 

@@ -55,6 +55,8 @@ class LLMConfig:
     """Empty: find a system Chromium/Chrome, else Playwright's own."""
     profile_dir: str = ""
     """Empty: a folder per site in the user data dir."""
+    answer_timeout: float = 600.0
+    """Seconds to wait for one whole answer (reasoning models can think for minutes)."""
 
 
 @dataclass
@@ -170,6 +172,9 @@ def parse_config(data: dict[str, Any], path: Path | str = "<config>") -> Config:
 
 
 def _check_semantics(cfg: Config, path: Path | str) -> None:
+    for name, llm in cfg.llm.items():
+        if llm.answer_timeout <= 0:
+            raise ConfigError(f"{path}: key 'llm.{name}.answer_timeout' must be more than 0")
     if cfg.run.max_retries < 0:
         raise ConfigError(f"{path}: key 'run.max_retries' must be 0 or more")
     if cfg.run.timeout <= 0:

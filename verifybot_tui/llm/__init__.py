@@ -29,4 +29,4 @@ def make_llm(config: Config, spec: str, workspace: Path) -> LLMBackend:
                           f"{', '.join(sorted(config.llm))}, or replay:PATH")
     from verifybot_tui.llm.browser import BrowserLLM
 
-    return BrowserLLM(cfg, workspace)
+    return BrowserLLM(cfg, workspace, answer_timeout=cfg.answer_timeout)
