@@ -59,8 +59,11 @@ async def settle(pilot: Pilot) -> None:
         if isinstance(widget, Input | TextArea):
             widget.cursor_blink = False
     await pilot.pause(0.1)
+    if app.main_screen is not None:  # the anchored panes end where their content ends
+        for pane in app.main_screen.query("#conversation, #output"):
+            pane.scroll_end(animate=False, immediate=True)
     app.clear_notifications()
-    await pilot.pause()
+    await pilot.pause(0.1)
 
 
 @pytest.mark.parametrize("theme", THEMES)

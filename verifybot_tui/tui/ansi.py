@@ -27,6 +27,9 @@ _ESCAPE = re.compile(
 _SGR = re.compile(r"\x1b\[[0-9;:]*m")
 # C0 controls but TAB, C1 controls, DEL (ESC sequences are already gone).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f-\x9f]")
+# Anything that needs work; most lines of a flood have none of it.
+_SPECIAL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_C1_OR_ESC = re.compile(r"[\x1b\x80-\x9f]")
 
 
 def _keep_sgr(match: re.Match[str]) -> str:
@@ -40,13 +43,15 @@ def sanitize_line(line: str) -> str:
     A carriage return starts the line over (progress bars), so only what comes
     after the last one that is followed by text is kept.
     """
+    if not _SPECIAL.search(line):
+        return line
     if "\r" in line:
         parts = [p for p in line.split("\r") if p]
         line = parts[-1] if parts else ""
-    if "\x1b" in line or any("\x80" <= ch <= "\x9f" for ch in line):
+    if _C1_OR_ESC.search(line):
         line = _ESCAPE.sub(_keep_sgr, line)
     line = _CONTROL.sub("", line)
-    return line.expandtabs(8)
+    return line.expandtabs(8) if "\t" in line else line
 
 
 def strip_sgr(line: str) -> str:

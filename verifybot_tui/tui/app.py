@@ -14,11 +14,9 @@ from textual.app import App
 from textual.binding import Binding
 
 from verifybot_tui.core.config import Config, save_setting, user_config_dir
-from verifybot_tui.tui.commands import VerifyBotCommands
 from verifybot_tui.tui.keys import APP_BINDINGS, check_keymap
 from verifybot_tui.tui.output_buffer import OutputBuffer
 from verifybot_tui.tui.prompter import DialogPrompter
-from verifybot_tui.tui.screens.help import HelpScreen
 from verifybot_tui.tui.screens.main import MainScreen
 from verifybot_tui.tui.session import AppSession
 from verifybot_tui.tui.themes import load_themes
@@ -26,10 +24,20 @@ from verifybot_tui.tui.themes import load_themes
 FALLBACK_THEME = "textual-dark"
 
 
+def _commands_provider():
+    """Imported when the palette first opens (textual.command costs the first frame)."""
+    from verifybot_tui.tui.commands import VerifyBotCommands
+
+    return VerifyBotCommands
+
+
 class VerifyBotApp(App[int]):
     TITLE = "VerifyBot"
+    # The main screen is the default screen (its frame is the first frame), and
+    # Textual reads a default screen's CSS_PATH only with the app's: name it here.
+    CSS_PATH = [Path(__file__).parent / "screens" / MainScreen.CSS_PATH]
     BINDINGS: list[Binding] = APP_BINDINGS
-    COMMANDS = App.COMMANDS | {VerifyBotCommands}
+    COMMANDS = App.COMMANDS | {lambda: _commands_provider()}
 
     def __init__(self, *, config: Config, prompt: str | None = None, target: str | None = None,
                  llm: str | None = None, workspace: Path | None = None,
@@ -45,16 +53,29 @@ class VerifyBotApp(App[int]):
         self.main_screen: MainScreen | None = None
         self._theme_dirs = theme_dirs
         self._theme_ready = False
+        self._theme_problems: list[str] = []
         self.keymap, self._keymap_problems = check_keymap(config.ui.keys)
+        # Before the first stylesheet is built: a theme set later rebuilds it all.
+        self._load_themes()
+
+    def get_default_screen(self) -> MainScreen:
+        """The main screen is the first: its frame is the first frame."""
+        self.main_screen = MainScreen(self.session)
+        return self.main_screen
+
+    def on_ready(self) -> None:
+        """The first frame is on the terminal: now the slow starts (browser, SSH)."""
+        if self.main_screen is not None:
+            self.main_screen.call_later(self.main_screen.start_backends)
 
     def on_mount(self) -> None:
-        self._load_themes()
+        for problem in self._theme_problems:
+            self.notify(problem, title="Theme", severity="warning", timeout=12)
+        self._theme_ready = True
         if self.keymap:
             self.set_keymap(self.keymap)
         for problem in self._keymap_problems:
             self.notify(problem, title="Key settings", severity="warning", timeout=10)
-        self.main_screen = MainScreen(self.session)
-        self.push_screen(self.main_screen)
 
     # -- themes ---------------------------------------------------------------------------
 
@@ -63,17 +84,16 @@ class VerifyBotApp(App[int]):
         for theme in themes:
             self.register_theme(theme)
         for problem in problems:
-            self.notify(f"{problem}\nFix the file or remove it; the theme is skipped.",
-                        title="Theme file not loaded", severity="warning", timeout=12)
+            self._theme_problems.append(
+                f"Theme file not loaded: {problem}\nFix the file or remove it.")
         wanted = self.config.ui.theme
         if wanted in self.available_themes:
             self.theme = wanted
         else:
-            self.notify(f"[ui] theme = {wanted!r} is not a known theme; using "
-                        f"{FALLBACK_THEME}. Known: {', '.join(sorted(self.available_themes))}",
-                        severity="warning", timeout=10)
+            self._theme_problems.append(
+                f"[ui] theme = {wanted!r} is not a known theme; using {FALLBACK_THEME}. "
+                f"Known: {', '.join(sorted(self.available_themes))}")
             self.theme = FALLBACK_THEME
-        self._theme_ready = True
 
     def watch_theme(self, name: str) -> None:
         """A theme chosen by the user (palette, F9) is saved to [ui] theme."""
@@ -89,6 +109,8 @@ class VerifyBotApp(App[int]):
     # -- actions ----------------------------------------------------------------------------
 
     def action_help(self) -> None:
+        from verifybot_tui.tui.screens.help import HelpScreen
+
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.keymap))
 

@@ -1,7 +1,8 @@
 """The app's back-end objects: the LLM backend, the targets, the loop, history.
 
 No Textual here: this is the same wiring the CLI does, held for the life of the
-app. Starting the LLM and connecting a target are shared tasks, so a prompt
+app. The loop and the backends are imported when first used, after the first
+frame. Starting the LLM and connecting a target are shared tasks, so a prompt
 sent while the browser is still starting waits for that start instead of
 launching a second browser on the same profile.
 """
@@ -12,13 +13,16 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from verifybot_tui.core.config import Config
 from verifybot_tui.core.errors import ConfigError
 from verifybot_tui.core.history import History
-from verifybot_tui.core.loop import VerifyLoop
 from verifybot_tui.llm.base import LLMBackend
 from verifybot_tui.targets.base import Prompter, Target
+
+if TYPE_CHECKING:
+    from verifybot_tui.core.loop import VerifyLoop
 
 
 def check_llm_spec(config: Config, spec: str) -> None:
@@ -121,6 +125,8 @@ class AppSession:
         llm = self.make_llm()
         target = self.make_target(self.target_name)
         if self.loop is None:
+            from verifybot_tui.core.loop import VerifyLoop  # after the first frame
+
             self.loop = VerifyLoop(config=self.config, llm=llm, target=target,
                                    history=self.history, review_feedback=self.review_feedback,
                                    auto_accept=self.auto_accept, workspace=self.workspace)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from pathlib import Path
 
 from textual import on, work
@@ -40,7 +41,6 @@ from verifybot_tui.core.events import (
 from verifybot_tui.tui.editor import edit_text
 from verifybot_tui.tui.keys import MAIN_BINDINGS
 from verifybot_tui.tui.messages import FileEdited, LLMReady, LoopEnded, LoopEvent, TargetReady
-from verifybot_tui.tui.screens.attempt import AttemptScreen
 from verifybot_tui.tui.screens.dialogs import ConfirmScreen
 from verifybot_tui.tui.session import AppSession
 from verifybot_tui.tui.widgets.approval import ApprovalBar
@@ -51,6 +51,7 @@ from verifybot_tui.tui.widgets.history import HistoryPane
 from verifybot_tui.tui.widgets.output import OutputPane
 from verifybot_tui.tui.widgets.status import StatusBar
 
+YIELD_EVERY = 0.005  # seconds of output handling before the worker lets others run
 STATUS_SEVERITY = {"SUCCESS": "information", "STOPPED": "warning"}
 
 
@@ -70,6 +71,7 @@ class MainScreen(Screen):
         self.saved_paths: dict[str, Path] = {}  # file name -> its programs/ file
         self.attempt_base = 0
         self.switching: str | None = None  # a target being connected to, not yet current
+        self.started = asyncio.Event()  # the bars are mounted: loop events may come
 
     # -- layout -------------------------------------------------------------------
 
@@ -82,9 +84,7 @@ class MainScreen(Screen):
                     yield ConversationPane(id="conversation")
                     yield CodePane(id="code")
                 yield OutputPane(self.session_buffer, id="output")
-        with Vertical(id="bottom"):
-            yield ApprovalBar(id="approval")
-            yield FeedbackBar(id="feedback")
+        with Vertical(id="bottom"):  # the bars join it after the first frame
             yield Input(placeholder=self._prompt_hint(), id="prompt")
         yield Footer()
 
@@ -96,7 +96,7 @@ class MainScreen(Screen):
         self.query_one("#conversation").border_title = "Conversation"
         self.query_one("#code").border_title = "Code"
         self.query_one("#output").border_title = "Output"
-        self.query_one("#history").border_title = "History [F2]"
+        self.query_one("#history").border_title = "History (F2)"
         status = self.query_one(StatusBar)
         status.target = self.session.target_name
         spec = self.session.llm_spec
@@ -105,11 +105,16 @@ class MainScreen(Screen):
         status.review_feedback = self.session.review_feedback
         status.max_attempts = 1 + self.session.config.run.max_retries
         self.set_interval(0.25, self._sample_states, name="status-sample")
-        self.refresh_history()
-        # After the first frame: nothing slow may hold it back.
-        self.call_after_refresh(self._start_backends)
 
-    def _start_backends(self) -> None:
+    async def start_backends(self) -> None:
+        """Called by the app once the first frame is shown: nothing that can wait
+        may hold that frame back."""
+        prompt_box = self.query_one("#prompt", Input)
+        if not self.query(ApprovalBar):
+            await self.query_one("#bottom").mount(ApprovalBar(id="approval"),
+                                                  FeedbackBar(id="feedback"), before=prompt_box)
+        self.started.set()
+        self.refresh_history()
         if not self.session.llm_spec.startswith("replay:"):
             self.query_one(ConversationPane).loading = True  # a browser takes seconds
         self.start_llm()
@@ -160,6 +165,7 @@ class MainScreen(Screen):
     @work(group="loop", exclusive=False, exit_on_error=False)
     async def drive(self, prompt: str, new_chat: bool, resume: int | None) -> None:
         buffer = self.app.output_buffer
+        await self.started.wait()
         loop = self.session.ensure_loop()
         # One start of the browser and one connection at a time: wait for those under
         # way; if they failed, the loop tries again and reports it in its own events.
@@ -168,9 +174,15 @@ class MainScreen(Screen):
         with contextlib.suppress(VerifyBotError):
             await self.session.connect(self.session.target_name)
         try:
+            turn = time.monotonic()
             async for ev in loop.events(prompt, new_chat=new_chat, resume=resume):
                 if isinstance(ev, Output):
                     buffer.add(ev.stream, ev.text)
+                    # A queue that never empties never suspends this loop: give keys
+                    # and the screen their turn at least every few milliseconds.
+                    if time.monotonic() - turn > YIELD_EVERY:
+                        await asyncio.sleep(0)
+                        turn = time.monotonic()
                     continue
                 if isinstance(ev, RunStarted):
                     buffer.run_started(f"attempt {ev.attempt} on {ev.target}")
@@ -377,8 +389,8 @@ class MainScreen(Screen):
     # -- decisions -----------------------------------------------------------------------
 
     def _close_decisions(self) -> None:
-        self.query_one(ApprovalBar).hide()
-        self.query_one(FeedbackBar).hide()
+        for bar in self.query("ApprovalBar, FeedbackBar"):
+            bar.hide()
         self.workers.cancel_group(self, "watch")
         self.pending_approval = None
         self.pending_feedback = None
@@ -459,6 +471,8 @@ class MainScreen(Screen):
         row = message.row
         if row.attempt is None:
             return
+
+        from verifybot_tui.tui.screens.attempt import AttemptScreen
 
         def done(result: int | None) -> None:
             if result is not None:

@@ -11,10 +11,9 @@ from __future__ import annotations
 import difflib
 
 from textual.containers import VerticalScroll
-from textual.highlight import highlight
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Static, TabbedContent, TabPane, TextArea
+from textual.widgets import Static
 
 from verifybot_tui.targets.base import ProgramFile
 from verifybot_tui.tui.keys import EDIT_BINDINGS
@@ -37,6 +36,8 @@ def unified_diff(old: list[ProgramFile], new: list[ProgramFile]) -> str:
 
 
 def _highlighted(code: str, language: str, path: str) -> Static:
+    from textual.highlight import highlight  # Pygments: loaded with the first code shown
+
     try:
         content = highlight(code, language=language or None, path=path)
     except Exception:  # an unknown lexer: plain text is still readable
@@ -82,6 +83,9 @@ class CodePane(Widget):
         self.edits: dict[str, str] = {}  # file name -> content changed by the user
 
     def compose(self):
+        # Imported when there is code to show: the first frame does without them.
+        from textual.widgets import TabbedContent, TabPane, TextArea
+
         if not self.files:
             yield Static("No code yet. Type a prompt below and press Enter.", id="code-empty")
             return
@@ -103,7 +107,8 @@ class CodePane(Widget):
                 with TabPane(f"{mark}{f.saved_name}{edited}", id=f"file-{i}"):
                     if self.mode == "edit":
                         yield TextArea(f.content, id=f"edit-{i}", show_line_numbers=True,
-                                       soft_wrap=False, tab_behavior="indent")
+                                       soft_wrap=False, tab_behavior="indent",
+                                       classes="code-editor")
                     else:
                         with VerticalScroll():
                             yield _highlighted(f.content, f.language, f.name)
@@ -128,7 +133,7 @@ class CodePane(Widget):
         self.mode = mode
         await self.recompose()
         if mode == "edit":
-            areas = self.query(TextArea)
+            areas = self.query(".code-editor")
             if areas:
                 areas.first().focus()
 
@@ -141,7 +146,7 @@ class CodePane(Widget):
             for i, f in enumerate(self.files):
                 area = self.query(f"#edit-{i}")
                 if area:
-                    text = area.first(TextArea).text
+                    text = area.first().text
                     if text != f.content:
                         self.edits[f.name] = text
                     else:
@@ -165,7 +170,7 @@ class CodePane(Widget):
         files = self.current_files()
         if not files:
             return None
-        tabs = self.query(TabbedContent)
+        tabs = self.query("#code-tabs")
         if tabs and tabs.first().active:
             index = int(tabs.first().active.removeprefix("file-"))
             return files[index]

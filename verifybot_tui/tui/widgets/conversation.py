@@ -9,10 +9,14 @@ prompt carries raw program output that must not be read as markdown.
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from textual.containers import VerticalScroll
-from textual.widgets import Collapsible, LoadingIndicator, Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Collapsible, LoadingIndicator, Static
+
+if TYPE_CHECKING:
+    from textual.widgets import Markdown
+    from textual.widgets.markdown import MarkdownStream
 
 PROMPT_TITLES = {
     "initial": "You asked",
@@ -86,6 +90,8 @@ class ConversationPane(VerticalScroll):
         async with self._lock:
             self.remove_class("-waiting")
             if self._answer is None:
+                from textual.widgets import Markdown  # markdown-it: after the first frame
+
                 self._answer = Markdown(classes="answer")
                 await self._add(self._answer)
                 self._stream = Markdown.get_stream(self._answer)
@@ -99,7 +105,7 @@ class ConversationPane(VerticalScroll):
                 # The site rewrote earlier text (a re-render): replace, then stream on.
                 await self._stream.stop()
                 await self._answer.update(text)
-                self._stream = Markdown.get_stream(self._answer)
+                self._stream = type(self._answer).get_stream(self._answer)
             self._text = text
 
     async def finish_answer(self, markdown: str) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from textual import on
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import Button, Label, TextArea
+from textual.widgets import Button, Label
 
 from verifybot_tui.tui.keys import FEEDBACK_BINDINGS
 
@@ -44,6 +44,8 @@ class FeedbackBar(Vertical):
             return self.bar
 
     def compose(self):
+        from textual.widgets import TextArea  # the bar is mounted after the first frame
+
         yield Label("Feedback for the LLM — edit it if you like, then send (ctrl+s)")
         yield TextArea("", id="feedback-text", soft_wrap=True)
         with Horizontal():
@@ -51,7 +53,7 @@ class FeedbackBar(Vertical):
             yield Button("Stop \\[ctrl+g]", id="feedback-stop", variant="error")
 
     def ask(self, prompt: str) -> None:
-        area = self.query_one("#feedback-text", TextArea)
+        area = self.query_one("#feedback-text")
         area.load_text(prompt)
         self.add_class("-shown")
         area.focus()
@@ -66,7 +68,7 @@ class FeedbackBar(Vertical):
     @on(Button.Pressed, "#feedback-send")
     def action_send(self) -> None:
         if self.shown:
-            self.post_message(self.Chosen(self, True, self.query_one(TextArea).text))
+            self.post_message(self.Chosen(self, True, self.query_one("#feedback-text").text))
 
     @on(Button.Pressed, "#feedback-stop")
     def action_stop(self) -> None:
