@@ -237,3 +237,20 @@ async def test_llm_error_is_shown_and_the_app_stays_usable(tmp_path: Path) -> No
         await wait_idle(pilot)
         assert [f.status for f in of(seen, Finished)] == ["LLM_ERROR", "LLM_ERROR"]
         assert app.is_running
+
+
+async def test_retry_sends_the_last_prompt_in_a_new_chat(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    transcript = write_answers(ws.parent / "t.md", "print('once')")
+    app = make_app(ws, transcript, data={"run": {"auto_accept": True}})
+    seen, hook = recorder()
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await type_prompt(pilot, "say once")
+        await wait_idle(pilot)
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: len(of(seen, Finished)) == 2, what="the retry")
+        await wait_idle(pilot)
+    assert [e.session_id for e in of(seen, SessionStarted)] == [1, 2]
+    prompts = of(seen, PromptSent)
+    assert [p.kind for p in prompts] == ["initial", "initial"]
+    assert all(p.text.startswith("say once") for p in prompts)

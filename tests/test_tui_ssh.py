@@ -76,6 +76,21 @@ async def test_switch_to_the_pi_mid_session_with_the_key(sshd, remote_dir, tmp_p
     assert (ws / "context" / "pi.md").is_file()
 
 
+async def test_a_prompt_about_the_pi_runs_there(sshd, remote_dir, tmp_path: Path):
+    ws = workspace(tmp_path)
+    transcript = write_answers(ws.parent / "t.md", "import socket\nprint('on', 'the pi')")
+    app = make_app(ws, transcript, data={"run": {"auto_accept": True},
+                                         "targets": {"pi": pi_table(sshd, remote_dir[0])}})
+    seen, hook = recorder()
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        assert app.session.target_name == "local"
+        await type_prompt(pilot, "blink the LED on GPIO 17 of my Raspberry Pi")
+        await wait_idle(pilot, timeout=60)
+        assert any("Running on pi" == (n.title or "") for n in app._notifications)
+    assert [r.target for r in seen if isinstance(r, RunStarted)] == ["pi"]
+    assert [f.status for f in seen if isinstance(f, Finished)] == ["SUCCESS"]
+
+
 async def test_unknown_host_key_and_password_are_asked_in_dialogs(sshd, remote_dir,
                                                                   tmp_path: Path, monkeypatch):
     known = tmp_path / "known_hosts"

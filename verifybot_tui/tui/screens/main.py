@@ -72,6 +72,9 @@ class MainScreen(Screen):
         self.attempt_base = 0
         self.switching: str | None = None  # a target being connected to, not yet current
         self.started = asyncio.Event()  # the bars are mounted: loop events may come
+        # A target the user picked (--target, ctrl+t) is kept; the default one may give
+        # way to the Pi when a prompt is about Pi hardware, as `verifybot run` does.
+        self.target_chosen = session.target_name != session.config.run.default_target
 
     # -- layout -------------------------------------------------------------------
 
@@ -239,6 +242,8 @@ class MainScreen(Screen):
             return False
         new_chat = self.new_chat_next if new_chat is None else new_chat
         resume, self.resume_id = self.resume_id, None
+        if new_chat and resume is None and not self.target_chosen:
+            self._target_for(text)
         if new_chat and resume is None:
             self.run_worker(self._clear_panes(), group="ui")
         self.last_prompt = text
@@ -249,6 +254,17 @@ class MainScreen(Screen):
         self.query_one(ConversationPane).add_class("-waiting")
         self.drive(text, new_chat, resume)
         return True
+
+    def _target_for(self, prompt: str) -> None:
+        from verifybot_tui.targets import choose_target
+
+        name, why = choose_target(self.session.config, prompt, None)
+        if name != self.session.target_name and why:
+            self.session.use_target(name)
+            self.query_one(StatusBar).target = name
+            self.notify(f"{why[0].upper()}{why[1:]}. ctrl+t switches back.",
+                        title=f"Running on {name}")
+            self._connect(name)
 
     async def _clear_panes(self) -> None:
         await self.query_one(ConversationPane).clear()
@@ -503,6 +519,7 @@ class MainScreen(Screen):
         self.switch_to_target(name)
 
     def switch_to_target(self, name: str) -> None:
+        self.target_chosen = True
         status = self.query_one(StatusBar)
         status.target = name
         status.target_state = "connecting"

@@ -41,7 +41,7 @@ class ConversationPane(VerticalScroll):
         & > .notice.-warning { color: $warning; }
         & > .notice.-error { color: $error; }
         & > #answer-wait { height: 1; display: none; }
-        &.-waiting > #answer-wait { display: block; }
+        &.-waiting > #answer-wait { display: block; }  /* until the answer is complete */
     }
     """
 
@@ -88,7 +88,6 @@ class ConversationPane(VerticalScroll):
     async def show_answer(self, text: str) -> None:
         """The answer's whole text so far: append what is new, or start over if it changed."""
         async with self._lock:
-            self.remove_class("-waiting")
             if self._answer is None:
                 from textual.widgets import Markdown  # markdown-it: after the first frame
 
