@@ -41,6 +41,14 @@ def site_app(site: ChatSite, tmp_path: Path, **kw):
     return make_app(workspace(tmp_path), llm="site", data={"llm": {"site": table}}, **kw)
 
 
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
 def recorder():
     seen: list[object] = []
 
@@ -70,6 +78,9 @@ async def test_whole_loop_through_the_browser(chatsite: ChatSite, tmp_path: Path
         await pilot.press("a")
         await wait_idle(pilot, timeout=60)
         assert "True" in main(app).query_one(OutputPane).lines
+        browser = read_lock(profile_dir(app.session.llm.config))
+        assert browser is not None
+    assert not _alive(browser.pid), "quitting the app closed the browser"
     assert [f.status for f in seen if isinstance(f, Finished)] == ["SUCCESS"]
     assert [p.kind for p in seen if isinstance(p, PromptSent)] == ["initial", "feedback"]
     first, second = chatsite.prompts[-2:]
