@@ -254,3 +254,20 @@ async def test_retry_sends_the_last_prompt_in_a_new_chat(tmp_path: Path) -> None
     prompts = of(seen, PromptSent)
     assert [p.kind for p in prompts] == ["initial", "initial"]
     assert all(p.text.startswith("say once") for p in prompts)
+
+
+async def test_a_second_prompt_waits_for_the_running_one(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    transcript = write_answers(ws.parent / "t.md", "print('only one')")
+    app = make_app(ws, transcript)
+    seen, hook = recorder()
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await type_prompt(pilot, "first")
+        await type_prompt(pilot, "second, too soon")
+        assert any("A run is going on" in n.message for n in app._notifications)
+        assert main(app).query_one("#prompt", Input).value == "second, too soon", "kept"
+        await wait_approval(pilot)
+        await pilot.press("a")
+        await wait_idle(pilot)
+    assert [e.session_id for e in of(seen, SessionStarted)] == [1]
+    assert [f.status for f in of(seen, Finished)] == ["SUCCESS"]

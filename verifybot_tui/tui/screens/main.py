@@ -145,9 +145,13 @@ class MainScreen(LoopScreen):
 
     def submit(self, text: str, *, new_chat: bool | None = None) -> bool:
         loop = self.session.loop
-        if loop is not None and loop.running:
+        if self.driving or (loop is not None and loop.running):
             self.notify("A run is going on: wait for it, or stop it with ctrl+g.",
                         severity="warning")
+            if self.pending_approval is not None:  # the run waits for an answer
+                self.query_one(ApprovalBar).focus()
+            elif self.pending_feedback is not None:
+                self.query_one("#feedback-text").focus()
             return False
         new_chat = self.new_chat_next if new_chat is None else new_chat
         resume, self.resume_id = self.resume_id, None
@@ -161,6 +165,7 @@ class MainScreen(LoopScreen):
         self.query_one(StatusBar).mode = f"resume #{resume}" if resume else (
             "new chat" if new_chat else "follow-up")
         self.query_one(ConversationPane).add_class("-waiting")
+        self.driving = True
         self.drive(text, new_chat, resume)
         return True
 
@@ -227,6 +232,7 @@ class MainScreen(LoopScreen):
             self.notify(f"{event.worker.name or event.worker.group}: {err}", severity="error",
                         timeout=10)
             if event.worker.group == "loop":
+                self.driving = False
                 self._close_decisions()
 
     # -- history ---------------------------------------------------------------------------

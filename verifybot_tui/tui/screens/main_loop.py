@@ -63,6 +63,7 @@ class LoopScreen(Screen):
         self.saved_paths: dict[str, Path] = {}  # file name -> its programs/ file
         self.attempt_base = 0
         self.started = asyncio.Event()  # the bars are mounted: loop events may come
+        self.driving = False  # a prompt was submitted and its loop has not ended
 
     def refresh_history(self) -> None:
         """The main screen refreshes its history pane."""
@@ -107,7 +108,7 @@ class LoopScreen(Screen):
                     self.post_message(LoopEvent(ev, base=loop.attempt))
                     continue
                 self.post_message(LoopEvent(ev))
-        except Exception as e:  # the loop reports its own errors as Finished; this is a bug
+        except Exception as e:  # the loop reports run errors as Finished; not these
             self.post_message(LoopEnded(e))
             return
         self.post_message(LoopEnded())
@@ -130,7 +131,6 @@ class LoopScreen(Screen):
                     except OSError:
                         continue
                     self.post_message(FileEdited(name, content))
-
 
     # -- the loop's events -------------------------------------------------------------
 
@@ -212,6 +212,7 @@ class LoopScreen(Screen):
 
     @on(LoopEnded)
     async def _loop_ended(self, message: LoopEnded) -> None:
+        self.driving = False
         self._close_decisions()
         self.query_one(ConversationPane).remove_class("-waiting")
         if message.error is not None:
