@@ -71,7 +71,9 @@ def test_empty(snap_compare, tmp_path: Path, theme: str) -> None:
     async def run_before(pilot: Pilot) -> None:
         await wait_for(pilot, lambda: main(pilot.app).is_mounted
                        and pilot.app.session.target is not None
-                       and pilot.app.session.target.state == "connected", what="ready")
+                       and pilot.app.session.target.state == "connected"
+                       and pilot.app.session.llm is not None
+                       and pilot.app.session.llm.state == "idle", what="ready")
         await settle(pilot)
 
     assert snap_compare(app_for(tmp_path, theme), terminal_size=SIZE, run_before=run_before)

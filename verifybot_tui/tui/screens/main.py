@@ -75,7 +75,7 @@ class MainScreen(LoopScreen):
         status.auto_accept = self.session.config.run.auto_accept
         status.review_feedback = self.session.review_feedback
         status.max_attempts = 1 + self.session.config.run.max_retries
-        self.set_interval(0.25, self._sample_states, name="status-sample")
+        self.set_interval(0.25, self.sample_states, name="status-sample")
 
     async def start_backends(self) -> None:
         """Called by the app once the first frame is shown: nothing that can wait
@@ -102,7 +102,7 @@ class MainScreen(LoopScreen):
             return "Ask for a program (Enter sends) — F1 help, ctrl+p commands"
         return "Follow up in this conversation, or ctrl+n for a new chat"
 
-    def _sample_states(self) -> None:
+    def sample_states(self) -> None:
         status = self.query_one(StatusBar)
         name = self.switching or self.session.target_name
         target = self.session.targets.get(name)
@@ -188,6 +188,7 @@ class MainScreen(LoopScreen):
     @on(LLMReady)
     def _llm_ready(self, message: LLMReady) -> None:
         self.query_one(ConversationPane).loading = False
+        self.sample_states()
         if message.error is not None:
             self.notify(str(message.error), title="LLM not ready", severity="error", timeout=15)
 
@@ -201,6 +202,7 @@ class MainScreen(LoopScreen):
     @on(TargetReady)
     def _target_ready(self, message: TargetReady) -> None:
         self.query_one(OutputPane).loading = False
+        self.sample_states()
         if self.switching == message.name:
             self.switching = None
         status = self.query_one(StatusBar)

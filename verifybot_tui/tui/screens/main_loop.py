@@ -71,6 +71,9 @@ class LoopScreen(Screen):
     def prompt_ready(self) -> None:
         """The main screen readies the prompt box for the next prompt."""
 
+    def sample_states(self) -> None:
+        """The main screen's status bar reads the backends' states."""
+
     # -- workers (they post messages or fill the buffer; they never touch widgets) ------
 
     @work(group="loop", exclusive=False, exit_on_error=False)
@@ -136,6 +139,11 @@ class LoopScreen(Screen):
 
     @on(LoopEvent)
     async def _loop_event(self, message: LoopEvent) -> None:
+        await self._show_event(message)
+        if not isinstance(message.event, AnswerText):
+            self.sample_states()  # states change at these steps: show them now, not later
+
+    async def _show_event(self, message: LoopEvent) -> None:
         ev = message.event
         conversation = self.query_one(ConversationPane)
         status = self.query_one(StatusBar)
