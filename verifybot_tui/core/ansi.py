@@ -1,42 +1,69 @@
 """Making program output safe to show: colours may pass, nothing else may.
 
 Program output is untrusted bytes. Colour (SGR) sequences are fine to render;
-cursor moves, title changes, OSC 52 clipboard writes, the alternate screen and
-every other control must never reach the user's terminal or confuse a widget.
+cursor moves, screen clears, title changes, OSC 52 clipboard writes, the
+alternate screen, device queries and C1 controls must never reach the user's
+terminal (the CLI) or a widget (the TUI), where they would garble the layout
+or act on the user's machine. One implementation serves both front ends.
 """
 
 from __future__ import annotations
 
 import re
 
-_SGR = re.compile(r"\x1b\[[0-9;:]*m")
-# CSI, OSC/DCS/PM/APC/SOS strings (ended by BEL or ST, or unterminated to the end),
-# two-byte escapes, a lone ESC, C1 controls and C0 controls but tab, newline, CR.
-_CONTROL = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"
-    r"|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\|$)"
-    r"|\x1b[ -/]*[0-~]"
-    r"|\x1b"
-    r"|[\x80-\x9f]"
-    r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
+# One pass over every escape form; SGR is told apart in the callback. A sequence
+# cut off by the end of the text is removed up to that end.
+_ESCAPE = re.compile(
+    r"""
+    (?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*(?:[\x40-\x7e]|$)  # CSI ... final (or cut)
+  | (?:\x1b\]|\x9d).*?(?:\x07|\x1b\\|\x9c|$)                  # OSC ... BEL/ST (or cut)
+  | (?:\x1b[PX^_]|[\x90\x98\x9e\x9f]).*?(?:\x1b\\|\x9c|$)     # DCS SOS PM APC ... ST
+  | \x1b[\x20-\x2f]*[\x30-\x7e]                               # other ESC sequences
+  | \x1b                                                      # a lone ESC
+    """,
+    re.VERBOSE | re.DOTALL,
 )
+_SGR = re.compile(r"\x1b\[[0-9;:]*m")
+# Controls left after the escapes are gone: C0 but TAB/LF/CR, C1, DEL (a stream
+# keeps line breaks and carriage returns; a single line keeps only TAB).
+_CONTROL_STREAM = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9f]")
+_CONTROL_LINE = re.compile(r"[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f-\x9f]")
+# Anything that needs work; most output has none of it.
+_SPECIAL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_C1_OR_ESC = re.compile(r"[\x1b\x80-\x9f]")
+
+
+def _keep_sgr(match: re.Match[str]) -> str:
+    text = match.group(0)
+    return text if _SGR.fullmatch(text) else ""
 
 
 def sanitize(text: str, *, keep_colours: bool = True) -> str:
-    """Remove every control sequence; keep SGR colours when asked."""
-    if "\x1b" not in text and not _has_controls(text):
+    """A chunk of a stream with every control sequence removed but colours (if kept)."""
+    if not _SPECIAL.search(text):
         return text
-    if not keep_colours:
-        return _CONTROL.sub("", text)
-    out, pos = [], 0
-    for m in _CONTROL.finditer(text):
-        out.append(text[pos:m.start()])
-        if _SGR.fullmatch(m.group()):
-            out.append(m.group())
-        pos = m.end()
-    out.append(text[pos:])
-    return "".join(out)
+    if _C1_OR_ESC.search(text):
+        text = _ESCAPE.sub(_keep_sgr if keep_colours else "", text)
+    return _CONTROL_STREAM.sub("", text)
 
 
-def _has_controls(text: str) -> bool:
-    return any(c < " " and c not in "\t\n\r" or "\x7f" <= c <= "\x9f" for c in text)
+def sanitize_line(line: str) -> str:
+    """One line (no newline) with only SGR escapes left, as a terminal would show it.
+
+    A carriage return starts the line over (progress bars), so only what comes
+    after the last one that is followed by text is kept.
+    """
+    if not _SPECIAL.search(line) and "\t" not in line:
+        return line
+    if "\r" in line:
+        parts = [p for p in line.split("\r") if p]
+        line = parts[-1] if parts else ""
+    if _C1_OR_ESC.search(line):
+        line = _ESCAPE.sub(_keep_sgr, line)
+    line = _CONTROL_LINE.sub("", line)
+    return line.expandtabs(8) if "\t" in line else line
+
+
+def strip_sgr(line: str) -> str:
+    """The visible characters of a sanitized line."""
+    return _SGR.sub("", line)
