@@ -114,3 +114,5 @@ async def test_browser_dies_mid_answer_and_the_next_prompt_relaunches(
     first, second = chatsite.prompts[-2:]
     assert first.text.splitlines()[0] == "first question"
     assert second.text.endswith("second question")
+    assert first.conversation_id == second.conversation_id, \
+        "the relaunched browser reopened the same conversation"

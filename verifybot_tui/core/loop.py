@@ -346,7 +346,15 @@ class VerifyLoop:
         prompt_id = self.history.add_prompt(st.session_id, kind, text)
         st.transcript.block(f"Prompt {st.prompts} ({kind})", text, "text")
         self._emit(PromptSent(text, kind, self.attempt + 1))
-        answer = await self.llm.ask(text, lambda so_far: self._emit(AnswerText(so_far)))
+        try:
+            answer = await self.llm.ask(text, lambda so_far: self._emit(AnswerText(so_far)))
+        except BaseException:
+            # The browser died or the user stopped: keep where the conversation lives,
+            # so the next prompt goes back to it rather than to a new chat.
+            if self.llm.conversation_url:
+                self.history.set_conversation(st.session_id, self.llm.conversation_url)
+                st.conversation_url = self.llm.conversation_url
+            raise
         self.history.set_answer(prompt_id, answer.markdown)
         url = answer.conversation_url or self.llm.conversation_url
         self.history.set_conversation(st.session_id, url)
