@@ -73,6 +73,11 @@ async def test_whole_loop_through_the_browser(chatsite: ChatSite, tmp_path: Path
         assert "json.loads" in main(app).query_one(ConversationPane).answer_text or \
             any("json.loads" in e.text for e in seen if isinstance(e, AnswerText))
         await pilot.press("a")
+        # the failure's feedback is shown before it is sent; ctrl+s sends it
+        feedback = await wait_for(pilot, lambda: main(app).pending_feedback, timeout=60,
+                                  what="the feedback for review")
+        assert "JSONDecodeError" in feedback.prompt
+        await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: main(app).pending_approval
                        and main(app).pending_approval.attempt == 2, timeout=60, what="the fix")
         await pilot.press("a")

@@ -130,7 +130,7 @@ async def test_code_tabs_and_diff_against_previous(tmp_path: Path) -> None:
         "````\n\n## Answer 2\n\n````markdown\n```python\n# file: main.py\nimport helper\n"
         "print(helper.VALUE + 1)\n```\n\n```python\n# file: helper.py\nVALUE = 41\n```\n````\n",
         encoding="utf-8")
-    app = make_app(ws, transcript)
+    app = make_app(ws, transcript, review_feedback=False)  # feedback goes without a stop
     async with app.run_test(size=SIZE) as pilot:
         await type_prompt(pilot, "two files")
         screen = main(app)

@@ -61,6 +61,8 @@ async def test_switch_to_the_pi_mid_session_with_the_key(sshd, remote_dir, tmp_p
         await type_prompt(pilot, "count the words")
         await wait_approval(pilot)
         await pilot.press("a")  # attempt 1 runs here and fails
+        await wait_for(pilot, lambda: main(app).pending_feedback, timeout=30, what="feedback")
+        await pilot.press("ctrl+s")  # send the feedback as shown
         await wait_for(pilot, lambda: main(app).pending_approval
                        and main(app).pending_approval.attempt == 2, timeout=30, what="fix")
         await pilot.press("ctrl+t")

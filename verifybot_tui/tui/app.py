@@ -41,7 +41,7 @@ class VerifyBotApp(App[int]):
 
     def __init__(self, *, config: Config, prompt: str | None = None, target: str | None = None,
                  llm: str | None = None, workspace: Path | None = None,
-                 review_feedback: bool = False, theme_dirs: list[Path] | None = None) -> None:
+                 review_feedback: bool = True, theme_dirs: list[Path] | None = None) -> None:
         super().__init__()
         self.config = config
         self.initial_prompt = prompt

@@ -46,7 +46,7 @@ def check_target_name(config: Config, name: str) -> None:
 
 class AppSession:
     def __init__(self, config: Config, *, llm_spec: str, target_name: str,
-                 workspace: Path | None = None, review_feedback: bool = False) -> None:
+                 workspace: Path | None = None, review_feedback: bool = True) -> None:
         check_llm_spec(config, llm_spec)
         check_target_name(config, target_name)
         self.config = config
