@@ -7,6 +7,7 @@ A broken file is reported and skipped: a typo in a colour must not stop the app.
 
 from __future__ import annotations
 
+import sys
 import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -18,7 +19,7 @@ from verifybot_tui.core.config import user_config_dir
 
 BUILTIN_DIRS = (
     Path(__file__).resolve().parents[2] / "themes",  # the repo (editable installs)
-    Path(__file__).resolve().parents[1] / "themes",  # the package data, if installed
+    Path(sys.prefix) / "share" / "verifybot" / "themes",  # a wheel install (data-files)
 )
 _COLOURS = ("primary", "secondary", "warning", "error", "success", "accent", "foreground",
             "background", "surface", "panel", "boost")
