@@ -50,23 +50,6 @@ def _noop(stream: str, text: str) -> None:
     pass
 
 
-# Run by the checked interpreter itself: its sys.path, its venv, its PYTHONPATH.
-# The folder ``-c`` puts first is dropped so a directory there is not taken for
-# a namespace package.
-_FIND_SPECS = """\
-import importlib.util, sys
-if sys.path and sys.path[0] == "":
-    del sys.path[0]
-for name in sys.argv[1:]:
-    try:
-        found = importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        found = False
-    if not found:
-        print(name)
-"""
-
-
 # -- the process tree ---------------------------------------------------------------
 
 
@@ -372,7 +355,7 @@ class LocalTarget:
         if not modules:
             return []
         interpreter = self.python_for(python)
-        argv = [interpreter, "-c", _FIND_SPECS, *modules]
+        argv = [interpreter, "-c", venv.FIND_SPECS, *modules]
         try:
             out = await self._exec(argv, Path("/"), _noop, CHECK_TIMEOUT,
                                    self._env(interpreter))

@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from verifybot_tui.core.workspace import atomic_write
 from verifybot_tui.targets import venv
 
 COMMAND_TIMEOUT = 10.0
@@ -100,12 +101,8 @@ def render_probe(facts: ProbeFacts) -> str:
 
 def save_context(workspace: Path, name: str, text: str) -> Path:
     """Write ``context/<name>.md`` atomically: a reader never sees half a probe."""
-    folder = workspace / "context"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{name}.md"
-    tmp = folder / f".{name}.md.{os.getpid()}.tmp"
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    path = workspace / "context" / f"{name}.md"
+    atomic_write(path, text)
     return path
 
 

@@ -8,9 +8,7 @@ local probe's so prompts read the same whichever target answered.
 from __future__ import annotations
 
 import asyncio
-import os
 import shlex
-from pathlib import Path
 
 import asyncssh
 
@@ -139,14 +137,3 @@ def render(name: str, where: str, remote_dir: str, facts: dict[str, tuple[str, s
     lines += ["Running processes of this user (PID, parent, elapsed, command):", "",
               _block(procs, "(none besides this probe)"), ""]
     return "\n".join(lines)
-
-
-def save_context(workspace: Path, name: str, markdown: str) -> Path:
-    """Write context/<name>.md atomically (a reader never sees half a probe)."""
-    folder = workspace / "context"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{name}.md"
-    tmp = folder / f".{name}.md.{os.getpid()}.tmp"
-    tmp.write_text(markdown, encoding="utf-8")
-    os.replace(tmp, path)
-    return path

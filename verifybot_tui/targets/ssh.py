@@ -32,8 +32,10 @@ from verifybot_tui.targets.base import (
     RunRequest,
     RunResult,
 )
+from verifybot_tui.targets.probe_local import save_context
 from verifybot_tui.targets.ssh_connect import Settings, open_connection, resolve_settings
 from verifybot_tui.targets.venv import (
+    FIND_SPECS,
     VENV_DIR,
     InstallError,
     create_venv_argv,
@@ -267,7 +269,7 @@ class SSHTarget:
         conn = await self._connection()
         facts = await probe_ssh.gather_facts(conn, shlex.quote(self.remote_dir), self._python())
         markdown = probe_ssh.render(self.name, self._where, self.remote_dir, facts)
-        probe_ssh.save_context(self.workspace, self.name, markdown)
+        save_context(self.workspace, self.name, markdown)
         return markdown
 
     # -- running ----------------------------------------------------------------------
@@ -485,7 +487,7 @@ class SSHTarget:
             return []
         conn = await self._connection()
         interpreter = self._python(python)
-        cmd = "cd / && " + shlex.join([interpreter, "-c", _FIND_SPECS, *modules])
+        cmd = "cd / && " + shlex.join([interpreter, "-c", FIND_SPECS, *modules])
         try:
             r = await conn.run(cmd, timeout=60, encoding="utf-8", errors="replace")
         except (TimeoutError, asyncssh.Error, OSError) as e:
@@ -538,19 +540,3 @@ class SSHTarget:
             raise InstallError(f"pip install {' '.join(packages)} on {self._where} {why}; pip "
                                f"said:\n{said}")
         return python
-
-
-# Run by the checked interpreter itself; the folder ``-c`` puts first is dropped
-# so a directory there is not taken for a namespace package.
-_FIND_SPECS = """\
-import importlib.util, sys
-if sys.path and sys.path[0] == "":
-    del sys.path[0]
-for name in sys.argv[1:]:
-    try:
-        found = importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        found = False
-    if not found:
-        print(name)
-"""

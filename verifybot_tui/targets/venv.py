@@ -91,3 +91,21 @@ def pip_install_argv(python: str, packages: list[str]) -> list[str]:
 
 def output_tail(text: str, lines: int = 25) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+# Prints the modules it cannot find; run by the checked interpreter itself (locally
+# or on the Pi): its sys.path, its venv, its PYTHONPATH.
+# The folder ``-c`` puts first is dropped so a directory there is not taken for
+# a namespace package.
+FIND_SPECS = """\
+import importlib.util, sys
+if sys.path and sys.path[0] == "":
+    del sys.path[0]
+for name in sys.argv[1:]:
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        print(name)
+"""
