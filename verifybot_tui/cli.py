@@ -322,8 +322,6 @@ def _install_stop_signals(on_stop: Any) -> None:
 
 async def cmd_run(args: argparse.Namespace) -> int:
     cfg = _config(args)  # first: a bad config stops everything before any import or start
-    from verifybot_tui.core.history import History
-    from verifybot_tui.core.loop import VerifyLoop, drain
     from verifybot_tui.llm import make_llm
     from verifybot_tui.targets import choose_target, make_target
 
@@ -340,14 +338,24 @@ async def cmd_run(args: argparse.Namespace) -> int:
                          trust_new_host=args.trust_new_host)
     if why:
         printer.say(why)
-    history = History(ws)
+    return await _drive(args, cfg, llm, target, printer, args.prompt,
+                        max_retries=args.max_retries, timeout=args.timeout)
+
+
+async def _drive(args: argparse.Namespace, cfg: Config, llm: Any, target: Any,
+                 printer: _Printer, prompt: str, **loop_args: Any) -> int:
+    """Run the loop for one prompt with Ctrl+C handling; close everything; the exit code."""
+    from verifybot_tui.core.history import History
+    from verifybot_tui.core.loop import VerifyLoop, drain
+
+    history = History(cfg.workspace)
     loop = VerifyLoop(config=cfg, llm=llm, target=target, history=history,
-                      max_retries=args.max_retries, timeout=args.timeout,
                       auto_accept=True if args.yes else None,
-                      auto_install=True if args.yes else None, workspace=ws)
+                      auto_install=True if args.yes else None, workspace=cfg.workspace,
+                      **loop_args)
     _install_stop_signals(loop.stop)
     try:
-        finished = await drain(loop.events(args.prompt), printer.handle)
+        finished = await drain(loop.events(prompt), printer.handle)
     finally:
         await _close(llm, target)
         history.close()
@@ -443,8 +451,6 @@ def _print_extraction(ex: Any) -> None:
 
 async def _extract_run(args: argparse.Namespace, path: Path) -> int:
     """--run: the loop with this one answer and no retries, so nothing is done twice."""
-    from verifybot_tui.core.history import History
-    from verifybot_tui.core.loop import VerifyLoop, drain
     from verifybot_tui.llm.replay import ReplayLLM
     from verifybot_tui.targets import make_target
 
@@ -455,21 +461,8 @@ async def _extract_run(args: argparse.Namespace, path: Path) -> int:
     llm = ReplayLLM(path, whole_file=True)
     target = make_target(cfg, args.target or cfg.run.default_target, ws, prompter=stdin,
                          trust_new_host=args.trust_new_host)
-    history = History(ws)
-    loop = VerifyLoop(config=cfg, llm=llm, target=target, history=history, max_retries=0,
-                      auto_accept=True if args.yes else None,
-                      auto_install=True if args.yes else None, workspace=ws)
-    _install_stop_signals(loop.stop)
-    try:
-        finished = await drain(loop.events(f"Run the code of {path.name}"), printer.handle)
-    finally:
-        await _close(llm, target)
-        history.close()
-    if finished is None:
-        return EXIT_FAILED
-    if args.json:
-        print(json.dumps(finished.record, indent=2))
-    return finished.exit_code
+    return await _drive(args, cfg, llm, target, printer, f"Run the code of {path.name}",
+                        max_retries=0)
 
 
 async def cmd_history(args: argparse.Namespace) -> int:
