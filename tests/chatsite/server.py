@@ -190,7 +190,10 @@ class _Handler(BaseHTTPRequestHandler):
         for k, v in (headers or {}).items():
             self.send_header(k, v)
         self.end_headers()
-        self.wfile.write(body)
+        try:
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the page went away (a test closed the browser): nothing to answer
 
     def _json(self, data: Any, status: int = 200) -> None:
         self._reply(status, json.dumps(data).encode(), "application/json")
