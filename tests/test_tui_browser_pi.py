@@ -1,0 +1,76 @@
+"""The whole loop in the app with the browser LLM, switched from this machine to the Pi.
+
+Real parts only: headless Chromium on the local test chat site, a real sshd on a
+loopback port standing in for the Pi, the real app driven by its Pilot. The
+first version fails here, the target is switched with the key while the
+feedback is shown, and the fix runs on the Pi; the chat site receives the Pi's
+context with the feedback, in the same conversation.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from browser_fixtures import *  # noqa: F403
+from browser_fixtures import CHROMIUM
+from chatsite import ChatSite
+from sshd_fixtures import *  # noqa: F403
+from tui_support import (
+    SIZE,
+    main,
+    make_app,
+    tui_env,  # noqa: F401
+    type_prompt,
+    wait_approval,
+    wait_for,
+    wait_idle,
+    workspace,
+)
+
+from verifybot_tui.core.events import Finished, RunStarted
+from verifybot_tui.tui.messages import LoopEvent
+from verifybot_tui.tui.widgets.output import OutputPane
+from verifybot_tui.tui.widgets.status import StatusBar
+
+pytestmark = [pytest.mark.browser, pytest.mark.ssh, pytest.mark.usefixtures("tui_env"),
+              pytest.mark.timeout(180)]
+
+
+async def test_browser_loop_switched_to_the_pi_mid_session(
+        chatsite: ChatSite, sshd, remote_dir, tmp_path: Path) -> None:
+    chatsite.reset()
+    chatsite.configure("fix_loop")
+    pi = sshd.config(remote_dir[0])
+    site = {"kind": "browser", "site": "chatgpt", "url": chatsite.url, "headless": True,
+            "browser_path": CHROMIUM, "profile_dir": str(tmp_path / "profile")}
+    pi_table = {k: getattr(pi, k) for k in ("kind", "host", "port", "user", "key_file",
+                                            "known_hosts", "password_env", "remote_dir")}
+    app = make_app(workspace(tmp_path), llm="site",
+                   data={"llm": {"site": site}, "targets": {"pi": pi_table}})
+    seen: list[object] = []
+    hook = lambda m: seen.append(m.event) if isinstance(m, LoopEvent) else None  # noqa: E731
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await wait_for(pilot, lambda: app.session.llm is not None
+                       and app.session.llm.state == "idle", timeout=60, what="the browser")
+        await type_prompt(pilot, "parse some json")
+        await wait_approval(pilot, timeout=60)
+        await pilot.press("a")  # runs here, on this machine, and fails
+        await wait_for(pilot, lambda: main(app).pending_feedback, timeout=60, what="feedback")
+        await pilot.press("ctrl+t")  # switch to the Pi while the feedback is shown
+        status = main(app).query_one(StatusBar)
+        await wait_for(pilot, lambda: status.target == "pi" and status.target_state == "connected",
+                       timeout=60, what="the Pi connected")
+        main(app).query_one("#feedback-text").focus()
+        await pilot.press("ctrl+s")  # send the feedback
+        await wait_for(pilot, lambda: main(app).pending_approval
+                       and main(app).pending_approval.attempt == 2, timeout=60, what="the fix")
+        await pilot.press("a")  # the fix runs on the Pi
+        await wait_idle(pilot, timeout=60)
+        assert "True" in main(app).query_one(OutputPane).lines
+    assert [e.target for e in seen if isinstance(e, RunStarted)] == ["local", "pi"]
+    assert [e.status for e in seen if isinstance(e, Finished)] == ["SUCCESS"]
+    first, second = chatsite.prompts[-2:]
+    assert first.conversation_id == second.conversation_id
+    assert "runs on another machine (pi)" in second.text and "JSONDecodeError" in second.text
+    assert (Path(remote_dir[1]) / "runs").is_dir(), "the fix ran in the Pi's remote_dir"
