@@ -18,6 +18,7 @@ from tui_support import (
     SIZE,
     main,
     make_app,
+    recorder,
     tui_env,  # noqa: F401
     type_prompt,
     wait_approval,
@@ -28,7 +29,6 @@ from tui_support import (
 
 from verifybot_tui.core.events import AnswerText, Finished, PromptSent
 from verifybot_tui.llm.browser.chromium import profile_dir, read_lock
-from verifybot_tui.tui.messages import LoopEvent
 from verifybot_tui.tui.widgets.conversation import ConversationPane
 from verifybot_tui.tui.widgets.output import OutputPane
 
@@ -48,15 +48,6 @@ def _alive(pid: int) -> bool:
         return False
     return state != "Z"
 
-
-def recorder():
-    seen: list[object] = []
-
-    def hook(message: object) -> None:
-        if isinstance(message, LoopEvent):
-            seen.append(message.event)
-
-    return seen, hook
 
 
 async def test_whole_loop_through_the_browser(chatsite: ChatSite, tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from tui_support import (
     SIZE,
     main,
     make_app,
+    recorder,
     tui_env,  # noqa: F401
     type_prompt,
     wait_approval,
@@ -29,7 +30,6 @@ from tui_support import (
 )
 
 from verifybot_tui.core.events import Finished, RunStarted
-from verifybot_tui.tui.messages import LoopEvent
 from verifybot_tui.tui.widgets.output import OutputPane
 from verifybot_tui.tui.widgets.status import StatusBar
 
@@ -48,8 +48,7 @@ async def test_browser_loop_switched_to_the_pi_mid_session(
                                             "known_hosts", "password_env", "remote_dir")}
     app = make_app(workspace(tmp_path), llm="site",
                    data={"llm": {"site": site}, "targets": {"pi": pi_table}})
-    seen: list[object] = []
-    hook = lambda m: seen.append(m.event) if isinstance(m, LoopEvent) else None  # noqa: E731
+    seen, hook = recorder()
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await wait_for(pilot, lambda: app.session.llm is not None
                        and app.session.llm.state == "idle", timeout=60, what="the browser")

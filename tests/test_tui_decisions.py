@@ -19,6 +19,7 @@ from tui_support import (
     SIZE,
     main,
     make_app,
+    recorder,
     tui_env,  # noqa: F401
     type_prompt,
     wait_approval,
@@ -30,7 +31,6 @@ from tui_support import (
 
 from verifybot_tui.core.events import Finished, PromptSent, RunStarted, SessionStarted
 from verifybot_tui.core.history import History
-from verifybot_tui.tui.messages import LoopEvent
 from verifybot_tui.tui.screens.dialogs import ConfirmScreen
 from verifybot_tui.tui.widgets.code import CodePane
 from verifybot_tui.tui.widgets.history import HistoryPane
@@ -39,15 +39,6 @@ from verifybot_tui.tui.widgets.status import StatusBar
 
 pytestmark = pytest.mark.usefixtures("tui_env")
 
-
-def recorder():
-    seen: list[object] = []
-
-    def hook(message: object) -> None:
-        if isinstance(message, LoopEvent):
-            seen.append(message.event)
-
-    return seen, hook
 
 
 def of(seen: list[object], kind: type) -> list:

@@ -17,6 +17,7 @@ from tui_support import (
     SIZE,
     main,
     make_app,
+    recorder,
     tui_env,  # noqa: F401
     type_prompt,
     wait_approval,
@@ -27,7 +28,6 @@ from tui_support import (
 
 from verifybot_tui.core.events import AnswerText, Finished
 from verifybot_tui.core.history import History
-from verifybot_tui.tui.messages import LoopEvent
 from verifybot_tui.tui.widgets.code import CodePane
 from verifybot_tui.tui.widgets.conversation import ConversationPane
 from verifybot_tui.tui.widgets.history import HistoryPane
@@ -39,13 +39,7 @@ pytestmark = pytest.mark.usefixtures("tui_env")
 async def test_whole_loop_with_edit_failure_feedback_and_success(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     app = make_app(ws, EXAMPLE, review_feedback=True)
-    seen: list[object] = []
-
-    def hook(message: object) -> None:
-        # A message is seen at each pump it bubbles through: keep each event once.
-        if isinstance(message, LoopEvent) and not any(e is message.event for e in seen):
-            seen.append(message.event)
-
+    seen, hook = recorder()
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await type_prompt(pilot, "count the words", key_by_key=True)
         screen = main(app)

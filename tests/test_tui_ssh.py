@@ -17,6 +17,7 @@ from tui_support import (
     SIZE,
     main,
     make_app,
+    recorder,
     tui_env,  # noqa: F401
     type_prompt,
     wait_approval,
@@ -27,7 +28,6 @@ from tui_support import (
 )
 
 from verifybot_tui.core.events import Finished, RunStarted
-from verifybot_tui.tui.messages import LoopEvent
 from verifybot_tui.tui.screens.dialogs import ConfirmScreen, SecretScreen
 from verifybot_tui.tui.widgets.output import OutputPane
 from verifybot_tui.tui.widgets.status import StatusBar
@@ -42,15 +42,6 @@ def pi_table(sshd, remote: str, **over) -> dict:
     table.update(over)
     return table
 
-
-def recorder():
-    seen: list[object] = []
-
-    def hook(message: object) -> None:
-        if isinstance(message, LoopEvent):
-            seen.append(message.event)
-
-    return seen, hook
 
 
 async def test_switch_to_the_pi_mid_session_with_the_key(sshd, remote_dir, tmp_path: Path):

@@ -107,3 +107,19 @@ async def wait_idle(pilot: Pilot, timeout: float = 30.0) -> None:
     await pilot.pause(0.1)
     main(app).query_one("#output").flush()
     await pilot.pause()
+
+
+def recorder() -> tuple[list[Any], Any]:
+    """(events, message_hook): the loop events the app handled, in order, each once.
+
+    A message is seen at each pump it bubbles through, so an event is kept once.
+    """
+    from verifybot_tui.tui.messages import LoopEvent
+
+    seen: list[Any] = []
+
+    def hook(message: object) -> None:
+        if isinstance(message, LoopEvent) and not any(e is message.event for e in seen):
+            seen.append(message.event)
+
+    return seen, hook
