@@ -77,7 +77,6 @@ class CodeReady(Event):
     files: list[ProgramFile]
     entry: str
     saved: list[str]  # paths under programs/
-    extraction: Any = None  # core.extract.Extraction
     previous: list[ProgramFile] = field(default_factory=list)  # for a diff
 
 

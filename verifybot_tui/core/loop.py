@@ -267,7 +267,7 @@ class VerifyLoop:
             st.attempts.append({"n": n, "version": version,
                                 "files": [f"programs/{f.saved_name}" for f in files]})
             self._emit(CodeReady(n, files, entry, [f"programs/{f.saved_name}" for f in files],
-                                 ex, previous))
+                                 previous))
             decision = await self._approve(n, files, entry)
             self.history.update_attempt(attempt_id, decision=decision.action, note=decision.note)
             st.attempts[-1]["decision"] = decision.action

@@ -15,7 +15,6 @@ class OutputBuffer:
     def __init__(self) -> None:
         self._ops: list[tuple[str, str]] = []
         self.chunks = 0
-        self.chars = 0
 
     def run_started(self, title: str) -> None:
         """A header line that separates one run's output from the last."""
@@ -29,7 +28,6 @@ class OutputBuffer:
         if text:
             self._ops.append((stream, text))
             self.chunks += 1
-            self.chars += len(text)
 
     def drain(self) -> list[tuple[str, str]]:
         ops, self._ops = self._ops, []
