@@ -206,8 +206,17 @@ if (window.top === window && !window.__vb) {
     const b = (answer && findNear(answer, S.continue_button || [])) ||
       firstVisible(S.continue_button || [], root);
     if (b && visible(b)) return b;
-    return (answer && buttonWithText(answer.closest("[data-turn-key]") || answer.parentElement ||
-      answer, T.continue)) || null;
+    if (!answer || !T.continue || !T.continue.length) return null;
+    // By its text ("Continue generating"; Claude's "Continue" after its tool-use
+    // limit), in or after the last answer, never before it.
+    const wanted = T.continue.map(lower);
+    for (const c of root.querySelectorAll("button, [role=button]")) {
+      const t = lower((c.textContent || "").trim());
+      if (!t || !wanted.includes(t) || !visible(c)) continue;
+      if (answer.contains(c) ||
+          (answer.compareDocumentPosition(c) & Node.DOCUMENT_POSITION_FOLLOWING)) return c;
+    }
+    return null;
   }
   function turnError(answer) {
     if (!answer) return "";
