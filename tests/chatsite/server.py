@@ -8,8 +8,9 @@ windowed thread, three code renderings and gapped CodeMirror blocks), and
 Claude's 2026 page (answers in several blocks, the action bar beside the
 streaming wrapper, artifacts kept out of the copied text); the ProseMirror-like
 prompt box, the send/stop buttons, the copy buttons, the URL that changes from
-a placeholder to /c/<uuid>, and the page states a driver must tell apart. Answers come from scripted scenarios; every prompt
-received is recorded so tests compare it byte for byte with what was sent.
+a placeholder to /c/<uuid>, and the page states a driver must tell apart.
+Answers come from scripted scenarios; every prompt received is recorded so
+tests compare it byte for byte with what was sent.
 """
 
 from __future__ import annotations

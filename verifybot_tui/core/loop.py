@@ -359,7 +359,8 @@ class VerifyLoop:
         url = answer.conversation_url or self.llm.conversation_url
         self.history.set_conversation(st.session_id, url)
         st.conversation_url = url or st.conversation_url
-        st.transcript.block(f"Answer {st.prompts}", answer.markdown, "markdown")
+        via = f" (renderer {answer.renderer})" if getattr(answer, "renderer", "") else ""
+        st.transcript.block(f"Answer {st.prompts}{via}", answer.markdown, "markdown")
         self._emit(AnswerDone(answer.markdown, url))
         return prompt_id, answer.markdown
 
