@@ -37,7 +37,7 @@
       let inner;
       if (layout === "appshell-bare") {
         inner = '<code class="whitespace-pre! language-' + esc(lang) + '">' + esc(code) +
-          "</code>";
+          "\n</code>";  // react-markdown ends a code element with a line break
       } else if (layout === "appshell-cm") {
         window.__cmCodes = window.__cmCodes || [];
         window.__cmCodes.push(code);

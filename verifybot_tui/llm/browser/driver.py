@@ -618,6 +618,7 @@ class BrowserLLM:
     async def _with_artifacts(self, markdown: str) -> str:
         """Claude keeps code put in an artifact out of the copied text: read it from the
         conversation JSON the page itself fetches (the site's own session and cookies)."""
+        await self._settle_url()  # the JSON is found by the saved chat's id
         url = self._obs.url or self._page.url
         cid = self.profile.conversation_id(url)
         found: list[dict[str, Any]] = []
