@@ -51,7 +51,7 @@ from verifybot_tui.core.events import (
     VerdictReached,
 )
 
-COMMANDS = ("run", "login", "probe", "extract", "history", "doctor")
+COMMANDS = ("run", "login", "probe", "extract", "history", "doctor", "selftest")
 
 
 # -- argument parsing ------------------------------------------------------------
@@ -113,6 +113,14 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true")
     elif command == "doctor":
         p.description = "Check the config, the browser, the login and the targets."
+        p.add_argument("--site", action="store_true", help="probe the chat site's selectors "
+                       "live (HIT/MISS per signal; an evidence file on a MISS)")
+        p.add_argument("--llm", metavar="NAME", help="with --site: the [llm.NAME] to probe")
+        p.add_argument("--yes", action="store_true", help="with --site: send the test prompt "
+                       "without asking")
+    elif command == "selftest":
+        p.description = "One canary prompt through the whole bridge, each step timed."
+        p.add_argument("--llm", metavar="NAME")
     _common(p, workspace=command not in ("login", "doctor"))
     return p
 
@@ -504,11 +512,26 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"FAIL config: {e}")
         return EXIT_USAGE
+    if args.site:
+        from verifybot_tui.llm.browser.site_probe import probe_site
+
+        name = args.llm or cfg.run.default_llm
+        if name not in cfg.llm:
+            raise ConfigError(f"--llm {name}: there is no [llm.{name}]")
+        ask = None if args.yes else _Stdin().confirm
+        return await probe_site(cfg.llm[name], cfg.workspace, confirm=ask)
     return await run_doctor(cfg)
 
 
+async def cmd_selftest(args: argparse.Namespace) -> int:
+    from verifybot_tui.selftest import run_selftest
+
+    cfg = _config(args)
+    return await run_selftest(cfg, args.llm or cfg.run.default_llm)
+
+
 _COMMANDS = {"run": cmd_run, "login": cmd_login, "probe": cmd_probe, "extract": cmd_extract,
-             "history": cmd_history, "doctor": cmd_doctor}
+             "history": cmd_history, "doctor": cmd_doctor, "selftest": cmd_selftest}
 
 
 def _tui(args: argparse.Namespace) -> int:
