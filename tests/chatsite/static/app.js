@@ -732,6 +732,19 @@
     }
   }
 
+  // The other copy buttons a driver must not take for the answer's: a code
+  // block header's "Copy" (the code only) and the user's "Copy message".
+  document.addEventListener("click", (e) => {
+    const head = e.target.closest('[data-markdown-copy="exclude"] button');
+    const user = e.target.closest('button[aria-label="Copy message"]');
+    if (head) {
+      const block = head.closest('[data-markdown-copy="code-block"]');
+      navigator.clipboard.writeText(block.querySelector("code, .cm-content").textContent);
+    } else if (user) {
+      navigator.clipboard.writeText(user.closest('[class~="group/user-message"]').textContent);
+    }
+  });
+
   updateButtons();
   if (conversationId) loadConversation();
 })();
