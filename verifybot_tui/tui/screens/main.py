@@ -108,7 +108,10 @@ class MainScreen(LoopScreen):
         target = self.session.targets.get(name)
         status.target = name
         if target is not None:
-            status.target_state = target.state
+            # A target being switched to is connected before its probe is done: it is
+            # the loop's target only once TargetReady is handled.
+            switching = name == self.switching and target.state == "connected"
+            status.target_state = "connecting" if switching else target.state
         if self.session.llm is not None:
             status.llm_state = self.session.llm.state
         status.auto_accept = self.session.auto_accept
