@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -80,3 +81,29 @@ profile_dir = "{tmp_path / 'profile'}"
     assert len(v2) == 1 and v2[0].read_text(encoding="utf-8") == code
     renderer = {"legacy": "legacy", "app_shell": "app_shell", "claude": "claude_2026"}[page]
     assert f"renderer {renderer}" in transcripts[0].read_text(encoding="utf-8")
+
+
+def test_a_temporary_chat_session_keeps_no_url_to_resume(chatsite: ChatSite,
+                                                         tmp_path: Path) -> None:
+    chatsite.configure("answer", renderer="app_shell")
+    config = tmp_path / "config.toml"
+    config.write_text(f"""
+[llm.site]
+kind = "browser"
+site = "chatgpt"
+url = "{chatsite.url}"
+headless = true
+temporary = true
+browser_path = "{CHROMIUM}"
+profile_dir = "{tmp_path / 'profile'}"
+""")
+    ws = tmp_path / "ws"
+    proc = subprocess.run(
+        [*verifybot_cmd(), "run", "Say hello", "--llm", "site", "--target", "local", "--yes",
+         "--workspace", str(ws), "--config", str(config)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=150, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert chatsite.prompts[-1].temporary is True
+    with sqlite3.connect(ws / "history.db") as db:
+        (url,) = db.execute("SELECT conversation_url FROM sessions").fetchone()
+    assert url is None  # nothing to resume: the site will not reopen a temporary chat

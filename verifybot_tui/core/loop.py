@@ -357,7 +357,8 @@ class VerifyLoop:
             raise
         self.history.set_answer(prompt_id, answer.markdown)
         url = answer.conversation_url or self.llm.conversation_url
-        self.history.set_conversation(st.session_id, url)
+        # A temporary chat cannot be reopened: its session keeps no URL to resume.
+        self.history.set_conversation(st.session_id, url if answer.resumable else None)
         st.conversation_url = url or st.conversation_url
         via = f" (renderer {answer.renderer})" if getattr(answer, "renderer", "") else ""
         st.transcript.block(f"Answer {st.prompts}{via}", answer.markdown, "markdown")
