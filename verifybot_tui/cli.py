@@ -50,6 +50,7 @@ from verifybot_tui.core.events import (
     SessionStarted,
     VerdictReached,
 )
+from verifybot_tui.core.outcome import Status
 
 COMMANDS = ("run", "login", "probe", "extract", "history", "doctor")
 
@@ -316,8 +317,8 @@ def _install_stop_signals(on_stop: Any) -> None:
         _err("stopping: the running program and the loop (Ctrl+C again to quit at once)")
         on_stop(status)
 
-    loop.add_signal_handler(signal.SIGINT, handler, "INTERRUPTED")
-    loop.add_signal_handler(signal.SIGTERM, handler, "INTERRUPTED")
+    loop.add_signal_handler(signal.SIGINT, handler, Status.INTERRUPTED)
+    loop.add_signal_handler(signal.SIGTERM, handler, Status.INTERRUPTED)
 
 
 async def cmd_run(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ import re
 import sys
 from pathlib import PurePosixPath
 
-from verifybot_tui.targets.base import ProgramFile
+from verifybot_tui.core.ports import ProgramFile
 
 # Import name -> pip name, where they differ (or where the obvious pip name is
 # a different, wrong project: "serial" and "yaml" on PyPI are not what code means).

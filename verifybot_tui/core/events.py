@@ -11,7 +11,9 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from verifybot_tui.targets.base import ProgramFile, RunResult
+from verifybot_tui.core.outcome import Status
+from verifybot_tui.core.ports import ProgramFile, RunResult
+from verifybot_tui.core.verdict import Verdict
 
 Action = Literal["accept", "edit", "reject", "stop"]
 
@@ -125,12 +127,12 @@ class RunFinished(Event):
 @dataclass
 class VerdictReached(Event):
     attempt: int
-    verdict: Any  # core.verdict.Verdict
+    verdict: Verdict
 
 
 @dataclass
 class Finished(Event):
-    status: str  # "SUCCESS", "FAILED", "STOPPED", "LLM_ERROR", "TARGET_ERROR", "INTERRUPTED"
+    status: Status
     exit_code: int
     record: dict[str, Any]
     message: str = ""

@@ -25,9 +25,7 @@ from verifybot_tui.core.config import Config
 from verifybot_tui.core.deps import needed_packages, pip_name
 from verifybot_tui.core.errors import (
     EXIT_FAILED,
-    EXIT_INTERRUPTED,
     EXIT_SUCCESS,
-    LLMError,
     TargetError,
     VerifyBotError,
 )
@@ -53,11 +51,11 @@ from verifybot_tui.core.events import (
 from verifybot_tui.core.extract import Extraction, extract
 from verifybot_tui.core.history import History
 from verifybot_tui.core.languages import extension_for, language_named
+from verifybot_tui.core.outcome import AttemptState, Outcome, Status
+from verifybot_tui.core.ports import LLMBackend, ProgramFile, RunRequest, RunResult, Target
 from verifybot_tui.core.transcript import Transcript, wrap_fence
 from verifybot_tui.core.verdict import Verdict, judge, long_running_signs
 from verifybot_tui.core.workspace import Workspace, slugify, versioned
-from verifybot_tui.llm.base import LLMBackend
-from verifybot_tui.targets.base import ProgramFile, RunRequest, RunResult, Target
 
 T = TypeVar("T")
 _DONE = object()
@@ -85,7 +83,7 @@ class VerifyLoop:
         self.attempt = 0
         self._emit: Callable[[Event], None] = lambda ev: None
         self._task: asyncio.Task[None] | None = None
-        self._stop_status: str | None = None
+        self._stop_status: Status | None = None
         self._context_target: str | None = None  # whose context the conversation knows
         self._pending_edit_note = ""
         self._python: dict[str, str] = {}  # target name -> venv python after an install
@@ -101,7 +99,7 @@ class VerifyLoop:
         """Run on another target from the next attempt on; its context goes with the next prompt."""
         self.target = target
 
-    def stop(self, status: str = "STOPPED") -> None:
+    def stop(self, status: Status = Status.STOPPED) -> None:
         """Stop the running program (its whole tree) and end the loop with this status."""
         self._stop_status = status
         if self._task and not self._task.done():
@@ -129,7 +127,7 @@ class VerifyLoop:
                 yield event
         finally:
             if not task.done():
-                self._stop_status = self._stop_status or "STOPPED"
+                self._stop_status = self._stop_status or Status.STOPPED
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
         if not task.cancelled() and task.exception() is not None:
@@ -170,24 +168,17 @@ class VerifyLoop:
                  f"- workspace: {ws.root}\n- resumed: {'yes' if resume else 'no'}\n", sync=True)
         self._emit(SessionStarted(session_id, slug, self.target.name, self.llm.name,
                                   str(transcript)))
-        status, code, message = "FAILED", EXIT_FAILED, ""
+        outcome = Outcome.failed("")
         try:
-            status, code, message = await self._converse(prompt, new_chat=new_chat,
-                                                          resume=resume is not None)
-        except asyncio.CancelledError:
-            status = self._stop_status or "STOPPED"
-            code = EXIT_INTERRUPTED if status == "INTERRUPTED" else EXIT_FAILED
-            message = "interrupted (Ctrl+C)" if status == "INTERRUPTED" else "stopped by the user"
-        except LLMError as e:
-            status, code, message = "LLM_ERROR", e.exit_code, str(e)
-        except TargetError as e:
-            status, code, message = "TARGET_ERROR", e.exit_code, str(e)
-        except VerifyBotError as e:
-            status, code, message = "ERROR", e.exit_code, str(e)
-        except Exception as e:  # a bug: keep the session readable and say where to look
-            status, code, message = "ERROR", EXIT_FAILED, f"internal error: {e!r}"
-            tr.block("Internal error", traceback.format_exc(), "text")
+            outcome = await self._converse(prompt, new_chat=new_chat, resume=resume is not None)
+        except asyncio.CancelledError as e:
+            outcome = Outcome.of_error(e, self._stop_status)
+        except Exception as e:  # an internal error keeps the session readable, says where
+            outcome = Outcome.of_error(e)
+            if not isinstance(e, VerifyBotError):
+                tr.block("Internal error", traceback.format_exc(), "text")
         finally:
+            status, code, message = outcome.status, outcome.exit_code, outcome.message
             record = self._record(status, code, message)
             tr.section("Final status", f"{status}: {message}\n" if message else f"{status}\n")
             tr.record(record)
@@ -195,7 +186,7 @@ class VerifyLoop:
             self.history.finish_session(session_id, status)
             self._emit(Finished(status, code, record, message))
 
-    async def _converse(self, prompt: str, *, new_chat: bool, resume: bool) -> tuple[str, int, str]:
+    async def _converse(self, prompt: str, *, new_chat: bool, resume: bool) -> Outcome:
         st = self._run_state
         self._emit(Notice(f"starting {self.llm.name}"))
         await self.llm.start()
@@ -244,7 +235,7 @@ class VerifyLoop:
             if not entry:
                 self._emit(Notice("the answer holds no program to run", "warning"))
                 if used >= self.max_attempts:
-                    return "FAILED", EXIT_FAILED, f"no program after {used} attempts"
+                    return Outcome.failed(f"no program after {used} attempts")
                 text, kind = prompts.no_code_prompt(), "feedback"
                 continue
             digest = _digest(files)
@@ -254,7 +245,7 @@ class VerifyLoop:
                 self._emit(Notice(msg, "warning"))
                 st.transcript.section(f"Attempt {n}: duplicate", msg + "\n")
                 if used >= self.max_attempts:
-                    return "FAILED", EXIT_FAILED, f"no working program after {used} attempts"
+                    return Outcome.failed(f"no working program after {used} attempts")
                 text, kind = prompts.duplicate_prompt(seen[digest]), "duplicate"
                 continue
             version, files = self._save(files, st.slug, last_version + 1)
@@ -274,12 +265,14 @@ class VerifyLoop:
             st.transcript.section(f"Decision {n}", f"{decision.action}"
                                   + (f": {decision.note}" if decision.note else "") + "\n")
             if decision.action == "stop":
-                self.history.update_attempt(attempt_id, status="STOPPED", finished_at=time.time())
-                return "STOPPED", EXIT_FAILED, "stopped by the user"
+                self.history.update_attempt(attempt_id, status=Status.STOPPED,
+                                            finished_at=time.time())
+                return Outcome(Status.STOPPED, EXIT_FAILED, "stopped by the user")
             if decision.action == "reject":
-                self.history.update_attempt(attempt_id, status="REJECTED", finished_at=time.time())
+                self.history.update_attempt(attempt_id, status=AttemptState.REJECTED,
+                                            finished_at=time.time())
                 if used >= self.max_attempts:
-                    return "FAILED", EXIT_FAILED, f"no accepted program after {used} attempts"
+                    return Outcome.failed(f"no accepted program after {used} attempts")
                 text = prompts.reject_prompt(decision.note or "Please try another approach.")
                 kind = "reject"
                 continue
@@ -303,21 +296,21 @@ class VerifyLoop:
                                                   ex, python)
             previous = files
             if verdict.ok:
-                return "SUCCESS", EXIT_SUCCESS, verdict.reason
+                return Outcome(Status.PASSED, EXIT_SUCCESS, verdict.reason)
             if verdict.status == "target_error":
-                return "TARGET_ERROR", TargetError.exit_code, verdict.reason
+                return Outcome(Status.TARGET_ERROR, TargetError.exit_code, verdict.reason)
             if used >= self.max_attempts:
-                return ("FAILED", EXIT_FAILED,
-                        f"still failing after {used} attempts: {verdict.reason}")
+                return Outcome.failed(f"still failing after {used} attempts: {verdict.reason}")
             text = prompts.feedback_prompt(
                 result, verdict.reason, attempt=used, max_attempts=self.max_attempts,
-                retry_hint=getattr(verdict, "retry_hint", ""), edit_note=self._pending_edit_note)
+                retry_hint=verdict.retry_hint, edit_note=self._pending_edit_note)
             self._pending_edit_note = ""
             kind = "feedback"
             if self.review_feedback and not self.auto_accept:
                 fd = await self._wait(partial(FeedbackReady, text))
                 if not fd.send:
-                    return "STOPPED", EXIT_FAILED, "stopped by the user before sending feedback"
+                    return Outcome(Status.STOPPED, EXIT_FAILED,
+                                   "stopped by the user before sending feedback")
                 text = fd.text or text
 
     # -- steps -------------------------------------------------------------------
@@ -476,7 +469,7 @@ class VerifyLoop:
         request = RunRequest(run_id=run_id, files=files, entry=entry,
                              language=entry_file.language, timeout=timeout,
                              long_running=bool(signs), python=python)
-        self.history.update_attempt(attempt_id, status="RUNNING", output_file=out_rel)
+        self.history.update_attempt(attempt_id, status=AttemptState.RUNNING, output_file=out_rel)
         self._emit(RunStarted(n, target.name, run_id))
         started = time.monotonic()
         with _OutputFile(out_path, f"programs/{entry_file.saved_name}", target.name) as out:
@@ -490,15 +483,15 @@ class VerifyLoop:
                                    duration=time.monotonic() - started, target_error=str(e))
             except asyncio.CancelledError:
                 out.footer("stopped by the user before the program ended")
-                self.history.update_attempt(attempt_id, status="STOPPED", verdict="cancelled",
+                self.history.update_attempt(attempt_id, status=Status.STOPPED, verdict="cancelled",
                                             finished_at=time.time())
                 st.transcript.section(f"Run {n}", f"stopped by the user; output in {out_rel}\n")
                 raise
             verdict = judge(result, signs, timeout=timeout)
             out.footer(f"exit status: {result.exit_code}; {result.duration:.2f} s; "
                        f"verdict: {verdict.status}: {verdict.reason}")
-        status = "SUCCESS" if verdict.ok else (
-            "TARGET_ERROR" if verdict.status == "target_error" else "FAILED")
+        status = Status.PASSED if verdict.ok else (
+            Status.TARGET_ERROR if verdict.status == "target_error" else Status.FAILED)
         self.history.update_attempt(attempt_id, status=status, verdict=verdict.status,
                                     reason=verdict.reason, exit_code=result.exit_code,
                                     finished_at=time.time())

@@ -13,7 +13,7 @@ import re
 import signal
 from dataclasses import dataclass, field
 
-from verifybot_tui.targets.base import RunResult
+from verifybot_tui.core.ports import RunResult
 
 
 @dataclass

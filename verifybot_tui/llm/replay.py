@@ -19,7 +19,7 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 
 from verifybot_tui.core.errors import LLMError
-from verifybot_tui.llm.base import Answer, TextCallback
+from verifybot_tui.core.ports import Answer, TextCallback
 
 _HEADING = re.compile(r"^answer\s+(\d+)\b", re.I)
 

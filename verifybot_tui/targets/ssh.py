@@ -24,14 +24,14 @@ import asyncssh
 from verifybot_tui.core.config import TargetConfig
 from verifybot_tui.core.errors import TargetError
 from verifybot_tui.core.languages import build_argv, language_for_filename, language_named
-from verifybot_tui.targets import probe_ssh
-from verifybot_tui.targets.base import (
+from verifybot_tui.core.ports import (
     OutputCallback,
-    OutputCapture,
     Prompter,
     RunRequest,
     RunResult,
 )
+from verifybot_tui.targets import probe_ssh
+from verifybot_tui.targets.capture import OutputCapture
 from verifybot_tui.targets.probe_local import save_context
 from verifybot_tui.targets.ssh_connect import Settings, open_connection, resolve_settings
 from verifybot_tui.targets.venv import (

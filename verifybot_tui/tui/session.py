@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING
 from verifybot_tui.core.config import Config
 from verifybot_tui.core.errors import ConfigError
 from verifybot_tui.core.history import History
-from verifybot_tui.llm.base import LLMBackend
-from verifybot_tui.targets.base import Prompter, Target
+from verifybot_tui.core.ports import LLMBackend, Prompter, Target
 
 if TYPE_CHECKING:
     from verifybot_tui.core.loop import VerifyLoop

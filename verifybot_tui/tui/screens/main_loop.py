@@ -37,6 +37,7 @@ from verifybot_tui.core.events import (
     SessionStarted,
     VerdictReached,
 )
+from verifybot_tui.core.outcome import Status
 from verifybot_tui.tui.editor import edit_text
 from verifybot_tui.tui.messages import FileEdited, LoopEnded, LoopEvent
 from verifybot_tui.tui.screens.dialogs import ConfirmScreen
@@ -49,7 +50,8 @@ from verifybot_tui.tui.widgets.output import OutputPane
 from verifybot_tui.tui.widgets.status import StatusBar
 
 YIELD_EVERY = 0.005  # seconds of output handling before the worker lets others run
-STATUS_SEVERITY = {"SUCCESS": "information", "STOPPED": "warning"}
+STATUS_SEVERITY = {Status.PASSED: "information", Status.VERIFIED: "information",
+                   Status.STOPPED: "warning"}
 
 
 class LoopScreen(Screen):
@@ -212,7 +214,7 @@ class LoopScreen(Screen):
         await self.query_one(ConversationPane).end_answer()
         text = f"{ev.status}: {ev.message}" if ev.message else ev.status
         await self.query_one(ConversationPane).add_notice(
-            f"Finished — {text}", "info" if ev.status == "SUCCESS" else "warning")
+            f"Finished — {text}", "info" if ev.status.ok else "warning")
         self.notify(text, title="Session finished",
                     severity=STATUS_SEVERITY.get(ev.status, "error"))
         self.refresh_history()
