@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import time
 import traceback
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -35,6 +35,7 @@ from verifybot_tui.core.events import (
     CodeReady,
     Decision,
     Event,
+    EventHandler,
     FeedbackDecision,
     FeedbackReady,
     Finished,
@@ -46,6 +47,7 @@ from verifybot_tui.core.events import (
     RunStarted,
     SessionStarted,
     VerdictReached,
+    dispatch,
 )
 from verifybot_tui.core.extract import Extraction, extract
 from verifybot_tui.core.history import History
@@ -481,14 +483,11 @@ class VerifyLoop:
         return context
 
 
-async def drain(events: AsyncIterator[Event],
-                handle: Callable[[Event], Awaitable[None] | None]) -> Finished | None:
-    """Feed every event to ``handle``; return the Finished event (a small front-end helper)."""
+async def drain(events: AsyncIterator[Event], handler: EventHandler) -> Finished | None:
+    """Dispatch every event to the front end's handler; return the Finished event."""
     finished = None
     async for ev in events:
-        res = handle(ev)
-        if asyncio.iscoroutine(res):
-            await res
+        await dispatch(handler, ev)
         if isinstance(ev, Finished):
             finished = ev
     return finished
