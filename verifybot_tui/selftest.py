@@ -120,7 +120,7 @@ async def run_selftest(config: Config, llm_name: str, say: Say = print) -> int:
 
 
 async def _run_local(code: str, language: str, ws: Path) -> Any:
-    from verifybot_tui.targets.base import ProgramFile, RunRequest
+    from verifybot_tui.core.ports import ProgramFile, RunRequest
     from verifybot_tui.targets.local import LocalTarget
 
     target = LocalTarget(TargetConfig(name="local", kind="local"), ws)

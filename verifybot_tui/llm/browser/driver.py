@@ -23,7 +23,7 @@ from playwright.async_api import async_playwright
 
 from verifybot_tui.core.config import LLMConfig
 from verifybot_tui.core.errors import LLMError
-from verifybot_tui.llm.base import Answer, TextCallback
+from verifybot_tui.core.ports import Answer, ReportsState, TextCallback
 from verifybot_tui.llm.browser.chromium import launch_context, profile_dir
 from verifybot_tui.llm.browser.pagestate import BLOCKING, PageState, Verdict, classify, message
 from verifybot_tui.llm.browser.site_profile import SiteProfile, load_site_profile
@@ -102,8 +102,8 @@ class _Stream:
     error: BaseException | None = None
 
 
-class BrowserLLM:
-    """The LLMBackend of a chat site in a browser (see llm/base.py for the protocol)."""
+class BrowserLLM(ReportsState):
+    """The LLMBackend of a chat site in a browser (see core/ports.py for the protocol)."""
 
     def __init__(self, config: LLMConfig, workspace: Path, *, answer_timeout: float = 600.0,
                  page_timeout: float = 30.0, stable_window: float = 0.1,
@@ -116,9 +116,11 @@ class BrowserLLM:
         self.answer_timeout = answer_timeout
         self.page_timeout = page_timeout
         self.stable_window = stable_window
+        self._thinking_since: float | None = None
+        self._ticker: asyncio.Task[None] | None = None
+        self._reported = ""
         self.state = "stopped"
         self.renderer = ""  # the page layout in use (a renderer of the site profile)
-        self._thinking_since: float | None = None
         self.conversation_url: str | None = None
         self._pw: Any = None
         self._context: Any = None
@@ -148,6 +150,30 @@ class BrowserLLM:
     @state.setter
     def state(self, value: str) -> None:
         self._state = value
+        self._report_state()
+
+    def _report_state(self) -> None:
+        """Tell the listeners the shown state (the thinking seconds change on their own)."""
+        shown = self.state
+        if shown != self._reported:
+            self._reported = shown
+            for listener in list(self.__dict__.get("_state_listeners", ())):
+                listener(shown)
+
+    def _thinking_changed(self, thinking: bool) -> None:
+        if thinking and self._thinking_since is None:
+            self._thinking_since = time.monotonic()
+            if self._ticker is None or self._ticker.done():
+                self._ticker = asyncio.get_running_loop().create_task(self._tick())
+        elif not thinking:
+            self._thinking_since = None
+        self._report_state()
+
+    async def _tick(self) -> None:
+        """While the model thinks, "thinking (N s)" counts up once a second."""
+        while self._thinking_since is not None:
+            await asyncio.sleep(1.0)
+            self._report_state()
 
     @property
     def page(self) -> Any:
@@ -249,6 +275,9 @@ class BrowserLLM:
             pass
 
     async def close(self) -> None:
+        self._thinking_since = None
+        if self._ticker is not None:
+            self._ticker.cancel()
         await self._shutdown()
         self.state = "stopped"
 
@@ -426,10 +455,8 @@ class BrowserLLM:
         s = self._stream
         if self._obs.renderer:
             self.renderer = self._obs.renderer
-        if self._obs.thinking and self._thinking_since is None:
-            self._thinking_since = time.monotonic()
-        elif not self._obs.thinking:
-            self._thinking_since = None
+        if self._obs.thinking != (self._thinking_since is not None):
+            self._thinking_changed(self._obs.thinking)
         if (s is not None and s.callback is not None and self._obs.answer_id
                 and self._obs.user_key != s.base_user and self._obs.text != s.last):
             s.last = self._obs.text
