@@ -185,6 +185,7 @@ SCENARIOS: dict[str, Scenario] = {
                                    pauses=[(150, 0.4)])]),
     "thinking": Scenario([Reply(PAUSED, pause_before=0.8, rate=2000,
                                 pauses=[(40, 0.5)])]),
+    "long_think": Scenario([Reply(PAUSED, pause_before=2.5, rate=300)]),
     "cut": Scenario([Reply(CODE_BLOCKS, rate=6000, event="cut", drop_at=CUT_AT)]),
     "delivery": Scenario([Reply("", event="delivery", pause_before=0.2), Reply(HELLO)]),
     "long_cm": Scenario([Reply(program_150(), rate=200_000)]),
