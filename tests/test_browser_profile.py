@@ -266,3 +266,15 @@ def test_a_lock_held_by_a_live_browser_is_refused(tmp_path: Path) -> None:
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_temporary_chats_need_the_sites_query(tmp_path: Path) -> None:
+    from verifybot_tui.llm.browser import BrowserLLM
+
+    gpt = BrowserLLM(LLMConfig(name="g", site="chatgpt", url="https://chatgpt.com/",
+                               temporary=True), tmp_path)
+    assert gpt.new_chat_url() == "https://chatgpt.com/?temporary-chat=true"
+    claude = BrowserLLM(LLMConfig(name="c", site="claude", url="https://claude.ai/new",
+                                  temporary=True), tmp_path)
+    with pytest.raises(LLMError, match=r"\[llm\.c\] temporary = true.*temporary_chat_query"):
+        claude.new_chat_url()

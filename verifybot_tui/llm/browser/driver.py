@@ -303,7 +303,12 @@ class BrowserLLM(ReportsState):
         url = self.profile.new_chat_url or self.config.url
         if self.config.temporary:
             # A temporary chat: not kept in the site's history, cannot be resumed.
-            url += ("&" if "?" in url else "?") + "temporary-chat=true"
+            if not self.profile.temporary_chat_query:
+                raise LLMError(f"[llm.{self.name}] temporary = true, but the site profile "
+                               f"{self.profile.source} names no temporary_chat_query for "
+                               f"{self.profile.name}: set temporary = false, or add the "
+                               f"query to a profile of your own.")
+            url += ("&" if "?" in url else "?") + self.profile.temporary_chat_query
         return url
 
     # --- browser lifecycle ------------------------------------------------------------

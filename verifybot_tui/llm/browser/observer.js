@@ -290,6 +290,7 @@ if (window.top === window && !window.__vb) {
     const act = activity(answer);
     const user = userTextOf(lastUser);
     const stop = !!firstVisible(S.stop_button);
+    const finished = !!answer && has(answer, S.finished_markers);
     return {
       url: location.href,
       renderer: rendererName,
@@ -300,12 +301,13 @@ if (window.top === window && !window.__vb) {
       answerId: idOf(answer),
       answerKey: keyOf(answer),
       text: answer ? answerText(answer) : "",
-      finished: !!answer && has(answer, S.finished_markers),
+      finished,
       busy: stop || act.thinking || (!!answer && has(answer, S.busy_markers)),
       stop,
       activity: act.text,
       thinking: act.thinking,
-      canContinue: !!continueButton(answer),
+      // Only a finished answer can be continued (and the button scan is not free).
+      canContinue: finished && !stop && !!continueButton(answer),
       turnError: turnError(answer),
       artifacts: answer ? near(answer).slice(0, 1).concat([answer.parentElement])
         .filter((x) => x).some((r) => union(S.artifact_markers || [], r).length) : false,

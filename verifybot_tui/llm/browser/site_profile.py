@@ -70,6 +70,7 @@ class SiteProfile:
     texts: dict[str, list[str]]
     conversation_url_pattern: str
     new_chat_url: str = ""  # empty: the [llm.NAME] url
+    temporary_chat_query: str = ""  # added to the new-chat URL for a temporary chat
 
     @property
     def selectors(self) -> dict[str, list[str]]:
@@ -182,7 +183,7 @@ def parse_site_profile(data: dict[str, Any], path: Path) -> SiteProfile:
         data = _merge(_read(SITES_DIR / f"{parent}.toml"), {k: v for k, v in data.items()
                                                             if k != "extends"})
     known_top = {"name", "conversation_url_pattern", "new_chat_url", "selectors", "texts",
-                 "renderers", "renderer_order"}
+                 "renderers", "renderer_order", "temporary_chat_query"}
     for key in data:
         if key not in known_top:
             raise LLMError(f"{path}: unknown key '{key}'; expected one of: "
@@ -202,6 +203,9 @@ def parse_site_profile(data: dict[str, Any], path: Path) -> SiteProfile:
     new_chat_url = data.get("new_chat_url", "")
     if not isinstance(new_chat_url, str):
         raise LLMError(f"{path}: key 'new_chat_url' must be a string")
+    temporary = data.get("temporary_chat_query", "")
+    if not isinstance(temporary, str):
+        raise LLMError(f"{path}: key 'temporary_chat_query' must be a string")
 
     shared = _selector_table(path, "selectors", data.get("selectors", {}))
     tables = data.get("renderers")
@@ -234,7 +238,8 @@ def parse_site_profile(data: dict[str, Any], path: Path) -> SiteProfile:
             raise LLMError(f"{path}: unknown key 'texts.{key}'; expected one of: "
                            f"{', '.join(TEXT_KEYS)}")
     return SiteProfile(name=name, source=str(path), renderers=renderers, texts=texts,
-                       conversation_url_pattern=pattern, new_chat_url=new_chat_url)
+                       conversation_url_pattern=pattern, new_chat_url=new_chat_url,
+                       temporary_chat_query=temporary)
 
 
 def load_site_profile(site: str) -> SiteProfile:
