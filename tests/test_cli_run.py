@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import EXAMPLES, ROOT, verifybot_cmd
-
-from verifybot_tui.core.transcript import read_record
+from transcripts import read_record
 
 PROMPT = "Print the total number of words in a short text and its 3 most common words"
 SLUG = "print_the_total_number_of_words"
