@@ -19,6 +19,7 @@ from tui_support import (
     SIZE,
     main,
     make_app,
+    prompt_and_accept,
     type_prompt,
     wait_approval,
     wait_for,
@@ -143,9 +144,7 @@ async def test_install_question_is_a_modal_and_no_means_no(tmp_path: Path, app_m
     app = make_app(ws, transcript, data={"run": {"max_retries": 0}})
     seen, hook = app_messages.events, app_messages.hook
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-        await type_prompt(pilot, "use a package")
-        await wait_approval(pilot)
-        await pilot.press("a")
+        await prompt_and_accept(pilot, "use a package")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question")
         assert "vb-no-such-pkg-zz" in app.screen.question or "vb_no_such_pkg_zz" in \
             app.screen.question
@@ -165,9 +164,7 @@ async def test_stop_a_running_program(tmp_path: Path, app_messages) -> None:
     app = make_app(ws, transcript, data={"run": {"timeout": 120.0}})
     seen, hook = app_messages.events, app_messages.hook
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-        await type_prompt(pilot, "sleep")
-        await wait_approval(pilot)
-        await pilot.press("a")
+        await prompt_and_accept(pilot, "sleep")
         output = main(app).query_one(OutputPane)
         await wait_for(pilot, lambda: output.flush() or "tick" in output.lines, what="tick")
         await pilot.press("ctrl+g")

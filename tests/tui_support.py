@@ -83,6 +83,13 @@ async def type_prompt(pilot: Pilot, text: str, *, key_by_key: bool = False) -> N
     await pilot.press("enter")
 
 
+async def prompt_and_accept(pilot: Pilot, prompt: str) -> None:
+    """Send a prompt, wait for its first version, accept it."""
+    await type_prompt(pilot, prompt)
+    await wait_approval(pilot)
+    await pilot.press("a")
+
+
 async def wait_approval(pilot: Pilot, timeout: float = 20.0):
     app = pilot.app
     return await wait_for(pilot, lambda: main(app).pending_approval, timeout, "approval")
