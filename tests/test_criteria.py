@@ -40,9 +40,9 @@ def test_regex_per_line_and_whole():
 def test_range_reads_the_value_and_says_where_it_lies():
     c = one("range:Apogee: ([0-9.]+) m:100..5000", run())
     assert not c.met
-    assert c.evidence == 'line 2: "Apogee: 0.0 m": read 0.0, outside between 100 and 5000'
+    assert c.evidence == 'line 2: "Apogee: 0.0 m": read 0.0, not between 100 and 5000'
     ok = one("range:Apogee: ([0-9.]+) m:100..5000", run("Apogee: 1234.5 m\n"))
-    assert ok.met and "read 1234.5, within" in ok.evidence
+    assert ok.met and "read 1234.5, between" in ok.evidence
     assert one("range:time: (\\S+):..20", run()).met  # open low bound
     assert not one("range:Apogee: (\\S+):1..", run("Apogee: nan\n")).met
     assert "no line matches" in one("range:Perigee: (\\d+):1..2", run()).evidence
@@ -115,6 +115,6 @@ def test_texts_for_the_llm_are_plain_and_name_the_evidence():
     assert fb.splitlines() == [
         "These success criteria are not met:",
         "- the number captured by the regular expression Apogee: ([0-9.]+) m is between 100 "
-        'and 5000: NOT MET. Seen: line 2: "Apogee: 0.0 m": read 0.0, outside between 100 and 5000',
+        'and 5000: NOT MET. Seen: line 2: "Apogee: 0.0 m": read 0.0, not between 100 and 5000',
     ]
     assert criteria.prompt_text([]) == "" and criteria.feedback_text([]) == ""

@@ -41,6 +41,9 @@ class RunConfig:
     """Run each version without asking."""
     default_target: str = "local"
     default_llm: str = "chatgpt"
+    judge: str = ""
+    """Who judges a passing run's output: "off", "same-chat", or an [llm.NAME] (a new chat
+    per judgement). Empty: same-chat for browser LLMs, off for replays."""
 
 
 @dataclass
@@ -186,6 +189,11 @@ def _check_semantics(cfg: Config, path: Path | str) -> None:
         raise ConfigError(f"{path}: key 'run.default_target' names {cfg.run.default_target!r}, "
                           f"but there is no [targets.{cfg.run.default_target}]; configured: "
                           f"{', '.join(sorted(cfg.targets))}")
+    judge = cfg.run.judge
+    if judge not in ("", "off", "same-chat") and judge not in cfg.llm:
+        raise ConfigError(f"{path}: key 'run.judge' must be \"off\", \"same-chat\" or the name "
+                          f"of an [llm.NAME] table, got {judge!r}; configured: "
+                          f"{', '.join(sorted(cfg.llm))}")
     if cfg.run.default_llm not in cfg.llm:
         raise ConfigError(f"{path}: key 'run.default_llm' names {cfg.run.default_llm!r}, "
                           f"but there is no [llm.{cfg.run.default_llm}]")

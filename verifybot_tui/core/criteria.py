@@ -303,9 +303,9 @@ def check(c: Criterion, result: RunResult, run_dir: Path | None = None) -> Check
             inside = (not math.isnan(value)
                       and (c.low is None or value >= c.low)
                       and (c.high is None or value <= c.high))
-            where = "within" if inside else "outside"
+            where = "" if inside else "not "
             return Check(c, inside, f"line {i}: {_quote(line)}: read {num.group(0)}, "
-                                    f"{where} {_bounds(c.low, c.high)}")
+                                    f"{where}{_bounds(c.low, c.high)}")
         return Check(c, False, f"no line matches {c.pattern}; {_last_line(lines)}")
     if k == "file":
         return _check_file(c, result, run_dir)
