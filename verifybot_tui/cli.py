@@ -55,7 +55,7 @@ from verifybot_tui.core.events import (
 )
 from verifybot_tui.core.outcome import Status
 
-COMMANDS = ("run", "login", "probe", "extract", "history", "doctor")
+COMMANDS = ("run", "login", "probe", "extract", "history", "doctor", "recipe")
 
 
 # -- argument parsing ------------------------------------------------------------
@@ -130,6 +130,13 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true")
     elif command == "doctor":
         p.description = "Check the config, the browser, the login and the targets."
+    elif command == "recipe":
+        from verifybot_tui.recipes_cli import add_args
+
+        p.description = ("Task recipes: `recipe run FILE... [--parallel N] [--junit PATH] "
+                         "[--json]`, `recipe new [SESSION]`.")
+        add_args(p)
+        return p
     _common(p, workspace=command not in ("login", "doctor"))
     return p
 
@@ -593,8 +600,14 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
     return await run_doctor(cfg)
 
 
+async def cmd_recipe(args: argparse.Namespace) -> int:
+    from verifybot_tui.recipes_cli import cmd_recipe as run_recipe_command
+
+    return await run_recipe_command(args, _config(args))
+
+
 _COMMANDS = {"run": cmd_run, "login": cmd_login, "probe": cmd_probe, "extract": cmd_extract,
-             "history": cmd_history, "doctor": cmd_doctor}
+             "history": cmd_history, "doctor": cmd_doctor, "recipe": cmd_recipe}
 
 
 def _tui(args: argparse.Namespace) -> int:

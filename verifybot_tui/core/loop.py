@@ -188,6 +188,8 @@ class VerifyLoop:
 
     async def _main(self, prompt: str, *, new_chat: bool, resume: int | None) -> None:
         rec = self.recorder = SessionRecorder(self.history, self.workspace)
+        rec.criteria = [c.text for c in self.verification.criteria]
+        rec.judge = self.verification.judge
         rec.sweep_interrupted()
         names = {"target": self.target.name, "llm": self.llm.name}
         if resume is not None:

@@ -39,6 +39,8 @@ class SessionRecorder:
         self.prompts = 0  # prompts sent in this session, a resumed one's included
         self.started = time.time()
         self.conversation_url: str | None = None
+        self.criteria: list[str] = []  # the session's success criteria (KIND:SPEC)
+        self.judge = "off"  # who judged passing runs
         self.attempts: list[dict[str, Any]] = []  # the run record's view of each attempt
         self._attempt_id = 0
         self._transcript: Transcript | None = None
@@ -103,6 +105,7 @@ class SessionRecorder:
             "prompts": self.prompts, "attempts": self.attempts,
             "target": target, "llm": llm, "conversation_url": self.conversation_url,
             "started": self.started, "finished": time.time(),
+            "criteria": self.criteria, "judge": self.judge,
             "transcript": self.workspace.rel(self.tr.path),
             "workspace": str(self.workspace.root),
         }
