@@ -126,6 +126,7 @@ class VerifyLoop:
         self.auto_install = self.auto_accept if auto_install is None else auto_install
         self.review_feedback = review_feedback
         # Criteria and sanity checks refine the judge step; an LLM judge reads passes.
+        self._inner_judge = judge
         self.verification = verification or Verification()
         self.judge = checked(self.verification, judge)
         self.session_id: int | None = None
@@ -149,6 +150,11 @@ class VerifyLoop:
     def set_target(self, target: Target) -> None:
         """Run on another target from the next attempt on; its context goes with the next prompt."""
         self.target = target
+
+    def set_verification(self, verification: Verification) -> None:
+        """Other criteria or another judge (a recipe opened in the app) from the next run on."""
+        self.verification = verification
+        self.judge = checked(verification, self._inner_judge)
 
     def stop(self, status: Status = Status.STOPPED) -> None:
         """Stop the running program (its whole tree) and end the loop with this status."""

@@ -68,6 +68,7 @@ class MainScreen(LoopScreen):
         self.query_one("#code").border_title = "Code"
         self.query_one("#output").border_title = "Output"
         self.query_one("#history").border_title = "History (F2)"
+        self.show_criteria()
         status = self.query_one(StatusBar)
         status.target = self.session.target_name
         spec = self.session.llm_spec

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from functools import partial
 from pathlib import Path
 
 from textual import on, work
@@ -28,6 +29,9 @@ from verifybot_tui.core.events import (
     FeedbackDecision,
     FeedbackReady,
     Finished,
+    Judged,
+    JudgeDecision,
+    JudgementNeeded,
     Notice,
     Output,
     PermissionNeeded,
@@ -41,6 +45,7 @@ from verifybot_tui.core.outcome import Status
 from verifybot_tui.tui.editor import edit_text
 from verifybot_tui.tui.messages import FileEdited, LoopEnded, LoopEvent
 from verifybot_tui.tui.screens.dialogs import ConfirmScreen
+from verifybot_tui.tui.screens.judgement import JudgementScreen
 from verifybot_tui.tui.session import AppSession
 from verifybot_tui.tui.widgets.approval import ApprovalBar
 from verifybot_tui.tui.widgets.code import CodePane
@@ -66,6 +71,17 @@ class LoopScreen(Screen):
         self.attempt_base = 0
         self.started = asyncio.Event()  # the bars are mounted: loop events may come
         self.driving = False  # a prompt was submitted and its loop has not ended
+
+    def show_criteria(self) -> None:
+        """The session's criteria beside the code: the code pane's bottom border."""
+        v = self.session.verification
+        parts = [c.text for c in v.criteria]
+        if v.judge != "off":
+            parts.append(f"judge: {v.judge}")
+        text = "; ".join(parts)
+        if len(text) > 90:
+            text = text[:89] + "…"
+        self.query_one(CodePane).border_subtitle = f"criteria: {text}" if text else ""
 
     def refresh_history(self) -> None:
         """The main screen refreshes its history pane."""
@@ -205,6 +221,14 @@ class LoopScreen(Screen):
                 f"{getattr(v, 'status', v)} — {getattr(v, 'reason', '')}",
                 "info" if ok else "warning")
             self.refresh_history()
+        elif isinstance(ev, Judged):
+            j = ev.judgement
+            await conversation.add_notice(
+                f"Judgement for attempt {ev.attempt - self.attempt_base}: {j.line} "
+                f"(judge: {j.judge})", "info" if j.verdict == "PASS" else "warning")
+        elif isinstance(ev, JudgementNeeded):
+            self.app.push_screen(JudgementScreen(ev.judgement, ev.reasons),
+                                 callback=partial(_resolve_judgement, ev.decision))
         elif isinstance(ev, Finished):
             await self._finished(ev)
 
@@ -314,6 +338,10 @@ class LoopScreen(Screen):
             self.notify("Stopping…")
 
 
+
+
+def _resolve_judgement(future: asyncio.Future, decision: JudgeDecision | None) -> None:
+    _resolve(future, decision or JudgeDecision("fail"))
 
 
 def _resolve(future: asyncio.Future, value: object) -> None:
