@@ -193,7 +193,8 @@ def _check_semantics(cfg: Config, path: Path | str) -> None:
     if (judge not in ("", "off", "same-chat") and judge not in cfg.llm
             and not judge.startswith("replay:")):
         raise ConfigError(f"{path}: key 'run.judge' must be \"off\", \"same-chat\", "
-                          f"\"replay:PATH\" or the name of an [llm.NAME] table, got {judge!r}; configured: "
+                          f"\"replay:PATH\" or the name of an [llm.NAME] table, got {judge!r}; "
+                          f"configured: "
                           f"{', '.join(sorted(cfg.llm))}")
     if cfg.run.default_llm not in cfg.llm:
         raise ConfigError(f"{path}: key 'run.default_llm' names {cfg.run.default_llm!r}, "
