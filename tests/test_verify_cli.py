@@ -142,3 +142,47 @@ def test_each_sanity_check_holds_a_program_that_exits_0(tmp_path, name):
     feedback = transcript(tmp_path).split("## Prompt 2 (feedback)")[1]
     assert "It exited 0 but was judged a failure: " + first["sanity"][0]["reason"] in feedback
     assert rec["status"] == "PASSED" and "sanity" not in second
+
+
+TESTED_WRONG = '''**main.py**
+
+```python
+def square(x):
+    return x * 2
+
+
+if __name__ == "__main__":
+    print("square(3) =", square(3))
+```
+
+**test_main.py**
+
+```python
+from main import square
+
+assert square(3) == 9, f"square(3) gave {square(3)}"
+print("tests pass")
+```
+'''
+
+
+def test_tests_written_alongside_fail_a_run_that_exits_0(tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text("[run]\nask_for_tests = true\n")
+    right = TESTED_WRONG.replace("x * 2", "x * x")
+    llm = tmp_path / "llm.md"
+    llm.write_text(answers(TESTED_WRONG, right))
+    r = run_cli("run", "Square a number", "--llm", f"replay:{llm}", "--yes",
+                "--config", str(config), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rec = the_record(tmp_path)
+    assert rec["status"] == "VERIFIED" and rec["message"] == "its tests pass"
+    first, second = rec["attempts"]
+    assert first["tests"] == {"file": "test_main.py", "passed": False, "exit_code": 1}
+    assert (first["status"], first["verdict"]) == ("FAILED", "tests_failed")
+    assert second["tests"] == {"file": "test_main.py", "passed": True, "exit_code": 0}
+    text = transcript(tmp_path)
+    assert "Also write tests for the program in a separate file named test_main.py" in text
+    feedback = text.split("## Prompt 2 (feedback)")[1]
+    assert "its tests (test_main.py) failed: they exited 1" in feedback
+    assert "AssertionError: square(3) gave 6" in feedback

@@ -36,7 +36,8 @@ def build_verification(config: Config, *, llm_spec: str, judge: str | None = Non
     found += crit.parse_all(expect or [], where)
     mode = judge if judge is not None else (config.run.judge or default_judge(
         llm_kind(config, llm_spec)))
-    v = Verification(criteria=found, sanity=file_sanity if sanity is None else sanity)
+    v = Verification(criteria=found, sanity=file_sanity if sanity is None else sanity,
+                     ask_for_tests=config.run.ask_for_tests)
     if mode in (OFF, SAME_CHAT):
         v.judge = mode
         return v

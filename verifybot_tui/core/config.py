@@ -42,6 +42,9 @@ class RunConfig:
     default_target: str = "local"
     default_llm: str = "chatgpt"
     judge: str = ""
+    ask_for_tests: bool = False
+    """true: the first prompt asks for a test file next to the program; the tests run after
+    the program, and a run whose tests fail is a failure."""
     """Who judges a passing run's output: "off", "same-chat", or an [llm.NAME] (a new chat
     per judgement). Empty: same-chat for browser LLMs, off for replays."""
 

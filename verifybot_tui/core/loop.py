@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from verifybot_tui.core import criteria as crit
-from verifybot_tui.core import llm_judge, prompts, sanity
+from verifybot_tui.core import llm_judge, prompts, sanity, tests_alongside
 from verifybot_tui.core.config import Config
 from verifybot_tui.core.deps import wanted_packages
 from verifybot_tui.core.errors import EXIT_FAILED, EXIT_SUCCESS, TargetError, VerifyBotError
@@ -252,8 +252,10 @@ class VerifyLoop:
         self._context_target = target.name
         text = prompts.first_prompt(prompt, target=target.name, context=context,
                                     timeout=self.timeout)
-        wanted = crit.prompt_text(self.verification.criteria)
-        return Turn(f"{text}\n\n{wanted}" if wanted else text, "initial")
+        extra = [crit.prompt_text(self.verification.criteria)]
+        if self.verification.ask_for_tests:
+            extra.append(tests_alongside.PROMPT)
+        return Turn("\n\n".join([text, *[e for e in extra if e]]), "initial")
 
     # -- one attempt: the pipeline -------------------------------------------------
 
@@ -498,14 +500,19 @@ class VerifyLoop:
         """A mechanical pass: criteria met, then the judge (or the user) has the last word."""
         v = self.verification
         self.recorder.checked(n, verdict.checks, verdict.held)
+        if v.ask_for_tests:
+            failed = await self._run_tests(n, used, code, target)
+            if failed is not None:
+                return failed
         if verdict.held:
             self._emit(Notice("held for a judgement: " + "; ".join(h.reason for h in verdict.held),
                               "warning"))
         if not v.judging:
             if not verdict.held:
-                if v.criteria:
-                    return Outcome(Status.VERIFIED, EXIT_SUCCESS,
-                                   f"all {len(v.criteria)} success criteria met")
+                if v.criteria or v.ask_for_tests:
+                    what = [f"all {len(v.criteria)} success criteria met"] if v.criteria else []
+                    what += ["its tests pass"] if v.ask_for_tests else []
+                    return Outcome(Status.VERIFIED, EXIT_SUCCESS, "; ".join(what))
                 return Outcome(Status.PASSED, EXIT_SUCCESS, verdict.reason)
             reasons = "The run exited 0, but:\n" + sanity.text(verdict.held)
             if self.auto_accept:
@@ -524,6 +531,41 @@ class VerifyLoop:
             decision = JudgeDecision("follow")
         self.recorder.judge_decision(n, decision, j)
         return self._judged(n, used, result, decision, j, "")
+
+    async def _run_tests(self, n: int, used: int, code: Code, target: Target) -> Step | None:
+        """Run the tests written alongside; a failure (or no test file) is the next step."""
+        test = tests_alongside.test_file(code.files, code.entry)
+        if test is None:
+            reason = "It exited 0, but the answer holds no test file (test_main.py) to run."
+            self.recorder.tests(n, None, None)
+            self._emit(Notice(reason, "warning"))
+            if used >= self.max_attempts:
+                return Outcome.failed(f"no tests after {used} attempts")
+            return Turn(prompts.reject_prompt(reason + " " + tests_alongside.PROMPT), "feedback")
+        files, entry = tests_alongside.runnable(code.files, test)
+        request = RunRequest(run_id=f"{self.recorder.slug}_{code.version}_tests", files=files,
+                             entry=entry, language="python", timeout=self.timeout,
+                             python=self._python.get(target.name))
+        self._emit(Notice(f"running the tests in {test.name}"))
+        started = time.monotonic()
+        try:
+            result = await target.run(request, lambda s, t: self._emit(Output(s, t)))
+        except TargetError as e:
+            result = RunResult(exit_code=None, stdout="", stderr="",
+                               duration=time.monotonic() - started, target_error=str(e))
+        self.recorder.tests(n, test.name, result)
+        if result.exit_code == 0:
+            self._emit(Notice(f"the tests in {test.name} pass"))
+            return None
+        if result.target_error:
+            return Outcome(Status.TARGET_ERROR, TargetError.exit_code, result.target_error)
+        how = "timed out" if result.timed_out else f"exited {result.exit_code}"
+        reason = f"The program exited 0, but its tests ({test.name}) failed: they {how}."
+        self._emit(Notice(reason, "warning"))
+        if used >= self.max_attempts:
+            return Outcome.failed(f"tests still failing after {used} attempts")
+        return Turn(prompts.feedback_prompt(result, reason, attempt=used,
+                                            max_attempts=self.max_attempts), "feedback")
 
     async def _ask_judge(self, n: int, result: RunResult, verdict: Verdict, code: Code,
                          target: Target) -> Judgement:

@@ -230,6 +230,22 @@ class SessionRecorder:
         if lines:
             self.tr.section(f"Checks {n}", "\n".join(lines) + "\n")
 
+    def tests(self, n: int, name: str | None, result: RunResult | None) -> None:
+        """The tests written alongside: which file, and how their run ended."""
+        passed = result is not None and result.exit_code == 0
+        self.attempts[-1]["tests"] = {"file": name, "passed": passed,
+                                      "exit_code": result.exit_code if result else None}
+        if not passed:
+            self.history.update_attempt(self._attempt_id, status=Status.FAILED,
+                                        verdict="tests_failed")
+            self.attempts[-1].update(status=Status.FAILED, verdict="tests_failed")
+        if result is None:
+            self.tr.section(f"Tests {n}", "- no test file in the answer\n")
+            return
+        self.tr.section(f"Tests {n}", f"- file: {name}\n- exit status: {result.exit_code}\n"
+                        f"- duration: {result.duration:.2f} s\n\n"
+                        + wrap_fence(prompts.head_tail(merged_output(result)), "text"))
+
     def judge_answer(self, prompt_id: int, markdown: str) -> None:
         """A separate judge's answer: kept with its prompt, not as the session's chat."""
         self.history.set_answer(prompt_id, markdown)

@@ -37,6 +37,7 @@ class Verification:
     judge: str = OFF  # "off", "same-chat", or the name of the separate judge below
     judge_llm: LLMBackend | None = None  # a separate judge
     fresh_chat: bool = True  # a separate judge opens a new chat per judgement (not replay)
+    ask_for_tests: bool = False  # a test file is asked for and run after the program
 
     @property
     def judging(self) -> bool:
