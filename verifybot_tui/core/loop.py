@@ -596,7 +596,7 @@ class VerifyLoop:
                 j: Judgement | None, reasons: str) -> Step:
         """The session's next step after a judgement and the user's word on it."""
         V = llm_judge.Verdict
-        action = decision.action
+        action: str = decision.action
         if action == "stop":
             return Outcome(Status.STOPPED, EXIT_FAILED, "stopped by the user at the judgement")
         if action == "follow" and j is not None:
