@@ -67,3 +67,39 @@ profile_dir = "{tmp_path / 'profile'}"
     assert "Output (stdout):\nTrue" in judge
     assert "Files: print_whether_the_config_says_ok.py (run)" in judge
     assert "```" not in judge and "**" not in judge  # plain text: nothing the box would format
+
+
+def test_a_separate_judge_opens_a_new_chat_for_each_judgement(
+        chatsite: ChatSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(SCENARIOS, "judge_fail", Scenario([Reply("FAIL: say which unit")]))
+    chatsite.configure("judge_fail")
+    before = len(chatsite.prompts)
+    coder = tmp_path / "coder.md"
+    coder.write_text("## Answer 1\n\n```python\nprint('42')\n```\n\n"
+                     "## Answer 2\n\n```python\nprint('42 m')\n```\n")
+    config = tmp_path / "config.toml"
+    config.write_text(f"""
+[run]
+judge = "judge"
+
+[llm.judge]
+kind = "browser"
+site = "chatgpt"
+url = "{chatsite.url}"
+headless = true
+browser_path = "{CHROMIUM}"
+profile_dir = "{tmp_path / 'profile'}"
+""")
+    proc = subprocess.run(
+        [*verifybot_cmd(), "run", "Print the height", "--llm", f"replay:{coder}",
+         "--target", "local", "--yes", "--max-retries", "1", "--workspace",
+         str(tmp_path / "ws"), "--config", str(config), "--json"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=150, env=dict(os.environ))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    record = json.loads(proc.stdout)
+    assert record["status"] == "FAILED"
+    assert [a["judgement"]["verdict"] for a in record["attempts"]] == ["FAIL", "FAIL"]
+    received = chatsite.prompts[before:]
+    assert len(received) == 2  # only the judgements went to the site: the coder is a replay
+    assert received[0].conversation_id != received[1].conversation_id
+    assert "Output (stdout):\n42 m" in received[1].text
