@@ -29,6 +29,7 @@ from verifybot_tui.core.config import TargetConfig
 from verifybot_tui.core.errors import TargetError
 from verifybot_tui.core.ports import (
     OutputCallback,
+    ReportsState,
     RunRequest,
     RunResult,
 )
@@ -207,7 +208,7 @@ async def _pump(reader: asyncio.StreamReader, stream: str, capture: OutputCaptur
             return
 
 
-class LocalTarget:
+class LocalTarget(ReportsState):
     """Runs programs here, in ``<workspace>/runs/<run_id>/``."""
 
     kind = "local"
