@@ -19,7 +19,9 @@ One grammar everywhere (CLI, criteria files, recipes): ``KIND:SPEC`` strings.
                              MINSIZE bytes)
 - ``no-stderr``              nothing on stderr
 - ``duration:<=S``           the run took at most S seconds
-- ``compiles-clean``         the build passed (with the recipe's flags, e.g. -Wall -Werror)
+- ``compiles-clean``         the build passed (the target's build command; warnings of a
+                             build that passed are not in the run result, so only an
+                             error fails it)
 
 "The output" is the program's stdout as the target reported it (a very long output is
 cut in the middle by the target; the whole output stays in outputs/).
@@ -86,7 +88,7 @@ class Criterion:
             return "the program prints nothing on stderr"
         if k == "duration":
             return f"the run takes at most {self.high:g} seconds"
-        return "the program compiles without warnings or errors"
+        return "the program compiles without errors"
 
     @property
     def pattern(self) -> str:

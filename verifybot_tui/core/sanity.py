@@ -45,11 +45,16 @@ def empty_output(result: RunResult) -> Hit | None:
 
 
 def all_zero(result: RunResult) -> Hit | None:
-    numbers = list(_NUMBER.finditer(result.stdout))
-    if not numbers or any(float(m.group(0)) != 0 for m in numbers):
+    first, count = None, 0
+    for m in _NUMBER.finditer(result.stdout):  # stops at the first number that is not zero
+        if float(m.group(0)) != 0:
+            return None
+        first = m if first is None else first
+        count += 1
+    if first is None:
         return None
-    n, line = _line_with(result.stdout, numbers[0].start())
-    return Hit("all-zero", f"every number printed is zero ({len(numbers)} numbers), "
+    n, line = _line_with(result.stdout, first.start())
+    return Hit("all-zero", f"every number printed is zero ({count} numbers), "
                            f"e.g. line {n}: \"{line}\"")
 
 
