@@ -78,7 +78,7 @@ class Notice(Event):
 @dataclass
 class PromptSent(Event):
     text: str
-    kind: str  # "initial", "feedback", "edit", "reject", "duplicate", "free"
+    kind: str  # "initial", "feedback", "edit", "reject", "duplicate", "free", "judge"
     attempt: int
 
 
