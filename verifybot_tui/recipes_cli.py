@@ -135,6 +135,7 @@ async def _run_one(cfg: Config, r: Recipe) -> RecipeResult:
     from verifybot_tui.verify_setup import build_verification
 
     started = time.monotonic()
+    began = time.time()
     handler = _Headless(r.name)
     llm_spec = r.resolve(r.llm) or cfg.run.default_llm
     target_name = r.target or cfg.run.default_target
@@ -159,16 +160,19 @@ async def _run_one(cfg: Config, r: Recipe) -> RecipeResult:
         except Exception as e:  # one broken recipe must not stop the others' report
             outcome = Outcome.of_error(e)
             return RecipeResult(r.name, str(r.path), outcome.status, outcome.exit_code,
-                                time.monotonic() - started, outcome.message)
+                                time.monotonic() - started, outcome.message,
+                                target=target_name, started=began, finished=time.time())
     if finished is None:
         return RecipeResult(r.name, str(r.path), "ERROR", EXIT_FAILED,
-                            time.monotonic() - started, "the loop ended without a status")
+                            time.monotonic() - started, "the loop ended without a status",
+                            target=target_name, started=began, finished=time.time())
     rec = finished.record
     return RecipeResult(r.name, str(r.path), str(finished.status), finished.exit_code,
                         time.monotonic() - started, finished.message,
                         attempts=len(rec.get("attempts", [])),
                         transcript=rec.get("transcript", ""), session=rec.get("session"),
-                        judgements=handler.judgements)
+                        judgements=handler.judgements, target=target_name, started=began,
+                        finished=time.time())
 
 
 async def run_recipes(cfg: Config, recipes: list[Recipe], parallel: int) -> list[RecipeResult]:

@@ -33,6 +33,9 @@ class RecipeResult:
     transcript: str = ""
     session: int | None = None
     judgements: list[str] = field(default_factory=list)
+    target: str = ""
+    started: float = 0.0  # wall clock (time.time()) when the recipe began and ended
+    finished: float = 0.0
 
     @property
     def verified(self) -> bool:
