@@ -101,7 +101,7 @@ profile_dir = "{tmp_path / 'profile'}"
     ws = tmp_path / "ws"
     proc = subprocess.run(
         [*verifybot_cmd(), "run", "Say hello", "--llm", "site", "--target", "local", "--yes",
-         "--workspace", str(ws), "--config", str(config)],
+         "--workspace", str(ws), "--config", str(config), "--judge", "off"],
         cwd=tmp_path, capture_output=True, text=True, timeout=150, env=dict(os.environ))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert chatsite.prompts[-1].temporary is True

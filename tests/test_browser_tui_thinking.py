@@ -17,8 +17,6 @@ from tui_support import (
     SIZE,
     main,
     make_app,
-    recorder,
-    tui_env,  # noqa: F401
     type_prompt,
     wait_approval,
     wait_for,
@@ -32,13 +30,14 @@ pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("tui_env"), pytest.ma
 
 
 async def test_the_status_bar_counts_the_thinking_seconds_then_streams(
-        chatsite: ChatSite, tmp_path: Path) -> None:
+        chatsite: ChatSite, tmp_path: Path, app_messages) -> None:  # noqa: ANN001
     chatsite.configure("long_think", renderer="app_shell", no_stop_while_thinking=True,
                        flash_actions=True)
     table = {"kind": "browser", "site": "chatgpt", "url": chatsite.url, "headless": True,
              "browser_path": CHROMIUM, "profile_dir": str(tmp_path / "profile")}
-    app = make_app(workspace(tmp_path), llm="site", data={"llm": {"site": table}})
-    seen, hook = recorder()
+    app = make_app(workspace(tmp_path), llm="site",
+                   data={"llm": {"site": table}, "run": {"judge": "off"}})
+    seen, hook = app_messages.events, app_messages.hook
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await wait_for(pilot, lambda: app.session.llm is not None
                        and app.session.llm.state == "idle", timeout=60, what="the browser")

@@ -129,16 +129,10 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
     elif command == "history":
         p.description = "List sessions and their attempts."
         p.add_argument("--json", action="store_true")
-    elif command == "doctor":
-        p.description = "Check the config, the browser, the login and the targets."
-        p.add_argument("--site", action="store_true", help="probe the chat site's selectors "
-                       "live (HIT/MISS per signal; an evidence file on a MISS)")
-        p.add_argument("--llm", metavar="NAME", help="with --site: the [llm.NAME] to probe")
-        p.add_argument("--yes", action="store_true", help="with --site: send the test prompt "
-                       "without asking")
-    elif command == "selftest":
-        p.description = "One canary prompt through the whole bridge, each step timed."
-        p.add_argument("--llm", metavar="NAME")
+    elif command in ("doctor", "selftest"):
+        from verifybot_tui.selftest import add_bridge_args
+
+        add_bridge_args(p, command)
     elif command == "recipe":
         from verifybot_tui.recipes_cli import add_args
 

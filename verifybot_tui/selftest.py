@@ -9,6 +9,7 @@ step prints OK or FAIL with its time, so a broken step is named, not guessed.
 
 from __future__ import annotations
 
+import argparse
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +31,20 @@ PROMPT = ("This is an automatic test of a tool. Write a Python 3 program that pr
 EXPECTED_OUTPUT = "165"
 
 Say = Callable[[str], None]
+
+
+def add_bridge_args(p: argparse.ArgumentParser, command: str) -> None:
+    """The arguments of `doctor` (with --site, the live probe) and `selftest`."""
+    if command == "doctor":
+        p.description = "Check the config, the browser, the login and the targets."
+        p.add_argument("--site", action="store_true", help="probe the chat site's selectors "
+                       "live (HIT/MISS per signal; an evidence file on a MISS)")
+        p.add_argument("--llm", metavar="NAME", help="with --site: the [llm.NAME] to probe")
+        p.add_argument("--yes", action="store_true", help="with --site: send the test prompt "
+                       "without asking")
+    else:
+        p.description = "One canary prompt through the whole bridge, each step timed."
+        p.add_argument("--llm", metavar="NAME")
 
 
 class _Steps:
@@ -66,42 +81,52 @@ async def run_selftest(config: Config, llm_name: str, say: Say = print) -> int:
     llm = BrowserLLM(cfg, ws, answer_timeout=cfg.answer_timeout)
     say(f"selftest of [llm.{llm_name}] ({cfg.site}, {llm.new_chat_url()})")
     try:
-        t0 = time.perf_counter()
-        await llm.start()
-        steps.line(True, "open", _ms(t0), f"renderer {llm.renderer or '?'}")
-        t0 = time.perf_counter()
-        first: list[float] = []
-        answer = await llm.ask(PROMPT, lambda _t: first or first.append(_ms(t0)))
-        steps.line(True, "send + answer", _ms(t0),
-                   f"first text after {first[0]:.0f} ms; {len(answer.markdown)} characters"
-                   if first else f"{len(answer.markdown)} characters")
-        t0 = time.perf_counter()
-        copied = await llm._eval("t => window.__vb.copyAnswer(t)", 2000)
-        ok_copy = isinstance(copied, str) and bool(copied.strip())
-        steps.line(ok_copy, "copy capture", _ms(t0),
-                   f"{len(copied)} characters" if ok_copy else
-                   "the copy button gave nothing (copy_button selectors, or the clipboard)")
-        t0 = time.perf_counter()
-        dom: Any = await llm._eval("t => window.__vb.answerMarkdown(t)", 15000)
-        md = dom.get("markdown") if isinstance(dom, dict) else None
-        if md is None or dom.get("incomplete"):
-            steps.line(False, "DOM fallback", _ms(t0), "could not read the answer from the page")
-        elif ok_copy and md != copied:
-            at = _first_difference(md, copied)
-            steps.line(False, "DOM fallback", _ms(t0),
-                       f"differs from the copy at character {at} ({md[at:at + 30]!r} vs "
-                       f"{copied[at:at + 30]!r})")
-        else:
-            steps.line(True, "DOM fallback", _ms(t0),
-                       "same as the copy" if ok_copy else f"{len(md)} characters")
+        answer = await _bridge_steps(llm, steps)
     except VerifyBotError as e:
         steps.line(False, "bridge", 0, str(e))
         return e.exit_code if e.exit_code else EXIT_LLM
     finally:
         await llm.close()
+    return await _program_steps(answer.markdown, ws, steps, say)
 
+
+async def _bridge_steps(llm: Any, steps: _Steps) -> Any:
+    """Open, send + answer, copy capture, DOM fallback compared with the copy."""
     t0 = time.perf_counter()
-    ex = extract(answer.markdown)
+    await llm.start()
+    steps.line(True, "open", _ms(t0), f"renderer {llm.renderer or '?'}")
+    t0 = time.perf_counter()
+    first: list[float] = []
+    answer = await llm.ask(PROMPT, lambda _t: first or first.append(_ms(t0)))
+    steps.line(True, "send + answer", _ms(t0),
+               f"first text after {first[0]:.0f} ms; {len(answer.markdown)} characters"
+               if first else f"{len(answer.markdown)} characters")
+    t0 = time.perf_counter()
+    copied = await llm._eval("t => window.__vb.copyAnswer(t)", 2000)
+    ok_copy = isinstance(copied, str) and bool(copied.strip())
+    steps.line(ok_copy, "copy capture", _ms(t0),
+               f"{len(copied)} characters" if ok_copy else
+               "the copy button gave nothing (copy_button selectors, or the clipboard)")
+    t0 = time.perf_counter()
+    dom: Any = await llm._eval("t => window.__vb.answerMarkdown(t)", 15000)
+    md = dom.get("markdown") if isinstance(dom, dict) else None
+    if md is None or dom.get("incomplete"):
+        steps.line(False, "DOM fallback", _ms(t0), "could not read the answer from the page")
+    elif ok_copy and md != copied:
+        at = _first_difference(md, copied)
+        steps.line(False, "DOM fallback", _ms(t0),
+                   f"differs from the copy at character {at} ({md[at:at + 30]!r} vs "
+                   f"{copied[at:at + 30]!r})")
+    else:
+        steps.line(True, "DOM fallback", _ms(t0),
+                   "same as the copy" if ok_copy else f"{len(md)} characters")
+    return answer
+
+
+async def _program_steps(markdown: str, ws: Path, steps: _Steps, say: Say) -> int:
+    """Extraction and a local run with the known output."""
+    t0 = time.perf_counter()
+    ex = extract(markdown)
     programs = ex.programs
     steps.line(len(programs) == 1, "extraction", _ms(t0),
                f"{len(programs)} program(s): "

@@ -167,6 +167,30 @@ def _renderer(path: Path, name: str, table: dict[str, Any], shared: dict[str, li
                     join_messages=join)
 
 
+def _renderers(path: Path, data: dict[str, Any], name: str,
+               forced: dict[str, list[str]]) -> list[Renderer]:
+    """The file's renderers in the order they are tried (a file without any is one)."""
+    shared = _selector_table(path, "selectors", data.get("selectors", {}))
+    tables = data.get("renderers")
+    if tables is None:
+        if "selectors" not in data:
+            raise LLMError(f"{path}: table [selectors] is missing")
+        return [_renderer(path, name, {}, shared)]
+    if not isinstance(tables, dict) or not tables:
+        raise LLMError(f"{path}: 'renderers' must hold tables like [renderers.NAME]")
+    order = _string_list(path, "renderer_order", data.get("renderer_order", list(tables)))
+    for r in order:
+        if r not in tables:
+            raise LLMError(f"{path}: key 'renderer_order' names {r!r}, but there is no "
+                           f"[renderers.{r}]")
+    renderers = []
+    for r in order + [t for t in tables if t not in order]:
+        if not isinstance(tables[r], dict):
+            raise LLMError(f"{path}: 'renderers.{r}' must be a table ([renderers.{r}])")
+        renderers.append(_renderer(path, r, tables[r], shared, forced))
+    return renderers
+
+
 def parse_site_profile(data: dict[str, Any], path: Path) -> SiteProfile:
     """Validate a parsed site file; every problem names the file and the key."""
     forced: dict[str, list[str]] = {}
@@ -205,27 +229,7 @@ def parse_site_profile(data: dict[str, Any], path: Path) -> SiteProfile:
     if not isinstance(temporary, str):
         raise LLMError(f"{path}: key 'temporary_chat_query' must be a string")
 
-    shared = _selector_table(path, "selectors", data.get("selectors", {}))
-    tables = data.get("renderers")
-    if tables is None:
-        if "selectors" not in data:
-            raise LLMError(f"{path}: table [selectors] is missing")
-        renderers = [_renderer(path, name, {}, shared)]
-    else:
-        if not isinstance(tables, dict) or not tables:
-            raise LLMError(f"{path}: 'renderers' must hold tables like [renderers.NAME]")
-        order = data.get("renderer_order", list(tables))
-        order = _string_list(path, "renderer_order", order)
-        for r in order:
-            if r not in tables:
-                raise LLMError(f"{path}: key 'renderer_order' names {r!r}, but there is no "
-                               f"[renderers.{r}]")
-        renderers = []
-        for r in order + [t for t in tables if t not in order]:
-            if not isinstance(tables[r], dict):
-                raise LLMError(f"{path}: 'renderers.{r}' must be a table ([renderers.{r}])")
-            renderers.append(_renderer(path, r, tables[r], shared, forced))
-
+    renderers = _renderers(path, data, name, forced)
     text_table = data.get("texts", {})
     if not isinstance(text_table, dict):
         raise LLMError(f"{path}: key 'texts' must be a table ([texts])")
