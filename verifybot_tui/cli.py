@@ -23,7 +23,7 @@ from typing import Any, TextIO
 
 from verifybot_tui import __version__
 from verifybot_tui.core.ansi import sanitize
-from verifybot_tui.core.config import Config, load_config
+from verifybot_tui.core.config import MAX_TIMEOUT, Config, load_config
 from verifybot_tui.core.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -348,8 +348,9 @@ async def cmd_run(args: argparse.Namespace) -> int:
 
     if args.max_retries is not None and args.max_retries < 0:
         raise ConfigError("--max-retries must be 0 or more")
-    if args.timeout is not None and args.timeout <= 0:
-        raise ConfigError("--timeout must be more than 0 seconds")
+    if args.timeout is not None and not 0 < args.timeout <= MAX_TIMEOUT:
+        raise ConfigError(f"--timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds, "
+                          f"got {args.timeout!r}")
     ws = cfg.workspace
     stdin = _Stdin()
     printer = _Printer(json_mode=args.json, stdin=stdin)

@@ -27,7 +27,13 @@ from typing import Any, TypeVar
 from verifybot_tui.core import prompts
 from verifybot_tui.core.config import Config
 from verifybot_tui.core.deps import wanted_packages
-from verifybot_tui.core.errors import EXIT_FAILED, EXIT_SUCCESS, TargetError, VerifyBotError
+from verifybot_tui.core.errors import (
+    EXIT_FAILED,
+    EXIT_SUCCESS,
+    LLMError,
+    TargetError,
+    VerifyBotError,
+)
 from verifybot_tui.core.events import (
     AnswerDone,
     AnswerText,
@@ -56,6 +62,7 @@ from verifybot_tui.core.outcome import AttemptState, Outcome, Status
 from verifybot_tui.core.ports import LLMBackend, ProgramFile, RunRequest, RunResult, Target
 from verifybot_tui.core.programs import digest, program_files, save_version
 from verifybot_tui.core.recorder import OutputFile, SessionRecorder
+from verifybot_tui.core.secrets import Redactor
 from verifybot_tui.core.verdict import Verdict, long_running_signs
 from verifybot_tui.core.workspace import Workspace
 
@@ -121,6 +128,8 @@ class VerifyLoop:
         self.session_id: int | None = None
         self.attempt = 0
         self.recorder = SessionRecorder(history, self.workspace)
+        # The second guard for secrets: their values are cut from outputs and prompts.
+        self.redact = Redactor.for_config(config, self.workspace.root)
         self._emit: Callable[[Event], None] = lambda ev: None
         self._task: asyncio.Task[None] | None = None
         self._stop_status: Status | None = None
@@ -177,6 +186,7 @@ class VerifyLoop:
 
     async def _main(self, prompt: str, *, new_chat: bool, resume: int | None) -> None:
         rec = self.recorder = SessionRecorder(self.history, self.workspace)
+        rec.max_output_bytes = int(self.config.run.max_output_mb * 1024 * 1024)
         rec.sweep_interrupted()
         names = {"target": self.target.name, "llm": self.llm.name}
         if resume is not None:
@@ -276,6 +286,7 @@ class VerifyLoop:
 
     async def _ask(self, turn: Turn) -> tuple[int, str]:
         rec = self.recorder
+        turn = Turn(self.redact(turn.text), turn.kind)  # a secret never goes to the LLM
         prompt_id = rec.prompt_sent(turn.kind, turn.text)
         self._emit(PromptSent(turn.text, turn.kind, self.attempt + 1))
         try:
@@ -287,16 +298,21 @@ class VerifyLoop:
                 rec.conversation(self.llm.conversation_url)
             raise
         url = answer.conversation_url or self.llm.conversation_url
+        limit = int(self.config.run.max_answer_mb * 1024 * 1024)
+        if len(answer.markdown) > limit:
+            raise LLMError(f"the answer has {len(answer.markdown):,} characters, more than "
+                           f"[run] max_answer_mb = {self.config.run.max_answer_mb:g} allows; "
+                           "ask for a shorter program, or raise max_answer_mb in the config")
         rec.answer(prompt_id, answer.markdown, url)
         self._emit(AnswerDone(answer.markdown, url))
         return prompt_id, answer.markdown
 
     def _extract(self, n: int, answer: str) -> Code:
         ex = extract(answer)
+        files, entry = program_files(ex, self.recorder.slug)
         self.recorder.extraction(n, ex)
         for note in ex.notes:
             self._emit(Notice(note, "warning"))
-        files, entry = program_files(ex, self.recorder.slug)
         return Code(ex, files, entry, digest(files))
 
     def _retry(self, used: int, what: str, turn: Turn) -> Step:
@@ -434,12 +450,15 @@ class VerifyLoop:
     async def _run(self, target: Target, n: int, request: RunRequest,
                    out: OutputFile) -> RunResult:
         def on_output(stream: str, text: str) -> None:
+            text = self.redact(text)
             out.add(stream, text)
             self._emit(Output(stream, text))
 
         started = time.monotonic()
         try:
-            return await target.run(request, on_output)
+            result = await target.run(request, on_output)
+            return replace(result, stdout=self.redact(result.stdout),
+                           stderr=self.redact(result.stderr))
         except TargetError as e:
             return RunResult(exit_code=None, stdout="", stderr="",
                              duration=time.monotonic() - started, target_error=str(e))

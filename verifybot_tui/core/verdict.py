@@ -358,6 +358,9 @@ def judge(result: RunResult, long_running: list[str], *, timeout: float | None =
 
     def verdict(status: str, reason: str, hint: str = "") -> Verdict:
         ok = status in ("success", "success_timeout")
+        if result.escaped:
+            reason += (f"; {len(result.escaped)} process(es) escaped the program's process "
+                       f"tree: {', '.join(result.escaped[:5])}")
         return Verdict(status, ok, reason, signs, "" if ok else hint)
 
     if result.target_error:
