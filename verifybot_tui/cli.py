@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from verifybot_tui import __version__
-from verifybot_tui.core.ansi import sanitize
+from verifybot_tui.core.ansi import one_line, sanitize
 from verifybot_tui.core.config import MAX_TIMEOUT, Config, load_config
 from verifybot_tui.core.errors import (
     EXIT_FAILED,
@@ -51,6 +51,7 @@ from verifybot_tui.core.events import (
     VerdictReached,
 )
 from verifybot_tui.core.outcome import Status
+from verifybot_tui.core.workspace import check_workspace
 
 COMMANDS = ("run", "login", "probe", "extract", "history", "doctor")
 
@@ -123,6 +124,7 @@ def _config(args: argparse.Namespace) -> Config:
     ws = getattr(args, "workspace", None)
     if ws:
         cfg.run.workspace = str(Path(ws).expanduser().resolve())
+    check_workspace(cfg.workspace, write=False)  # a file or /proc: exit 2, every command
     return cfg
 
 
@@ -234,7 +236,8 @@ class _Printer:
         self.prog_out = sys.stderr if json_mode else sys.stdout
 
     def say(self, text: str) -> None:
-        print(_colour(self.info, "2", f"[verifybot] {text}"), file=self.info, flush=True)
+        print(_colour(self.info, "2", f"[verifybot] {one_line(text)}"), file=self.info,
+              flush=True)
 
     # -- core.events.EventHandler ------------------------------------------------------
 
@@ -244,7 +247,8 @@ class _Printer:
 
     async def on_notice(self, ev: Notice) -> None:
         colour = {"warning": "33", "error": "31"}.get(ev.level, "2")
-        print(_colour(self.info, colour, f"[verifybot] {ev.text}"), file=self.info, flush=True)
+        print(_colour(self.info, colour, f"[verifybot] {one_line(ev.text)}"), file=self.info,
+              flush=True)
 
     async def on_prompt_sent(self, ev: PromptSent) -> None:
         self.say(f"sending the {ev.kind} prompt ({len(ev.text.splitlines())} lines); "
@@ -259,7 +263,7 @@ class _Printer:
     async def on_code_ready(self, ev: CodeReady) -> None:
         for f, saved in zip(ev.files, ev.saved, strict=True):
             mark = " (runs)" if f.name == ev.entry else ""
-            print(_colour(self.info, "1", f"--- {saved}{mark} ---"), file=self.info)
+            print(_colour(self.info, "1", f"--- {one_line(saved)}{mark} ---"), file=self.info)
             print(sanitize(f.content, keep_colours=False).rstrip("\n"), file=self.info)
         print(_colour(self.info, "1", "---"), file=self.info, flush=True)
 
@@ -291,11 +295,12 @@ class _Printer:
     async def on_verdict_reached(self, ev: VerdictReached) -> None:
         v = ev.verdict
         mark = _colour(self.info, "32" if v.ok else "31", "PASS" if v.ok else "FAIL")
-        print(f"[verifybot] {mark} attempt {ev.attempt}: {v.reason}", file=self.info, flush=True)
+        print(f"[verifybot] {mark} attempt {ev.attempt}: {one_line(v.reason)}", file=self.info,
+              flush=True)
 
     async def on_finished(self, ev: Finished) -> None:
         colour = "32" if ev.exit_code == EXIT_SUCCESS else "31"
-        text = f"[verifybot] {ev.status}" + (f": {ev.message}" if ev.message else "")
+        text = f"[verifybot] {ev.status}" + (f": {one_line(ev.message)}" if ev.message else "")
         print(_colour(self.info, colour, text), file=self.info, flush=True)
 
     async def approve(self, ev: ApprovalNeeded) -> Decision:
@@ -326,19 +331,35 @@ class _Printer:
 # -- commands ------------------------------------------------------------------------
 
 
+EXIT_HANGUP = 128 + signal.SIGHUP  # the terminal was closed: as a shell reports it
+_signals = {"hangup": False}
+
+
 def _install_stop_signals(on_stop: Any) -> None:
+    """Ctrl+C, TERM and a closed terminal (HUP) stop the program's tree and the loop,
+    which writes INTERRUPTED. A second one during the grace period KILLs the trees at
+    once (nothing is left running), gives the loop a moment to write its status, then
+    exits whatever happens."""
     loop = asyncio.get_running_loop()
     count = {"n": 0}
 
-    def handler(status: str) -> None:
+    def handler(sig: int) -> None:
         count["n"] += 1
-        if count["n"] > 1:  # a second Ctrl+C: no more waiting
-            os._exit(EXIT_INTERRUPTED)
-        _err("stopping: the running program and the loop (Ctrl+C again to quit at once)")
-        on_stop(status)
+        if sig == signal.SIGHUP:
+            _signals["hangup"] = True
+        if count["n"] > 1:  # a second one: no more waiting
+            from verifybot_tui.targets.local import kill_all_now
 
-    loop.add_signal_handler(signal.SIGINT, handler, Status.INTERRUPTED)
-    loop.add_signal_handler(signal.SIGTERM, handler, Status.INTERRUPTED)
+            kill_all_now()
+            loop.call_later(3.0, os._exit, EXIT_HANGUP if _signals["hangup"]
+                            else EXIT_INTERRUPTED)
+            return
+        if sig != signal.SIGHUP:  # after a hangup nobody reads the terminal
+            _err("stopping: the running program and the loop (Ctrl+C again to kill it now)")
+        on_stop(Status.INTERRUPTED)
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(sig, handler, sig)
 
 
 async def cmd_run(args: argparse.Namespace) -> int:
@@ -383,6 +404,8 @@ async def _drive(args: argparse.Namespace, cfg: Config, llm: Any, target: Any,
         history.close()
     if finished is None:
         return EXIT_FAILED
+    if _signals["hangup"]:
+        return EXIT_HANGUP  # stdout may be gone with the terminal: nothing more is printed
     if args.json:
         print(json.dumps(finished.record, indent=2))
     return finished.exit_code
@@ -489,6 +512,7 @@ async def _extract_run(args: argparse.Namespace, path: Path) -> int:
 
 async def cmd_history(args: argparse.Namespace) -> int:
     from verifybot_tui.core.history import History
+    from verifybot_tui.core.recorder import sweep
 
     cfg = _config(args)
     db = cfg.workspace / "history.db"
@@ -500,6 +524,7 @@ async def cmd_history(args: argparse.Namespace) -> int:
         return EXIT_SUCCESS
     history = History(cfg.workspace)
     try:
+        sweep(history, cfg.workspace)  # a session whose process is gone is INTERRUPTED
         sessions = history.sessions()
         for s in sessions:
             s["attempts"] = history.attempts(s["id"])
@@ -510,11 +535,12 @@ async def cmd_history(args: argparse.Namespace) -> int:
         return EXIT_SUCCESS
     for s in sessions:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s["started_at"]))
-        print(f"#{s['id']} {when} {s['status']:<12} {s['target']:<8} {s['prompt'][:60]!r}")
+        print(one_line(f"#{s['id']} {when} {s['status']:<12} {s['target']:<8} "
+                       f"{s['prompt'][:60]!r}"))
         for a in s["attempts"]:
             files = ", ".join(a["files"])
             verdict = f"{a['verdict']}: {a['reason']}" if a["verdict"] else ""
-            print(f"    attempt {a['n']}: {a['status']:<12} {files}  {verdict[:80]}")
+            print(one_line(f"    attempt {a['n']}: {a['status']:<12} {files}  {verdict[:80]}"))
     return EXIT_SUCCESS
 
 

@@ -290,7 +290,7 @@ class VerifyLoop:
         prompt_id = rec.prompt_sent(turn.kind, turn.text)
         self._emit(PromptSent(turn.text, turn.kind, self.attempt + 1))
         try:
-            answer = await self.llm.ask(turn.text, lambda so_far: self._emit(AnswerText(so_far)))
+            answer = await self.llm.ask(turn.text, self._on_answer_text)
         except BaseException:
             # The browser died or the user stopped: keep where the conversation lives,
             # so the next prompt goes back to it rather than to a new chat.
@@ -298,14 +298,22 @@ class VerifyLoop:
                 rec.conversation(self.llm.conversation_url)
             raise
         url = answer.conversation_url or self.llm.conversation_url
-        limit = int(self.config.run.max_answer_mb * 1024 * 1024)
-        if len(answer.markdown) > limit:
-            raise LLMError(f"the answer has {len(answer.markdown):,} characters, more than "
-                           f"[run] max_answer_mb = {self.config.run.max_answer_mb:g} allows; "
-                           "ask for a shorter program, or raise max_answer_mb in the config")
+        self._check_answer_size(answer.markdown)
         rec.answer(prompt_id, answer.markdown, url)
         self._emit(AnswerDone(answer.markdown, url))
         return prompt_id, answer.markdown
+
+    def _on_answer_text(self, so_far: str) -> None:
+        self._check_answer_size(so_far)
+        self._emit(AnswerText(so_far))
+
+    def _check_answer_size(self, text: str) -> None:
+        """An answer past [run] max_answer_mb is refused, not extracted or shown."""
+        limit = int(self.config.run.max_answer_mb * 1024 * 1024)
+        if len(text) > limit:
+            raise LLMError(f"the answer has more than {limit:,} characters ([run] "
+                           f"max_answer_mb = {self.config.run.max_answer_mb:g}); ask for a "
+                           "shorter program, or raise max_answer_mb in the config")
 
     def _extract(self, n: int, answer: str) -> Code:
         ex = extract(answer)

@@ -53,6 +53,15 @@ def _noop(stream: str, text: str) -> None:
     pass
 
 
+_LIVE_ROOTS: set[int] = set()  # session leaders of every local run in this process
+
+
+def kill_all_now() -> None:
+    """KILL every local run's tree at once (a second Ctrl+C during the grace period)."""
+    for root in list(_LIVE_ROOTS):
+        _signal_tree(root, tree_pids(root), signal.SIGKILL)
+
+
 # -- the process tree ---------------------------------------------------------------
 
 
@@ -271,6 +280,7 @@ class LocalTarget:
             raise
         root = transport.get_pid()
         self._running.add(root)
+        _LIVE_ROOTS.add(root)
         live = containment.record_live(self.workspace, root, cgroup)
         captures = {"stdout": OutputCapture(), "stderr": OutputCapture()}
         counts = {"stdout": 0, "stderr": 0}
@@ -300,6 +310,7 @@ class LocalTarget:
                 task.cancel()
             transport.close()
             self._running.discard(root)
+            _LIVE_ROOTS.discard(root)
             containment.clear_live(live)
         interrupted = root in self._closing
         self._closing.discard(root)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from verifybot_tui.core.config import Config
 from verifybot_tui.core.errors import ConfigError
 from verifybot_tui.core.history import History
+from verifybot_tui.core.recorder import sweep
 from verifybot_tui.core.ports import LLMBackend, Prompter, Target
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ class AppSession:
         self.review_feedback = review_feedback
         self.auto_accept = config.run.auto_accept
         self.history = History(self.workspace)
+        sweep(self.history, self.workspace)  # dead sessions INTERRUPTED before any listing
         self.llm: LLMBackend | None = None
         self.targets: dict[str, Target] = {}
         self.loop: VerifyLoop | None = None
