@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from verifybot_tui.core.config import Config
 from verifybot_tui.core.errors import ConfigError
 from verifybot_tui.core.history import History
-from verifybot_tui.core.recorder import sweep
 from verifybot_tui.core.ports import LLMBackend, Prompter, Target
+from verifybot_tui.core.recorder import sweep
 
 if TYPE_CHECKING:
     from verifybot_tui.core.loop import VerifyLoop
