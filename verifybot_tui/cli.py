@@ -119,12 +119,14 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
     return p
 
 
-def _config(args: argparse.Namespace) -> Config:
+def _config(args: argparse.Namespace, *, writes: bool = False) -> Config:
+    """The config with --workspace applied; a workspace that cannot work exits 2 here
+    (``writes``: the command will write into it, so it must be writable)."""
     cfg = load_config(getattr(args, "config", None))
     ws = getattr(args, "workspace", None)
     if ws:
         cfg.run.workspace = str(Path(ws).expanduser().resolve())
-    check_workspace(cfg.workspace, write=False)  # a file or /proc: exit 2, every command
+    check_workspace(cfg.workspace, write=writes)  # a file or /proc: exit 2, every command
     return cfg
 
 
@@ -363,7 +365,7 @@ def _install_stop_signals(on_stop: Any) -> None:
 
 
 async def cmd_run(args: argparse.Namespace) -> int:
-    cfg = _config(args)  # first: a bad config stops everything before any import or start
+    cfg = _config(args, writes=True)  # first: bad config = no start
     from verifybot_tui.llm import make_llm
     from verifybot_tui.targets import choose_target, make_target
 
@@ -437,7 +439,7 @@ async def cmd_login(args: argparse.Namespace) -> int:
 async def cmd_probe(args: argparse.Namespace) -> int:
     from verifybot_tui.targets import make_target
 
-    cfg = _config(args)
+    cfg = _config(args, writes=True)
     name = args.target or cfg.run.default_target
     target = make_target(cfg, name, cfg.workspace, prompter=_Stdin(),
                          trust_new_host=args.trust_new_host)
@@ -499,7 +501,7 @@ async def _extract_run(args: argparse.Namespace, path: Path) -> int:
     from verifybot_tui.llm.replay import ReplayLLM
     from verifybot_tui.targets import make_target
 
-    cfg = _config(args)
+    cfg = _config(args, writes=True)
     ws = cfg.workspace
     stdin = _Stdin()
     printer = _Printer(json_mode=args.json, stdin=stdin)
@@ -560,7 +562,7 @@ _COMMANDS = {"run": cmd_run, "login": cmd_login, "probe": cmd_probe, "extract": 
 
 
 def _tui(args: argparse.Namespace) -> int:
-    cfg = _config(args)
+    cfg = _config(args, writes=True)
     from verifybot_tui.tui.app import VerifyBotApp
 
     app = VerifyBotApp(config=cfg, prompt=args.prompt,

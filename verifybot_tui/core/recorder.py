@@ -107,7 +107,8 @@ class SessionRecorder:
             "transcript": self.workspace.rel(self.tr.path),
             "workspace": str(self.workspace.root),
         }
-        self.tr.section("Final status", f"{status}: {message}\n" if message else f"{status}\n")
+        self.tr.section("Final status",
+                        f"{status}: {visible(message)}\n" if message else f"{status}\n")
         self.tr.record(record)
         self.tr.close()
         # An attempt the session never closed (an internal error, an interrupt mid-step)

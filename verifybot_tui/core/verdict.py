@@ -13,6 +13,7 @@ import re
 import signal
 from dataclasses import dataclass, field
 
+from verifybot_tui.core.ansi import one_line
 from verifybot_tui.core.ports import RunResult
 
 
@@ -361,6 +362,9 @@ def judge(result: RunResult, long_running: list[str], *, timeout: float | None =
         if result.escaped:
             reason += (f"; {len(result.escaped)} process(es) escaped the program's process "
                        f"tree: {', '.join(result.escaped[:5])}")
+        # The reason quotes the program (its last line, its file names): whatever
+        # shows it, a terminal or a file, sees escapes as text, never acting.
+        reason = one_line(reason)
         return Verdict(status, ok, reason, signs, "" if ok else hint)
 
     if result.target_error:

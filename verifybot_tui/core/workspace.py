@@ -143,6 +143,14 @@ def versioned(name: str, n: int) -> str:
 
 def check_workspace(root: Path, *, write: bool) -> None:
     """A workspace that cannot work is a usage error (exit 2) with what to do."""
+    try:
+        _check_workspace(root, write=write)
+    except OSError as e:  # a folder on the way that we may not even look into
+        raise ConfigError(f"workspace {root}: {e.strerror}. Give another folder with "
+                          "--workspace DIR or [run] workspace in the config.") from None
+
+
+def _check_workspace(root: Path, *, write: bool) -> None:
     fix = "Give another folder with --workspace DIR or [run] workspace in the config."
     resolved = Path(os.path.abspath(root))
     if any(str(resolved) == t or str(resolved).startswith(t + "/") for t in _SYSTEM_TREES):
