@@ -179,8 +179,8 @@ def test_a_session_waiting_at_approval_keeps_its_version_number(tmp_path: Path) 
 
 
 def test_a_254_byte_file_name_is_saved_shortened(tmp_path: Path) -> None:
-    name = "é" * 124 + "ab.py"  # 253 bytes
-    assert len(name.encode()) == 253
+    name = "é" * 124 + "abc.py"  # 254 bytes: 256 with "_1"
+    assert len(name.encode()) == 254
     answer = f"```python title={name}\nprint('long name ran')\n```\n"
     proc = run_cli("run", "long", "--llm", replay(tmp_path, answer), "--target", "local",
                    "--yes", "--workspace", str(tmp_path / "ws"), cwd=tmp_path)
