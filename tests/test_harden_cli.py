@@ -321,3 +321,14 @@ def test_a_new_workspace_is_private(tmp_path: Path) -> None:
     files = [ws / "history.db", *(ws / "raw_md").iterdir(), *(ws / "outputs").iterdir()]
     for f in files:
         assert stat.S_IMODE(f.stat().st_mode) == 0o600, f
+
+
+def test_extract_refuses_an_oversized_or_non_utf8_file_with_exit_2(tmp_path: Path) -> None:
+    big = tmp_path / "big.md"
+    big.write_text("```python\n" + "# filler\n" * 700_000 + "```\n")  # 6.3 MB > 5 MB
+    proc = run_cli("extract", str(big), cwd=tmp_path)
+    assert proc.returncode == 2 and "max_answer_mb" in proc.stderr, proc.stderr
+    bad = tmp_path / "bad.md"
+    bad.write_bytes(b"```python\nprint('\xff')\n```\n")
+    proc = run_cli("extract", str(bad), cwd=tmp_path)
+    assert proc.returncode == 2 and "not UTF-8" in proc.stderr, proc.stderr

@@ -466,10 +466,17 @@ async def cmd_extract(args: argparse.Namespace) -> int:
     from verifybot_tui.core.extract import extract
 
     path = Path(args.file)
+    limit_mb = _config(args).run.max_answer_mb
     try:
+        if path.stat().st_size > limit_mb * 1024 * 1024:
+            raise ConfigError(f"{path} is larger than [run] max_answer_mb = {limit_mb:g} "
+                              "(no answer is that big); raise max_answer_mb to extract it")
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"cannot read {path}: {e}") from None
+    except OSError as e:
+        raise ConfigError(f"cannot read {path}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path} is not UTF-8 text (an invalid byte at offset {e.start}); "
+                          "save it as UTF-8") from None
     ex = extract(text)
     if not args.run:
         if args.json:
