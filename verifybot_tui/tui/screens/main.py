@@ -15,6 +15,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
+from verifybot_tui.core.ansi import one_line
 from verifybot_tui.core.errors import VerifyBotError
 from verifybot_tui.tui.keys import MAIN_BINDINGS
 from verifybot_tui.tui.messages import LLMReady, TargetReady
@@ -190,7 +191,8 @@ class MainScreen(LoopScreen):
         self.query_one(ConversationPane).loading = False
         self.sample_states()
         if message.error is not None:
-            self.notify(str(message.error), title="LLM not ready", severity="error", timeout=15)
+            self.notify(one_line(str(message.error)), title="LLM not ready", severity="error",
+                        timeout=15, markup=False)
 
     def _connect(self, name: str) -> None:
         if name != self.session.target_name:
@@ -216,11 +218,12 @@ class MainScreen(LoopScreen):
         status.target_state = "error"
         where = message.name
         if message.name != self.session.target_name:
-            self.notify(f"Could not switch to {where}: {message.error}\n"
-                        f"Still on {self.session.target_name}.", severity="error", timeout=15)
+            self.notify(f"Could not switch to {where}: {one_line(str(message.error))}\n"
+                        f"Still on {self.session.target_name}.", severity="error", timeout=15,
+                        markup=False)
         else:
-            self.notify(f"{where}: {message.error}", title="Target not ready",
-                        severity="error", timeout=15)
+            self.notify(f"{where}: {one_line(str(message.error))}", title="Target not ready",
+                        severity="error", timeout=15, markup=False)
 
     def prompt_ready(self) -> None:
         prompt = self.query_one("#prompt", Input)
@@ -231,8 +234,8 @@ class MainScreen(LoopScreen):
         """A worker that crashed is a bug: say so and stay up."""
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             err = event.worker.error
-            self.notify(f"{event.worker.name or event.worker.group}: {err}", severity="error",
-                        timeout=10)
+            self.notify(f"{event.worker.name or event.worker.group}: {one_line(str(err))}",
+                        severity="error", timeout=10, markup=False)
             if event.worker.group == "loop":
                 self.driving = False
                 self._close_decisions()

@@ -14,10 +14,12 @@ import contextlib
 import time
 from pathlib import Path
 
+from rich.markup import escape
 from textual import on, work
 from textual.screen import Screen
 from textual.widgets import Input
 
+from verifybot_tui.core.ansi import one_line, visible
 from verifybot_tui.core.errors import VerifyBotError
 from verifybot_tui.core.events import (
     AnswerDone,
@@ -163,9 +165,10 @@ class LoopScreen(Screen):
             await conversation.add_notice(f"Session #{ev.session_id} ({ev.slug}) on {ev.target}")
             self.refresh_history()
         elif isinstance(ev, Notice):
-            await conversation.add_notice(ev.text, ev.level)
+            # Notices quote programs, file names and the LLM: escapes shown, no markup.
+            await conversation.add_notice(visible(ev.text), ev.level)
             if ev.level == "error":
-                self.notify(ev.text, severity="error")
+                self.notify(one_line(ev.text), severity="error", markup=False)
         elif isinstance(ev, CodeReady):
             await self.query_one(CodePane).show_files(ev.files, ev.entry, ev.previous)
             root = self.session.loop.workspace.root if self.session.loop else Path(".")
@@ -176,8 +179,8 @@ class LoopScreen(Screen):
             self.pending_approval = ev
             target = self.session.target_name
             self.query_one(ApprovalBar).ask(
-                f"Attempt {ev.attempt - self.attempt_base}: run [b]{ev.entry}[/b] on "
-                f"[b]{target}[/b]?")
+                f"Attempt {ev.attempt - self.attempt_base}: run [b]{escape(one_line(ev.entry))}"
+                f"[/b] on [b]{escape(target)}[/b]?")
             self.watch_programs(dict(self.saved_paths))
         elif isinstance(ev, PermissionNeeded):
             self.app.push_screen(ConfirmScreen(ev.question, "Install packages?"),
@@ -212,10 +215,10 @@ class LoopScreen(Screen):
         self._close_decisions()
         self.query_one(OutputPane).finish()
         await self.query_one(ConversationPane).end_answer()
-        text = f"{ev.status}: {ev.message}" if ev.message else ev.status
+        text = f"{ev.status}: {one_line(ev.message)}" if ev.message else ev.status
         await self.query_one(ConversationPane).add_notice(
             f"Finished — {text}", "info" if ev.status.ok else "warning")
-        self.notify(text, title="Session finished",
+        self.notify(text, title="Session finished", markup=False,
                     severity=STATUS_SEVERITY.get(ev.status, "error"))
         self.refresh_history()
         self.prompt_ready()
@@ -226,8 +229,8 @@ class LoopScreen(Screen):
         self._close_decisions()
         self.query_one(ConversationPane).remove_class("-waiting")
         if message.error is not None:
-            self.notify(f"The loop stopped on an error: {message.error}", severity="error",
-                        timeout=10)
+            self.notify(f"The loop stopped on an error: {one_line(str(message.error))}",
+                        severity="error", timeout=10, markup=False)
 
     # -- decisions -----------------------------------------------------------------------
 
