@@ -263,3 +263,32 @@ def test_twenty_sigkills_at_random_moments(tmp_path: Path) -> None:
         print(f"{len(sessions)} sessions killed, {len(all_pids)} program processes, none left")
     finally:
         kill_left(all_pids)
+
+
+@pytest.mark.tmux
+def test_tmux_kill_session_of_the_tui_mid_run_leaves_no_process(tmp_path: Path) -> None:
+    assert shutil.which("tmux"), "tmux is needed (apt install tmux)"
+    pidfile = tmp_path / "pids"
+    ws = tmp_path / "ws"
+    llm = transcript(tmp_path, FORKING.format(pidfile=str(pidfile)))
+    config = tmp_path / "config.toml"
+    config.write_text(f'[run]\nauto_accept = true\nworkspace = "{ws}"\n')
+    sock = f"vb-tuihup-{os.getpid()}"
+    tmux = ["tmux", "-L", sock, "-f", "/dev/null"]
+    command = " ".join([*verifybot_cmd(), "slow", "--llm", f"replay:{llm}", "--target",
+                        "local", "--config", str(config)])
+    subprocess.run([*tmux, "new-session", "-d", "-s", "vb", "-x", "120", "-y", "40",
+                    f"cd {tmp_path} && TEXTUAL_ANIMATIONS=none {command}"], check=True,
+                   timeout=10)
+    pids: list[int] = []
+    try:
+        pids = wait_for_pids(pidfile)
+        subprocess.run([*tmux, "kill-session", "-t", "vb"], check=True, timeout=10)
+        assert all_gone(pids, within=15), "the program outlived the closed terminal"
+        deadline = time.monotonic() + 15
+        while db_rows(ws, "SELECT status FROM sessions") != [("INTERRUPTED",)]:
+            assert time.monotonic() < deadline, db_rows(ws, "SELECT status FROM sessions")
+            time.sleep(0.1)
+    finally:
+        subprocess.run([*tmux, "kill-server"], capture_output=True, timeout=10)
+        kill_left(pids)

@@ -575,5 +575,36 @@ def _tui(args: argparse.Namespace) -> int:
     app = VerifyBotApp(config=cfg, prompt=args.prompt,
                        target=args.target or cfg.run.default_target,
                        llm=args.llm or cfg.run.default_llm)
+    _tui_hangup(app)
     app.run()
+    if _signals["hangup"]:
+        return EXIT_HANGUP
     return int(app.return_code or 0)
+
+
+def _tui_hangup(app: Any) -> None:
+    """A closed terminal (SIGHUP) ends the app as Ctrl+C ends `run`: the program's tree
+    stopped, the session written as INTERRUPTED, exit 129 (Textual leaves HUP alone,
+    and its default would kill VerifyBot with the program still running)."""
+
+    async def hang_up() -> None:
+        session = app.session
+        loop = session.loop
+        if loop is not None and loop.running:
+            loop.stop(Status.INTERRUPTED)
+            deadline = time.monotonic() + 10
+            while loop.running and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+        app.exit(return_code=EXIT_HANGUP)
+
+    def on_hup(signum: int, frame: Any) -> None:
+        if _signals["hangup"]:  # a second one: KILL what still runs, go now
+            from verifybot_tui.targets.local import kill_all_now
+
+            kill_all_now()
+            os._exit(EXIT_HANGUP)
+        _signals["hangup"] = True
+        # The handler runs on the main thread, which runs the app's event loop.
+        asyncio.get_event_loop().call_soon_threadsafe(lambda: asyncio.ensure_future(hang_up()))
+
+    signal.signal(signal.SIGHUP, on_hup)
