@@ -53,6 +53,7 @@ class SessionStarted(Event):
     target: str
     llm: str
     transcript: str  # path of the raw_md transcript
+    attempts_before: int = 0  # a resumed session's earlier attempts (its numbering goes on)
 
 
 @dataclass

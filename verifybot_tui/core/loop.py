@@ -196,7 +196,7 @@ class VerifyLoop:
             self.attempt = 0
         self.session_id = rec.session_id
         self._emit(SessionStarted(rec.session_id, rec.slug, self.target.name, self.llm.name,
-                                  str(rec.transcript_path)))
+                                  str(rec.transcript_path), self.attempt))
         outcome = Outcome.failed("")
         try:
             outcome = await self._converse(prompt, new_chat=new_chat, resume=resume is not None)

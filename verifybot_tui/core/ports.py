@@ -80,6 +80,9 @@ class Target(Protocol):
     kind: str  # "local" or "ssh"
     state: str  # "disconnected", "connecting", "connected", "error"
 
+    def on_state(self, listener: StateCallback) -> None:
+        """Report each change of ``state`` (ReportsState does it)."""
+
     async def connect(self) -> None:
         """Make the target ready (SSH: open the connection). Raises TargetError."""
 
@@ -99,6 +102,36 @@ class Target(Protocol):
         """Release connections; stop anything still running."""
 
 
+# Called with a backend's new state each time it changes.
+StateCallback = Callable[[str], None]
+
+
+class ReportsState:
+    """A backend's ``state`` that tells its listeners each time it changes.
+
+    State changes deep inside a backend (a browser crash, an SSH drop); a front
+    end that shows it registers ``on_state`` instead of polling the attribute.
+    """
+
+    _state = ""
+
+    @property
+    def state(self) -> str:
+        return self._state
+
+    @state.setter
+    def state(self, value: str) -> None:
+        if value == self._state:
+            return
+        self._state = value
+        for listener in list(self.__dict__.get("_state_listeners", ())):
+            listener(value)
+
+    def on_state(self, listener: StateCallback) -> None:
+        """Call ``listener(state)`` on every change from now on."""
+        self.__dict__.setdefault("_state_listeners", []).append(listener)
+
+
 # Called with the answer's whole text so far (not a delta) each time it grows.
 TextCallback = Callable[[str], None]
 
@@ -113,6 +146,9 @@ class LLMBackend(Protocol):
     name: str
     state: str  # "stopped", "starting", "logged_out", "idle", "streaming", "error"
     conversation_url: str | None
+
+    def on_state(self, listener: StateCallback) -> None:
+        """Report each change of ``state`` (ReportsState does it)."""
 
     async def start(self) -> None:
         """Get ready to answer (launch the browser...). Raises LLMError."""

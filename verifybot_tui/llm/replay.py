@@ -19,7 +19,7 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 
 from verifybot_tui.core.errors import ConfigError, LLMError
-from verifybot_tui.core.ports import Answer, TextCallback
+from verifybot_tui.core.ports import Answer, ReportsState, TextCallback
 
 STEPS = 100  # pieces an answer streams in, at most (about 0.4 s with the default delay)
 _HEADING = re.compile(r"^answer\s+(\d+)\b", re.I)
@@ -57,7 +57,7 @@ def parse_answers(text: str) -> list[str]:
     return [found[k] for k in sorted(found)]
 
 
-class ReplayLLM:
+class ReplayLLM(ReportsState):
     """Answers from a file; streams each answer in small pieces like a chat site."""
 
     def __init__(self, path: Path, *, chunk: int = 48, delay: float = 0.004,

@@ -31,6 +31,7 @@ from verifybot_tui.core.config import Config, TargetConfig
 from verifybot_tui.core.errors import TargetError
 from verifybot_tui.core.ports import (
     OutputCallback,
+    ReportsState,
     RunRequest,
     RunResult,
 )
@@ -220,7 +221,7 @@ async def _pump(reader: asyncio.StreamReader, stream: str, capture: OutputCaptur
             return
 
 
-class LocalTarget:
+class LocalTarget(ReportsState):
     """Runs programs here, in ``<workspace>/runs/<run_id>/``."""
 
     kind = "local"

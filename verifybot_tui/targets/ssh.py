@@ -27,6 +27,7 @@ from verifybot_tui.core.languages import build_argv, language_for_filename, lang
 from verifybot_tui.core.ports import (
     OutputCallback,
     Prompter,
+    ReportsState,
     RunRequest,
     RunResult,
 )
@@ -112,7 +113,7 @@ class _Outcome:
     files_changed: list[str] = field(default_factory=list)
 
 
-class SSHTarget:
+class SSHTarget(ReportsState):
     """A machine reached over SSH (a Raspberry Pi, usually); see the module docstring."""
 
     kind = "ssh"

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from verifybot_tui.core.config import Config
 from verifybot_tui.core.errors import ConfigError
@@ -23,6 +23,8 @@ from verifybot_tui.core.recorder import sweep
 
 if TYPE_CHECKING:
     from verifybot_tui.core.loop import VerifyLoop
+
+T = TypeVar("T")
 
 
 def check_llm_spec(config: Config, spec: str) -> None:
@@ -61,6 +63,9 @@ class AppSession:
         self.targets: dict[str, Target] = {}
         self.loop: VerifyLoop | None = None
         self.prompter: Prompter | None = None
+        # Called as (kind, name, state) when the LLM ("llm") or a target ("target") changes
+        # state; the main screen turns it into a message for its status bar.
+        self.on_backend_state: Callable[[str, str, str], None] = lambda kind, name, state: None
         self._llm_start: asyncio.Task[None] | None = None
         self._connecting: dict[str, asyncio.Task[Target]] = {}
 
@@ -82,7 +87,9 @@ class AppSession:
         if self.llm is None:
             from verifybot_tui.llm import make_llm  # the browser import is the slow one
 
-            self.llm = make_llm(self.config, self.llm_spec, self.workspace)
+            llm = make_llm(self.config, self.llm_spec, self.workspace)
+            llm.on_state(lambda state: self.on_backend_state("llm", llm.name, state))
+            self.llm = llm
         return self.llm
 
     def make_target(self, name: str) -> Target:
@@ -91,6 +98,7 @@ class AppSession:
             from verifybot_tui.targets import make_target
 
             target = make_target(self.config, name, self.workspace, prompter=self.prompter)
+            target.on_state(lambda state: self.on_backend_state("target", name, state))
             self.targets[name] = target
         return target
 
@@ -113,7 +121,7 @@ class AppSession:
             self._connecting[name] = task
         return await asyncio.shield(task)
 
-    async def _shared(self, attr: str, start: Callable[[], Awaitable[None]], value):
+    async def _shared(self, attr: str, start: Callable[[], Awaitable[None]], value: T) -> T:
         task: asyncio.Task[None] | None = getattr(self, attr)
         if task is None or (task.done() and (task.cancelled() or task.exception())):
             task = asyncio.ensure_future(start())
