@@ -74,3 +74,16 @@ def test_secret_variables_are_dropped_and_values_redacted() -> None:
     assert program_env(env, None) == {"PATH": "/bin", "HOME": "/root"}
     redact = Redactor(["hunter22", "abc"])  # too short a value is not redacted
     assert redact("pw=hunter22 abc") == "pw=[redacted] abc"
+
+
+def test_the_browser_profile_folder_is_private(tmp_path: Path) -> None:
+    import stat
+
+    from verifybot_tui.llm.browser.chromium import make_private_dir
+
+    loose = tmp_path / "profile"
+    loose.mkdir(mode=0o755)
+    make_private_dir(loose)
+    make_private_dir(tmp_path / "new" / "profile")
+    for folder in (loose, tmp_path / "new" / "profile"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
