@@ -33,13 +33,11 @@ _counter = itertools.count(1)
 _libc: ctypes.CDLL | None = None
 
 
-def _prctl_pdeathsig() -> None:
+def _prctl_pdeathsig(parent: int) -> None:
     """In the child before exec: die by SIGKILL when the parent (VerifyBot) dies."""
-    global _libc
-    if _libc is None:
-        _libc = ctypes.CDLL(None, use_errno=True)
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() == 1:  # the parent died before prctl took effect
+    if _libc is not None:
+        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before prctl took effect
         os._exit(137)
 
 
@@ -47,11 +45,14 @@ def preexec(cgroup: Path | None) -> object:
     """The function the child runs before exec (None where nothing applies)."""
     if not sys.platform.startswith("linux"):
         return None
-    ctypes.CDLL(None, use_errno=True)  # loaded in the parent: nothing to load after fork
+    global _libc
+    if _libc is None:  # loaded in the parent: nothing is loaded after the fork
+        _libc = ctypes.CDLL(None, use_errno=True)
     procs = str(cgroup / "cgroup.procs") if cgroup else None
+    parent = os.getpid()
 
     def run() -> None:
-        _prctl_pdeathsig()
+        _prctl_pdeathsig(parent)
         if procs:
             try:
                 fd = os.open(procs, os.O_WRONLY)
