@@ -379,6 +379,18 @@ EXIT_HANGUP = 128 + signal.SIGHUP  # the terminal was closed: as a shell reports
 _signals = {"hangup": False}
 
 
+def _quiet_terminal() -> None:
+    """After a hang-up the terminal is gone: writes to it would fail (EIO) and stop the
+    loop before it wrote its status, so stdout and stderr go to /dev/null from now."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+    except OSError:
+        pass
+
+
 def _install_stop_signals(on_stop: Any) -> None:
     """Ctrl+C, TERM and a closed terminal (HUP) stop the program's tree and the loop,
     which writes INTERRUPTED. A second one during the grace period KILLs the trees at
@@ -388,9 +400,12 @@ def _install_stop_signals(on_stop: Any) -> None:
     count = {"n": 0}
 
     def handler(sig: int) -> None:
-        count["n"] += 1
         if sig == signal.SIGHUP:
+            if _signals["hangup"]:
+                return  # the shell and the kernel both send one: not a second Ctrl+C
             _signals["hangup"] = True
+            _quiet_terminal()
+        count["n"] += 1
         if count["n"] > 1:  # a second one: no more waiting
             from verifybot_tui.targets.local import kill_all_now
 
@@ -648,12 +663,10 @@ def _tui_hangup(app: Any) -> None:
         app.exit(return_code=EXIT_HANGUP)
 
     def on_hup(signum: int, frame: Any) -> None:
-        if _signals["hangup"]:  # a second one: KILL what still runs, go now
-            from verifybot_tui.targets.local import kill_all_now
-
-            kill_all_now()
-            os._exit(EXIT_HANGUP)
+        if _signals["hangup"]:
+            return  # the shell and the kernel both send one
         _signals["hangup"] = True
+        _quiet_terminal()
         # The handler runs on the main thread, which runs the app's event loop.
         asyncio.get_event_loop().call_soon_threadsafe(lambda: asyncio.ensure_future(hang_up()))
 
