@@ -66,6 +66,11 @@ class AnswerText(Event):
 
 
 @dataclass
+class ThinkingText(Event):
+    text: str  # the model's reasoning so far (API backends): shown apart, never the answer
+
+
+@dataclass
 class AnswerDone(Event):
     markdown: str
     conversation_url: str | None = None

@@ -48,6 +48,7 @@ from verifybot_tui.core.events import (
     RunFinished,
     RunStarted,
     SessionStarted,
+    ThinkingText,
     VerdictReached,
 )
 from verifybot_tui.core.extract import Extraction, extract
@@ -346,6 +347,8 @@ class VerifyLoop:
         prompt_id = self.history.add_prompt(st.session_id, kind, text)
         st.transcript.block(f"Prompt {st.prompts} ({kind})", text, "text")
         self._emit(PromptSent(text, kind, self.attempt + 1))
+        if hasattr(self.llm, "on_thinking"):  # an API backend that streams reasoning apart
+            self.llm.on_thinking = lambda so_far: self._emit(ThinkingText(so_far))
         try:
             answer = await self.llm.ask(text, lambda so_far: self._emit(AnswerText(so_far)))
         except BaseException:
@@ -359,7 +362,12 @@ class VerifyLoop:
         url = answer.conversation_url or self.llm.conversation_url
         self.history.set_conversation(st.session_id, url)
         st.conversation_url = url or st.conversation_url
+        if answer.thinking:
+            st.transcript.block(f"Thinking {st.prompts} (not part of the answer)",
+                                answer.thinking, "text")
         st.transcript.block(f"Answer {st.prompts}", answer.markdown, "markdown")
+        if answer.details:
+            st.transcript.section(f"Provider of answer {st.prompts}", f"- {answer.details}\n")
         self._emit(AnswerDone(answer.markdown, url))
         return prompt_id, answer.markdown
 

@@ -1,4 +1,4 @@
-"""LLM backends: a chat site driven in a browser, or answers replayed from a transcript.
+"""LLM backends: a chat site in a browser, an HTTP API, or answers replayed from a transcript.
 
 ``make_llm`` turns ``--llm`` (an ``[llm.NAME]`` table, or ``replay:PATH``) into a
 backend. The browser backend is imported only when used: Playwright costs
@@ -27,6 +27,10 @@ def make_llm(config: Config, spec: str, workspace: Path) -> LLMBackend:
         raise ConfigError(f"--llm {spec}: there is no [llm.{spec}] in "
                           f"{config.path or 'the config'}; configured: "
                           f"{', '.join(sorted(config.llm))}, or replay:PATH")
+    if cfg.kind != "browser":
+        from verifybot_tui.llm.api_common import make_api_llm
+
+        return make_api_llm(cfg, workspace)
     from verifybot_tui.llm.browser import BrowserLLM
 
     return BrowserLLM(cfg, workspace, answer_timeout=cfg.answer_timeout)

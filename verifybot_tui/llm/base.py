@@ -19,6 +19,8 @@ TextCallback = Callable[[str], None]
 class Answer:
     markdown: str  # the model's own markdown, fences and language tags included
     conversation_url: str | None = None
+    thinking: str = ""  # the model's reasoning, when it shows it: never part of the answer
+    details: str = ""  # for the transcript: provider, model, token usage (API backends)
 
 
 class LLMBackend(Protocol):
