@@ -1,0 +1,159 @@
+"""The whole loop over each API kind: ``verifybot run`` as a subprocess against the loopback server.
+
+The server answers with the word-count example (a real bug, then the fix) and
+records every request, so the test checks on the server's side that the
+feedback went as a follow-up in one conversation, and that no request carried
+anything but the prompt texts (and the earlier answers) and the key header.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from api_fixtures import (
+    KEY,
+    PROMPT,
+    api_server,  # noqa: F401 (a fixture)
+    files_holding,
+    llm_table,
+    run_cli,
+    write_config,
+)
+from apiserver import ApiServer
+
+# What the client libraries may send besides the body: transport headers, the API
+# version, the key (Authorization or x-api-key), and two request-scoped SDK counters.
+ALLOWED_HEADERS = {"host", "accept-encoding", "connection", "accept", "content-type",
+                   "content-length", "user-agent", "authorization", "x-api-key",
+                   "anthropic-version", "x-stainless-retry-count", "x-stainless-read-timeout",
+                   "x-stainless-timeout"}
+BODY_KEYS = {"openai": {"model", "messages", "stream", "stream_options"},
+             "anthropic": {"model", "messages", "stream", "max_tokens", "thinking"}}
+
+
+def _prompts(ws: Path) -> list[tuple[str, str]]:
+    con = sqlite3.connect(ws / "history.db")
+    try:
+        return con.execute("SELECT text, answer FROM prompts ORDER BY id").fetchall()
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_loop_fails_feeds_back_and_fixes_in_one_conversation(
+        kind: str, api_server: ApiServer, tmp_path: Path) -> None:  # noqa: F811
+    url = api_server.url if kind == "openai" else api_server.anthropic_url
+    extra = {"thinking_budget": 2048, "max_tokens": 8000} if kind == "anthropic" else {}
+    model = "thinker" if kind == "anthropic" else "coder"
+    cfg = write_config(tmp_path, llm_table("api", kind, url, model, **extra))
+    ws = tmp_path / "ws"
+    proc = run_cli("run", PROMPT, "--llm", "api", "--target", "local", "--yes",
+                   "--config", str(cfg), "--workspace", str(ws), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "TypeError" in proc.stderr and "Total words: 17" in proc.stdout
+
+    chats = api_server.chats()
+    assert len(chats) == 2
+    sent = _prompts(ws)
+    assert len(sent) == 2 and all(answer for _, answer in sent)
+    (p1, a1), (p2, _a2) = sent
+    assert "TypeError" in p2  # the feedback
+    # One conversation that grows: the second request holds the first exchange.
+    assert chats[0].body["messages"] == [{"role": "user", "content": p1}]
+    assert chats[1].body["messages"] == [{"role": "user", "content": p1},
+                                         {"role": "assistant", "content": a1},
+                                         {"role": "user", "content": p2}]
+    assert a1 == api_server.answers[0]
+    for req in chats:
+        assert set(req.body) <= BODY_KEYS[kind], req.body.keys()
+        assert req.body["model"] == model and req.body["stream"] is True
+        assert set(req.headers) <= ALLOWED_HEADERS, set(req.headers) - ALLOWED_HEADERS
+        auth = req.headers.get("x-api-key") or req.headers["authorization"]
+        assert auth in (KEY, f"Bearer {KEY}")
+        assert all(KEY not in v for k, v in req.headers.items()
+                   if k not in ("authorization", "x-api-key"))
+
+    transcript = next((ws / "raw_md").glob("*.md")).read_text(encoding="utf-8")
+    assert f"{kind} at {url}" in transcript and f"model {model}" in transcript
+    assert "in /" in transcript and "out tokens" in transcript
+    if kind == "openai":
+        assert "$0.0013" in transcript  # the cost the server reported
+    else:
+        # Thinking is kept apart in the transcript and is never part of an answer.
+        assert "## Thinking 1 (not part of the answer)" in transcript
+        assert api_server.thinking not in a1
+        assert all(api_server.thinking not in answer for _, answer in sent)
+    # The key is nowhere: not in the workspace (programs, outputs, transcripts,
+    # history.db), not in what the command printed.
+    assert files_holding(ws, KEY) == []
+    assert KEY not in proc.stdout + proc.stderr
+
+
+ERRORS = [
+    # (model, key, expected words in the message)
+    ("no-such-model", KEY, ["no model 'no-such-model' (404)", "the server offers: coder"]),
+    ("coder", "vb-wrong-key-0000000000", ["refused the key in $VB_TEST_API_KEY (401)"]),
+    ("ratelimit", KEY, ["rate limit (429)", "wait 2 s", "waited once already"]),
+    ("small-context", KEY, ["prompt is too long", "characters (about",
+                            "Start a new chat"]),
+    ("cut", KEY, ["stopped half-way", "it is not used"]),
+    ("unfinished", KEY, ["stopped half-way", "it is not used"]),
+]
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+@pytest.mark.parametrize(("model", "key", "words"), ERRORS,
+                         ids=[e[0] if e[1] == KEY else "bad-key" for e in ERRORS])
+def test_each_error_has_its_message_and_exit_3(kind: str, model: str, key: str,
+                                               words: list[str], api_server: ApiServer,  # noqa: F811
+                                               tmp_path: Path) -> None:
+    url = api_server.url if kind == "openai" else api_server.anthropic_url
+    cfg = write_config(tmp_path, llm_table("api", kind, url, model))
+    ws = tmp_path / "ws"
+    proc = run_cli("run", PROMPT, "--llm", "api", "--target", "local", "--yes",
+                   "--config", str(cfg), "--workspace", str(ws), cwd=tmp_path, key=key)
+    assert proc.returncode == 3, proc.stderr
+    for w in words:
+        assert w in proc.stderr, (w, proc.stderr)
+    # Nothing was run: a cut answer is never taken as an answer.
+    assert not (ws / "programs").exists() or not any((ws / "programs").iterdir())
+    assert _prompts(ws)[0][1] is None
+    assert key not in proc.stdout + proc.stderr  # the server echoed it; we never show it
+    assert files_holding(ws, key) == []
+    if model == "ratelimit":
+        assert api_server.rate_limited == 2  # Retry-After honoured once, then stopped
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_server_down_names_the_url(kind: str, tmp_path: Path) -> None:
+    from api_fixtures import closed_port
+
+    port = closed_port()
+    url = f"http://127.0.0.1:{port}" + ("/v1" if kind == "openai" else "")
+    cfg = write_config(tmp_path, llm_table("api", kind, url, "coder"))
+    proc = run_cli("run", PROMPT, "--llm", "api", "--target", "local", "--yes",
+                   "--config", str(cfg), "--workspace", str(tmp_path / "ws"), cwd=tmp_path)
+    assert proc.returncode == 3, proc.stderr
+    assert f"cannot connect to {url}" in proc.stderr
+    assert "is the server running?" in proc.stderr
+
+
+def test_rate_limit_once_is_waited_out(api_server: ApiServer,  # noqa: F811
+                                       tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, llm_table("api", "openai", api_server.url, "ratelimit-once"))
+    proc = run_cli("run", PROMPT, "--llm", "api", "--target", "local", "--yes",
+                   "--config", str(cfg), "--workspace", str(tmp_path / "ws"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert api_server.rate_limited == 1 and len(api_server.chats()) == 3
+
+
+def test_missing_key_variable_for_the_official_service(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, '[llm.gpt]\nkind = "openai"\nmodel = "gpt-5"\n'
+                                 'api_key_env = "VB_TEST_API_KEY"\n')
+    proc = run_cli("run", PROMPT, "--llm", "gpt", "--target", "local", "--yes",
+                   "--config", str(cfg), "--workspace", str(tmp_path / "ws"), cwd=tmp_path,
+                   key=None)
+    assert proc.returncode == 3, proc.stderr
+    assert "$VB_TEST_API_KEY is not set" in proc.stderr
