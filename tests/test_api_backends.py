@@ -180,3 +180,17 @@ async def test_no_key_for_the_official_url_says_which_variable(tmp_path: Path) -
                                  api_key_env=KEY_ENV), tmp_path)
     with pytest.raises(LLMError, match=r"\$VB_TEST_API_KEY is not set"):
         await llm.start()
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_check_provider_without_a_models_list_asks_for_one_token(
+        kind: str, api_server: ApiServer, tmp_path: Path) -> None:  # noqa: F811
+    from verifybot_tui.llm.api_check import check_provider
+
+    api_server.models_route = False
+    result = await check_provider(_cfg(api_server, kind, "coder"), tmp_path)
+    assert result.ok and "one-token request" in result.text
+    body = api_server.chats()[-1].body
+    assert body["max_tokens"] == 1 and body["model"] == "coder"
+    missing = await check_provider(_cfg(api_server, kind, "gpt-9"), tmp_path)
+    assert not missing.ok and missing.state == "model_missing" and "404" in missing.text

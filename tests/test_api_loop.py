@@ -8,7 +8,9 @@ anything but the prompt texts (and the earlier answers) and the key header.
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,12 +18,14 @@ from api_fixtures import (
     KEY,
     PROMPT,
     api_server,  # noqa: F401 (a fixture)
+    closed_port,
     files_holding,
     llm_table,
     run_cli,
     write_config,
 )
 from apiserver import ApiServer
+from conftest import verifybot_cmd
 
 # What the client libraries may send besides the body: transport headers, the API
 # version, the key (Authorization or x-api-key), and two request-scoped SDK counters.
@@ -128,8 +132,6 @@ def test_each_error_has_its_message_and_exit_3(kind: str, model: str, key: str,
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
 def test_server_down_names_the_url(kind: str, tmp_path: Path) -> None:
-    from api_fixtures import closed_port
-
     port = closed_port()
     url = f"http://127.0.0.1:{port}" + ("/v1" if kind == "openai" else "")
     cfg = write_config(tmp_path, llm_table("api", kind, url, "coder"))
@@ -157,3 +159,39 @@ def test_missing_key_variable_for_the_official_service(tmp_path: Path) -> None:
                    key=None)
     assert proc.returncode == 3, proc.stderr
     assert "$VB_TEST_API_KEY is not set" in proc.stderr
+
+
+def test_doctor_on_a_good_a_bad_key_a_missing_model_and_an_unreachable_provider(
+        api_server: ApiServer, tmp_path: Path) -> None:  # noqa: F811
+    down = f"http://127.0.0.1:{closed_port()}/v1"
+    cfg = write_config(
+        tmp_path,
+        '[llm.chatgpt]\nbrowser_path = "/usr/bin/chromium"\n',
+        llm_table("good", "openai", api_server.url, "coder"),
+        llm_table("claude_api", "anthropic", api_server.anthropic_url, "thinker"),
+        llm_table("wrongmodel", "openai", api_server.url, "gpt-9"),
+        llm_table("down", "openai", down, "coder"),
+        '[llm.badkey]\nkind = "anthropic"\nmodel = "coder"\n'
+        f'base_url = "{api_server.anthropic_url}"\napi_key_env = "VB_TEST_BAD_KEY"\n')
+    env = {**os.environ, "VB_TEST_API_KEY": KEY, "VB_TEST_BAD_KEY": "vb-bad-1234567890"}
+    proc = subprocess.run([*verifybot_cmd(), "doctor", "--config", str(cfg)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, env=env)
+    out = proc.stdout
+    assert proc.returncode == 1, out + proc.stderr
+    assert (f"OK   llm good: openai at {api_server.url}: key accepted, model coder offered"
+            in out)
+    assert "OK   llm claude_api: anthropic at" in out
+    assert "FAIL llm wrongmodel:" in out and "no model 'gpt-9'" in out
+    assert "the server offers: coder, cut" in out
+    assert "FAIL llm badkey:" in out and "refused the key in $VB_TEST_BAD_KEY (401)" in out
+    assert f"FAIL llm down: cannot connect to {down}" in out
+    assert "vb-bad-1234567890" not in out + proc.stderr and KEY not in out + proc.stderr
+    # The check sent no prompt: only models lists were asked for.
+    assert api_server.chats() == []
+
+
+def test_login_says_an_api_provider_needs_none(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, llm_table("api", "openai", "http://127.0.0.1:9/v1", "m"))
+    proc = run_cli("login", "--llm", "api", "--config", str(cfg), cwd=tmp_path)
+    assert proc.returncode == 0
+    assert "it needs no login" in proc.stderr and "$VB_TEST_API_KEY" in proc.stderr

@@ -380,6 +380,13 @@ async def cmd_login(args: argparse.Namespace) -> int:
     if name not in cfg.llm:
         raise ConfigError(f"--llm {name}: there is no [llm.{name}]; configured: "
                           f"{', '.join(sorted(cfg.llm))}")
+    if cfg.llm[name].kind != "browser":
+        from verifybot_tui.llm.api_common import key_env
+
+        print(f"{name} is an API provider (kind {cfg.llm[name].kind}): it needs no login. "
+              f"Its key is read from ${key_env(cfg.llm[name])}; `verifybot doctor` checks it.",
+              file=sys.stderr)
+        return EXIT_SUCCESS
     from verifybot_tui.llm.browser.login import login
 
     print(f"Opening {cfg.llm[name].url} in a browser window: log in there. "

@@ -55,6 +55,7 @@ class ApiServer:
     requests: list[Recorded] = field(default_factory=list)
     hangups: list[float] = field(default_factory=list)
     rate_limited: int = 0
+    models_route: bool = True  # False: like a server without GET /models
     _httpd: ThreadingHTTPServer | None = None
 
     def start(self) -> ApiServer:
@@ -157,7 +158,8 @@ class _Handler(BaseHTTPRequestHandler):
         anthropic = "anthropic-version" in {k.lower() for k in self.headers}
         if not self._authorised(anthropic):
             return
-        if self.path.rstrip("/").endswith("/models") or "/models?" in self.path:
+        models = self.path.rstrip("/").endswith("/models") or "/models?" in self.path
+        if models and api.models_route:
             if anthropic:
                 data = [{"type": "model", "id": m, "display_name": m.title(),
                          "created_at": "2025-01-01T00:00:00Z"} for m in KNOWN_MODELS]
