@@ -51,7 +51,7 @@ from verifybot_tui.core.events import (
     VerdictReached,
 )
 
-COMMANDS = ("run", "login", "probe", "extract", "history", "doctor")
+COMMANDS = ("run", "login", "probe", "extract", "history", "doctor", "config")
 
 
 # -- argument parsing ------------------------------------------------------------
@@ -113,7 +113,15 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true")
     elif command == "doctor":
         p.description = "Check the config, the browser, the login and the targets."
-    _common(p, workspace=command not in ("login", "doctor"))
+    elif command == "config":
+        p.description = ("export: write the effective settings as TOML (no secrets); "
+                         "import: validate a file and install it as the user config "
+                         "(the old one is kept as a backup).")
+        p.add_argument("action", choices=("export", "import"))
+        p.add_argument("path", nargs="?", metavar="PATH",
+                       help="export: the file to write (default: standard output); "
+                            "import: the file to install")
+    _common(p, workspace=command not in ("login", "doctor", "config"))
     return p
 
 
@@ -514,8 +522,31 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
     return await run_doctor(cfg)
 
 
+async def cmd_config(args: argparse.Namespace) -> int:
+    from verifybot_tui.core.config_transfer import export_text, import_file
+
+    if args.action == "import":
+        if not args.path:
+            raise ConfigError("config import needs the file to install: "
+                              "verifybot config import PATH")
+        dest, backup = import_file(Path(args.path).expanduser())
+        _err(f"installed {args.path} as {dest}"
+             + (f"; the old config is kept as {backup}" if backup else ""))
+        return EXIT_SUCCESS
+    text = export_text(_config(args))
+    if not args.path:
+        sys.stdout.write(text)
+        return EXIT_SUCCESS
+    out = Path(args.path).expanduser()
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, out)
+    _err(f"wrote {out} (secrets are not in it: only the names of their variables)")
+    return EXIT_SUCCESS
+
+
 _COMMANDS = {"run": cmd_run, "login": cmd_login, "probe": cmd_probe, "extract": cmd_extract,
-             "history": cmd_history, "doctor": cmd_doctor}
+             "history": cmd_history, "doctor": cmd_doctor, "config": cmd_config}
 
 
 def _tui(args: argparse.Namespace) -> int:

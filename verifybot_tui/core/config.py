@@ -120,6 +120,13 @@ DEFAULT_LLMS = {
 DEFAULT_TARGETS = {"local": TargetConfig(name="local", kind="local")}
 
 API_KINDS = ("openai", "anthropic")
+DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
+def key_env(llm: LLMConfig) -> str:
+    """The variable an API provider's key is read from (never the key itself)."""
+    return llm.api_key_env or DEFAULT_KEY_ENV.get(llm.kind, "")
+
 _KINDS = {"llm": ("browser", *API_KINDS), "targets": ("local", "ssh")}
 _TYPE_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string",
                dict: "a table"}

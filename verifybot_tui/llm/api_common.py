@@ -23,11 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from verifybot_tui.core.config import LLMConfig
+from verifybot_tui.core.config import LLMConfig, key_env
 from verifybot_tui.core.errors import ConfigError, LLMError
 from verifybot_tui.llm.base import Answer, TextCallback
 
-DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 OFFICIAL_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 MAX_RETRY_AFTER = 120.0  # a longer wait is reported, not slept through
 _KEYISH = re.compile(r"\b(sk|key|pk|rk)-[A-Za-z0-9_\-*.]{6,}")
@@ -65,10 +64,6 @@ class Piece:
 
 class StreamCut(Exception):
     """The stream ended before the server said the answer was complete."""
-
-
-def key_env(cfg: LLMConfig) -> str:
-    return cfg.api_key_env or DEFAULT_KEY_ENV[cfg.kind]
 
 
 def base_url(cfg: LLMConfig) -> str:
