@@ -154,3 +154,19 @@ def test_export_lays_the_state_files_ui_choices_over_the_config(tmp_path: Path,
     proc = cli("config", "export", "--config", str(src), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert tomllib.loads(proc.stdout)["ui"]["theme"] == "verifybot-high-contrast"
+
+
+def test_example_config_documents_every_api_key() -> None:
+    from conftest import ROOT
+
+    from verifybot_tui.core.config import parse_config
+
+    text = (ROOT / "config.toml.example").read_text()
+    cfg = parse_config(tomllib.loads(text), "config.toml.example")
+    assert cfg.llm["local"].kind == "openai" and cfg.llm["claude_api"].kind == "anthropic"
+    lines = text.splitlines()
+    start = lines.index("[llm.local]")
+    for key in ("kind", "base_url", "model", "api_key_env", "temperature", "max_tokens",
+                "timeout", "system", "thinking_budget", "answer_timeout"):
+        i = next(i for i in range(start, len(lines)) if lines[i].startswith(f"{key} ="))
+        assert lines[i - 1].startswith("#"), f"llm.local.{key} has no comment above it"
