@@ -51,6 +51,14 @@ class Usage:
         return text + (f", ${self.cost:.4f}" if self.cost is not None else "")
 
 
+def usage_text(llm: object) -> str:
+    """The status bar's account of a backend's tokens and cost; "" when it keeps none."""
+    usage = getattr(llm, "usage", None)
+    if not isinstance(usage, Usage) or not (usage.input_tokens or usage.output_tokens):
+        return ""
+    return usage.summary()
+
+
 @dataclass
 class Piece:
     """One thing a stream yields: answer text, thinking text, or the end with its usage."""

@@ -16,6 +16,7 @@ from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
 from verifybot_tui.core.errors import VerifyBotError
+from verifybot_tui.llm.api_common import usage_text
 from verifybot_tui.tui.keys import MAIN_BINDINGS
 from verifybot_tui.tui.messages import LLMReady, TargetReady
 from verifybot_tui.tui.screens.main_loop import LoopScreen
@@ -111,6 +112,7 @@ class MainScreen(LoopScreen):
             status.target_state = target.state
         if self.session.llm is not None:
             status.llm_state = self.session.llm.state
+            status.usage = usage_text(self.session.llm)
         status.auto_accept = self.session.auto_accept
 
     # -- workers (they post messages; they never touch widgets) -------------------------
