@@ -194,3 +194,22 @@ async def test_check_provider_without_a_models_list_asks_for_one_token(
     assert body["max_tokens"] == 1 and body["model"] == "coder"
     missing = await check_provider(_cfg(api_server, kind, "gpt-9"), tmp_path)
     assert not missing.ok and missing.state == "model_missing" and "404" in missing.text
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_options_go_into_the_request_as_each_api_wants_them(
+        kind: str, api_server: ApiServer, tmp_path: Path) -> None:  # noqa: F811
+    llm = make_api_llm(_cfg(api_server, kind, "coder", system="Be brief.", temperature=0.2,
+                            max_tokens=500), tmp_path)
+    try:
+        await llm.ask("hello")
+    finally:
+        await llm.close()
+    body = api_server.chats()[0].body
+    assert body["temperature"] == 0.2 and body["max_tokens"] == 500
+    if kind == "openai":
+        assert body["messages"] == [{"role": "system", "content": "Be brief."},
+                                    {"role": "user", "content": "hello"}]
+    else:
+        assert body["system"] == "Be brief."
+        assert body["messages"] == [{"role": "user", "content": "hello"}]

@@ -9,8 +9,10 @@ anything but the prompt texts (and the earlier answers) and the key header.
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -140,6 +142,39 @@ def test_server_down_names_the_url(kind: str, tmp_path: Path) -> None:
     assert proc.returncode == 3, proc.stderr
     assert f"cannot connect to {url}" in proc.stderr
     assert "is the server running?" in proc.stderr
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_ctrl_c_during_the_answer_closes_the_stream_at_once(
+        kind: str, api_server: ApiServer, tmp_path: Path) -> None:  # noqa: F811
+    url = api_server.url if kind == "openai" else api_server.anthropic_url
+    cfg = write_config(tmp_path, llm_table("api", kind, url, "slow"))
+    env = {**os.environ, "VB_TEST_API_KEY": KEY}
+    proc = subprocess.Popen([*verifybot_cmd(), "run", PROMPT, "--llm", "api", "--target",
+                             "local", "--yes", "--config", str(cfg), "--workspace",
+                             str(tmp_path / "ws")], cwd=tmp_path, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not api_server.chats():  # wait for the request, then for it to be streaming
+            assert time.monotonic() < deadline and proc.poll() is None, "no request came"
+            time.sleep(0.05)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "INTERRUPTED" in err
+    # The stream (a minute long) was closed, not read to its end (the server sees it
+    # at its next write; test_api_backends shows the close comes from the cancel itself).
+    deadline = time.monotonic() + 5
+    while not api_server.hangups:
+        assert time.monotonic() < deadline, "the server never saw the client hang up"
+        time.sleep(0.05)
+    ws = tmp_path / "ws"
+    assert files_holding(ws, KEY) == []
 
 
 def test_rate_limit_once_is_waited_out(api_server: ApiServer,  # noqa: F811
