@@ -230,3 +230,13 @@ def test_login_says_an_api_provider_needs_none(tmp_path: Path) -> None:
     proc = run_cli("login", "--llm", "api", "--config", str(cfg), cwd=tmp_path)
     assert proc.returncode == 0
     assert "it needs no login" in proc.stderr and "$VB_TEST_API_KEY" in proc.stderr
+
+
+def test_a_server_that_wants_a_key_when_none_is_set(api_server: ApiServer,  # noqa: F811
+                                                    tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, llm_table("api", "openai", api_server.url, "coder"))
+    proc = run_cli("run", PROMPT, "--llm", "api", "--target", "local", "--yes",
+                   "--config", str(cfg), "--workspace", str(tmp_path / "ws"), cwd=tmp_path,
+                   key=None)
+    assert proc.returncode == 3, proc.stderr
+    assert "wants an API key (401) and $VB_TEST_API_KEY is not set" in proc.stderr

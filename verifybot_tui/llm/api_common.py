@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import sqlite3
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -104,17 +103,18 @@ def conversation_messages(workspace: Path, conversation_url: str) -> list[tuple[
     A prompt left without an answer (a stream cut, a stop) is skipped: the
     server never saw a reply to it, and two user turns in a row confuse some.
     """
-    db = workspace / "history.db"
-    if not db.is_file():
+    from verifybot_tui.core.history import History
+
+    if not (workspace / "history.db").is_file():
         return []
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    history = History(workspace)
     try:
-        rows = con.execute(
-            "SELECT p.text, p.answer FROM prompts p JOIN sessions s ON s.id = p.session_id "
-            "WHERE s.conversation_url = ? ORDER BY p.id", (conversation_url,)).fetchall()
+        session = next((s for s in history.sessions(limit=1_000_000)
+                        if s["conversation_url"] == conversation_url), None)
+        prompts = history.prompts(session["id"]) if session else []
     finally:
-        con.close()
-    return [(text, answer) for text, answer in rows if answer]
+        history.close()
+    return [(p["text"], p["answer"]) for p in prompts if p["answer"]]
 
 
 class ApiLLM:
@@ -256,6 +256,9 @@ class ApiLLM:
         status = getattr(e, "status_code", None)
         server = scrub(self.server_message(e), self.key)
         where = f"llm {self.name} ({self.url})"
+        if (status == 401 or status == 403) and not self.key:
+            return LLMError(f"{where}: the server wants an API key ({status}) and "
+                            f"${key_env(self.cfg)} is not set: put the key in that variable")
         if status == 401 or status == 403:
             return LLMError(f"{where}: the server refused the key in ${key_env(self.cfg)} "
                             f"({status}). Check that variable holds a valid key for "

@@ -34,7 +34,9 @@ class OpenAIChat(ApiLLM):
         if self.cfg.temperature >= 0:
             args["temperature"] = self.cfg.temperature
         if self.cfg.max_tokens:
-            args["max_tokens"] = self.cfg.max_tokens
+            # The official service wants the newer name; compatible servers the classic one.
+            name = "max_tokens" if self.cfg.base_url else "max_completion_tokens"
+            args[name] = self.cfg.max_tokens
         return args
 
     async def stream(self, messages: list[dict[str, str]]) -> AsyncIterator[Piece]:
