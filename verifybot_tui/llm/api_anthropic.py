@@ -7,7 +7,7 @@ only. An answer counts as whole only after ``message_stop``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from verifybot_tui.llm.api_common import QUIET_HEADERS, ApiLLM, Piece, StreamCut, Usage
@@ -38,7 +38,7 @@ class AnthropicChat(ApiLLM):
             args["extra_body"] = {"temperature": self.cfg.temperature}
         return args
 
-    async def stream(self, messages: list[dict[str, str]]) -> AsyncIterator[Piece]:
+    async def stream(self, messages: list[dict[str, str]]) -> AsyncGenerator[Piece, None]:
         stopped = False
         stop_reason = ""
         usage = Usage()

@@ -17,7 +17,8 @@ import asyncio
 import os
 import re
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
+from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -170,17 +171,18 @@ class ApiLLM:
         try:
             async with asyncio.timeout(self.cfg.answer_timeout):
                 final = None
-                async for piece in self._stream_with_retry(messages):
-                    if piece.thinking:
-                        thinking += piece.thinking
-                        if self.on_thinking:
-                            self.on_thinking(thinking)
-                    if piece.text:
-                        text += piece.text
-                        if on_text:
-                            on_text(text)
-                    if piece.done:
-                        final = piece
+                async with aclosing(self._stream_with_retry(messages)) as pieces:
+                    async for piece in pieces:
+                        if piece.thinking:
+                            thinking += piece.thinking
+                            if self.on_thinking:
+                                self.on_thinking(thinking)
+                        if piece.text:
+                            text += piece.text
+                            if on_text:
+                                on_text(text)
+                        if piece.done:
+                            final = piece
         except TimeoutError:
             self.state = "error"
             raise LLMError(f"llm {self.name}: no whole answer from {self.url} within "
@@ -224,14 +226,16 @@ class ApiLLM:
 
     # -- errors -------------------------------------------------------------------
 
-    async def _stream_with_retry(self, messages: list[dict[str, str]]) -> AsyncIterator[Piece]:
+    async def _stream_with_retry(
+            self, messages: list[dict[str, str]]) -> AsyncGenerator[Piece, None]:
         """The stream; a 429 is retried once after its Retry-After, then reported."""
         for attempt in (1, 2):
             started = False
             try:
-                async for piece in self.stream(messages):
-                    started = True
-                    yield piece
+                async with aclosing(self.stream(messages)) as pieces:
+                    async for piece in pieces:
+                        started = True
+                        yield piece
                 return
             except (asyncio.CancelledError, StreamCut, LLMError):
                 raise
@@ -332,7 +336,7 @@ class ApiLLM:
     def make_client(self, key: str) -> Any:
         raise NotImplementedError
 
-    def stream(self, messages: list[dict[str, str]]) -> AsyncIterator[Piece]:
+    def stream(self, messages: list[dict[str, str]]) -> AsyncGenerator[Piece, None]:
         raise NotImplementedError
 
 

@@ -9,7 +9,7 @@ off: a 429 is retried once by us, after its Retry-After.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from verifybot_tui.llm.api_common import QUIET_HEADERS, ApiLLM, Piece, StreamCut, Usage
@@ -39,7 +39,7 @@ class OpenAIChat(ApiLLM):
             args[name] = self.cfg.max_tokens
         return args
 
-    async def stream(self, messages: list[dict[str, str]]) -> AsyncIterator[Piece]:
+    async def stream(self, messages: list[dict[str, str]]) -> AsyncGenerator[Piece, None]:
         finish = ""
         usage: Usage | None = None
         stream = await self._client.chat.completions.create(**self.request(messages))
