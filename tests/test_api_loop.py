@@ -29,6 +29,8 @@ from api_fixtures import (
 from apiserver import ApiServer
 from conftest import verifybot_cmd
 
+from verifybot_tui.llm.replay import parse_answers
+
 # What the client libraries may send besides the body: transport headers, the API
 # version, the key (Authorization or x-api-key), and two request-scoped SDK counters.
 ALLOWED_HEADERS = {"host", "accept-encoding", "connection", "accept", "content-type",
@@ -91,6 +93,8 @@ def test_loop_fails_feeds_back_and_fixes_in_one_conversation(
         assert "## Thinking 1 (not part of the answer)" in transcript
         assert api_server.thinking not in a1
         assert all(api_server.thinking not in answer for _, answer in sent)
+    # The transcript replays as it was answered (thinking and usage notes are not answers).
+    assert parse_answers(transcript) == [answer for _, answer in sent]
     # The key is nowhere: not in the workspace (programs, outputs, transcripts,
     # history.db), not in what the command printed.
     assert files_holding(ws, KEY) == []
