@@ -213,3 +213,16 @@ async def test_options_go_into_the_request_as_each_api_wants_them(
     else:
         assert body["system"] == "Be brief."
         assert body["messages"] == [{"role": "user", "content": "hello"}]
+
+
+def test_retry_after_in_seconds_milliseconds_or_an_http_date() -> None:
+    import email.utils
+    import time
+
+    from verifybot_tui.llm.api_common import parse_retry_after
+
+    assert parse_retry_after({"retry-after": "3"}) == 3.0
+    assert parse_retry_after({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
+    assert parse_retry_after({}) is None and parse_retry_after({"retry-after": "soon"}) is None
+    date = email.utils.formatdate(time.time() + 60, usegmt=True)
+    assert 50 < parse_retry_after({"retry-after": date}) <= 60

@@ -14,6 +14,8 @@ echo keys back ("Incorrect API key provided: sk-...").
 from __future__ import annotations
 
 import asyncio
+import datetime
+import email.utils
 import os
 import re
 import uuid
@@ -321,11 +323,7 @@ class ApiLLM:
         if getattr(e, "status_code", None) != 429:
             return None
         response = getattr(e, "response", None)
-        value = response.headers.get("retry-after") if response is not None else None
-        try:
-            return max(0.0, float(value)) if value is not None else None
-        except ValueError:
-            return None
+        return parse_retry_after(response.headers) if response is not None else None
 
     @staticmethod
     def is_status_error(e: Exception) -> bool:
@@ -338,6 +336,30 @@ class ApiLLM:
 
     def stream(self, messages: list[dict[str, str]]) -> AsyncGenerator[Piece, None]:
         raise NotImplementedError
+
+
+def parse_retry_after(headers: Any) -> float | None:
+    """Seconds to wait from ``retry-after-ms``, or ``Retry-After`` (seconds or an HTTP date)."""
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.UTC)
+    return max(0.0, (when - datetime.datetime.now(datetime.UTC)).total_seconds())
 
 
 def _context_error(message: str) -> bool:
