@@ -188,6 +188,7 @@ def test_rate_limit_once_is_waited_out(api_server: ApiServer,  # noqa: F811
                    "--config", str(cfg), "--workspace", str(tmp_path / "ws"), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert api_server.rate_limited == 1 and len(api_server.chats()) == 3
+    assert "rate limited (429); waiting 1 s as the server asks" in proc.stderr
 
 
 def test_missing_key_variable_for_the_official_service(tmp_path: Path) -> None:

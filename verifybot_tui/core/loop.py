@@ -347,8 +347,9 @@ class VerifyLoop:
         prompt_id = self.history.add_prompt(st.session_id, kind, text)
         st.transcript.block(f"Prompt {st.prompts} ({kind})", text, "text")
         self._emit(PromptSent(text, kind, self.attempt + 1))
-        if hasattr(self.llm, "on_thinking"):  # an API backend that streams reasoning apart
+        if hasattr(self.llm, "on_thinking"):  # an API backend: reasoning apart, waits told
             self.llm.on_thinking = lambda so_far: self._emit(ThinkingText(so_far))
+            self.llm.on_notice = lambda note: self._emit(Notice(note, "warning"))
         try:
             answer = await self.llm.ask(text, lambda so_far: self._emit(AnswerText(so_far)))
         except BaseException:

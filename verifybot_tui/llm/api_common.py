@@ -139,6 +139,8 @@ class ApiLLM:
         # The model's reasoning, as it arrives (whole text so far), shown apart from
         # the answer; the loop sets it when a front end wants it.
         self.on_thinking: TextCallback | None = None
+        # Something the user should know while the answer is awaited (a rate-limit wait).
+        self.on_notice: Callable[[str], None] | None = None
         self._client: Any = None
 
     @property
@@ -246,6 +248,9 @@ class ApiLLM:
                     raise StreamCut(type(e).__name__ + ": " + scrub(str(e), self.key)) from e
                 wait = self.retry_after(e)
                 if wait is not None and attempt == 1 and wait <= MAX_RETRY_AFTER:
+                    if self.on_notice:
+                        self.on_notice(f"{self.name}: rate limited (429); waiting {wait:g} s "
+                                       "as the server asks, then trying once more")
                     self.state = "waiting"
                     await asyncio.sleep(wait)
                     self.state = "streaming"
