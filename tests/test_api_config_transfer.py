@@ -75,7 +75,7 @@ def test_export_then_import_round_trips_every_kind_of_table(tmp_path: Path) -> N
     text = exported.read_text(encoding="utf-8")
     assert all(v not in text for v in secrets.values())
     doc = tomllib.loads(text)
-    assert doc["run"] == {"workspace": "work", "max_retries": 5, "timeout": 12.5,
+    assert doc["run"] == {"workspace": str(tmp_path / "work"), "max_retries": 5, "timeout": 12.5,
                           "auto_accept": True, "default_target": "pi",
                           "default_llm": "local_model"}
     assert doc["llm"]["chatgpt"]["kind"] == "browser" and doc["llm"]["chatgpt"]["headless"]

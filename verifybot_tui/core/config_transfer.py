@@ -76,8 +76,13 @@ def export_document(cfg: Config) -> dict[str, Any]:
             ui[key] = value
     if not ui["keys"]:
         del ui["keys"]
+    run = _table(cfg.run)
+    if cfg.run.workspace != ".":
+        # Relative to the config file's folder: made absolute, it means the same
+        # folder wherever the exported file is installed.
+        run["workspace"] = str(cfg.workspace)
     return {
-        "run": _table(cfg.run),
+        "run": run,
         "llm": {name: _llm_table(llm) for name, llm in sorted(cfg.llm.items())},
         "targets": {name: _target_table(t) for name, t in sorted(cfg.targets.items())},
         "ui": ui,
