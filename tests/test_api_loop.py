@@ -212,8 +212,10 @@ def test_doctor_on_a_good_a_bad_key_a_missing_model_and_an_unreachable_provider(
         llm_table("wrongmodel", "openai", api_server.url, "gpt-9"),
         llm_table("down", "openai", down, "coder"),
         '[llm.badkey]\nkind = "anthropic"\nmodel = "coder"\n'
-        f'base_url = "{api_server.anthropic_url}"\napi_key_env = "VB_TEST_BAD_KEY"\n')
+        f'base_url = "{api_server.anthropic_url}"\napi_key_env = "VB_TEST_BAD_KEY"\n',
+        '[llm.official]\nkind = "openai"\nmodel = "gpt-5"\napi_key_env = "VB_TEST_UNSET"\n')
     env = {**os.environ, "VB_TEST_API_KEY": KEY, "VB_TEST_BAD_KEY": "vb-bad-1234567890"}
+    env.pop("VB_TEST_UNSET", None)
     proc = subprocess.run([*verifybot_cmd(), "doctor", "--config", str(cfg)], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120, env=env)
     out = proc.stdout
@@ -225,6 +227,7 @@ def test_doctor_on_a_good_a_bad_key_a_missing_model_and_an_unreachable_provider(
     assert "the server offers: coder, cut" in out
     assert "FAIL llm badkey:" in out and "refused the key in $VB_TEST_BAD_KEY (401)" in out
     assert f"FAIL llm down: cannot connect to {down}" in out
+    assert "FAIL llm official: $VB_TEST_UNSET is not set" in out
     assert "vb-bad-1234567890" not in out + proc.stderr and KEY not in out + proc.stderr
     # The check sent no prompt: only models lists were asked for.
     assert api_server.chats() == []

@@ -33,7 +33,7 @@ async def check_provider(cfg: LLMConfig, workspace: Path | None = None) -> Provi
     try:
         await llm.start()
     except LLMError as e:
-        return ProviderCheck("no_key", str(e))
+        return ProviderCheck("no_key", str(e).removeprefix(f"llm {cfg.name}: "))
     limit = min(cfg.timeout, 20.0)
     try:
         async with asyncio.timeout(limit):
