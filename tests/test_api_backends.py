@@ -24,7 +24,7 @@ from verifybot_tui.core.config import LLMConfig, load_config
 from verifybot_tui.core.errors import LLMError
 from verifybot_tui.core.events import Finished, ThinkingText
 from verifybot_tui.core.history import History
-from verifybot_tui.core.loop import VerifyLoop, drain
+from verifybot_tui.core.loop import VerifyLoop
 from verifybot_tui.llm import make_llm
 from verifybot_tui.llm.api_common import Usage, make_api_llm, scrub
 from verifybot_tui.targets import make_target
@@ -130,8 +130,9 @@ async def test_a_resumed_session_rebuilds_its_conversation_from_history(
     loop = VerifyLoop(config=config, llm=llm, target=target, history=history,
                       auto_accept=True, max_retries=0, workspace=ws)
     try:
-        finished = await drain(loop.events("Now also print the number of lines.",
-                                           new_chat=False, resume=1), lambda ev: None)
+        events = [ev async for ev in loop.events("Now also print the number of lines.",
+                                                 new_chat=False, resume=1)]
+        finished = events[-1]
     finally:
         await llm.close()
         await target.close()
@@ -155,14 +156,14 @@ async def test_the_loop_sends_thinking_as_its_own_event(api_server: ApiServer,  
     history = History(ws)
     loop = VerifyLoop(config=config, llm=llm, target=target, history=history,
                       auto_accept=True, max_retries=1, workspace=ws)
-    events: list[object] = []
     try:
-        finished = await drain(loop.events(PROMPT), events.append)
+        events = [ev async for ev in loop.events(PROMPT)]
+        finished = events[-1]
     finally:
         await llm.close()
         await target.close()
         history.close()
-    assert finished is not None and finished.exit_code == 0
+    assert isinstance(finished, Finished) and finished.exit_code == 0
     thinking = [e for e in events if isinstance(e, ThinkingText)]
     assert thinking and thinking[-1].text == api_server.thinking
 

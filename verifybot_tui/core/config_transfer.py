@@ -49,7 +49,7 @@ def _ui_choices() -> dict[str, Any]:
         from verifybot_tui.core.ui_state import load_ui_state  # type: ignore[import-not-found]
     except ImportError:
         return {}
-    return load_ui_state()
+    return dict(load_ui_state())
 
 
 def _table(obj: Any, keys: tuple[str, ...] | None = None) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from typing import Any
 
 from verifybot_tui.core.config import LLMConfig, key_env
 from verifybot_tui.core.errors import ConfigError, LLMError
-from verifybot_tui.llm.base import Answer, TextCallback
+from verifybot_tui.core.ports import Answer, ReportsState, TextCallback
 
 OFFICIAL_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 MAX_RETRY_AFTER = 120.0  # a longer wait is reported, not slept through
@@ -120,8 +120,12 @@ def conversation_messages(workspace: Path, conversation_url: str) -> list[tuple[
     return [(p["text"], p["answer"]) for p in prompts if p["answer"]]
 
 
-class ApiLLM:
-    """The LLMBackend protocol over an HTTP API; subclasses only open the stream."""
+class ApiLLM(ReportsState):
+    """The LLMBackend protocol over an HTTP API; subclasses only open the stream.
+
+    Its state is "thinking" while the model's reasoning streams, "streaming"
+    while the answer does, and "waiting" during a rate-limit wait.
+    """
 
     kind = ""
 
@@ -178,10 +182,12 @@ class ApiLLM:
                 async with aclosing(self._stream_with_retry(messages)) as pieces:
                     async for piece in pieces:
                         if piece.thinking:
+                            self.state = "thinking"
                             thinking += piece.thinking
                             if self.on_thinking:
                                 self.on_thinking(thinking)
                         if piece.text:
+                            self.state = "streaming"
                             text += piece.text
                             if on_text:
                                 on_text(text)

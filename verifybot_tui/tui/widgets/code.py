@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
-from verifybot_tui.targets.base import ProgramFile
+from verifybot_tui.core.ports import ProgramFile
 from verifybot_tui.tui.keys import EDIT_BINDINGS
 
 

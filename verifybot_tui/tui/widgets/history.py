@@ -18,8 +18,8 @@ from textual.widgets.tree import TreeNode
 from verifybot_tui.tui.keys import HISTORY_BINDINGS
 
 MARKS = {
-    "SUCCESS": "✔", "FAILED": "✘", "STOPPED": "■", "RUNNING": "●", "PENDING": "…",
-    "LLM_ERROR": "⚠", "TARGET_ERROR": "⚠", "INTERRUPTED": "◌", "REJECTED": "↺",
+    "VERIFIED": "✔", "PASSED": "✔", "FAILED": "✘", "STOPPED": "■", "RUNNING": "●",
+    "PENDING": "…", "LLM_ERROR": "⚠", "TARGET_ERROR": "⚠", "INTERRUPTED": "◌", "REJECTED": "↺",
 }
 
 
