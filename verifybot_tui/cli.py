@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
-import shlex
 import signal
+import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -23,7 +23,8 @@ from typing import Any, TextIO
 
 from verifybot_tui import __version__
 from verifybot_tui.core.ansi import sanitize
-from verifybot_tui.core.config import Config, load_config
+from verifybot_tui.core.config import Config, check_llm_spec, load_config
+from verifybot_tui.core.editor import edit_files
 from verifybot_tui.core.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -212,24 +213,6 @@ class _Stdin:
         return await asyncio.to_thread(getpass.getpass, f"{question} ")
 
 
-async def _edit(files: dict[str, str]) -> dict[str, str] | None:
-    """Open the files in $VISUAL/$EDITOR; None when no editor is set."""
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-    if not editor:
-        return None
-    with tempfile.TemporaryDirectory(prefix="verifybot-edit-") as tmp:
-        paths = {}
-        for name, content in files.items():
-            path = Path(tmp) / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(content, encoding="utf-8")
-            paths[name] = path
-        proc = await asyncio.create_subprocess_exec(*shlex.split(editor),
-                                                    *map(str, paths.values()))
-        await proc.wait()
-        return {name: p.read_text(encoding="utf-8") for name, p in paths.items()}
-
-
 class _Printer:
     """Shows the loop's events on the terminal and answers its questions from stdin.
 
@@ -327,7 +310,7 @@ class _Printer:
                 note = await self.stdin.readline("Note for the LLM (empty for none): ")
                 return Decision("reject", note=note or "")
             if choice == "e":
-                edited = await _edit(files)
+                edited = await asyncio.to_thread(edit_files, files, subprocess.call)
                 if edited is None:
                     self.say("no editor: set $EDITOR (for example EDITOR=nano) to edit")
                     continue
@@ -410,9 +393,7 @@ async def _close(*things: Any) -> None:
 async def cmd_login(args: argparse.Namespace) -> int:
     cfg = _config(args)
     name = args.llm or cfg.run.default_llm
-    if name not in cfg.llm:
-        raise ConfigError(f"--llm {name}: there is no [llm.{name}]; configured: "
-                          f"{', '.join(sorted(cfg.llm))}")
+    check_llm_spec(cfg, name, replay=False)  # a replay has nothing to log in to
     if cfg.llm[name].kind != "browser":
         from verifybot_tui.core.config import key_env
 
@@ -446,15 +427,6 @@ async def cmd_probe(args: argparse.Namespace) -> int:
     return EXIT_SUCCESS
 
 
-def _extraction_json(ex: Any) -> dict[str, Any]:
-    return {
-        "blocks": [{"line": b.line, "language": b.language, "info": b.info,
-                    "filename": b.filename, "runnable": b.runnable, "reason": b.reason,
-                    "code": b.code} for b in ex.blocks],
-        "timeout": ex.timeout, "dependencies": ex.dependencies, "notes": ex.notes,
-    }
-
-
 async def cmd_extract(args: argparse.Namespace) -> int:
     from verifybot_tui.core.extract import extract
 
@@ -466,7 +438,7 @@ async def cmd_extract(args: argparse.Namespace) -> int:
     ex = extract(text)
     if not args.run:
         if args.json:
-            print(json.dumps(_extraction_json(ex), indent=2))
+            print(json.dumps(dataclasses.asdict(ex), indent=2))
         else:
             _print_extraction(ex)
         return EXIT_SUCCESS if ex.programs else EXIT_FAILED

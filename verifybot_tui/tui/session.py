@@ -15,8 +15,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from verifybot_tui.core.config import Config
-from verifybot_tui.core.errors import ConfigError
+from verifybot_tui.core.config import Config, check_llm_spec, check_target_name
 from verifybot_tui.core.history import History
 from verifybot_tui.core.ports import LLMBackend, Prompter, Target
 
@@ -24,25 +23,6 @@ if TYPE_CHECKING:
     from verifybot_tui.core.loop import VerifyLoop
 
 T = TypeVar("T")
-
-
-def check_llm_spec(config: Config, spec: str) -> None:
-    """Fail before the first frame on a --llm that cannot work (nothing starts)."""
-    if spec.startswith("replay:"):
-        path = Path(spec.removeprefix("replay:")).expanduser()
-        if not path.is_file():
-            raise ConfigError(f"--llm {spec}: no such transcript file {path}")
-    elif spec not in config.llm:
-        raise ConfigError(f"--llm {spec}: there is no [llm.{spec}] in "
-                          f"{config.path or 'the config'}; configured: "
-                          f"{', '.join(sorted(config.llm))}, or replay:PATH")
-
-
-def check_target_name(config: Config, name: str) -> None:
-    if name not in config.targets:
-        raise ConfigError(f"--target {name}: there is no [targets.{name}] in "
-                          f"{config.path or 'the config'}; configured: "
-                          f"{', '.join(sorted(config.targets))}")
 
 
 class AppSession:

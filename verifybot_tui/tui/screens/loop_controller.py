@@ -261,7 +261,7 @@ class LoopController:
         if f is None:
             return
         try:
-            text = edit_text(self.screen.app, f.content, Path(f.name).suffix or ".txt")
+            text = edit_text(self.screen.app, f.content, f.name)
         except OSError as e:
             self.screen.notify(f"Could not start the editor: {e}. Check $VISUAL/$EDITOR.",
                                severity="error")

@@ -438,8 +438,10 @@ class MainScreen(Screen[None]):
         self.prompt_box.focus()
 
     def action_retry(self) -> None:
-        if self.last_prompt:
-            self.submit(self.last_prompt, new_chat=True)
+        if not self.last_prompt:  # the key is greyed out then; the palette still asks
+            self.notify("Nothing to retry yet.")
+            return
+        self.submit(self.last_prompt, new_chat=True)
 
     def action_stop(self) -> None:
         self.controller.stop()
