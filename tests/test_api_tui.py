@@ -12,8 +12,6 @@ from tui_support import (
     SIZE,
     main,
     make_app,
-    recorder,
-    tui_env,  # noqa: F401
     type_prompt,
     wait_for,
     wait_idle,
@@ -28,14 +26,14 @@ pytestmark = pytest.mark.usefixtures("tui_env")
 
 async def test_app_loop_over_the_openai_api_shows_tokens_and_cost(
         api_server: ApiServer, tmp_path: Path,  # noqa: F811
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, app_messages) -> None:  # noqa: ANN001
     monkeypatch.setenv(KEY_ENV, KEY)
     ws = workspace(tmp_path)
     data = {"run": {"auto_accept": True},
             "llm": {"api": {"kind": "openai", "base_url": api_server.url, "model": "thinker",
                             "api_key_env": KEY_ENV}}}
     app = make_app(ws, data=data, llm="api")
-    seen, hook = recorder()
+    seen, hook = app_messages.events, app_messages.hook
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await type_prompt(pilot, "Print the total number of words and the 3 most common")
         await wait_idle(pilot, 60)
