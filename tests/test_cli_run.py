@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 from conftest import EXAMPLES, ROOT, verifybot_cmd
-from transcripts import read_record
+
+from verifybot_tui.core.transcript import read_record
 
 PROMPT = "Print the total number of words in a short text and its 3 most common words"
 SLUG = "print_the_total_number_of_words"

@@ -36,7 +36,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("tui_env"), pytest.ma
 def site_app(site: ChatSite, tmp_path: Path, **kw):
     table = {"kind": "browser", "site": "chatgpt", "url": site.url, "headless": True,
              "browser_path": CHROMIUM, "profile_dir": str(tmp_path / "profile")}
-    return make_app(workspace(tmp_path), llm="site", data={"llm": {"site": table}}, **kw)
+    # The same-chat judge (the default for browser LLMs) has its own tests (test_verify_*).
+    return make_app(workspace(tmp_path), llm="site",
+                    data={"llm": {"site": table}, "run": {"judge": "off"}}, **kw)
 
 
 def _alive(pid: int) -> bool:

@@ -45,7 +45,8 @@ async def test_browser_loop_switched_to_the_pi_mid_session(chatsite: ChatSite, s
     pi_table = {k: getattr(pi, k) for k in ("kind", "host", "port", "user", "key_file",
                                             "known_hosts", "password_env", "remote_dir")}
     app = make_app(workspace(tmp_path), llm="site",
-                   data={"llm": {"site": site}, "targets": {"pi": pi_table}})
+                   data={"llm": {"site": site}, "targets": {"pi": pi_table},
+                         "run": {"judge": "off"}})  # the judge has its own tests
     seen, hook = app_messages.events, app_messages.hook
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await wait_for(pilot, lambda: app.session.llm is not None

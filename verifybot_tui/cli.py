@@ -42,6 +42,9 @@ from verifybot_tui.core.events import (
     FeedbackDecision,
     FeedbackReady,
     Finished,
+    Judged,
+    JudgeDecision,
+    JudgementNeeded,
     Notice,
     Output,
     PermissionNeeded,
@@ -54,7 +57,7 @@ from verifybot_tui.core.events import (
 )
 from verifybot_tui.core.outcome import Status
 
-COMMANDS = ("run", "login", "probe", "extract", "history", "doctor", "config")
+COMMANDS = ("run", "login", "probe", "extract", "history", "doctor", "recipe", "config")
 
 
 # -- argument parsing ------------------------------------------------------------
@@ -66,6 +69,18 @@ def _common(p: argparse.ArgumentParser, *, workspace: bool = True) -> None:
     if workspace:
         p.add_argument("--workspace", metavar="DIR", help="where programs/, outputs/, raw_md/, "
                        "context/ and history.db live (default: [run] workspace)")
+
+
+def _verification_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--expect", action="append", default=[], metavar="KIND:SPEC",
+                   help="a success criterion (repeatable): contains:TEXT, not:TEXT, "
+                        "regex:RE, regex-whole:RE, exit:N, range:RE:LO..HI, "
+                        "file:GLOB[:MINSIZE], no-stderr, duration:<=S, compiles-clean")
+    p.add_argument("--criteria", metavar="FILE",
+                   help='a criteria TOML file: expect = ["KIND:SPEC", ...], sanity = true')
+    p.add_argument("--judge", metavar="MODE",
+                   help="who judges a passing run: off, same-chat, an [llm.NAME], or "
+                        "replay:PATH (default: [run] judge)")
 
 
 def build_parser(command: str | None) -> argparse.ArgumentParser:
@@ -92,6 +107,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         p.add_argument("--yes", action="store_true",
                        help="accept every version and every install without asking")
         p.add_argument("--json", action="store_true", help="print the run record as JSON")
+        _verification_args(p)
         p.add_argument("--trust-new-host", action="store_true",
                        help="trust an SSH host key seen for the first time (for scripts)")
     elif command == "login":
@@ -116,6 +132,13 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true")
     elif command == "doctor":
         p.description = "Check the config, the browser, the login and the targets."
+    elif command == "recipe":
+        from verifybot_tui.recipes_cli import add_args
+
+        p.description = ("Task recipes: `recipe run FILE... [--parallel N] [--junit PATH] "
+                         "[--json]`, `recipe new [SESSION]`.")
+        add_args(p)
+        return p
     elif command == "config":
         p.description = ("export: write the effective settings as TOML (no secrets); "
                          "import: validate a file and install it as the user config "
@@ -288,6 +311,42 @@ class _Printer:
         mark = _colour(self.info, "32" if v.ok else "31", "PASS" if v.ok else "FAIL")
         print(f"[verifybot] {mark} attempt {ev.attempt}: {v.reason}", file=self.info, flush=True)
 
+    async def on_judged(self, ev: Judged) -> None:
+        j = ev.judgement
+        ok = j.verdict == "PASS"
+        mark = _colour(self.info, "32" if ok else "33", f"JUDGE {j.line}")
+        print(f"[verifybot] {mark} (attempt {ev.attempt}, judge {j.judge})", file=self.info,
+              flush=True)
+
+    async def on_judgement_needed(self, ev: JudgementNeeded) -> None:
+        ev.decision.set_result(await self.judge_decision(ev))
+
+    async def judge_decision(self, ev: JudgementNeeded) -> JudgeDecision:
+        j = ev.judgement
+        self.say(ev.reasons)
+        if j is not None and j.verdict == "UNPARSABLE":
+            print(sanitize(j.answer, keep_colours=False).rstrip("\n"), file=self.info)
+        follow = j is not None and j.verdict != "UNPARSABLE"
+        question = ("[v]erified, [f]ailure (sent back with a note), [s]top"
+                    + (", Enter: as the judge says" if follow else "") + ": ")
+        while True:
+            answer = await self.stdin.readline(question)
+            if answer is None:
+                self.say("stdin is closed: " + ("following the judge" if follow else
+                                                "sending it back as a failure"))
+                return JudgeDecision("follow" if follow else "fail")
+            choice = answer.strip().lower()[:1]
+            if choice == "" and follow:
+                return JudgeDecision("follow")
+            if choice == "v":
+                return JudgeDecision("accept")
+            if choice == "s":
+                return JudgeDecision("stop")
+            if choice == "f":
+                note = await self.stdin.readline("Note for the LLM (empty for none): ")
+                return JudgeDecision("fail", note=(note or "").strip())
+            self.say("answer v, f or s" + (" (or Enter)" if follow else ""))
+
     async def on_finished(self, ev: Finished) -> None:
         colour = "32" if ev.exit_code == EXIT_SUCCESS else "31"
         text = f"[verifybot] {ev.status}" + (f": {ev.message}" if ev.message else "")
@@ -340,6 +399,7 @@ async def cmd_run(args: argparse.Namespace) -> int:
     cfg = _config(args)  # first: a bad config stops everything before any import or start
     from verifybot_tui.llm import make_llm
     from verifybot_tui.targets import choose_target, make_target
+    from verifybot_tui.verify_setup import build_verification
 
     if args.max_retries is not None and args.max_retries < 0:
         raise ConfigError("--max-retries must be 0 or more")
@@ -354,8 +414,20 @@ async def cmd_run(args: argparse.Namespace) -> int:
                          trust_new_host=args.trust_new_host)
     if why:
         printer.say(why)
-    return await _drive(args, cfg, llm, target, printer, args.prompt,
-                        max_retries=args.max_retries, timeout=args.timeout)
+    try:
+        verification = build_verification(
+            cfg, llm_spec=args.llm or cfg.run.default_llm, judge=args.judge,
+            expect=args.expect, criteria_file=args.criteria, workspace=ws)
+    except BaseException:
+        await _close(llm, target)
+        raise
+    try:
+        return await _drive(args, cfg, llm, target, printer, args.prompt,
+                            max_retries=args.max_retries, timeout=args.timeout,
+                            verification=verification)
+    finally:
+        if verification.judge_llm is not None:
+            await _close(verification.judge_llm)
 
 
 async def _drive(args: argparse.Namespace, cfg: Config, llm: Any, target: Any,
@@ -542,8 +614,15 @@ async def cmd_config(args: argparse.Namespace) -> int:
     return EXIT_SUCCESS
 
 
+async def cmd_recipe(args: argparse.Namespace) -> int:
+    from verifybot_tui.recipes_cli import cmd_recipe as run_recipe_command
+
+    return await run_recipe_command(args, _config(args))
+
+
 _COMMANDS = {"run": cmd_run, "login": cmd_login, "probe": cmd_probe, "extract": cmd_extract,
-             "history": cmd_history, "doctor": cmd_doctor, "config": cmd_config}
+             "history": cmd_history, "doctor": cmd_doctor, "recipe": cmd_recipe,
+             "config": cmd_config}
 
 
 def _tui(args: argparse.Namespace) -> int:

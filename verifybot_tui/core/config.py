@@ -41,6 +41,12 @@ class RunConfig:
     """Run each version without asking."""
     default_target: str = "local"
     default_llm: str = "chatgpt"
+    judge: str = ""
+    ask_for_tests: bool = False
+    """true: the first prompt asks for a test file next to the program; the tests run after
+    the program, and a run whose tests fail is a failure."""
+    """Who judges a passing run's output: "off", "same-chat", or an [llm.NAME] (a new chat
+    per judgement). Empty: same-chat for browser LLMs, off for replays."""
 
 
 @dataclass
@@ -212,6 +218,13 @@ def _check_semantics(cfg: Config, path: Path | str) -> None:
         raise ConfigError(f"{path}: key 'run.default_target' names {cfg.run.default_target!r}, "
                           f"but there is no [targets.{cfg.run.default_target}]; configured: "
                           f"{', '.join(sorted(cfg.targets))}")
+    judge = cfg.run.judge
+    if (judge not in ("", "off", "same-chat") and judge not in cfg.llm
+            and not judge.startswith("replay:")):
+        raise ConfigError(f"{path}: key 'run.judge' must be \"off\", \"same-chat\", "
+                          f"\"replay:PATH\" or the name of an [llm.NAME] table, got {judge!r}; "
+                          f"configured: "
+                          f"{', '.join(sorted(cfg.llm))}")
     if cfg.run.default_llm not in cfg.llm:
         raise ConfigError(f"{path}: key 'run.default_llm' names {cfg.run.default_llm!r}, "
                           f"but there is no [llm.{cfg.run.default_llm}]")

@@ -50,3 +50,16 @@ class Transcript:
     def close(self) -> None:
         if not self._f.closed:
             self._f.close()
+
+
+def read_record(path: Path) -> dict[str, Any] | None:
+    """The JSON run record at the end of a transcript, if it got that far.
+
+    `recipe new` reads a finished session's criteria and judge back from it.
+    """
+    text = path.read_text(encoding="utf-8", errors="replace")
+    idx = text.rfind("\n## Run record\n")
+    if idx < 0:
+        return None
+    m = re.search(r"(`{3,})json\n(.*?)\n\1", text[idx:], re.S)
+    return json.loads(m.group(2)) if m else None

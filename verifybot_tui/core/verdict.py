@@ -13,18 +13,26 @@ import re
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from verifybot_tui.core.ports import RunResult
+
+if TYPE_CHECKING:
+    from verifybot_tui.core.criteria import Check
+    from verifybot_tui.core.sanity import Hit
 
 
 @dataclass
 class Verdict:
     status: str  # "success", "success_timeout", "failure", "timeout_silent", "timeout_stderr",
     #              "compile_error", "cancelled", "target_error"
+    #              "criteria_unmet" (exited 0 but missed a success criterion)
     ok: bool  # success or success_timeout
     reason: str  # one plain-text sentence for the transcript and the feedback prompt
     long_running: list[str] = field(default_factory=list)
     retry_hint: str = ""  # an instruction for the feedback prompt, "" when none applies
+    checks: list[Check] = field(default_factory=list)  # success criteria, met or not
+    held: list[Hit] = field(default_factory=list)  # sanity checks that fired on a pass
 
 
 # --------------------------------------------------------------------------- Python

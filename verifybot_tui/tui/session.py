@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, TypeVar
 from verifybot_tui.core.config import Config, check_llm_spec, check_target_name
 from verifybot_tui.core.history import History
 from verifybot_tui.core.ports import LLMBackend, Prompter, Target
+from verifybot_tui.core.recipe import Recipe
+from verifybot_tui.verify_setup import build_verification
 
 if TYPE_CHECKING:
     from verifybot_tui.core.loop import VerifyLoop
@@ -37,6 +39,9 @@ class AppSession:
         self.review_feedback = review_feedback
         self.auto_accept = config.run.auto_accept
         self.history = History(self.workspace)
+        # Criteria and the judge: the criteria editor and an opened recipe change it.
+        self.verification = build_verification(config, llm_spec=llm_spec,
+                                               workspace=self.workspace)
         self.llm: LLMBackend | None = None
         self.targets: dict[str, Target] = {}
         self.loop: VerifyLoop | None = None
@@ -116,10 +121,24 @@ class AppSession:
 
             self.loop = VerifyLoop(config=self.config, llm=llm, target=target,
                                    history=self.history, review_feedback=self.review_feedback,
-                                   auto_accept=self.auto_accept, workspace=self.workspace)
+                                   auto_accept=self.auto_accept, workspace=self.workspace,
+                                   verification=self.verification)
         elif self.loop.target is not target:
             self.loop.set_target(target)
         return self.loop
+
+    def use_recipe(self, recipe: Recipe) -> None:
+        """A recipe's criteria, sanity switch and judge become this session's."""
+        v = build_verification(self.config, llm_spec=self.llm_spec,
+                               judge=recipe.resolve(recipe.judge), workspace=self.workspace,
+                               sanity=recipe.sanity)
+        v.criteria = list(recipe.criteria)
+        old = self.verification
+        self.verification = v
+        if self.loop is not None:
+            self.loop.set_verification(v)
+        if old.judge_llm is not None:
+            asyncio.ensure_future(old.judge_llm.close())
 
     def set_auto_accept(self, on: bool) -> None:
         self.auto_accept = on
@@ -148,6 +167,8 @@ class AppSession:
         closers = [t.close() for t in self.targets.values()]
         if self.llm is not None:
             closers.append(self.llm.close())
+        if self.verification.judge_llm is not None:
+            closers.append(self.verification.judge_llm.close())
         for coro in closers:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(coro, 10)

@@ -28,6 +28,9 @@ from verifybot_tui.core.events import (
     FeedbackDecision,
     FeedbackReady,
     Finished,
+    Judged,
+    JudgeDecision,
+    JudgementNeeded,
     Notice,
     Output,
     PermissionNeeded,
@@ -42,6 +45,7 @@ from verifybot_tui.core.outcome import Status
 from verifybot_tui.tui.editor import edit_text
 from verifybot_tui.tui.messages import FileEdited, LoopEnded, LoopEvent
 from verifybot_tui.tui.screens.dialogs import ConfirmScreen
+from verifybot_tui.tui.screens.judgement import JudgementScreen
 from verifybot_tui.tui.widgets.approval import ApprovalBar
 from verifybot_tui.tui.widgets.feedback import FeedbackBar
 
@@ -203,6 +207,18 @@ class LoopController:
             f"Verdict for attempt {ev.attempt - self.attempt_base}: {v.status} — {v.reason}",
             "info" if v.ok else "warning")
         self.screen.refresh_history()
+
+    async def on_judged(self, ev: Judged) -> None:
+        j = ev.judgement
+        await self.screen.conversation.add_notice(
+            f"Judgement for attempt {ev.attempt - self.attempt_base}: {j.line} "
+            f"(judge: {j.judge})", "info" if j.verdict == "PASS" else "warning")
+
+    async def on_judgement_needed(self, ev: JudgementNeeded) -> None:
+        """The judgement dialog: follow the judge, overrule it, or stop."""
+        self.screen.app.push_screen(
+            JudgementScreen(ev.judgement, ev.reasons),
+            callback=lambda d: _resolve(ev.decision, d or JudgeDecision("fail")))
 
     async def on_finished(self, ev: Finished) -> None:
         self.close_decisions()
