@@ -6,10 +6,13 @@ from __future__ import annotations
 import os
 import subprocess
 import tomllib
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 from conftest import verifybot_cmd
+
+from verifybot_tui.core.config import RunConfig
 
 FULL = """
 [run]
@@ -75,9 +78,11 @@ def test_export_then_import_round_trips_every_kind_of_table(tmp_path: Path) -> N
     text = exported.read_text(encoding="utf-8")
     assert all(v not in text for v in secrets.values())
     doc = tomllib.loads(text)
-    assert doc["run"] == {"workspace": str(tmp_path / "work"), "max_retries": 5, "timeout": 12.5,
-                          "auto_accept": True, "default_target": "pi",
-                          "default_llm": "local_model"}
+    # Every [run] key is exported (those added later too); these are the file's.
+    assert doc["run"].items() >= {"workspace": str(tmp_path / "work"), "max_retries": 5,
+                                  "timeout": 12.5, "auto_accept": True,
+                                  "default_target": "pi", "default_llm": "local_model"}.items()
+    assert set(doc["run"]) == {f.name for f in fields(RunConfig)}
     assert doc["llm"]["chatgpt"]["kind"] == "browser" and doc["llm"]["chatgpt"]["headless"]
     assert doc["llm"]["claude"]["url"] == "https://claude.ai/new"  # a default table too
     assert doc["llm"]["local_model"] == {

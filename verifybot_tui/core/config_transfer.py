@@ -32,11 +32,11 @@ from verifybot_tui.core.config import (
 )
 from verifybot_tui.core.errors import ConfigError
 
-# The keys that mean something for each kind; the rest are left out of an export.
-_BROWSER_KEYS = ("kind", "site", "url", "headless", "browser_path", "profile_dir",
-                 "answer_timeout")
-_API_KEYS = ("kind", "base_url", "model", "api_key_env", "temperature", "max_tokens",
-             "timeout", "system", "thinking_budget", "answer_timeout")
+# The keys of the API kinds; a browser table is exported with every other key (so a
+# key added for browsers later is exported too), an API table with these only.
+_API_ONLY = ("base_url", "model", "api_key_env", "temperature", "max_tokens", "timeout",
+             "system", "thinking_budget")
+_API_KEYS = ("kind", *_API_ONLY, "answer_timeout")
 
 
 def _ui_choices() -> dict[str, Any]:
@@ -58,7 +58,9 @@ def _table(obj: Any, keys: tuple[str, ...] | None = None) -> dict[str, Any]:
 
 
 def _llm_table(llm: LLMConfig) -> dict[str, Any]:
-    return _table(llm, _API_KEYS if llm.kind in API_KINDS else _BROWSER_KEYS)
+    if llm.kind in API_KINDS:
+        return _table(llm, _API_KEYS)
+    return {k: v for k, v in _table(llm).items() if k not in _API_ONLY}
 
 
 def _target_table(t: TargetConfig) -> dict[str, Any]:
