@@ -61,6 +61,7 @@ class RunResult:
     workdir: str = ""
     stdout_bytes: int = 0  # totals as written by the program, before any cut
     stderr_bytes: int = 0
+    escaped: list[str] = field(default_factory=list)  # "PID (name) killed": left the tree
 
 
 class Prompter(Protocol):

@@ -18,6 +18,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from rich.markup import escape
+
+from verifybot_tui.core.ansi import one_line, visible
 from verifybot_tui.core.errors import VerifyBotError
 from verifybot_tui.core.events import (
     AnswerDone,
@@ -142,9 +145,10 @@ class LoopController:
         self.screen.refresh_history()
 
     async def on_notice(self, ev: Notice) -> None:
-        await self.screen.conversation.add_notice(ev.text, ev.level)
+        # Notices quote programs, file names and the LLM: escapes shown, no markup.
+        await self.screen.conversation.add_notice(visible(ev.text), ev.level)
         if ev.level == "error":
-            self.screen.notify(ev.text, severity="error")
+            self.screen.notify(one_line(ev.text), severity="error", markup=False)
 
     async def on_prompt_sent(self, ev: PromptSent) -> None:
         await self.screen.conversation.add_prompt(ev.text, ev.kind, ev.attempt)
@@ -173,8 +177,8 @@ class LoopController:
     async def on_approval_needed(self, ev: ApprovalNeeded) -> None:
         self.pending_approval = ev
         self.screen.approval_bar.ask(
-            f"Attempt {ev.attempt - self.attempt_base}: run [b]{ev.entry}[/b] on "
-            f"[b]{self.session.target_name}[/b]?")
+            f"Attempt {ev.attempt - self.attempt_base}: run [b]{escape(one_line(ev.entry))}[/b]"
+            f" on [b]{escape(self.session.target_name)}[/b]?")
         self.watch_programs(dict(self.saved_paths))
 
     async def on_permission_needed(self, ev: PermissionNeeded) -> None:
@@ -225,9 +229,9 @@ class LoopController:
         self.screen.output_pane.finish()
         conversation = self.screen.conversation
         await conversation.end_answer()
-        text = f"{ev.status}: {ev.message}" if ev.message else str(ev.status)
+        text = f"{ev.status}: {one_line(ev.message)}" if ev.message else str(ev.status)
         await conversation.add_notice(f"Finished — {text}", "info" if ev.status.ok else "warning")
-        self.screen.notify(text, title="Session finished",
+        self.screen.notify(text, title="Session finished", markup=False,
                            severity=STATUS_SEVERITY.get(ev.status, "error"))
         self.screen.refresh_history()
         self.screen.prompt_ready()

@@ -11,10 +11,12 @@ from __future__ import annotations
 import difflib
 
 from textual.containers import VerticalScroll
+from textual.content import Content
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
+from verifybot_tui.core.ansi import one_line
 from verifybot_tui.core.ports import ProgramFile
 from verifybot_tui.tui.keys import EDIT_BINDINGS
 
@@ -104,7 +106,9 @@ class CodePane(Widget):
             for i, f in enumerate(self.current_files()):
                 mark = "▶ " if f.name == self.entry else ""
                 edited = " *" if f.name in self.edits else ""
-                with TabPane(f"{mark}{f.saved_name}{edited}", id=f"file-{i}"):
+                # A file name comes from the LLM: plain text, escapes shown, never markup.
+                title = Content(f"{mark}{one_line(f.saved_name)}{edited}")
+                with TabPane(title, id=f"file-{i}"):
                     if self.mode == "edit":
                         yield TextArea(f.content, id=f"edit-{i}", show_line_numbers=True,
                                        soft_wrap=False, tab_behavior="indent",
