@@ -84,6 +84,16 @@ def _verification_args(p: argparse.ArgumentParser) -> None:
                         "replay:PATH (default: [run] judge)")
 
 
+def _config_args(p: argparse.ArgumentParser) -> None:
+    p.description = ("export: write the effective settings as TOML (no secrets); "
+                     "import: validate a file and install it as the user config "
+                     "(the old one is kept as a backup).")
+    p.add_argument("action", choices=("export", "import"))
+    p.add_argument("path", nargs="?", metavar="PATH",
+                   help="export: the file to write (default: standard output); "
+                        "import: the file to install")
+
+
 def build_parser(command: str | None) -> argparse.ArgumentParser:
     if command is None:
         p = argparse.ArgumentParser(
@@ -141,13 +151,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         add_args(p)
         return p
     elif command == "config":
-        p.description = ("export: write the effective settings as TOML (no secrets); "
-                         "import: validate a file and install it as the user config "
-                         "(the old one is kept as a backup).")
-        p.add_argument("action", choices=("export", "import"))
-        p.add_argument("path", nargs="?", metavar="PATH",
-                       help="export: the file to write (default: standard output); "
-                            "import: the file to install")
+        _config_args(p)
     _common(p, workspace=command not in ("login", "doctor", "config"))
     return p
 
