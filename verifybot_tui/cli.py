@@ -52,12 +52,14 @@ from verifybot_tui.core.events import (
     RunFinished,
     RunStarted,
     SessionStarted,
+    ThinkingText,
     VerdictReached,
 )
 from verifybot_tui.core.outcome import Status
 from verifybot_tui.core.workspace import check_workspace
 
-COMMANDS = ("run", "login", "probe", "extract", "history", "doctor", "selftest", "recipe")
+COMMANDS = ("run", "login", "probe", "extract", "history", "doctor", "selftest", "recipe",
+            "config")
 
 
 # -- argument parsing ------------------------------------------------------------
@@ -81,6 +83,16 @@ def _verification_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--judge", metavar="MODE",
                    help="who judges a passing run: off, same-chat, an [llm.NAME], or "
                         "replay:PATH (default: [run] judge)")
+
+
+def _config_args(p: argparse.ArgumentParser) -> None:
+    p.description = ("export: write the effective settings as TOML (no secrets); "
+                     "import: validate a file and install it as the user config "
+                     "(the old one is kept as a backup).")
+    p.add_argument("action", choices=("export", "import"))
+    p.add_argument("path", nargs="?", metavar="PATH",
+                   help="export: the file to write (default: standard output); "
+                        "import: the file to install")
 
 
 def build_parser(command: str | None) -> argparse.ArgumentParser:
@@ -141,7 +153,9 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
                          "[--json]`, `recipe new [SESSION]`.")
         add_args(p)
         return p
-    _common(p, workspace=command not in ("login", "doctor"))
+    elif command == "config":
+        _config_args(p)
+    _common(p, workspace=command not in ("login", "doctor", "config"))
     return p
 
 
@@ -266,6 +280,9 @@ class _Printer:
 
     async def on_answer_text(self, ev: AnswerText) -> None:
         pass  # the CLI shows the answer's code, not the answer as it streams
+
+    async def on_thinking_text(self, ev: ThinkingText) -> None:
+        pass  # nor the model's reasoning: the transcript keeps it, apart from the answer
 
     async def on_answer_done(self, ev: AnswerDone) -> None:
         self.say(f"answer received ({len(ev.markdown)} characters)")
@@ -497,6 +514,13 @@ async def cmd_login(args: argparse.Namespace) -> int:
     cfg = _config(args)
     name = args.llm or cfg.run.default_llm
     check_llm_spec(cfg, name, replay=False)  # a replay has nothing to log in to
+    if cfg.llm[name].kind != "browser":
+        from verifybot_tui.core.config import key_env
+
+        print(f"{name} is an API provider (kind {cfg.llm[name].kind}): it needs no login. "
+              f"Its key is read from ${key_env(cfg.llm[name])}; `verifybot doctor` checks it.",
+              file=sys.stderr)
+        return EXIT_SUCCESS
     from verifybot_tui.llm.browser.login import login
 
     print(f"Opening {cfg.llm[name].url} in a browser window: log in there. "
@@ -640,6 +664,29 @@ async def cmd_selftest(args: argparse.Namespace) -> int:
     return await run_selftest(cfg, args.llm or cfg.run.default_llm)
 
 
+async def cmd_config(args: argparse.Namespace) -> int:
+    from verifybot_tui.core.config_transfer import export_text, import_file
+
+    if args.action == "import":
+        if not args.path:
+            raise ConfigError("config import needs the file to install: "
+                              "verifybot config import PATH")
+        dest, backup = import_file(Path(args.path).expanduser())
+        _err(f"installed {args.path} as {dest}"
+             + (f"; the old config is kept as {backup}" if backup else ""))
+        return EXIT_SUCCESS
+    text = export_text(_config(args))
+    if not args.path:
+        sys.stdout.write(text)
+        return EXIT_SUCCESS
+    out = Path(args.path).expanduser()
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, out)
+    _err(f"wrote {out} (secrets are not in it: only the names of their variables)")
+    return EXIT_SUCCESS
+
+
 async def cmd_recipe(args: argparse.Namespace) -> int:
     from verifybot_tui.recipes_cli import cmd_recipe as run_recipe_command
 
@@ -648,7 +695,7 @@ async def cmd_recipe(args: argparse.Namespace) -> int:
 
 _COMMANDS = {"run": cmd_run, "login": cmd_login, "probe": cmd_probe, "extract": cmd_extract,
              "history": cmd_history, "doctor": cmd_doctor, "selftest": cmd_selftest,
-             "recipe": cmd_recipe}
+             "recipe": cmd_recipe, "config": cmd_config}
 
 
 def _tui(args: argparse.Namespace) -> int:

@@ -1,8 +1,9 @@
 """``verifybot doctor``: is everything in place for a run?
 
 Each check prints one line, OK / WARN / FAIL, and a FAIL says what to do. It
-checks the config, the workspace, each browser LLM's browser and profile, and
-that each target answers, without sending any prompt.
+checks the config, the workspace, each browser LLM's browser and profile, each API
+provider (reachable, key taken, model offered: its models list, else a one-token
+request), and that each target answers, without sending any prompt.
 """
 
 from __future__ import annotations
@@ -38,7 +39,10 @@ async def run_doctor(config: Config) -> int:
     except OSError as e:
         r.line("FAIL", "workspace", f"{ws} is not writable ({e.strerror}): set [run] workspace")
     for name, llm in sorted(config.llm.items()):
-        await _check_llm(r, name, llm)
+        if llm.kind == "browser":
+            await _check_llm(r, name, llm)
+        else:
+            await _check_api(r, name, llm, config)
     for name in sorted(config.targets):
         await _check_target(r, config, name)
     return EXIT_FAILED if r.failed else EXIT_SUCCESS
@@ -63,6 +67,13 @@ async def _check_llm(r: _Report, name: str, llm: LLMConfig) -> None:
         r.line("OK", what, f"profile {profile} exists (the login is checked at each prompt)")
     else:
         r.line("WARN", what, f"no profile at {profile}: run `verifybot login --llm {name}` once")
+
+
+async def _check_api(r: _Report, name: str, llm: LLMConfig, config: Config) -> None:
+    from verifybot_tui.llm.api_check import check_provider
+
+    result = await check_provider(llm, config.workspace)
+    r.line("OK" if result.ok else "FAIL", f"llm {name}", result.text)
 
 
 async def _check_target(r: _Report, config: Config, name: str) -> None:

@@ -79,7 +79,23 @@ class LLMConfig:
     temporary: bool = False
     """New chats as temporary chats (not in the site's history; not resumable)."""
     model: str = ""
-    """A model chosen in the site's model picker by its visible name; empty: the site's."""
+    """browser: a model chosen in the site's model picker by its visible name; API: the
+    model id sent with each request. Empty: the site's or server's default."""
+    # kind = "openai" / "anthropic": an HTTP API instead of a browser.
+    base_url: str = ""
+    """Empty: the provider's official URL; else an OpenAI-compatible server's /v1 URL."""
+    api_key_env: str = ""
+    """The variable holding the API key (empty: OPENAI_API_KEY / ANTHROPIC_API_KEY)."""
+    temperature: float = -1.0
+    """Negative: not sent, the server's default."""
+    max_tokens: int = 0
+    """Most tokens per answer; 0: the server's default (anthropic: 8192)."""
+    timeout: float = 120.0
+    """Seconds to wait for the server to connect and for each piece of the stream."""
+    system: str = ""
+    """A system prompt sent with every request (empty: none)."""
+    thinking_budget: int = 0
+    """anthropic: tokens of extended thinking (0: off; at least 1024 when on)."""
 
 
 @dataclass
@@ -126,8 +142,16 @@ DEFAULT_LLMS = {
 }
 DEFAULT_TARGETS = {"local": TargetConfig(name="local", kind="local")}
 
+API_KINDS = ("openai", "anthropic")
+DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
+def key_env(llm: LLMConfig) -> str:
+    """The variable an API provider's key is read from (never the key itself)."""
+    return llm.api_key_env or DEFAULT_KEY_ENV.get(llm.kind, "")
+
 MAX_TIMEOUT = 86400.0  # a day: a longer timeout is a typo, and 1e12 s overflows timers
-_KINDS = {"llm": ("browser",), "targets": ("local", "ssh")}
+_KINDS = {"llm": ("browser", *API_KINDS), "targets": ("local", "ssh")}
 _TYPE_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string",
                dict: "a table", list: "a list of strings"}
 
@@ -208,6 +232,8 @@ def _check_semantics(cfg: Config, path: Path | str) -> None:
     for name, llm in cfg.llm.items():
         if llm.answer_timeout <= 0:
             raise ConfigError(f"{path}: key 'llm.{name}.answer_timeout' must be more than 0")
+        if llm.kind in API_KINDS:
+            _check_api_llm(name, llm, path)
     if cfg.run.max_retries < 0:
         raise ConfigError(f"{path}: key 'run.max_retries' must be 0 or more")
     if not 0 < cfg.run.timeout <= MAX_TIMEOUT:
@@ -235,6 +261,34 @@ def _check_semantics(cfg: Config, path: Path | str) -> None:
     for name, t in cfg.targets.items():
         if not 0 < t.port < 65536:
             raise ConfigError(f"{path}: key 'targets.{name}.port' must be 1-65535")
+
+
+def _check_api_llm(name: str, llm: LLMConfig, path: Path | str) -> None:
+    where = f"{path}: key 'llm.{name}"
+    if not llm.model.strip():
+        raise ConfigError(f"{where}.model' is missing: kind {llm.kind!r} needs the model's name "
+                          "(verifybot doctor lists the models the server offers)")
+    if llm.base_url and not llm.base_url.startswith(("http://", "https://")):
+        raise ConfigError(f"{where}.base_url' must start with http:// or https://, "
+                          f"got {llm.base_url!r}")
+    if llm.api_key_env and not llm.api_key_env.replace("_", "").isalnum():
+        raise ConfigError(f"{where}.api_key_env' must be the NAME of an environment variable "
+                          "(letters, digits, _), never the key itself")
+    if llm.temperature >= 0 and llm.temperature > 2:
+        raise ConfigError(f"{where}.temperature' must be 0 to 2 (or negative: not sent)")
+    if llm.max_tokens < 0:
+        raise ConfigError(f"{where}.max_tokens' must be 0 (the default) or more")
+    if llm.timeout <= 0:
+        raise ConfigError(f"{where}.timeout' must be more than 0 seconds")
+    if llm.thinking_budget:
+        if llm.kind != "anthropic":
+            raise ConfigError(f"{where}.thinking_budget' is for kind \"anthropic\" only "
+                              "(OpenAI-compatible servers show their reasoning by themselves)")
+        if llm.thinking_budget < 1024:
+            raise ConfigError(f"{where}.thinking_budget' must be 0 (off) or at least 1024")
+        if llm.max_tokens and llm.thinking_budget >= llm.max_tokens:
+            raise ConfigError(f"{where}.thinking_budget' must be less than max_tokens "
+                              f"({llm.max_tokens})")
 
 
 def find_config_path(explicit: str | None = None) -> Path | None:

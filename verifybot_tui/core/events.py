@@ -88,6 +88,11 @@ class AnswerText(Event):
 
 
 @dataclass
+class ThinkingText(Event):
+    text: str  # the model's reasoning so far (API backends): shown apart, never the answer
+
+
+@dataclass
 class AnswerDone(Event):
     markdown: str
     conversation_url: str | None = None
@@ -183,6 +188,7 @@ class EventHandler(Protocol):
     async def on_notice(self, ev: Notice) -> None: ...
     async def on_prompt_sent(self, ev: PromptSent) -> None: ...
     async def on_answer_text(self, ev: AnswerText) -> None: ...
+    async def on_thinking_text(self, ev: ThinkingText) -> None: ...
     async def on_answer_done(self, ev: AnswerDone) -> None: ...
     async def on_code_ready(self, ev: CodeReady) -> None: ...
     async def on_approval_needed(self, ev: ApprovalNeeded) -> None: ...
@@ -205,6 +211,7 @@ HANDLERS: dict[type[Event], _Handle] = {
     Notice: lambda h, ev: h.on_notice(ev),
     PromptSent: lambda h, ev: h.on_prompt_sent(ev),
     AnswerText: lambda h, ev: h.on_answer_text(ev),
+    ThinkingText: lambda h, ev: h.on_thinking_text(ev),
     AnswerDone: lambda h, ev: h.on_answer_done(ev),
     CodeReady: lambda h, ev: h.on_code_ready(ev),
     ApprovalNeeded: lambda h, ev: h.on_approval_needed(ev),

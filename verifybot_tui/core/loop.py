@@ -56,6 +56,7 @@ from verifybot_tui.core.events import (
     RunFinished,
     RunStarted,
     SessionStarted,
+    ThinkingText,
     VerdictReached,
     dispatch,
 )
@@ -64,7 +65,14 @@ from verifybot_tui.core.history import History
 from verifybot_tui.core.judging import FinishedRun, Judge, mechanical
 from verifybot_tui.core.llm_judge import Judgement
 from verifybot_tui.core.outcome import AttemptState, Outcome, Status
-from verifybot_tui.core.ports import LLMBackend, ProgramFile, RunRequest, RunResult, Target
+from verifybot_tui.core.ports import (
+    LLMBackend,
+    ProgramFile,
+    RunRequest,
+    RunResult,
+    ShowsThinking,
+    Target,
+)
 from verifybot_tui.core.programs import digest, program_files, save_version
 from verifybot_tui.core.recorder import OutputFile, SessionRecorder
 from verifybot_tui.core.secrets import Redactor
@@ -317,6 +325,9 @@ class VerifyLoop:
         turn = Turn(self.redact(turn.text), turn.kind)  # a secret never goes to the LLM
         prompt_id = rec.prompt_sent(turn.kind, turn.text)
         self._emit(PromptSent(turn.text, turn.kind, self.attempt + 1))
+        if isinstance(self.llm, ShowsThinking):  # an API backend: reasoning apart, waits told
+            self.llm.on_thinking = lambda so_far: self._emit(ThinkingText(so_far))
+            self.llm.on_notice = lambda note: self._emit(Notice(note, "warning"))
         try:
             answer = await self.llm.ask(turn.text, self._on_answer_text)
         except BaseException:
@@ -329,7 +340,7 @@ class VerifyLoop:
         self._check_answer_size(answer.markdown)
         # A temporary chat cannot be reopened: its session keeps no URL to resume.
         rec.answer(prompt_id, answer.markdown, url if answer.resumable else None,
-                   renderer=answer.renderer)
+                   renderer=answer.renderer, thinking=answer.thinking, details=answer.details)
         self._emit(AnswerDone(answer.markdown, url))
         return prompt_id, answer.markdown
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 # (stream, text): stream is "stdout" or "stderr"; text is decoded with
 # errors="replace" and may hold any bytes the program wrote, escapes included.
@@ -142,6 +142,17 @@ class Answer:
     conversation_url: str | None = None
     renderer: str = ""  # the site's page layout that gave it (browser backends), for records
     resumable: bool = True  # False: a temporary chat the site will not reopen
+    thinking: str = ""  # the model's reasoning, when it shows it: never part of the answer
+    details: str = ""  # for the transcript: provider, model, token usage (API backends)
+
+
+@runtime_checkable
+class ShowsThinking(Protocol):
+    """A backend (the HTTP API ones) that streams the model's reasoning apart from the
+    answer and tells of its waits (a rate limit); the loop turns both into events."""
+
+    on_thinking: TextCallback | None
+    on_notice: Callable[[str], None] | None
 
 
 class LLMBackend(Protocol):

@@ -138,12 +138,18 @@ class SessionRecorder:
         self.history.set_conversation(self.session_id, url)
         self.conversation_url = url or self.conversation_url
 
-    def answer(self, prompt_id: int, markdown: str, url: str | None, *,
-               renderer: str = "") -> None:
+    def answer(self, prompt_id: int, markdown: str, url: str | None, *, renderer: str = "",
+               thinking: str = "", details: str = "") -> None:
+        """The answer (with the chat page that gave it); the model's thinking before it (never
+        part of it), its provenance after."""
         self.history.set_answer(prompt_id, markdown)
         self.conversation(url)
-        via = f" (renderer {renderer})" if renderer else ""  # the chat page that gave it
+        if thinking:
+            self.tr.block(f"Thinking {self.prompts} (not part of the answer)", thinking, "text")
+        via = f" (renderer {renderer})" if renderer else ""
         self.tr.block(f"Answer {self.prompts}{via}", markdown, "markdown")
+        if details:
+            self.tr.section(f"Provider of answer {self.prompts}", f"- {details}\n")
 
     def extraction(self, n: int, ex: Extraction) -> None:
         lines = []

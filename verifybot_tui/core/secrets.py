@@ -20,7 +20,7 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from verifybot_tui.core.config import DEFAULT_ENV_DENY, Config
+from verifybot_tui.core.config import API_KINDS, DEFAULT_ENV_DENY, Config, key_env
 
 DOTENV_SECRETS = ("PI_PASSWORD",)
 MASK = "[redacted]"
@@ -50,11 +50,12 @@ def read_dotenv(path: Path) -> dict[str, str]:
 
 
 def secret_names(config: Config | None) -> set[str]:
-    """Variable names configured as holding secrets (every target's password_env)."""
+    """Variable names configured as holding secrets (password_env, API key variables)."""
     names = set(DOTENV_SECRETS)
     if config is not None:
         names.update(t.password_env for t in config.targets.values() if t.password_env)
-        names.update(getattr(llm, "api_key_env", "") for llm in config.llm.values())
+        # An API provider's key variable (its default, OPENAI_API_KEY..., when unnamed).
+        names.update(key_env(llm) for llm in config.llm.values() if llm.kind in API_KINDS)
     names.discard("")
     return names
 

@@ -1,4 +1,4 @@
-"""LLM backends: a chat site driven in a browser, or answers replayed from a transcript.
+"""LLM backends: a chat site in a browser, an HTTP API, or answers replayed from a transcript.
 
 ``make_llm`` turns ``--llm`` (an ``[llm.NAME]`` table, or ``replay:PATH``) into a
 backend. The browser backend is imported only when used: Playwright costs
@@ -20,6 +20,10 @@ def make_llm(config: Config, spec: str, workspace: Path) -> LLMBackend:
 
         return ReplayLLM(Path(spec.removeprefix("replay:")).expanduser())
     cfg = config.llm[spec]
+    if cfg.kind != "browser":
+        from verifybot_tui.llm.api_common import make_api_llm
+
+        return make_api_llm(cfg, workspace)
     from verifybot_tui.llm.browser import BrowserLLM
 
     return BrowserLLM(cfg, workspace, answer_timeout=cfg.answer_timeout)

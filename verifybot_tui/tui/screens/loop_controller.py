@@ -41,6 +41,7 @@ from verifybot_tui.core.events import (
     RunFinished,
     RunStarted,
     SessionStarted,
+    ThinkingText,
     VerdictReached,
 )
 from verifybot_tui.core.outcome import Status
@@ -158,6 +159,10 @@ class LoopController:
 
     async def on_answer_text(self, ev: AnswerText) -> None:
         await self.screen.conversation.show_answer(ev.text)
+
+    async def on_thinking_text(self, ev: ThinkingText) -> None:
+        """The model's reasoning (API backends): the status bar says "thinking…" (the
+        backend's state) and the transcript keeps it; it never goes into the answer."""
 
     async def on_answer_done(self, ev: AnswerDone) -> None:
         await self.screen.conversation.finish_answer(ev.markdown)

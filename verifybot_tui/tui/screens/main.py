@@ -26,6 +26,7 @@ from textual.worker import Worker, WorkerState
 from verifybot_tui.core.ansi import one_line
 from verifybot_tui.core.errors import VerifyBotError
 from verifybot_tui.core.events import ApprovalNeeded, FeedbackReady, dispatch
+from verifybot_tui.llm.api_common import usage_text
 from verifybot_tui.tui.keys import MAIN_BINDINGS
 from verifybot_tui.tui.messages import (
     BackendState,
@@ -218,6 +219,7 @@ class MainScreen(Screen[None]):
         """A backend's state changed (the callback the session registered)."""
         if message.kind == "llm":
             self.llm_state = message.state
+            self.status_bar.usage = usage_text(self.session.llm)  # API tokens, after each answer
         elif message.name == self.target and message.name != self.switching:
             # A target being switched to shows "connecting" until it is probed and
             # current (TargetReady): "connected" must mean the next attempt runs there.

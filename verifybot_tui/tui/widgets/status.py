@@ -13,7 +13,8 @@ from textual.widgets import Static
 
 TARGET_MARKS = {"connected": "●", "connecting": "◌", "error": "✘", "disconnected": "○"}
 LLM_LABELS = {"stopped": "not started", "starting": "starting…", "logged_out": "logged out",
-              "idle": "idle", "streaming": "streaming…", "error": "error"}
+              "idle": "idle", "streaming": "streaming…", "error": "error",
+              "waiting": "rate-limited, waiting…", "thinking": "thinking…"}
 
 
 class StatusBar(Static):
@@ -36,6 +37,7 @@ class StatusBar(Static):
     auto_accept = reactive(False)
     review_feedback = reactive(False)
     mode = reactive("")  # "new chat", "follow-up", "resume #n"
+    usage = reactive("")  # an API backend's tokens (and cost) this session; "" for a browser
 
     def render(self) -> str:
         t_mark = TARGET_MARKS.get(self.target_state, "?")
@@ -46,7 +48,8 @@ class StatusBar(Static):
         parts = [
             f"[{t_colour}]{t_mark}[/] target [b]{escape(self.target)}[/]: {self.target_state}",
             f"LLM [b]{escape(self.llm)}[/]: "
-            f"[{l_colour}]{LLM_LABELS.get(self.llm_state, self.llm_state)}[/]",
+            f"[{l_colour}]{LLM_LABELS.get(self.llm_state, self.llm_state)}[/]"
+            + (f" ({escape(self.usage)})" if self.usage else ""),
         ]
         if self.attempt:
             parts.append(f"attempt {self.attempt} of {self.max_attempts}")

@@ -1,0 +1,399 @@
+"""What the HTTP API backends share: the conversation, the key, usage, and error messages.
+
+An API backend keeps the message list of its session itself (the server keeps
+nothing), so a follow-up or a feedback prompt goes in the same conversation as
+with the browser. Its "conversation URL" is ``api:NAME/ID``; resuming one
+rebuilds the messages from the workspace's history.db, where every prompt and
+answer is kept.
+
+The key is read from the environment at each request and never stored: it is
+scrubbed from every message we build from a server's reply, because servers
+echo keys back ("Incorrect API key provided: sk-...").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import email.utils
+import os
+import re
+import uuid
+from collections.abc import AsyncGenerator, Callable
+from contextlib import aclosing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from verifybot_tui.core.config import LLMConfig, key_env
+from verifybot_tui.core.errors import ConfigError, LLMError
+from verifybot_tui.core.ports import Answer, ReportsState, TextCallback
+
+OFFICIAL_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+MAX_RETRY_AFTER = 120.0  # a longer wait is reported, not slept through
+_KEYISH = re.compile(r"\b(sk|key|pk|rk)-[A-Za-z0-9_\-*.]{6,}")
+
+
+@dataclass
+class Usage:
+    """Tokens (and cost, when the provider reports it) of one answer or of a session."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float | None = None  # in the provider's currency (USD for the known ones)
+
+    def add(self, other: Usage) -> None:
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        if other.cost is not None:
+            self.cost = (self.cost or 0.0) + other.cost
+
+    def summary(self) -> str:
+        text = f"{self.input_tokens:,} in / {self.output_tokens:,} out tokens"
+        return text + (f", ${self.cost:.4f}" if self.cost is not None else "")
+
+
+def usage_text(llm: object) -> str:
+    """The status bar's account of a backend's tokens and cost; "" when it keeps none."""
+    usage = getattr(llm, "usage", None)
+    if not isinstance(usage, Usage) or not (usage.input_tokens or usage.output_tokens):
+        return ""
+    return usage.summary()
+
+
+@dataclass
+class Piece:
+    """One thing a stream yields: answer text, thinking text, or the end with its usage."""
+
+    text: str = ""
+    thinking: str = ""
+    done: bool = False
+    stop_reason: str = ""
+    usage: Usage | None = None
+
+
+class StreamCut(Exception):
+    """The stream ended before the server said the answer was complete."""
+
+
+def base_url(cfg: LLMConfig) -> str:
+    return (cfg.base_url or OFFICIAL_URL[cfg.kind]).rstrip("/")
+
+
+def read_key(cfg: LLMConfig) -> str:
+    """The key from its variable; a local server may need none (an empty key is sent as such)."""
+    env = key_env(cfg)
+    key = os.environ.get(env, "")
+    if not key and not cfg.base_url:
+        raise LLMError(f"llm {cfg.name}: ${env} is not set. Put the API key of {cfg.kind} in "
+                       f"that variable (export {env}=...), or name another one with "
+                       f"api_key_env in [llm.{cfg.name}]; keys are never read from files")
+    return key
+
+
+def scrub(text: str, key: str) -> str:
+    """A server's message without the key or anything that looks like one."""
+    if key:
+        text = text.replace(key, "<key>")
+        if len(key) >= 8:  # servers show the key's start and end ("sk-ab...wxyz")
+            text = text.replace(key[:8], "<key>").replace(key[-4:], "****")
+    return _KEYISH.sub("<key>", text)
+
+
+def conversation_messages(workspace: Path, conversation_url: str) -> list[tuple[str, str]]:
+    """The (prompt, answer) pairs of the session living at this URL, from history.db.
+
+    A prompt left without an answer (a stream cut, a stop) is skipped: the
+    server never saw a reply to it, and two user turns in a row confuse some.
+    """
+    from verifybot_tui.core.history import History
+
+    if not (workspace / "history.db").is_file():
+        return []
+    history = History(workspace)
+    try:
+        session = next((s for s in history.sessions(limit=1_000_000)
+                        if s["conversation_url"] == conversation_url), None)
+        prompts = history.prompts(session["id"]) if session else []
+    finally:
+        history.close()
+    return [(p["text"], p["answer"]) for p in prompts if p["answer"]]
+
+
+class ApiLLM(ReportsState):
+    """The LLMBackend protocol over an HTTP API; subclasses only open the stream.
+
+    Its state is "thinking" while the model's reasoning streams, "streaming"
+    while the answer does, and "waiting" during a rate-limit wait.
+    """
+
+    kind = ""
+
+    def __init__(self, cfg: LLMConfig, workspace: Path) -> None:
+        self.cfg = cfg
+        self.workspace = workspace
+        self.name = cfg.name
+        self.state = "stopped"
+        self.conversation_url: str | None = None
+        self.messages: list[dict[str, str]] = []
+        # Tokens and cost of this backend's session, for the status bar; on_usage is
+        # called with it after each answer.
+        self.usage = Usage()
+        self.on_usage: Callable[[Usage], None] | None = None
+        # The model's reasoning, as it arrives (whole text so far), shown apart from
+        # the answer; the loop sets it when a front end wants it.
+        self.on_thinking: TextCallback | None = None
+        # Something the user should know while the answer is awaited (a rate-limit wait).
+        self.on_notice: Callable[[str], None] | None = None
+        self._client: Any = None
+
+    @property
+    def url(self) -> str:
+        return base_url(self.cfg)
+
+    # -- the protocol -----------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._client is None:
+            self._client = self.make_client(read_key(self.cfg))
+        self.state = "idle"
+
+    async def new_chat(self) -> None:
+        self.messages = []
+        self.conversation_url = None
+
+    async def resume(self, conversation_url: str) -> None:
+        """Rebuild the conversation's messages from the prompts and answers in history."""
+        pairs = conversation_messages(self.workspace, conversation_url)
+        self.messages = []
+        for prompt, answer in pairs:
+            self.messages += [{"role": "user", "content": prompt},
+                              {"role": "assistant", "content": answer}]
+        self.conversation_url = conversation_url
+
+    async def ask(self, prompt: str, on_text: TextCallback | None = None) -> Answer:
+        await self.start()
+        messages = [*self.messages, {"role": "user", "content": prompt}]
+        text, thinking = "", ""
+        self.state = "streaming"
+        try:
+            async with asyncio.timeout(self.cfg.answer_timeout):
+                final = None
+                async with aclosing(self._stream_with_retry(messages)) as pieces:
+                    async for piece in pieces:
+                        if piece.thinking:
+                            self.state = "thinking"
+                            thinking += piece.thinking
+                            if self.on_thinking:
+                                self.on_thinking(thinking)
+                        if piece.text:
+                            self.state = "streaming"
+                            text += piece.text
+                            if on_text:
+                                on_text(text)
+                        if piece.done:
+                            final = piece
+        except TimeoutError:
+            self.state = "error"
+            raise LLMError(f"llm {self.name}: no whole answer from {self.url} within "
+                           f"{self.cfg.answer_timeout:g} s (answer_timeout in "
+                           f"[llm.{self.name}])") from None
+        except asyncio.CancelledError:
+            self.state = "idle"  # the stream's context closed the connection on the way out
+            raise
+        except LLMError:
+            self.state = "error"
+            raise
+        except StreamCut as e:
+            self.state = "error"
+            raise LLMError(f"llm {self.name}: the answer stopped half-way ({e}) after "
+                           f"{len(text)} characters; it is not used. Send the prompt again "
+                           "(ctrl+r in the app)") from None
+        self.state = "idle"
+        if final is None:
+            raise LLMError(f"llm {self.name}: the stream from {self.url} ended without "
+                           "saying the answer was complete; it is not used")
+        if final.stop_reason in ("length", "max_tokens"):
+            raise LLMError(f"llm {self.name}: the answer was cut at the token limit after "
+                           f"{len(text)} characters; raise max_tokens in [llm.{self.name}]")
+        if not self.conversation_url:
+            self.conversation_url = f"api:{self.name}/{uuid.uuid4().hex[:12]}"
+        self.messages = [*messages, {"role": "assistant", "content": text}]
+        usage = final.usage or Usage()
+        self.usage.add(usage)
+        if self.on_usage:
+            self.on_usage(self.usage)
+        details = (f"{self.kind} at {self.url}, model {self.cfg.model}, "
+                   f"{usage.summary()}")
+        return Answer(markdown=text, conversation_url=self.conversation_url,
+                      thinking=thinking, details=details)
+
+    async def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+        self.state = "stopped"
+
+    # -- errors -------------------------------------------------------------------
+
+    async def _stream_with_retry(
+            self, messages: list[dict[str, str]]) -> AsyncGenerator[Piece, None]:
+        """The stream; a 429 is retried once after its Retry-After, then reported."""
+        for attempt in (1, 2):
+            started = False
+            try:
+                async with aclosing(self.stream(messages)) as pieces:
+                    async for piece in pieces:
+                        started = True
+                        yield piece
+                return
+            except (asyncio.CancelledError, StreamCut, LLMError):
+                raise
+            except Exception as e:
+                if started and not self.is_status_error(e):
+                    raise StreamCut(type(e).__name__ + ": " + scrub(str(e), self.key)) from e
+                wait = self.retry_after(e)
+                if wait is not None and attempt == 1 and wait <= MAX_RETRY_AFTER:
+                    if self.on_notice:
+                        self.on_notice(f"{self.name}: rate limited (429); waiting {wait:g} s "
+                                       "as the server asks, then trying once more")
+                    self.state = "waiting"
+                    await asyncio.sleep(wait)
+                    self.state = "streaming"
+                    continue
+                raise await self.describe(e, messages, wait) from None
+
+    @property
+    def key(self) -> str:
+        return os.environ.get(key_env(self.cfg), "")
+
+    async def describe(self, e: Exception, messages: list[dict[str, str]],
+                       wait: float | None) -> LLMError:
+        """One error, one message that says what to do; never the key."""
+        status = getattr(e, "status_code", None)
+        server = scrub(self.server_message(e), self.key)
+        where = f"llm {self.name} ({self.url})"
+        if (status == 401 or status == 403) and not self.key:
+            return LLMError(f"{where}: the server wants an API key ({status}) and "
+                            f"${key_env(self.cfg)} is not set: put the key in that variable")
+        if status == 401 or status == 403:
+            return LLMError(f"{where}: the server refused the key in ${key_env(self.cfg)} "
+                            f"({status}). Check that variable holds a valid key for "
+                            f"{self.kind}")
+        if status == 404:
+            models = await self.model_ids()
+            offer = (f"; the server offers: {', '.join(models)}" if models else
+                     "; the server did not list its models")
+            return LLMError(f"{where}: no model {self.cfg.model!r} (404){offer}. Set model "
+                            f"in [llm.{self.name}]")
+        if status == 429:
+            after = (f"it asks to wait {wait:g} s" if wait is not None else
+                     "it gave no wait time")
+            return LLMError(f"{where}: rate limit (429), {after}; "
+                            + ("waited once already. " if wait is not None and
+                               wait <= MAX_RETRY_AFTER else "")
+                            + "Try again later or use another model")
+        if status in (400, 413) and _context_error(server):
+            chars = sum(len(m["content"]) for m in messages) + len(self.cfg.system)
+            return LLMError(f"{where}: the prompt is too long for the model: the conversation "
+                            f"is {chars:,} characters (about {chars // 4:,} tokens) in "
+                            f"{len(messages)} messages. Start a new chat (ctrl+n) or use a "
+                            f"model with a longer context. The server said: {server}")
+        if status is not None:
+            return LLMError(f"{where}: the server answered {status}: {server}")
+        cause = e.__cause__ or e.__context__
+        text = f"{e} {cause or ''}".lower()
+        if "timed out" in text or "timeout" in type(e).__name__.lower():
+            return LLMError(f"{where}: no answer within {self.cfg.timeout:g} s (timeout in "
+                            f"[llm.{self.name}]); is the server overloaded?")
+        if "refused" in text or "connect" in type(e).__name__.lower():
+            return LLMError(f"{where}: cannot connect to {self.url} (connection refused or "
+                            f"no route): is the server running? Check base_url in "
+                            f"[llm.{self.name}]")
+        return LLMError(f"{where}: {type(e).__name__}: {scrub(str(e), self.key)}")
+
+    async def model_ids(self) -> list[str]:
+        """The models the server offers, or [] when it will not say."""
+        try:
+            async with asyncio.timeout(min(self.cfg.timeout, 20)):
+                return sorted([m.id async for m in self._client.models.list()])
+        except Exception:
+            return []
+
+    @staticmethod
+    def server_message(e: Exception) -> str:
+        body = getattr(e, "body", None)
+        if isinstance(body, dict):
+            err = body.get("error", body)
+            if isinstance(err, dict) and isinstance(err.get("message"), str):
+                return err["message"]
+        return str(getattr(e, "message", e))
+
+    @staticmethod
+    def retry_after(e: Exception) -> float | None:
+        if getattr(e, "status_code", None) != 429:
+            return None
+        response = getattr(e, "response", None)
+        return parse_retry_after(response.headers) if response is not None else None
+
+    @staticmethod
+    def is_status_error(e: Exception) -> bool:
+        return getattr(e, "status_code", None) is not None
+
+    # -- for subclasses ---------------------------------------------------------------
+
+    def make_client(self, key: str) -> Any:
+        raise NotImplementedError
+
+    def stream(self, messages: list[dict[str, str]]) -> AsyncGenerator[Piece, None]:
+        raise NotImplementedError
+
+
+def parse_retry_after(headers: Any) -> float | None:
+    """Seconds to wait from ``retry-after-ms``, or ``Retry-After`` (seconds or an HTTP date)."""
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.UTC)
+    return max(0.0, (when - datetime.datetime.now(datetime.UTC)).total_seconds())
+
+
+def _context_error(message: str) -> bool:
+    m = message.lower()
+    return ("context" in m and ("length" in m or "size" in m or "window" in m)) or \
+        "too long" in m or "too many tokens" in m
+
+
+def make_api_llm(cfg: LLMConfig, workspace: Path) -> ApiLLM:
+    if cfg.kind == "openai":
+        from verifybot_tui.llm.api_openai import OpenAIChat
+
+        return OpenAIChat(cfg, workspace)
+    if cfg.kind == "anthropic":
+        from verifybot_tui.llm.api_anthropic import AnthropicChat
+
+        return AnthropicChat(cfg, workspace)
+    raise ConfigError(f"[llm.{cfg.name}] kind {cfg.kind!r} is not an API kind")
+
+
+# Headers the client libraries add about this machine (OS, CPU, Python version):
+# nothing but the prompt and the key should leave it.
+QUIET_HEADERS = ("X-Stainless-Lang", "X-Stainless-Package-Version", "X-Stainless-OS",
+                 "X-Stainless-Arch", "X-Stainless-Runtime", "X-Stainless-Runtime-Version",
+                 "X-Stainless-Async", "X-Stainless-Retry-Count", "X-Stainless-Read-Timeout",
+                 "X-Stainless-Timeout")

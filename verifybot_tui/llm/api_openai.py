@@ -1,0 +1,66 @@
+"""``kind = "openai"``: any OpenAI-compatible chat-completions server, streamed.
+
+The official ``openai`` library with ``base_url`` covers the compatible servers
+(Ollama, LM Studio, vLLM, llama.cpp's server, OpenRouter). Reasoning that such
+servers stream apart (``reasoning_content`` or ``reasoning`` in the delta) is
+shown as thinking, never taken into the answer. The library's own retries are
+off: a 429 is retried once by us, after its Retry-After.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from typing import Any
+
+from verifybot_tui.llm.api_common import QUIET_HEADERS, ApiLLM, Piece, StreamCut, Usage
+
+
+class OpenAIChat(ApiLLM):
+    kind = "openai"
+
+    def make_client(self, key: str) -> Any:
+        import openai
+
+        return openai.AsyncOpenAI(
+            api_key=key or "none", base_url=self.url, timeout=self.cfg.timeout, max_retries=0,
+            default_headers={h: openai.Omit() for h in QUIET_HEADERS}
+            | {"User-Agent": "verifybot"})
+
+    def request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        if self.cfg.system:
+            messages = [{"role": "system", "content": self.cfg.system}, *messages]
+        args: dict[str, Any] = {"model": self.cfg.model, "messages": messages, "stream": True,
+                                "stream_options": {"include_usage": True}}
+        if self.cfg.temperature >= 0:
+            args["temperature"] = self.cfg.temperature
+        if self.cfg.max_tokens:
+            # The official service wants the newer name; compatible servers the classic one.
+            name = "max_tokens" if self.cfg.base_url else "max_completion_tokens"
+            args[name] = self.cfg.max_tokens
+        return args
+
+    async def stream(self, messages: list[dict[str, str]]) -> AsyncGenerator[Piece, None]:
+        finish = ""
+        usage: Usage | None = None
+        stream = await self._client.chat.completions.create(**self.request(messages))
+        async with stream:  # leaving it (a cancel included) closes the connection at once
+            async for chunk in stream:
+                if chunk.usage is not None:
+                    extra = chunk.usage.model_extra or {}
+                    cost = extra.get("cost")
+                    usage = Usage(chunk.usage.prompt_tokens or 0,
+                                  chunk.usage.completion_tokens or 0,
+                                  float(cost) if isinstance(cost, int | float) else None)
+                for choice in chunk.choices:
+                    delta = choice.delta
+                    extra = (delta.model_extra or {}) if delta is not None else {}
+                    thinking = extra.get("reasoning_content") or extra.get("reasoning")
+                    if isinstance(thinking, str) and thinking:
+                        yield Piece(thinking=thinking)
+                    if delta is not None and delta.content:
+                        yield Piece(text=delta.content)
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
+        if not finish:
+            raise StreamCut("no finish reason before the end of the stream")
+        yield Piece(done=True, stop_reason=finish, usage=usage)
