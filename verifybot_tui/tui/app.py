@@ -13,7 +13,8 @@ from pathlib import Path
 from textual.app import App
 from textual.binding import Binding
 
-from verifybot_tui.core.config import Config, save_setting, user_config_dir
+from verifybot_tui.core.config import Config
+from verifybot_tui.core.ui_state import load_ui_state, save_ui_choice, state_path
 from verifybot_tui.tui.keys import APP_BINDINGS, check_keymap
 from verifybot_tui.tui.output_buffer import OutputBuffer
 from verifybot_tui.tui.prompter import DialogPrompter
@@ -55,6 +56,8 @@ class VerifyBotApp(App[int]):
         self._theme_ready = False
         self._theme_problems: list[str] = []
         self.keymap, self._keymap_problems = check_keymap(config.ui.keys)
+        # The user's choices made in the app win over config.toml's [ui] (the contract).
+        self.ui_state = load_ui_state()
         # Before the first stylesheet is built: a theme set later rebuilds it all.
         self._load_themes()
 
@@ -86,6 +89,10 @@ class VerifyBotApp(App[int]):
         for problem in problems:
             self._theme_problems.append(
                 f"Theme file not loaded: {problem}\nFix the file or remove it.")
+        chosen = self.ui_state.get("theme")
+        if isinstance(chosen, str) and chosen in self.available_themes:
+            self.theme = chosen
+            return
         wanted = self.config.ui.theme
         if wanted in self.available_themes:
             self.theme = wanted
@@ -96,15 +103,22 @@ class VerifyBotApp(App[int]):
             self.theme = FALLBACK_THEME
 
     def watch_theme(self, name: str) -> None:
-        """A theme chosen by the user (palette, F9) is saved to [ui] theme."""
-        if not self._theme_ready or name == self.config.ui.theme:
+        """A theme chosen in the app (palette, F9) is kept in the state file.
+
+        Never in config.toml: that file is the user's, comments and all.
+        """
+        if not self._theme_ready or name == self.ui_state.get("theme", self.config.ui.theme):
             return
-        self.config.ui.theme = name
-        path = self.config.path or user_config_dir() / "config.toml"
+        self.save_ui_choice("theme", name)
+
+    def save_ui_choice(self, key: str, value: object) -> None:
+        """Remember a UI choice across starts; a failure only costs a warning."""
+        self.ui_state[key] = value
         try:
-            save_setting(path, "ui", "theme", name)
-        except (OSError, ValueError) as e:
-            self.notify(f"Theme not saved to {path}: {e}", severity="warning")
+            save_ui_choice(key, value)
+        except (OSError, ValueError, TypeError) as e:
+            self.notify(f"Choice not saved to {state_path()}: {e}", severity="warning",
+                        markup=False)
 
     # -- actions ----------------------------------------------------------------------------
 

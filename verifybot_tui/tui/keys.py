@@ -15,7 +15,7 @@ APP_BINDINGS: list[Binding] = [
     Binding("f1,question_mark", "help", "Help", id="help", key_display="F1",
             tooltip="List every key and what it does"),
     Binding("f9", "change_theme", "Theme", id="change_theme", show=False,
-            tooltip="Pick a colour theme (saved to [ui] theme)"),
+            tooltip="Pick a colour theme (kept in the state file, not in config.toml)"),
 ]
 
 MAIN_BINDINGS: list[Binding] = [
