@@ -66,6 +66,20 @@ FEEDBACK_BINDINGS: list[Binding] = [
             tooltip="Do not send: stop the loop"),
 ]
 
+OUTPUT_BINDINGS: list[Binding] = [
+    Binding("end", "scroll_end", "Follow", id="output.follow", show=False,
+            tooltip="Go to the last line and follow new output again"),
+    Binding("w", "toggle_wrap", "Wrap", id="output.wrap",
+            tooltip="Wrap long output lines, or let them run on (scroll sideways)"),
+    Binding("y", "copy", "Copy", id="output.copy",
+            tooltip="Copy the output shown to the clipboard (OSC 52 in tmux)"),
+]
+
+CODE_BINDINGS: list[Binding] = [
+    Binding("w", "toggle_wrap", "Wrap", id="code.wrap",
+            tooltip="Wrap long code lines (off by default: code reads best unwrapped)"),
+]
+
 HISTORY_BINDINGS: list[Binding] = [
     Binding("r", "resume", "Resume", id="history.resume",
             tooltip="Continue the selected session in its conversation"),
@@ -79,6 +93,8 @@ PERMISSION_BINDINGS: list[Binding] = [
 ALL_BINDINGS: dict[str, list[Binding]] = {
     "Anywhere": APP_BINDINGS + MAIN_BINDINGS,
     "Approval bar": APPROVAL_BINDINGS,
+    "Output pane": OUTPUT_BINDINGS,
+    "Code pane": CODE_BINDINGS,
     "Inline editor": EDIT_BINDINGS,
     "Feedback review": FEEDBACK_BINDINGS,
     "History pane": HISTORY_BINDINGS,
