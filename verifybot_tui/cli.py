@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import difflib
 import json
 import os
@@ -457,12 +458,24 @@ async def cmd_login(args: argparse.Namespace) -> int:
     if name not in cfg.llm:
         raise ConfigError(f"--llm {name}: there is no [llm.{name}]; configured: "
                           f"{', '.join(sorted(cfg.llm))}")
+    from verifybot_tui.doctor import LOGIN_STAMP, needs_display
+    from verifybot_tui.llm.browser.chromium import profile_dir
     from verifybot_tui.llm.browser.login import login
 
-    print(f"Opening {cfg.llm[name].url} in a browser window: log in there. "
-          "This window closes by itself once you are logged in.", file=sys.stderr)
+    if why := needs_display():
+        # A login needs a window the user can type into: say so before a browser fails.
+        raise ConfigError(f"`verifybot login` opens a browser window, but {why}. Log in from "
+                          "a desktop session (or over `ssh -X`), then use the same profile "
+                          f"here: [llm.{name}] profile_dir = \"{profile_dir(cfg.llm[name])}\"")
+    print(f"Opening {cfg.llm[name].url} in a browser window: log in there as you normally "
+          f"do. The window closes by itself once the chat page shows (within "
+          f"{args.timeout:g} s).", file=sys.stderr)
     await login(cfg.llm[name], cfg.workspace, timeout=args.timeout)
-    print(f"Logged in to {name}; the profile is kept for the next runs.", file=sys.stderr)
+    profile = profile_dir(cfg.llm[name])
+    with contextlib.suppress(OSError):
+        (profile / LOGIN_STAMP).write_text(time.strftime("%Y-%m-%d %H:%M:%S\n"))
+    print(f"Logged in to {name}; the profile {profile} keeps the login. Now ask away: "
+          f"verifybot --llm {name}", file=sys.stderr)
     return EXIT_SUCCESS
 
 
