@@ -12,6 +12,7 @@ from pathlib import Path
 
 from textual.app import App
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 
 from verifybot_tui.core.config import Config
 from verifybot_tui.core.ui_state import load_ui_state, save_ui_choice, state_path
@@ -119,6 +120,12 @@ class VerifyBotApp(App[int]):
         except (OSError, ValueError, TypeError) as e:
             self.notify(f"Choice not saved to {state_path()}: {e}", severity="warning",
                         markup=False)
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Every notification is plain text: ours quote config keys ("[targets.NAME]")
+        and errors quote program output, and markup would eat their brackets."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     # -- actions ----------------------------------------------------------------------------
 

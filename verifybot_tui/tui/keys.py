@@ -83,6 +83,8 @@ CODE_BINDINGS: list[Binding] = [
 HISTORY_BINDINGS: list[Binding] = [
     Binding("r", "resume", "Resume", id="history.resume",
             tooltip="Continue the selected session in its conversation"),
+    Binding("slash", "filter", "Filter", id="history.filter",
+            tooltip="Filter sessions by text, status or target (Enter keeps, Esc clears)"),
 ]
 
 PERMISSION_BINDINGS: list[Binding] = [

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 
 from textual.containers import VerticalScroll
+from textual.markup import escape
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
@@ -104,7 +105,8 @@ class CodePane(Widget):
             for i, f in enumerate(self.current_files()):
                 mark = "▶ " if f.name == self.entry else ""
                 edited = " *" if f.name in self.edits else ""
-                with TabPane(f"{mark}{f.saved_name}{edited}", id=f"file-{i}"):
+                # Tab labels are markup: a file name is the LLM's text.
+                with TabPane(escape(f"{mark}{f.saved_name}{edited}"), id=f"file-{i}"):
                     if self.mode == "edit":
                         yield TextArea(f.content, id=f"edit-{i}", show_line_numbers=True,
                                        soft_wrap=False, tab_behavior="indent",

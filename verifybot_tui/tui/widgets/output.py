@@ -24,6 +24,7 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Size
+from textual.markup import escape
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -123,7 +124,7 @@ class OutputPane(ScrollView, can_focus=True):
                 self._end_partials(new)
                 new.append((kind, text))
                 if kind == "rule":  # a run starts: the pane names the run it shows
-                    self.border_title = f"{TITLE} — {text}"
+                    self.border_title = escape(f"{TITLE} — {text}")  # titles are markup
                 continue
             pieces = (self._partial.pop(kind, "") + text).split("\n")
             self._partial[kind] = pieces.pop()
