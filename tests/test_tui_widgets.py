@@ -6,6 +6,7 @@ import pytest
 from textual.app import App
 from tui_support import tui_env  # noqa: F401
 
+from verifybot_tui.core.ui_state import load_ui_state
 from verifybot_tui.tui.widgets.history import HistoryPane
 
 pytestmark = pytest.mark.usefixtures("tui_env")
@@ -119,3 +120,37 @@ async def test_notifications_show_brackets_literally(tmp_path) -> None:
         assert any("add [targets.NAME] tables; accept [a] runs; [b]not bold[/b]" in t
                    for t in texts), texts
         assert any("[ui] theme from a screen" in t for t in texts), texts
+
+
+async def test_w_wraps_code_and_y_copies_the_file_shown(tmp_path) -> None:
+    from tui_support import main, make_app, type_prompt, wait_approval, workspace, write_answers
+
+    from verifybot_tui.tui.widgets.code import CodePane
+
+    ws = workspace(tmp_path)
+    long_line = "print('" + "wide " * 40 + "')"
+    transcript = write_answers(ws.parent / "t.md", f"# a long line\n{long_line}")
+    app = make_app(ws, transcript)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await type_prompt(pilot, "print a wide line")
+        await wait_approval(pilot)
+        await pilot.pause(0.2)
+        code = main(app).query_one(CodePane)
+        text = code.query_one(".code-text")
+        assert text.size.height == 2, "unwrapped by default: one row per line"
+        code.query_one("VerticalScroll").focus()
+        await pilot.press("w")
+        await pilot.pause()
+        assert code.wrap and text.size.height > 2, "w wraps the code"
+        assert load_ui_state()["wrap_code"] is True, "the choice is remembered"
+        await pilot.press("w")
+        await pilot.pause()
+        assert text.size.height == 2
+        assert load_ui_state()["wrap_code"] is False
+        await pilot.press("y")
+        assert app.clipboard.rstrip("\n") == f"# a long line\n{long_line}"
+        main(app).query_one("#approval").focus()
+        app.copy_to_clipboard("")
+        await pilot.press("y")
+        assert long_line in app.clipboard, "y from the approval bar copies the shown file"
+        await pilot.press("a")

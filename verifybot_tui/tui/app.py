@@ -129,6 +129,24 @@ class VerifyBotApp(App[int]):
 
     # -- actions ----------------------------------------------------------------------------
 
+    def action_copy_shown(self) -> None:
+        """y: what the user is looking at goes to the clipboard, the selection first."""
+        selected = self.screen.get_selected_text()
+        if selected:
+            self.copy_to_clipboard(selected)
+            self.notify(f"Copied the selection ({len(selected.splitlines())} lines).")
+            return
+        from verifybot_tui.tui.widgets.code import CodePane
+
+        panes = self.screen.query(CodePane)
+        shown = panes.first().active_file() if panes else None
+        if shown is None:
+            self.notify("Nothing to copy yet: no code is shown. Select text with the mouse, "
+                        "or press y in the output pane to copy the output.")
+            return
+        self.copy_to_clipboard(shown.content)
+        self.notify(f"Copied {shown.saved_name} ({len(shown.content.splitlines())} lines).")
+
     def action_help(self) -> None:
         from verifybot_tui.tui.screens.help import HelpScreen
 

@@ -14,6 +14,9 @@ from textual.binding import Binding
 APP_BINDINGS: list[Binding] = [
     Binding("f1,question_mark", "help", "Help", id="help", key_display="F1",
             tooltip="List every key and what it does"),
+    Binding("y", "copy_shown", "Copy", id="copy",
+            tooltip="Copy the selection, else the code file shown, to the clipboard "
+                    "(OSC 52: works in tmux with set-clipboard on)"),
     Binding("f9", "change_theme", "Theme", id="change_theme", show=False,
             tooltip="Pick a colour theme (kept in the state file, not in config.toml)"),
 ]

@@ -84,6 +84,8 @@ class OutputPane(ScrollView, can_focus=True):
 
     def on_mount(self) -> None:
         self.border_title = TITLE
+        if getattr(self.app, "ui_state", {}).get("wrap_output") is True:
+            self.set_wrap(True)
         self.set_interval(FLUSH_INTERVAL, self.flush, name="output-flush")
 
     def notify_style_update(self) -> None:
@@ -206,6 +208,9 @@ class OutputPane(ScrollView, can_focus=True):
 
     def action_toggle_wrap(self) -> None:
         self.set_wrap(not self.wrap)
+        remember = getattr(self.app, "save_ui_choice", None)  # VerifyBotApp's state file
+        if remember is not None:
+            remember("wrap_output", self.wrap)
         self.notify("Output lines wrap." if self.wrap else "Output lines run on; scroll "
                     "sideways to read them.")
 
