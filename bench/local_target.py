@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from verifybot_tui.core.config import TargetConfig
-from verifybot_tui.targets.base import ProgramFile, RunRequest
+from verifybot_tui.core.ports import ProgramFile, RunRequest
 from verifybot_tui.targets.local import LocalTarget, tree_pids
 
 FLOOD = ("import sys\nblock = ''.join(f'line {i}\\n' for i in range(10000))\n"

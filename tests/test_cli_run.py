@@ -75,10 +75,10 @@ def test_example_transcript_fails_once_then_succeeds(tmp_path: Path) -> None:
     assert "TypeError" in (ws / "outputs" / f"{SLUG}_1.txt").read_text()
     assert "Total words: 17" in (ws / "outputs" / f"{SLUG}_2.txt").read_text()
     record = the_record(ws)
-    assert record["prompts"] == 2 and record["status"] == "SUCCESS"
-    assert [a["status"] for a in record["attempts"]] == ["FAILED", "SUCCESS"]
+    assert record["prompts"] == 2 and record["status"] == "PASSED"
+    assert [a["status"] for a in record["attempts"]] == ["FAILED", "PASSED"]
     rows = db_rows(ws, "SELECT n, status, verdict, files FROM attempts ORDER BY n")
-    assert [(r[0], r[1]) for r in rows] == [(1, "FAILED"), (2, "SUCCESS")]
+    assert [(r[0], r[1]) for r in rows] == [(1, "FAILED"), (2, "PASSED")]
     assert json.loads(rows[1][3]) == [f"programs/{SLUG}_2.py"]
     # the feedback prompt is plain text with the run's facts, not the earlier answer
     kinds = db_rows(ws, "SELECT kind, text FROM prompts ORDER BY id")
@@ -98,7 +98,7 @@ def test_json_prints_the_run_record(tmp_path: Path) -> None:
                    "--yes", "--json", "--workspace", str(ws), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     record = json.loads(proc.stdout)  # stdout holds only the record
-    assert record["status"] == "SUCCESS" and record["prompts"] == 2
+    assert record["status"] == "PASSED" and record["prompts"] == 2
     assert "Total words: 17" in proc.stderr
 
 
@@ -162,7 +162,7 @@ def test_approval_on_stdin_reject_with_note_then_accept(tmp_path: Path) -> None:
     assert [k for k, _ in prompts] == ["initial", "reject"]
     assert "use an f-string for the total" in prompts[1][1]
     decisions = db_rows(ws, "SELECT n, decision, status FROM attempts ORDER BY n")
-    assert decisions == [(1, "reject", "REJECTED"), (2, "accept", "SUCCESS")]
+    assert decisions == [(1, "reject", "REJECTED"), (2, "accept", "PASSED")]
     assert not (ws / "outputs" / f"{SLUG}_1.txt").exists(), "a rejected version never runs"
 
 
@@ -309,7 +309,7 @@ def test_kill_mid_run_leaves_history_readable(tmp_path: Path) -> None:
                     "--workspace", str(ws), cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert db_rows(ws, "SELECT status FROM sessions ORDER BY id") == [("INTERRUPTED",),
-                                                                      ("SUCCESS",)]
+                                                                      ("PASSED",)]
     assert db_rows(ws, "SELECT status FROM attempts WHERE session_id = 1") == [("INTERRUPTED",)]
     assert "INTERRUPTED" in transcript + next(
         p for p in (ws / "raw_md").glob("*slow*.md")).read_text()
@@ -323,7 +323,7 @@ def test_history_lists_sessions_and_attempts(tmp_path: Path) -> None:
             "--workspace", str(ws), cwd=tmp_path)
     proc = run_cli("history", "--workspace", str(ws), cwd=tmp_path)
     assert proc.returncode == 0
-    assert "SUCCESS" in proc.stdout and f"programs/{SLUG}_1.py" in proc.stdout
+    assert "PASSED" in proc.stdout and f"programs/{SLUG}_1.py" in proc.stdout
     assert "attempt 2" in proc.stdout
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from verifybot_tui.core.deps import imported_modules, local_modules, needed_packages, pip_name
-from verifybot_tui.targets.base import ProgramFile
+from verifybot_tui.core.ports import ProgramFile
 
 PI_SENSOR = """\
 #!/usr/bin/env python3

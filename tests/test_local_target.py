@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from verifybot_tui.core.config import TargetConfig
+from verifybot_tui.core.ports import ProgramFile, RunRequest, RunResult
 from verifybot_tui.core.verdict import judge, long_running_signs
 from verifybot_tui.targets import venv
-from verifybot_tui.targets.base import ProgramFile, RunRequest, RunResult
 from verifybot_tui.targets.local import LocalTarget
 
 PROGS = Path(__file__).parent / "progs"

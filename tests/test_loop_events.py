@@ -61,7 +61,7 @@ async def test_event_order_and_feedback_review(tmp_path: Path) -> None:
             assert "TypeError" in ev.prompt
             ev.decision.set_result(FeedbackDecision(True, ev.prompt + "\n\nAlso keep it short."))
         elif isinstance(ev, Finished):
-            assert ev.status == "SUCCESS" and ev.exit_code == 0
+            assert ev.status == "PASSED" and ev.exit_code == 0
     order = [t for t in seen if t in (SessionStarted, PromptSent, CodeReady, ApprovalNeeded,
                                       RunFinished, VerdictReached, FeedbackReady, Finished)]
     assert order == [SessionStarted, PromptSent, CodeReady, ApprovalNeeded, RunFinished,
@@ -126,9 +126,9 @@ async def test_follow_up_and_resume_continue_the_conversation(tmp_path: Path) ->
         if isinstance(ev, Output):
             outputs.append(ev.text)
         if isinstance(ev, Finished):
-            assert ev.status == "SUCCESS"
+            assert ev.status == "PASSED"
     assert "".join(outputs) == "three\n"
-    assert later.history.session(first_session["id"])["status"] == "SUCCESS"
+    assert later.history.session(first_session["id"])["status"] == "PASSED"
 
 
 async def test_switching_target_sends_the_new_context(tmp_path: Path) -> None:
@@ -184,7 +184,7 @@ async def test_c_compile_error_is_fed_back_then_fixed(tmp_path: Path) -> None:
         if isinstance(ev, PromptSent):
             sent.append(ev.text)
         if isinstance(ev, Finished):
-            assert ev.status == "SUCCESS"
+            assert ev.status == "PASSED"
     assert verdicts == ["compile_error", "success"]
     assert "The build failed" in sent[1] and "error:" in sent[1] and "expected" in sent[1]
     assert (tmp_path / "ws" / "programs" / "hello_in_c_1.c").exists()

@@ -77,7 +77,7 @@ async def test_whole_loop_through_the_browser(chatsite: ChatSite, tmp_path: Path
         browser = read_lock(profile_dir(app.session.llm.config))
         assert browser is not None
     assert not _alive(browser.pid), "quitting the app closed the browser"
-    assert [f.status for f in seen if isinstance(f, Finished)] == ["SUCCESS"]
+    assert [f.status for f in seen if isinstance(f, Finished)] == ["PASSED"]
     assert [p.kind for p in seen if isinstance(p, PromptSent)] == ["initial", "feedback"]
     first, second = chatsite.prompts[-2:]
     assert first.conversation_id == second.conversation_id, "feedback went to the same chat"

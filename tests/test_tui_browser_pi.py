@@ -68,7 +68,7 @@ async def test_browser_loop_switched_to_the_pi_mid_session(
         await wait_idle(pilot, timeout=60)
         assert "True" in main(app).query_one(OutputPane).lines
     assert [e.target for e in seen if isinstance(e, RunStarted)] == ["local", "pi"]
-    assert [e.status for e in seen if isinstance(e, Finished)] == ["SUCCESS"]
+    assert [e.status for e in seen if isinstance(e, Finished)] == ["PASSED"]
     first, second = chatsite.prompts[-2:]
     assert first.conversation_id == second.conversation_id
     assert "runs on another machine (pi)" in second.text and "JSONDecodeError" in second.text

@@ -128,7 +128,7 @@ async def test_auto_accept_runs_without_asking(tmp_path: Path) -> None:
         await type_prompt(pilot, "count words")
         await wait_idle(pilot)
         assert main(app).pending_approval is None
-    assert [f.status for f in of(seen, Finished)] == ["SUCCESS"]
+    assert [f.status for f in of(seen, Finished)] == ["PASSED"]
     assert len(of(seen, RunStarted)) == 2
 
 
@@ -261,4 +261,4 @@ async def test_a_second_prompt_waits_for_the_running_one(tmp_path: Path) -> None
         await pilot.press("a")
         await wait_idle(pilot)
     assert [e.session_id for e in of(seen, SessionStarted)] == [1]
-    assert [f.status for f in of(seen, Finished)] == ["SUCCESS"]
+    assert [f.status for f in of(seen, Finished)] == ["PASSED"]

@@ -91,7 +91,7 @@ async def test_whole_loop_with_edit_failure_feedback_and_success(tmp_path: Path)
         await wait_idle(pilot)
 
         finished = [e for e in seen if isinstance(e, Finished)]
-        assert [f.status for f in finished] == ["SUCCESS"]
+        assert [f.status for f in finished] == ["PASSED"]
         assert "Total words: 17" in output.lines
         assert any("exit status 1" in line for line in output.lines)
 
@@ -101,7 +101,7 @@ async def test_whole_loop_with_edit_failure_feedback_and_success(tmp_path: Path)
         assert labels and labels[0].startswith("✔ #1 count_the_words")
         attempts = [str(n.label) for n in history.root.children[0].children]
         assert attempts[0].startswith("✘ attempt 1: failed exit 1 edit")
-        assert attempts[1].startswith("✔ attempt 2: success exit 0")
+        assert attempts[1].startswith("✔ attempt 2: passed exit 0")
 
     h = History(ws)
     tried = h.attempts(1)
@@ -111,7 +111,7 @@ async def test_whole_loop_with_edit_failure_feedback_and_success(tmp_path: Path)
     assert sent[1].rstrip().endswith("Please keep the fix small.")
     record = json.loads((ws / "raw_md").glob("*.md").__next__().read_text()
                         .rsplit("```json", 1)[1].split("```")[0])
-    assert record["status"] == "SUCCESS"
+    assert record["status"] == "PASSED"
     h.close()
 
 

@@ -64,7 +64,7 @@ async def test_switch_to_the_pi_mid_session_with_the_key(sshd, remote_dir, tmp_p
         await wait_idle(pilot, timeout=60)
         assert "Total words: 17" in main(app).query_one(OutputPane).lines
     assert [r.target for r in seen if isinstance(r, RunStarted)] == ["local", "pi"]
-    assert [f.status for f in seen if isinstance(f, Finished)] == ["SUCCESS"]
+    assert [f.status for f in seen if isinstance(f, Finished)] == ["PASSED"]
     assert len(list(Path(remote_dir[1], "runs").iterdir())) == 1
     assert (ws / "context" / "pi.md").is_file()
 
@@ -81,7 +81,7 @@ async def test_a_prompt_about_the_pi_runs_there(sshd, remote_dir, tmp_path: Path
         await wait_idle(pilot, timeout=60)
         assert any("Running on pi" == (n.title or "") for n in app._notifications)
     assert [r.target for r in seen if isinstance(r, RunStarted)] == ["pi"]
-    assert [f.status for f in seen if isinstance(f, Finished)] == ["SUCCESS"]
+    assert [f.status for f in seen if isinstance(f, Finished)] == ["PASSED"]
 
 
 async def test_unknown_host_key_and_password_are_asked_in_dialogs(sshd, remote_dir,
@@ -145,4 +145,4 @@ async def test_pi_lost_mid_run_is_an_error_and_the_app_stays_up(sshd, remote_dir
         await pilot.press("a")
         await wait_idle(pilot)
         assert "back on local" in output.lines
-    assert [f.status for f in seen if isinstance(f, Finished)] == ["TARGET_ERROR", "SUCCESS"]
+    assert [f.status for f in seen if isinstance(f, Finished)] == ["TARGET_ERROR", "PASSED"]

@@ -8,8 +8,8 @@ import pytest
 
 from verifybot_tui.core.config import TargetConfig
 from verifybot_tui.core.extract import extract
+from verifybot_tui.core.ports import ProgramFile, RunRequest, RunResult
 from verifybot_tui.core.verdict import Verdict, judge, long_running_signs
-from verifybot_tui.targets.base import ProgramFile, RunRequest, RunResult
 from verifybot_tui.targets.local import LocalTarget
 
 

@@ -36,10 +36,10 @@ from verifybot_tui.core.errors import (
 )
 from verifybot_tui.core.events import (
     AnswerDone,
+    AnswerText,
     ApprovalNeeded,
     CodeReady,
     Decision,
-    Event,
     FeedbackDecision,
     FeedbackReady,
     Finished,
@@ -52,6 +52,7 @@ from verifybot_tui.core.events import (
     SessionStarted,
     VerdictReached,
 )
+from verifybot_tui.core.outcome import Status
 
 COMMANDS = ("run", "login", "probe", "extract", "history", "doctor")
 
@@ -235,9 +236,12 @@ class _Stdin:
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[str] = loop.create_future()
 
+        def deliver(line: str) -> None:
+            if not fut.done():
+                fut.set_result(line)
+
         def read() -> None:
-            line = sys.stdin.readline()
-            loop.call_soon_threadsafe(lambda: fut.done() or fut.set_result(line))
+            loop.call_soon_threadsafe(deliver, sys.stdin.readline())
 
         threading.Thread(target=read, daemon=True).start()
         line = await fut
@@ -249,7 +253,7 @@ class _Stdin:
 
     async def confirm(self, question: str) -> bool:
         answer = await self.readline(f"{question} [y/N] ")
-        return bool(answer) and answer.strip().lower() in ("y", "yes")
+        return answer is not None and answer.strip().lower() in ("y", "yes")
 
     async def secret(self, question: str) -> str | None:
         if not sys.stdin.isatty():
@@ -278,7 +282,10 @@ async def _edit(files: dict[str, str]) -> dict[str, str] | None:
 
 
 class _Printer:
-    """Shows the loop's events on the terminal and answers its questions from stdin."""
+    """Shows the loop's events on the terminal and answers its questions from stdin.
+
+    The CLI's ``core.events.EventHandler``: one method per event.
+    """
 
     def __init__(self, *, json_mode: bool, stdin: _Stdin) -> None:
         self.stdin = stdin
@@ -289,53 +296,67 @@ class _Printer:
     def say(self, text: str) -> None:
         print(_colour(self.info, "2", f"[verifybot] {text}"), file=self.info, flush=True)
 
-    async def handle(self, ev: Event) -> None:
-        if isinstance(ev, SessionStarted):
-            self.say(f"session {ev.session_id}: target {ev.target}, llm {ev.llm}; "
-                     f"transcript {ev.transcript}")
-        elif isinstance(ev, Notice):
-            colour = {"warning": "33", "error": "31"}.get(ev.level, "2")
-            print(_colour(self.info, colour, f"[verifybot] {ev.text}"), file=self.info,
-                  flush=True)
-        elif isinstance(ev, PromptSent):
-            self.say(f"sending the {ev.kind} prompt ({len(ev.text.splitlines())} lines); "
-                     "waiting for the answer")
-        elif isinstance(ev, AnswerDone):
-            self.say(f"answer received ({len(ev.markdown)} characters)")
-        elif isinstance(ev, CodeReady):
-            for f, saved in zip(ev.files, ev.saved, strict=True):
-                mark = " (runs)" if f.name == ev.entry else ""
-                print(_colour(self.info, "1", f"--- {saved}{mark} ---"), file=self.info)
-                print(sanitize(f.content, keep_colours=False).rstrip("\n"), file=self.info)
-            print(_colour(self.info, "1", "---"), file=self.info, flush=True)
-        elif isinstance(ev, ApprovalNeeded):
-            ev.decision.set_result(await self.approve(ev))
-        elif isinstance(ev, PermissionNeeded):
-            ev.answer.set_result(await self.stdin.confirm(ev.question))
-        elif isinstance(ev, FeedbackReady):
-            ev.decision.set_result(FeedbackDecision(True, ev.prompt))
-        elif isinstance(ev, RunStarted):
-            self.say(f"running attempt {ev.attempt} on {ev.target}")
-        elif isinstance(ev, Output):
-            if ev.stream == "stderr":
-                sys.stderr.write(_colour(sys.stderr, "31", sanitize(ev.text)))
-                sys.stderr.flush()
-            else:
-                self.prog_out.write(sanitize(ev.text))
-                self.prog_out.flush()
-        elif isinstance(ev, RunFinished):
-            r = ev.result
-            status = "timed out" if r.timed_out else f"exit status {r.exit_code}"
-            self.say(f"{status} after {r.duration:.1f} s; output saved as {ev.output_file}")
-        elif isinstance(ev, VerdictReached):
-            v = ev.verdict
-            mark = _colour(self.info, "32" if v.ok else "31", "PASS" if v.ok else "FAIL")
-            print(f"[verifybot] {mark} attempt {ev.attempt}: {v.reason}", file=self.info,
-                  flush=True)
-        elif isinstance(ev, Finished):
-            colour = "32" if ev.exit_code == EXIT_SUCCESS else "31"
-            text = f"[verifybot] {ev.status}" + (f": {ev.message}" if ev.message else "")
-            print(_colour(self.info, colour, text), file=self.info, flush=True)
+    # -- core.events.EventHandler ------------------------------------------------------
+
+    async def on_session_started(self, ev: SessionStarted) -> None:
+        self.say(f"session {ev.session_id}: target {ev.target}, llm {ev.llm}; "
+                 f"transcript {ev.transcript}")
+
+    async def on_notice(self, ev: Notice) -> None:
+        colour = {"warning": "33", "error": "31"}.get(ev.level, "2")
+        print(_colour(self.info, colour, f"[verifybot] {ev.text}"), file=self.info, flush=True)
+
+    async def on_prompt_sent(self, ev: PromptSent) -> None:
+        self.say(f"sending the {ev.kind} prompt ({len(ev.text.splitlines())} lines); "
+                 "waiting for the answer")
+
+    async def on_answer_text(self, ev: AnswerText) -> None:
+        pass  # the CLI shows the answer's code, not the answer as it streams
+
+    async def on_answer_done(self, ev: AnswerDone) -> None:
+        self.say(f"answer received ({len(ev.markdown)} characters)")
+
+    async def on_code_ready(self, ev: CodeReady) -> None:
+        for f, saved in zip(ev.files, ev.saved, strict=True):
+            mark = " (runs)" if f.name == ev.entry else ""
+            print(_colour(self.info, "1", f"--- {saved}{mark} ---"), file=self.info)
+            print(sanitize(f.content, keep_colours=False).rstrip("\n"), file=self.info)
+        print(_colour(self.info, "1", "---"), file=self.info, flush=True)
+
+    async def on_approval_needed(self, ev: ApprovalNeeded) -> None:
+        ev.decision.set_result(await self.approve(ev))
+
+    async def on_permission_needed(self, ev: PermissionNeeded) -> None:
+        ev.answer.set_result(await self.stdin.confirm(ev.question))
+
+    async def on_feedback_ready(self, ev: FeedbackReady) -> None:
+        ev.decision.set_result(FeedbackDecision(True, ev.prompt))
+
+    async def on_run_started(self, ev: RunStarted) -> None:
+        self.say(f"running attempt {ev.attempt} on {ev.target}")
+
+    async def on_output(self, ev: Output) -> None:
+        if ev.stream == "stderr":
+            sys.stderr.write(_colour(sys.stderr, "31", sanitize(ev.text)))
+            sys.stderr.flush()
+        else:
+            self.prog_out.write(sanitize(ev.text))
+            self.prog_out.flush()
+
+    async def on_run_finished(self, ev: RunFinished) -> None:
+        r = ev.result
+        status = "timed out" if r.timed_out else f"exit status {r.exit_code}"
+        self.say(f"{status} after {r.duration:.1f} s; output saved as {ev.output_file}")
+
+    async def on_verdict_reached(self, ev: VerdictReached) -> None:
+        v = ev.verdict
+        mark = _colour(self.info, "32" if v.ok else "31", "PASS" if v.ok else "FAIL")
+        print(f"[verifybot] {mark} attempt {ev.attempt}: {v.reason}", file=self.info, flush=True)
+
+    async def on_finished(self, ev: Finished) -> None:
+        colour = "32" if ev.exit_code == EXIT_SUCCESS else "31"
+        text = f"[verifybot] {ev.status}" + (f": {ev.message}" if ev.message else "")
+        print(_colour(self.info, colour, text), file=self.info, flush=True)
 
     async def approve(self, ev: ApprovalNeeded) -> Decision:
         files = {f.name: f.content for f in ev.files}
@@ -394,8 +415,8 @@ def _install_stop_signals(on_stop: Any) -> None:
         _err("stopping: the running program and the loop (Ctrl+C again to quit at once)")
         on_stop(status)
 
-    loop.add_signal_handler(signal.SIGINT, handler, "INTERRUPTED")
-    loop.add_signal_handler(signal.SIGTERM, handler, "INTERRUPTED")
+    loop.add_signal_handler(signal.SIGINT, handler, Status.INTERRUPTED)
+    loop.add_signal_handler(signal.SIGTERM, handler, Status.INTERRUPTED)
 
 
 async def cmd_run(args: argparse.Namespace) -> int:
@@ -433,7 +454,7 @@ async def _drive(args: argparse.Namespace, cfg: Config, llm: Any, target: Any,
                       **loop_args)
     _install_stop_signals(loop.stop)
     try:
-        finished = await drain(loop.events(prompt), printer.handle)
+        finished = await drain(loop.events(prompt), printer)
     finally:
         await _close(llm, target)
         history.close()

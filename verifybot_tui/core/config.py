@@ -163,7 +163,10 @@ def parse_config(data: dict[str, Any], path: Path | str = "<config>") -> Config:
                 if obj.kind not in _KINDS[top]:
                     raise ConfigError(f"{path}: key '{where}.kind' must be one of "
                                       f"{', '.join(_KINDS[top])}, got {obj.kind!r}")
-                (cfg.llm if top == "llm" else cfg.targets)[name] = obj
+                if isinstance(obj, LLMConfig):
+                    cfg.llm[name] = obj
+                else:
+                    cfg.targets[name] = obj
         else:
             raise ConfigError(f"{path}: unknown table '[{top}]'; expected [run], [llm.NAME], "
                               f"[targets.NAME] or [ui]")

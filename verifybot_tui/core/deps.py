@@ -13,7 +13,7 @@ import re
 import sys
 from pathlib import PurePosixPath
 
-from verifybot_tui.targets.base import ProgramFile
+from verifybot_tui.core.ports import ProgramFile
 
 # Import name -> pip name, where they differ (or where the obvious pip name is
 # a different, wrong project: "serial" and "yaml" on PyPI are not what code means).
@@ -205,3 +205,25 @@ def needed_packages(files: list[ProgramFile],
         known = name in _PIP_NAMES or name.startswith("adafruit_")
         pips.append(pip_name(name) if known else name)
     return list(dict.fromkeys(modules)), list(dict.fromkeys(pips))
+
+
+def wanted_packages(files: list[ProgramFile], declared: list[str]) -> dict[str, str]:
+    """Pip package to install -> the module whose import proves it is there.
+
+    One entry per project (PEP 503 names: 'Tomli_W' and 'tomli-w' are one), a
+    declared name winning over the name guessed from an import.
+    """
+    modules, pips = needed_packages(files, declared)
+    wanted = {_canonical(p): (p, _module_guess(p)) for p in pips}
+    for m in modules:
+        pkg = pip_name(m)
+        wanted[_canonical(pkg)] = (wanted.get(_canonical(pkg), (pkg, m))[0], m)
+    return dict(wanted.values())
+
+
+def _canonical(package: str) -> str:
+    return re.sub(r"[-_.]+", "-", package.split("[")[0].strip()).lower()
+
+
+def _module_guess(package: str) -> str:
+    return package.split("[")[0].strip().lower().replace("-", "_")

@@ -3,15 +3,23 @@
 The loop yields these events in order; where it needs the user it yields an
 event carrying an ``asyncio.Future`` and waits until a front end resolves it
 (the CLI from stdin or ``--yes``, the TUI from its approval bar).
+
+A front end implements ``EventHandler`` (one method per event) and feeds events
+to ``dispatch``, which looks the method up in one table. Adding an event means a
+method in the protocol and a row in ``HANDLERS``; the type checker then names
+every front end that does not handle it yet.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-from verifybot_tui.targets.base import ProgramFile, RunResult
+from verifybot_tui.core.outcome import Status
+from verifybot_tui.core.ports import ProgramFile, RunResult
+from verifybot_tui.core.verdict import Verdict
 
 Action = Literal["accept", "edit", "reject", "stop"]
 
@@ -45,6 +53,7 @@ class SessionStarted(Event):
     target: str
     llm: str
     transcript: str  # path of the raw_md transcript
+    attempts_before: int = 0  # a resumed session's earlier attempts (its numbering goes on)
 
 
 @dataclass
@@ -106,7 +115,6 @@ class RunStarted(Event):
     attempt: int
     target: str
     run_id: str
-    command: str = ""
 
 
 @dataclass
@@ -125,12 +133,57 @@ class RunFinished(Event):
 @dataclass
 class VerdictReached(Event):
     attempt: int
-    verdict: Any  # core.verdict.Verdict
+    verdict: Verdict
 
 
 @dataclass
 class Finished(Event):
-    status: str  # "SUCCESS", "FAILED", "STOPPED", "LLM_ERROR", "TARGET_ERROR", "INTERRUPTED"
+    status: Status
     exit_code: int
     record: dict[str, Any]
     message: str = ""
+
+
+class EventHandler(Protocol):
+    """A front end of the loop: what it does with each event."""
+
+    async def on_session_started(self, ev: SessionStarted) -> None: ...
+    async def on_notice(self, ev: Notice) -> None: ...
+    async def on_prompt_sent(self, ev: PromptSent) -> None: ...
+    async def on_answer_text(self, ev: AnswerText) -> None: ...
+    async def on_answer_done(self, ev: AnswerDone) -> None: ...
+    async def on_code_ready(self, ev: CodeReady) -> None: ...
+    async def on_approval_needed(self, ev: ApprovalNeeded) -> None: ...
+    async def on_permission_needed(self, ev: PermissionNeeded) -> None: ...
+    async def on_feedback_ready(self, ev: FeedbackReady) -> None: ...
+    async def on_run_started(self, ev: RunStarted) -> None: ...
+    async def on_output(self, ev: Output) -> None: ...
+    async def on_run_finished(self, ev: RunFinished) -> None: ...
+    async def on_verdict_reached(self, ev: VerdictReached) -> None: ...
+    async def on_finished(self, ev: Finished) -> None: ...
+
+
+_Handle = Callable[[EventHandler, Any], Awaitable[None]]
+
+# The one table from an event's type to the handler method that takes it.
+HANDLERS: dict[type[Event], _Handle] = {
+    SessionStarted: lambda h, ev: h.on_session_started(ev),
+    Notice: lambda h, ev: h.on_notice(ev),
+    PromptSent: lambda h, ev: h.on_prompt_sent(ev),
+    AnswerText: lambda h, ev: h.on_answer_text(ev),
+    AnswerDone: lambda h, ev: h.on_answer_done(ev),
+    CodeReady: lambda h, ev: h.on_code_ready(ev),
+    ApprovalNeeded: lambda h, ev: h.on_approval_needed(ev),
+    PermissionNeeded: lambda h, ev: h.on_permission_needed(ev),
+    FeedbackReady: lambda h, ev: h.on_feedback_ready(ev),
+    RunStarted: lambda h, ev: h.on_run_started(ev),
+    Output: lambda h, ev: h.on_output(ev),
+    RunFinished: lambda h, ev: h.on_run_finished(ev),
+    VerdictReached: lambda h, ev: h.on_verdict_reached(ev),
+    Finished: lambda h, ev: h.on_finished(ev),
+}
+
+
+async def dispatch(handler: EventHandler, ev: Event) -> None:
+    """Hand the event to the handler's method for its type."""
+    await HANDLERS[type(ev)](handler, ev)

@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from verifybot_tui.core.outcome import Status
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
     id INTEGER PRIMARY KEY,
@@ -64,6 +66,14 @@ CREATE INDEX IF NOT EXISTS prompts_session ON prompts(session_id);
 """
 
 _LIVE = ("RUNNING", "PENDING")
+
+
+def _row(row: sqlite3.Row) -> dict[str, Any]:
+    """A row as a dict, its status under today's name (legacy SUCCESS reads as PASSED)."""
+    d = dict(row)
+    if d.get("status"):
+        d["status"] = str(Status.parse(d["status"]))
+    return d
 
 
 def _pid_alive(pid: int | None) -> bool:
@@ -159,11 +169,11 @@ class History:
         rows = self.db.execute(
             "SELECT s.*, (SELECT COUNT(*) FROM attempts a WHERE a.session_id = s.id) AS attempts"
             " FROM sessions s ORDER BY s.id DESC LIMIT ?", (limit,)).fetchall()
-        return [dict(r) for r in rows]
+        return [_row(r) for r in rows]
 
     def session(self, session_id: int) -> dict[str, Any] | None:
         row = self.db.execute("SELECT * FROM sessions WHERE id=?", (session_id,)).fetchone()
-        return dict(row) if row else None
+        return _row(row) if row else None
 
     def attempts(self, session_id: int) -> list[dict[str, Any]]:
         rows = self.db.execute(
@@ -171,7 +181,7 @@ class History:
             " ON p.id = a.prompt_id WHERE a.session_id=? ORDER BY a.n", (session_id,)).fetchall()
         out = []
         for r in rows:
-            d = dict(r)
+            d = _row(r)
             d["files"] = json.loads(d["files"] or "[]")
             out.append(d)
         return out

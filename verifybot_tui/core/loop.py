@@ -5,32 +5,29 @@ task and yields what happens; where the user must decide, the event carries
 a future and the loop waits for it. ``stop()`` cancels the task: the target
 kills the running program's whole tree, and the loop still writes its final
 status, so a stopped or interrupted session is as readable as a finished one.
+
+One attempt is a pipeline of small steps, each returning a small result:
+ask -> extract -> dedupe -> approve -> dependencies -> execute -> judge. A step
+that ends the session returns an ``Outcome``; one that needs another answer
+returns the next ``Turn`` (the prompt to send). Every write to history, the
+transcript and the run record goes through the session's ``SessionRecorder``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import re
 import time
 import traceback
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import replace
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
 from verifybot_tui.core import prompts
 from verifybot_tui.core.config import Config
-from verifybot_tui.core.deps import needed_packages, pip_name
-from verifybot_tui.core.errors import (
-    EXIT_FAILED,
-    EXIT_INTERRUPTED,
-    EXIT_SUCCESS,
-    LLMError,
-    TargetError,
-    VerifyBotError,
-)
+from verifybot_tui.core.deps import wanted_packages
+from verifybot_tui.core.errors import EXIT_FAILED, EXIT_SUCCESS, TargetError, VerifyBotError
 from verifybot_tui.core.events import (
     AnswerDone,
     AnswerText,
@@ -38,6 +35,7 @@ from verifybot_tui.core.events import (
     CodeReady,
     Decision,
     Event,
+    EventHandler,
     FeedbackDecision,
     FeedbackReady,
     Finished,
@@ -49,27 +47,65 @@ from verifybot_tui.core.events import (
     RunStarted,
     SessionStarted,
     VerdictReached,
+    dispatch,
 )
 from verifybot_tui.core.extract import Extraction, extract
 from verifybot_tui.core.history import History
-from verifybot_tui.core.languages import extension_for, language_named
-from verifybot_tui.core.transcript import Transcript, wrap_fence
-from verifybot_tui.core.verdict import Verdict, judge, long_running_signs
-from verifybot_tui.core.workspace import Workspace, slugify, versioned
-from verifybot_tui.llm.base import LLMBackend
-from verifybot_tui.targets.base import ProgramFile, RunRequest, RunResult, Target
+from verifybot_tui.core.judging import FinishedRun, Judge, mechanical
+from verifybot_tui.core.outcome import AttemptState, Outcome, Status
+from verifybot_tui.core.ports import LLMBackend, ProgramFile, RunRequest, RunResult, Target
+from verifybot_tui.core.programs import digest, program_files, save_version
+from verifybot_tui.core.recorder import OutputFile, SessionRecorder
+from verifybot_tui.core.verdict import Verdict, long_running_signs
+from verifybot_tui.core.workspace import Workspace
 
 T = TypeVar("T")
 _DONE = object()
 MAX_TIMEOUT = 3600.0  # an answer's TIMEOUT line cannot keep a program running longer
-_ENTRY_STEMS = ("main", "app", "run", "program")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """The next prompt to send, and what kind of prompt it is (PromptSent.kind)."""
+
+    text: str
+    kind: str
+
+
+@dataclass
+class Code:
+    """One answer's program: the extraction, its files, the file to run, its digest."""
+
+    ex: Extraction
+    files: list[ProgramFile]
+    entry: str
+    digest: str = ""
+    version: int = 0
+
+
+@dataclass
+class _Conversation:
+    """What the attempts of one prompt share: versions seen, the target in use."""
+
+    first_attempt: int
+    target: Target
+    seen: dict[str, int] = field(default_factory=dict)  # files digest -> version
+    last_version: int = 0
+    previous: list[ProgramFile] = field(default_factory=list)  # the last run's, for a diff
+
+    def used(self, n: int) -> int:
+        return n - self.first_attempt + 1
+
+
+Step = Outcome | Turn
 
 
 class VerifyLoop:
     def __init__(self, *, config: Config, llm: LLMBackend, target: Target, history: History,
                  max_retries: int | None = None, timeout: float | None = None,
                  auto_accept: bool | None = None, auto_install: bool | None = None,
-                 review_feedback: bool = False, workspace: Path | None = None) -> None:
+                 review_feedback: bool = False, workspace: Path | None = None,
+                 judge: Judge = mechanical) -> None:
         self.config = config
         self.llm = llm
         self.target = target
@@ -81,11 +117,13 @@ class VerifyLoop:
         # Installing packages asks separately unless told (--yes) to accept everything.
         self.auto_install = self.auto_accept if auto_install is None else auto_install
         self.review_feedback = review_feedback
+        self.judge = judge
         self.session_id: int | None = None
         self.attempt = 0
+        self.recorder = SessionRecorder(history, self.workspace)
         self._emit: Callable[[Event], None] = lambda ev: None
         self._task: asyncio.Task[None] | None = None
-        self._stop_status: str | None = None
+        self._stop_status: Status | None = None
         self._context_target: str | None = None  # whose context the conversation knows
         self._pending_edit_note = ""
         self._python: dict[str, str] = {}  # target name -> venv python after an install
@@ -101,7 +139,7 @@ class VerifyLoop:
         """Run on another target from the next attempt on; its context goes with the next prompt."""
         self.target = target
 
-    def stop(self, status: str = "STOPPED") -> None:
+    def stop(self, status: Status = Status.STOPPED) -> None:
         """Stop the running program (its whole tree) and end the loop with this status."""
         self._stop_status = status
         if self._task and not self._task.done():
@@ -129,78 +167,55 @@ class VerifyLoop:
                 yield event
         finally:
             if not task.done():
-                self._stop_status = self._stop_status or "STOPPED"
+                self._stop_status = self._stop_status or Status.STOPPED
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-        if not task.cancelled() and task.exception() is not None:
-            raise task.exception()  # type: ignore[misc]
+        if not task.cancelled() and (error := task.exception()) is not None:
+            raise error
 
     # -- one session ------------------------------------------------------------
 
     async def _main(self, prompt: str, *, new_chat: bool, resume: int | None) -> None:
-        ws = self.workspace
-        for gone in self.history.mark_interrupted():
-            _note_interrupted(gone)
-        started = time.time()
-        prompt_count = 0
+        rec = self.recorder = SessionRecorder(self.history, self.workspace)
+        rec.sweep_interrupted()
+        names = {"target": self.target.name, "llm": self.llm.name}
         if resume is not None:
-            row = self.history.session(resume)
-            if row is None:
-                raise VerifyBotError(f"there is no session {resume} in {ws.db_path}")
-            session_id, slug = resume, row["slug"]
-            transcript = Path(row["transcript"] or ws.raw_md / f"resumed_{slug}.md")
-            self.history.reopen_session(session_id)
-            prompt_count = len(self.history.prompts(session_id))
-            self.attempt = len(self.history.attempts(session_id))
+            self.attempt = rec.resume(resume, prompt, **names)
         else:
-            slug = slugify(prompt)
-            stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(started))
-            transcript = _free_path(ws.raw_md, f"{stamp}_{slug}", ".md")
-            session_id = self.history.start_session(
-                slug=slug, prompt=prompt, target=self.target.name, llm=self.llm.name,
-                transcript=str(transcript))
+            rec.start(prompt, **names)
             self.attempt = 0
-        self.session_id = session_id
-        tr = Transcript(transcript)
-        self._run_state = _RunState(session_id=session_id, slug=slug, transcript=tr,
-                                    prompts=prompt_count, started=started, prompt=prompt)
-        tr.write(f"\n# VerifyBot session {session_id}: {_one_line(prompt)}\n\n"
-                 f"- started: {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(started))}\n"
-                 f"- target: {self.target.name}\n- llm: {self.llm.name}\n"
-                 f"- workspace: {ws.root}\n- resumed: {'yes' if resume else 'no'}\n", sync=True)
-        self._emit(SessionStarted(session_id, slug, self.target.name, self.llm.name,
-                                  str(transcript)))
-        status, code, message = "FAILED", EXIT_FAILED, ""
+        self.session_id = rec.session_id
+        self._emit(SessionStarted(rec.session_id, rec.slug, self.target.name, self.llm.name,
+                                  str(rec.transcript_path), self.attempt))
+        outcome = Outcome.failed("")
         try:
-            status, code, message = await self._converse(prompt, new_chat=new_chat,
-                                                          resume=resume is not None)
-        except asyncio.CancelledError:
-            status = self._stop_status or "STOPPED"
-            code = EXIT_INTERRUPTED if status == "INTERRUPTED" else EXIT_FAILED
-            message = "interrupted (Ctrl+C)" if status == "INTERRUPTED" else "stopped by the user"
-        except LLMError as e:
-            status, code, message = "LLM_ERROR", e.exit_code, str(e)
-        except TargetError as e:
-            status, code, message = "TARGET_ERROR", e.exit_code, str(e)
-        except VerifyBotError as e:
-            status, code, message = "ERROR", e.exit_code, str(e)
-        except Exception as e:  # a bug: keep the session readable and say where to look
-            status, code, message = "ERROR", EXIT_FAILED, f"internal error: {e!r}"
-            tr.block("Internal error", traceback.format_exc(), "text")
+            outcome = await self._converse(prompt, new_chat=new_chat, resume=resume is not None)
+        except asyncio.CancelledError as e:
+            outcome = Outcome.of_error(e, self._stop_status)
+        except Exception as e:  # an internal error keeps the session readable, says where
+            outcome = Outcome.of_error(e)
+            if not isinstance(e, VerifyBotError):
+                rec.internal_error(traceback.format_exc())
         finally:
-            record = self._record(status, code, message)
-            tr.section("Final status", f"{status}: {message}\n" if message else f"{status}\n")
-            tr.record(record)
-            tr.close()
-            self.history.finish_session(session_id, status)
-            self._emit(Finished(status, code, record, message))
+            record = rec.finish(outcome, target=self.target.name, llm=self.llm.name)
+            self._emit(Finished(outcome.status, outcome.exit_code, record, outcome.message))
 
-    async def _converse(self, prompt: str, *, new_chat: bool, resume: bool) -> tuple[str, int, str]:
-        st = self._run_state
+    async def _converse(self, prompt: str, *, new_chat: bool, resume: bool) -> Outcome:
+        await self._open_chat(new_chat=new_chat, resume=resume)
+        conv = _Conversation(first_attempt=self.attempt + 1, target=self.target)
+        turn = await self._first_turn(prompt, conv.target, fresh=new_chat and not resume)
+        while True:
+            step = await self._attempt(turn, conv)
+            if isinstance(step, Outcome):
+                return step
+            turn = step
+
+    async def _open_chat(self, *, new_chat: bool, resume: bool) -> None:
+        """Start the backend in the right conversation: a resumed one, a new one, or this one."""
         self._emit(Notice(f"starting {self.llm.name}"))
         await self.llm.start()
         if resume:
-            row = self.history.session(st.session_id) or {}
+            row = self.recorder.session_row()
             url = row.get("conversation_url")
             if url and url != self.llm.conversation_url:  # not already there (a follow-up)
                 await self.llm.resume(url)
@@ -210,243 +225,174 @@ class VerifyLoop:
         elif new_chat:
             await self.llm.new_chat()
             self._context_target = None
-        target = self.target
-        if new_chat and not resume:
-            context = await self._probe(target)
-            self._context_target = target.name
-            text = prompts.first_prompt(prompt, target=target.name, context=context,
-                                        timeout=self.timeout)
-            kind = "initial"
-        else:
-            text, kind = prompt, "free"
-        seen: dict[str, int] = {}  # digest of a version's files -> its version number
-        last_version = 0
-        previous: list[ProgramFile] = []
-        first_attempt = self.attempt + 1
-        while True:
-            if self.target is not target:
-                target = self.target
-                await self._probe(target)
-            if self._context_target != target.name and kind != "initial":
-                context = self._contexts.get(target.name) or await self._probe(target)
-                text = prompts.context_update(target.name, context) + text
-            if self._pending_edit_note and kind != "initial":
-                text = f"{self._pending_edit_note}\n\n{text}"
-            self._pending_edit_note = ""
-            self._context_target = target.name
-            prompt_id, answer = await self._ask(text, kind)
-            self.attempt += 1
-            n = self.attempt
-            used = n - first_attempt + 1
-            ex = extract(answer)
-            self._log_extraction(n, ex)
-            files, entry = self._files(ex, st.slug)
-            if not entry:
-                self._emit(Notice("the answer holds no program to run", "warning"))
-                if used >= self.max_attempts:
-                    return "FAILED", EXIT_FAILED, f"no program after {used} attempts"
-                text, kind = prompts.no_code_prompt(), "feedback"
-                continue
-            digest = _digest(files)
-            if digest in seen:
-                msg = (f"attempt {n}: the code is identical to version {seen[digest]}, "
-                       "so it is not run again; asking the LLM for a change")
-                self._emit(Notice(msg, "warning"))
-                st.transcript.section(f"Attempt {n}: duplicate", msg + "\n")
-                if used >= self.max_attempts:
-                    return "FAILED", EXIT_FAILED, f"no working program after {used} attempts"
-                text, kind = prompts.duplicate_prompt(seen[digest]), "duplicate"
-                continue
-            version, files = self._save(files, st.slug, last_version + 1)
-            last_version = version
-            seen[digest] = version
-            attempt_id = self.history.add_attempt(
-                st.session_id, n=n, version=version, prompt_id=prompt_id,
-                files=[f"programs/{f.saved_name}" for f in files], entry=entry,
-                target=target.name)
-            st.attempts.append({"n": n, "version": version,
-                                "files": [f"programs/{f.saved_name}" for f in files]})
-            self._emit(CodeReady(n, files, entry, [f"programs/{f.saved_name}" for f in files],
-                                 previous))
-            decision = await self._approve(n, files, entry)
-            self.history.update_attempt(attempt_id, decision=decision.action, note=decision.note)
-            st.attempts[-1]["decision"] = decision.action
-            st.transcript.section(f"Decision {n}", f"{decision.action}"
-                                  + (f": {decision.note}" if decision.note else "") + "\n")
-            if decision.action == "stop":
-                self.history.update_attempt(attempt_id, status="STOPPED", finished_at=time.time())
-                return "STOPPED", EXIT_FAILED, "stopped by the user"
-            if decision.action == "reject":
-                self.history.update_attempt(attempt_id, status="REJECTED", finished_at=time.time())
-                if used >= self.max_attempts:
-                    return "FAILED", EXIT_FAILED, f"no accepted program after {used} attempts"
-                text = prompts.reject_prompt(decision.note or "Please try another approach.")
-                kind = "reject"
-                continue
-            if decision.action == "edit" and decision.files:
-                edited = [replace(f, content=decision.files.get(f.name, f.content)) for f in files]
-                if _digest(edited) != digest:
-                    self._pending_edit_note = prompts.edit_note(files, edited)
-                    version, files = self._save(edited, st.slug, last_version + 1)
-                    last_version = version
-                    seen[_digest(files)] = version
-                    saved = [f"programs/{f.saved_name}" for f in files]
-                    self.history.update_attempt(attempt_id, version=version, files=saved)
-                    st.attempts[-1].update(version=version, files=saved, edited=True)
-                    self._emit(Notice(f"your edit is saved as {', '.join(saved)}"))
-            if self.target is not target:  # switched while the code was shown: run there
-                target = self.target
-                await self._probe(target)
-                self.history.update_attempt(attempt_id, target=target.name)
-            python = await self._dependencies(target, files, ex)
-            result, verdict = await self._execute(target, n, attempt_id, version, files, entry,
-                                                  ex, python)
-            previous = files
-            if verdict.ok:
-                return "SUCCESS", EXIT_SUCCESS, verdict.reason
-            if verdict.status == "target_error":
-                return "TARGET_ERROR", TargetError.exit_code, verdict.reason
-            if used >= self.max_attempts:
-                return ("FAILED", EXIT_FAILED,
-                        f"still failing after {used} attempts: {verdict.reason}")
-            text = prompts.feedback_prompt(
-                result, verdict.reason, attempt=used, max_attempts=self.max_attempts,
-                retry_hint=getattr(verdict, "retry_hint", ""), edit_note=self._pending_edit_note)
-            self._pending_edit_note = ""
-            kind = "feedback"
-            if self.review_feedback and not self.auto_accept:
-                fd = await self._wait(partial(FeedbackReady, text))
-                if not fd.send:
-                    return "STOPPED", EXIT_FAILED, "stopped by the user before sending feedback"
-                text = fd.text or text
 
-    # -- steps -------------------------------------------------------------------
+    async def _first_turn(self, prompt: str, target: Target, *, fresh: bool) -> Turn:
+        if not fresh:
+            return Turn(prompt, "free")
+        context = await self._probe(target)
+        self._context_target = target.name
+        return Turn(prompts.first_prompt(prompt, target=target.name, context=context,
+                                         timeout=self.timeout), "initial")
 
-    async def _wait(self, make: Callable[[asyncio.Future[T]], Event]) -> T:
-        fut: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._emit(make(fut))
-        return await fut
+    # -- one attempt: the pipeline -------------------------------------------------
 
-    async def _approve(self, n: int, files: list[ProgramFile], entry: str) -> Decision:
-        if self.auto_accept:
-            return Decision("accept")
-        return await self._wait(lambda fut: ApprovalNeeded(n, files, entry, fut))
+    async def _attempt(self, turn: Turn, conv: _Conversation) -> Step:
+        prompt_id, answer = await self._ask(await self._compose(turn, conv))
+        self.attempt += 1
+        n = self.attempt
+        used = conv.used(n)
+        code = self._extract(n, answer)
+        if not code.entry:
+            self._emit(Notice("the answer holds no program to run", "warning"))
+            return self._retry(used, "no program", Turn(prompts.no_code_prompt(), "feedback"))
+        again = self._dedupe(n, code, conv)
+        if again is not None:
+            return self._retry(used, "no working program", again)
+        self._save(n, prompt_id, code, conv)
+        step = await self._approve(n, used, code, conv)
+        if not isinstance(step, Code):
+            return step
+        target = await self._follow_switch(conv)
+        python = await self._dependencies(target, step.files, step.ex)
+        result, verdict = await self._execute(target, n, step, python)
+        conv.previous = step.files
+        return await self._after_run(result, verdict, used)
 
-    async def _probe(self, target: Target) -> str:
-        self._emit(Notice(f"probing {target.name}"))
-        await target.connect()
-        context = await target.probe()
-        self._contexts[target.name] = context
-        self._run_state.transcript.block(f"Context: {target.name}", context, "markdown")
-        return context
+    async def _compose(self, turn: Turn, conv: _Conversation) -> Turn:
+        """The prompt as sent: with the new target's context, and a note on a hand edit."""
+        if self.target is not conv.target:
+            conv.target = self.target
+            await self._probe(conv.target)
+        text = turn.text
+        name = conv.target.name
+        if self._context_target != name and turn.kind != "initial":
+            context = self._contexts.get(name) or await self._probe(conv.target)
+            text = prompts.context_update(name, context) + text
+        if self._pending_edit_note and turn.kind != "initial":
+            text = f"{self._pending_edit_note}\n\n{text}"
+        self._pending_edit_note = ""
+        self._context_target = name
+        return Turn(text, turn.kind)
 
-    async def _ask(self, text: str, kind: str) -> tuple[int, str]:
-        st = self._run_state
-        st.prompts += 1
-        prompt_id = self.history.add_prompt(st.session_id, kind, text)
-        st.transcript.block(f"Prompt {st.prompts} ({kind})", text, "text")
-        self._emit(PromptSent(text, kind, self.attempt + 1))
+    async def _ask(self, turn: Turn) -> tuple[int, str]:
+        rec = self.recorder
+        prompt_id = rec.prompt_sent(turn.kind, turn.text)
+        self._emit(PromptSent(turn.text, turn.kind, self.attempt + 1))
         try:
-            answer = await self.llm.ask(text, lambda so_far: self._emit(AnswerText(so_far)))
+            answer = await self.llm.ask(turn.text, lambda so_far: self._emit(AnswerText(so_far)))
         except BaseException:
             # The browser died or the user stopped: keep where the conversation lives,
             # so the next prompt goes back to it rather than to a new chat.
             if self.llm.conversation_url:
-                self.history.set_conversation(st.session_id, self.llm.conversation_url)
-                st.conversation_url = self.llm.conversation_url
+                rec.conversation(self.llm.conversation_url)
             raise
-        self.history.set_answer(prompt_id, answer.markdown)
         url = answer.conversation_url or self.llm.conversation_url
-        self.history.set_conversation(st.session_id, url)
-        st.conversation_url = url or st.conversation_url
-        st.transcript.block(f"Answer {st.prompts}", answer.markdown, "markdown")
+        rec.answer(prompt_id, answer.markdown, url)
         self._emit(AnswerDone(answer.markdown, url))
         return prompt_id, answer.markdown
 
-    def _log_extraction(self, n: int, ex: Extraction) -> None:
-        lines = []
-        for b in ex.blocks:
-            what = "program" if b.runnable else f"not run ({b.reason})"
-            lines.append(f"- line {b.line}: {b.language or 'unknown'} block, "
-                         f"file {b.filename or '(no name)'}, {what}")
-        lines += [f"- note: {note}" for note in ex.notes]
-        if ex.timeout:
-            lines.append(f"- TIMEOUT: {ex.timeout:g} s")
-        if ex.dependencies:
-            lines.append(f"- DEPENDENCIES: {', '.join(ex.dependencies)}")
-        self._run_state.transcript.section(f"Extraction {n}",
-                                           "\n".join(lines or ["- no code blocks"]) + "\n")
+    def _extract(self, n: int, answer: str) -> Code:
+        ex = extract(answer)
+        self.recorder.extraction(n, ex)
         for note in ex.notes:
             self._emit(Notice(note, "warning"))
+        files, entry = program_files(ex, self.recorder.slug)
+        return Code(ex, files, entry, digest(files))
 
-    def _files(self, ex: Extraction, slug: str) -> tuple[list[ProgramFile], str]:
-        """The answer's files (programs, and named data files) and the one to run."""
-        files: list[ProgramFile] = []
-        runnable: list[ProgramFile] = []
-        names: set[str] = set()
-        unnamed = 0
-        for b in ex.blocks:
-            if not b.runnable and not b.filename:
-                continue
-            name = b.filename
-            if not name or name in names:
-                unnamed += 1
-                base = slug if unnamed == 1 and not name else f"{slug}_part{unnamed}"
-                name = base + extension_for(b.language)
-            names.add(name)
-            f = ProgramFile(name=name, saved_name=name, content=b.code,
-                            language=b.language or "text")
-            files.append(f)
-            if b.runnable and language_named(b.language):
-                runnable.append(f)
-        if not runnable:
-            return files, ""
-        for f in runnable:
-            if Path(f.name).stem.lower() in _ENTRY_STEMS:
-                return files, f.name
-        return files, runnable[0].name
+    def _retry(self, used: int, what: str, turn: Turn) -> Step:
+        """Ask again, unless that was the last attempt."""
+        if used >= self.max_attempts:
+            return Outcome.failed(f"{what} after {used} attempts")
+        return turn
 
-    def _save(self, files: list[ProgramFile], slug: str,
-              start: int) -> tuple[int, list[ProgramFile]]:
-        ws = self.workspace
-        while True:
-            n = ws.versioned_names([f.name for f in files], slug, start)
-            try:
-                for f in files:
-                    ws.save_program(f.name, n, f.content)
-            except FileExistsError:  # another session took it meanwhile
-                start = n + 1
-                continue
-            return n, [replace(f, saved_name=versioned(f.name, n)) for f in files]
+    def _dedupe(self, n: int, code: Code, conv: _Conversation) -> Turn | None:
+        """The code of a version already run is not run again: ask for a change."""
+        version = conv.seen.get(code.digest)
+        if version is None:
+            return None
+        msg = (f"attempt {n}: the code is identical to version {version}, "
+               "so it is not run again; asking the LLM for a change")
+        self._emit(Notice(msg, "warning"))
+        self.recorder.duplicate(n, msg)
+        return Turn(prompts.duplicate_prompt(version), "duplicate")
+
+    def _save(self, n: int, prompt_id: int, code: Code, conv: _Conversation) -> None:
+        self._save_version(code, conv)
+        saved = [f"programs/{f.saved_name}" for f in code.files]
+        self.recorder.attempt(n=n, version=code.version, prompt_id=prompt_id, files=code.files,
+                              entry=code.entry, target=conv.target.name)
+        self._emit(CodeReady(n, code.files, code.entry, saved, conv.previous))
+
+    def _save_version(self, code: Code, conv: _Conversation) -> None:
+        code.version, code.files = save_version(self.workspace, code.files, self.recorder.slug,
+                                                conv.last_version + 1)
+        conv.last_version = code.version
+        conv.seen[digest(code.files)] = code.version
+
+    async def _approve(self, n: int, used: int, code: Code, conv: _Conversation) -> Step | Code:
+        """The user's decision: the code to run, or how the session goes on without it."""
+        if self.auto_accept:
+            decision = Decision("accept")
+        else:
+            decision = await self._wait(lambda fut: ApprovalNeeded(n, code.files, code.entry, fut))
+        rec = self.recorder
+        rec.decision(n, decision)
+        if decision.action == "stop":
+            rec.attempt_ended(Status.STOPPED)
+            return Outcome(Status.STOPPED, EXIT_FAILED, "stopped by the user")
+        if decision.action == "reject":
+            rec.attempt_ended(AttemptState.REJECTED)
+            note = decision.note or "Please try another approach."
+            return self._retry(used, "no accepted program",
+                               Turn(prompts.reject_prompt(note), "reject"))
+        if decision.action == "edit" and decision.files:
+            self._apply_edit(code, decision.files, conv)
+        return code
+
+    def _apply_edit(self, code: Code, edits: dict[str, str], conv: _Conversation) -> None:
+        """A hand edit is a new version, and the LLM hears about it with the next prompt."""
+        edited = [replace(f, content=edits.get(f.name, f.content)) for f in code.files]
+        if digest(edited) == code.digest:
+            return
+        self._pending_edit_note = prompts.edit_note(code.files, edited)
+        code.files = edited
+        self._save_version(code, conv)
+        saved = self.recorder.edited(code.version, code.files)
+        self._emit(Notice(f"your edit is saved as {', '.join(saved)}"))
+
+    async def _follow_switch(self, conv: _Conversation) -> Target:
+        """Switched target while the code was shown: it runs there."""
+        if self.target is not conv.target:
+            conv.target = self.target
+            await self._probe(conv.target)
+            self.recorder.retargeted(conv.target.name)
+        return conv.target
 
     async def _dependencies(self, target: Target, files: list[ProgramFile],
                             ex: Extraction) -> str | None:
+        """Install what the program imports and the target lacks (asking first); its python."""
         python = self._python.get(target.name)
         if not any(f.language == "python" for f in files):
             return python
-        modules, declared = needed_packages(files, ex.dependencies)
-        # canonical package name -> (name to pip install, module that proves it is there)
-        wanted = {_canonical(p): (p, _module_guess(p)) for p in declared}
-        for m in modules:
-            pkg = pip_name(m)
-            wanted[_canonical(pkg)] = (wanted.get(_canonical(pkg), (pkg, m))[0], m)
+        wanted = wanted_packages(files, ex.dependencies)
         if not wanted:
             return python
-        mods = sorted({m for _, m in wanted.values()})
-        missing_mods = set(await target.missing_modules(mods, python))
-        packages = sorted(p for p, m in wanted.values() if m in missing_mods)
+        missing_mods = set(await target.missing_modules(sorted(set(wanted.values())), python))
+        packages = sorted(p for p, m in wanted.items() if m in missing_mods)
         if not packages:
             return python
         question = (f"The program needs {', '.join(packages)}, not installed on {target.name}. "
                     f"Install into the workspace's virtual environment there?")
         ok = self.auto_install or await self._wait(
             lambda fut: PermissionNeeded(question, packages, fut))
-        st = self._run_state
         if not ok:
             self._emit(Notice(f"not installing {', '.join(packages)}: the run will likely fail",
                               "warning"))
-            st.transcript.section("Dependencies", f"declined: {', '.join(packages)}\n")
+            self.recorder.dependencies(f"declined: {', '.join(packages)}")
             return python
+        return await self._install(target, packages, python)
+
+    async def _install(self, target: Target, packages: list[str], python: str | None) -> str | None:
         self._emit(Notice(f"installing {', '.join(packages)} on {target.name}"))
         try:
             python = await target.install(packages, lambda s, t: self._emit(Output(s, t)))
@@ -454,192 +400,94 @@ class VerifyLoop:
             raise
         except VerifyBotError as e:
             self._emit(Notice(f"installing failed: {e}", "error"))
-            st.transcript.section("Dependencies", f"install of {', '.join(packages)} failed: "
-                                  f"{e}\n")
+            self.recorder.dependencies(f"install of {', '.join(packages)} failed: {e}")
             return python
         self._python[target.name] = python
-        st.transcript.section("Dependencies", f"installed: {', '.join(packages)} ({python})\n")
+        self.recorder.dependencies(f"installed: {', '.join(packages)} ({python})")
         return python
 
-    async def _execute(self, target: Target, n: int, attempt_id: int, version: int,
-                       files: list[ProgramFile], entry: str, ex: Extraction,
+    async def _execute(self, target: Target, n: int, code: Code,
                        python: str | None) -> tuple[RunResult, Verdict]:
-        st = self._run_state
-        entry_file = next(f for f in files if f.name == entry)
-        signs = long_running_signs(entry_file.content, entry_file.language)
+        """Run the version with its output kept in outputs/, then judge it."""
+        entry = next(f for f in code.files if f.name == code.entry)
+        signs = long_running_signs(entry.content, entry.language)
         timeout = self.timeout
-        if ex.timeout and ex.timeout > timeout:
-            timeout = min(ex.timeout, MAX_TIMEOUT)
-        run_id = f"{st.slug}_{version}"
-        out_path = self.workspace.outputs / f"{st.slug}_{version}.txt"
-        out_rel = f"outputs/{out_path.name}"
-        request = RunRequest(run_id=run_id, files=files, entry=entry,
-                             language=entry_file.language, timeout=timeout,
+        if code.ex.timeout and code.ex.timeout > timeout:
+            timeout = min(code.ex.timeout, MAX_TIMEOUT)
+        request = RunRequest(run_id=f"{self.recorder.slug}_{code.version}", files=code.files,
+                             entry=code.entry, language=entry.language, timeout=timeout,
                              long_running=bool(signs), python=python)
-        self.history.update_attempt(attempt_id, status="RUNNING", output_file=out_rel)
-        self._emit(RunStarted(n, target.name, run_id))
-        started = time.monotonic()
-        with _OutputFile(out_path, f"programs/{entry_file.saved_name}", target.name) as out:
-            def on_output(stream: str, text: str) -> None:
-                out.add(stream, text)
-                self._emit(Output(stream, text))
-            try:
-                result = await target.run(request, on_output)
-            except TargetError as e:
-                result = RunResult(exit_code=None, stdout="", stderr="",
-                                   duration=time.monotonic() - started, target_error=str(e))
-            except asyncio.CancelledError:
-                out.footer("stopped by the user before the program ended")
-                self.history.update_attempt(attempt_id, status="STOPPED", verdict="cancelled",
-                                            finished_at=time.time())
-                st.transcript.section(f"Run {n}", f"stopped by the user; output in {out_rel}\n")
-                raise
-            verdict = judge(result, signs, timeout=timeout)
-            out.footer(f"exit status: {result.exit_code}; {result.duration:.2f} s; "
-                       f"verdict: {verdict.status}: {verdict.reason}")
-        status = "SUCCESS" if verdict.ok else (
-            "TARGET_ERROR" if verdict.status == "target_error" else "FAILED")
-        self.history.update_attempt(attempt_id, status=status, verdict=verdict.status,
-                                    reason=verdict.reason, exit_code=result.exit_code,
-                                    finished_at=time.time())
-        st.attempts[-1].update(status=status, verdict=verdict.status, reason=verdict.reason,
-                               exit_code=result.exit_code, output=out_rel, target=target.name)
-        body = (f"- target: {target.name}\n- command: {result.command or '(none)'}\n"
-                f"- exit status: {result.exit_code}\n- duration: {result.duration:.2f} s\n"
-                f"- timeout: {timeout:g} s{' (reached)' if result.timed_out else ''}\n"
-                f"- verdict: {verdict.status}: {verdict.reason}\n- output: {out_rel}\n\n"
-                + wrap_fence(prompts.head_tail(_merge(result)), "text"))
-        st.transcript.section(f"Run {n}", body)
-        self._emit(RunFinished(n, result, out_rel))
+        rec = self.recorder
+        out = rec.run_started(code.version, entry, target.name)
+        try:
+            self._emit(RunStarted(n, target.name, request.run_id))
+            result = await self._run(target, n, request, out)
+            verdict = await self.judge(FinishedRun(rec.prompt, n, request, result, signs))
+            rec.run_judged(n, out, target=target.name, result=result, verdict=verdict,
+                           timeout=timeout)
+        finally:
+            out.close()
+        self._emit(RunFinished(n, result, out.rel))
         self._emit(VerdictReached(n, verdict))
         return result, verdict
 
-    def _record(self, status: str, code: int, message: str) -> dict[str, Any]:
-        st = self._run_state
-        return {
-            "session": st.session_id, "prompt": st.prompt, "slug": st.slug,
-            "status": status, "exit_code": code, "message": message,
-            "prompts": st.prompts, "attempts": st.attempts,
-            "target": self.target.name, "llm": self.llm.name,
-            "conversation_url": st.conversation_url,
-            "started": st.started, "finished": time.time(),
-            "transcript": self.workspace.rel(st.transcript.path),
-            "workspace": str(self.workspace.root),
-        }
+    async def _run(self, target: Target, n: int, request: RunRequest,
+                   out: OutputFile) -> RunResult:
+        def on_output(stream: str, text: str) -> None:
+            out.add(stream, text)
+            self._emit(Output(stream, text))
+
+        started = time.monotonic()
+        try:
+            return await target.run(request, on_output)
+        except TargetError as e:
+            return RunResult(exit_code=None, stdout="", stderr="",
+                             duration=time.monotonic() - started, target_error=str(e))
+        except asyncio.CancelledError:
+            self.recorder.run_stopped(n, out)
+            raise
+
+    async def _after_run(self, result: RunResult, verdict: Verdict, used: int) -> Step:
+        """The session ends on a pass, a target error or the last attempt; else feedback."""
+        if verdict.ok:
+            return Outcome(Status.PASSED, EXIT_SUCCESS, verdict.reason)
+        if verdict.status == "target_error":
+            return Outcome(Status.TARGET_ERROR, TargetError.exit_code, verdict.reason)
+        if used >= self.max_attempts:
+            return Outcome.failed(f"still failing after {used} attempts: {verdict.reason}")
+        text = prompts.feedback_prompt(
+            result, verdict.reason, attempt=used, max_attempts=self.max_attempts,
+            retry_hint=verdict.retry_hint, edit_note=self._pending_edit_note)
+        self._pending_edit_note = ""
+        if self.review_feedback and not self.auto_accept:
+            fd = await self._wait(partial(FeedbackReady, text))
+            if not fd.send:
+                return Outcome(Status.STOPPED, EXIT_FAILED,
+                               "stopped by the user before sending feedback")
+            text = fd.text or text
+        return Turn(text, "feedback")
+
+    # -- helpers ----------------------------------------------------------------------
+
+    async def _wait(self, make: Callable[[asyncio.Future[T]], Event]) -> T:
+        fut: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._emit(make(fut))
+        return await fut
+
+    async def _probe(self, target: Target) -> str:
+        self._emit(Notice(f"probing {target.name}"))
+        await target.connect()
+        context = await target.probe()
+        self._contexts[target.name] = context
+        self.recorder.context(target.name, context)
+        return context
 
 
-class _RunState:
-    """What one session of the loop accumulates for its transcript and record."""
-
-    def __init__(self, *, session_id: int, slug: str, transcript: Transcript, prompts: int,
-                 started: float, prompt: str) -> None:
-        self.session_id = session_id
-        self.slug = slug
-        self.transcript = transcript
-        self.prompts = prompts
-        self.started = started
-        self.prompt = prompt
-        self.attempts: list[dict[str, Any]] = []
-        self.conversation_url: str | None = None
-
-
-class _OutputFile:
-    """outputs/<slug>_<n>.txt written as the output arrives (a kill keeps what came)."""
-
-    def __init__(self, path: Path, program: str, target: str) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._f = open(path, "x", encoding="utf-8", errors="replace", newline="")
-        self._f.write(f"# {program} on {target}, {time.strftime('%Y-%m-%d %H:%M:%S')}\n"
-                      "# stderr lines are marked 'stderr| '\n")
-        self._last_stream = "stdout"
-        self._at_line_start = True
-
-    def add(self, stream: str, text: str) -> None:
-        if stream == "stderr":
-            lines = text.splitlines(keepends=True)
-            prefixed = []
-            for line in lines:
-                prefixed.append(("stderr| " if self._at_line_start else "") + line)
-                self._at_line_start = line.endswith("\n")
-            self._f.write("".join(prefixed))
-        else:
-            if self._last_stream == "stderr" and not self._at_line_start:
-                self._f.write("\n")
-            self._f.write(text)
-            self._at_line_start = text.endswith("\n")
-        self._last_stream = stream
-        self._f.flush()
-
-    def footer(self, text: str) -> None:
-        if not self._at_line_start:
-            self._f.write("\n")
-        self._f.write(f"# {text}\n")
-        self._f.flush()
-
-    def __enter__(self) -> _OutputFile:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._f.close()
-
-
-def _merge(result: RunResult) -> str:
-    parts = []
-    if result.stdout.strip():
-        parts.append(result.stdout.rstrip("\n"))
-    if result.stderr.strip():
-        parts.append("--- stderr ---\n" + result.stderr.rstrip("\n"))
-    if result.target_error:
-        parts.append(f"--- target error ---\n{result.target_error}")
-    return "\n".join(parts) or "(no output)"
-
-
-def _digest(files: list[ProgramFile]) -> str:
-    h = hashlib.sha256()
-    for f in sorted(files, key=lambda f: f.name):
-        h.update(f.name.encode() + b"\0" + f.content.strip().encode() + b"\0")
-    return h.hexdigest()
-
-
-def _canonical(package: str) -> str:
-    """PEP 503: 'Tomli_W' and 'tomli-w' are one package."""
-    return re.sub(r"[-_.]+", "-", package.split("[")[0].strip()).lower()
-
-
-def _module_guess(package: str) -> str:
-    return package.split("[")[0].strip().lower().replace("-", "_")
-
-
-def _one_line(text: str, limit: int = 100) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 3] + "..."
-
-
-def _free_path(folder: Path, stem: str, ext: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path, i = folder / f"{stem}{ext}", 1
-    while path.exists():
-        i += 1
-        path = folder / f"{stem}_{i}{ext}"
-    return path
-
-
-def _note_interrupted(session: dict[str, Any]) -> None:
-    path = session.get("transcript")
-    if path and Path(path).is_file():
-        with open(path, "a", encoding="utf-8") as f:
-            f.write("\n## Final status\n\nINTERRUPTED: the process running this session ended "
-                    "before it finished (found at the next start)\n")
-
-
-async def drain(events: AsyncIterator[Event],
-                handle: Callable[[Event], Awaitable[None] | None]) -> Finished | None:
-    """Feed every event to ``handle``; return the Finished event (a small front-end helper)."""
+async def drain(events: AsyncIterator[Event], handler: EventHandler) -> Finished | None:
+    """Dispatch every event to the front end's handler; return the Finished event."""
     finished = None
     async for ev in events:
-        res = handle(ev)
-        if asyncio.iscoroutine(res):
-            await res
+        await dispatch(handler, ev)
         if isinstance(ev, Finished):
             finished = ev
     return finished

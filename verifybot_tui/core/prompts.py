@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from verifybot_tui.targets.base import ProgramFile, RunResult
+from verifybot_tui.core.ports import ProgramFile, RunResult
 
 RULES = """Rules for your answer:
 1. Put all the code in one fenced code block with its language. For work that needs several files, use one fenced block per file and write its file name in bold on its own line just before each block.

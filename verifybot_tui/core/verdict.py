@@ -13,7 +13,7 @@ import re
 import signal
 from dataclasses import dataclass, field
 
-from verifybot_tui.targets.base import RunResult
+from verifybot_tui.core.ports import RunResult
 
 
 @dataclass
@@ -236,9 +236,9 @@ def _brace_language_signs(code: str, language: str) -> list[str]:
             (r"\bpause\s*\(\s*\)", "waits for a signal forever (`pause()`, line {n})"),
         ]
     for pat, phrase in patterns:
-        m = re.search(pat, text)
-        if m:
-            line = _line_of(text, m.start())
+        found = re.search(pat, text)
+        if found:
+            line = _line_of(text, found.start())
             signs.append((line, phrase.format(n=line)))
     signs.sort()
     return [s for _, s in signs]

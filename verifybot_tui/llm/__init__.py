@@ -11,7 +11,7 @@ from pathlib import Path
 
 from verifybot_tui.core.config import Config
 from verifybot_tui.core.errors import ConfigError
-from verifybot_tui.llm.base import LLMBackend
+from verifybot_tui.core.ports import LLMBackend
 
 
 def make_llm(config: Config, spec: str, workspace: Path) -> LLMBackend:

@@ -19,7 +19,7 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 
 from verifybot_tui.core.errors import LLMError
-from verifybot_tui.llm.base import Answer, TextCallback
+from verifybot_tui.core.ports import Answer, ReportsState, TextCallback
 
 _HEADING = re.compile(r"^answer\s+(\d+)\b", re.I)
 
@@ -56,7 +56,7 @@ def parse_answers(text: str) -> list[str]:
     return [found[k] for k in sorted(found)]
 
 
-class ReplayLLM:
+class ReplayLLM(ReportsState):
     """Answers from a file; streams each answer in small pieces like a chat site."""
 
     def __init__(self, path: Path, *, chunk: int = 48, delay: float = 0.004,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from verifybot_tui.core.config import Config
 from verifybot_tui.core.errors import ConfigError
-from verifybot_tui.targets.base import Prompter, Target
+from verifybot_tui.core.ports import Prompter, Target
 
 
 def make_target(config: Config, name: str, workspace: Path, prompter: Prompter | None = None,

@@ -27,13 +27,14 @@ from pathlib import Path, PurePosixPath
 from verifybot_tui.core import languages
 from verifybot_tui.core.config import TargetConfig
 from verifybot_tui.core.errors import TargetError
-from verifybot_tui.targets import venv
-from verifybot_tui.targets.base import (
+from verifybot_tui.core.ports import (
     OutputCallback,
-    OutputCapture,
+    ReportsState,
     RunRequest,
     RunResult,
 )
+from verifybot_tui.targets import venv
+from verifybot_tui.targets.capture import OutputCapture
 from verifybot_tui.targets.probe_local import probe_local
 
 GRACE = 2.0  # seconds between TERM and KILL
@@ -207,7 +208,7 @@ async def _pump(reader: asyncio.StreamReader, stream: str, capture: OutputCaptur
             return
 
 
-class LocalTarget:
+class LocalTarget(ReportsState):
     """Runs programs here, in ``<workspace>/runs/<run_id>/``."""
 
     kind = "local"

@@ -24,14 +24,15 @@ import asyncssh
 from verifybot_tui.core.config import TargetConfig
 from verifybot_tui.core.errors import TargetError
 from verifybot_tui.core.languages import build_argv, language_for_filename, language_named
-from verifybot_tui.targets import probe_ssh
-from verifybot_tui.targets.base import (
+from verifybot_tui.core.ports import (
     OutputCallback,
-    OutputCapture,
     Prompter,
+    ReportsState,
     RunRequest,
     RunResult,
 )
+from verifybot_tui.targets import probe_ssh
+from verifybot_tui.targets.capture import OutputCapture
 from verifybot_tui.targets.probe_local import save_context
 from verifybot_tui.targets.ssh_connect import Settings, open_connection, resolve_settings
 from verifybot_tui.targets.venv import (
@@ -112,7 +113,7 @@ class _Outcome:
     files_changed: list[str] = field(default_factory=list)
 
 
-class SSHTarget:
+class SSHTarget(ReportsState):
     """A machine reached over SSH (a Raspberry Pi, usually); see the module docstring."""
 
     kind = "ssh"

@@ -17,7 +17,7 @@ import asyncssh
 
 from verifybot_tui.core.config import TargetConfig
 from verifybot_tui.core.errors import TargetError
-from verifybot_tui.targets.base import Prompter
+from verifybot_tui.core.ports import Prompter
 
 CONNECT_TIMEOUT = 15.0
 PASSWORD_TRIES = 3

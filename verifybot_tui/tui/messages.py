@@ -20,7 +20,6 @@ class LoopEvent(Message, bubble=False):
     """One event from VerifyLoop.events() (Output goes through the OutputBuffer)."""
 
     event: Event
-    base: int = 0  # for SessionStarted: the loop's attempt count when it began (resumes)
 
 
 @dataclass
@@ -51,3 +50,12 @@ class FileEdited(Message, bubble=False):
 
     name: str
     content: str
+
+
+@dataclass
+class BackendState(Message, bubble=False):
+    """The LLM backend or a target changed state (its on_state callback)."""
+
+    kind: str  # "llm" or "target"
+    name: str
+    state: str

@@ -13,16 +13,17 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from verifybot_tui.core.config import Config
 from verifybot_tui.core.errors import ConfigError
 from verifybot_tui.core.history import History
-from verifybot_tui.llm.base import LLMBackend
-from verifybot_tui.targets.base import Prompter, Target
+from verifybot_tui.core.ports import LLMBackend, Prompter, Target
 
 if TYPE_CHECKING:
     from verifybot_tui.core.loop import VerifyLoop
+
+T = TypeVar("T")
 
 
 def check_llm_spec(config: Config, spec: str) -> None:
@@ -60,6 +61,9 @@ class AppSession:
         self.targets: dict[str, Target] = {}
         self.loop: VerifyLoop | None = None
         self.prompter: Prompter | None = None
+        # Called as (kind, name, state) when the LLM ("llm") or a target ("target") changes
+        # state; the main screen turns it into a message for its status bar.
+        self.on_backend_state: Callable[[str, str, str], None] = lambda kind, name, state: None
         self._llm_start: asyncio.Task[None] | None = None
         self._connecting: dict[str, asyncio.Task[Target]] = {}
 
@@ -81,7 +85,9 @@ class AppSession:
         if self.llm is None:
             from verifybot_tui.llm import make_llm  # the browser import is the slow one
 
-            self.llm = make_llm(self.config, self.llm_spec, self.workspace)
+            llm = make_llm(self.config, self.llm_spec, self.workspace)
+            llm.on_state(lambda state: self.on_backend_state("llm", llm.name, state))
+            self.llm = llm
         return self.llm
 
     def make_target(self, name: str) -> Target:
@@ -90,6 +96,7 @@ class AppSession:
             from verifybot_tui.targets import make_target
 
             target = make_target(self.config, name, self.workspace, prompter=self.prompter)
+            target.on_state(lambda state: self.on_backend_state("target", name, state))
             self.targets[name] = target
         return target
 
@@ -112,7 +119,7 @@ class AppSession:
             self._connecting[name] = task
         return await asyncio.shield(task)
 
-    async def _shared(self, attr: str, start: Callable[[], Awaitable[None]], value):
+    async def _shared(self, attr: str, start: Callable[[], Awaitable[None]], value: T) -> T:
         task: asyncio.Task[None] | None = getattr(self, attr)
         if task is None or (task.done() and (task.cancelled() or task.exception())):
             task = asyncio.ensure_future(start())

@@ -23,7 +23,7 @@ from playwright.async_api import async_playwright
 
 from verifybot_tui.core.config import LLMConfig
 from verifybot_tui.core.errors import LLMError
-from verifybot_tui.llm.base import Answer, TextCallback
+from verifybot_tui.core.ports import Answer, ReportsState, TextCallback
 from verifybot_tui.llm.browser.chromium import launch_context, profile_dir
 from verifybot_tui.llm.browser.pagestate import BLOCKING, PageState, Verdict, classify, message
 from verifybot_tui.llm.browser.site_profile import SiteProfile, load_site_profile
@@ -82,8 +82,8 @@ class _Stream:
     error: BaseException | None = None
 
 
-class BrowserLLM:
-    """The LLMBackend of a chat site in a browser (see llm/base.py for the protocol)."""
+class BrowserLLM(ReportsState):
+    """The LLMBackend of a chat site in a browser (see core/ports.py for the protocol)."""
 
     def __init__(self, config: LLMConfig, workspace: Path, *, answer_timeout: float = 600.0,
                  page_timeout: float = 30.0, stable_window: float = 0.1,

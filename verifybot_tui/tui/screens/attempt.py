@@ -16,7 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Label, Static, TabbedContent, TabPane
 
 from verifybot_tui.core.languages import language_for_filename
-from verifybot_tui.targets.base import ProgramFile
+from verifybot_tui.core.ports import ProgramFile
 from verifybot_tui.tui.output_buffer import OutputBuffer
 from verifybot_tui.tui.widgets.code import CodePane
 from verifybot_tui.tui.widgets.history import mark

@@ -1,24 +1,41 @@
 """The main screen: four panes around the verify loop, driven as the CLI drives it.
 
-The loop's half (its worker, its events, the decisions) is LoopScreen in
-main_loop.py; this half holds the layout, the LLM and target workers, the
-prompt box, the history pane and the keys. Workers only post messages; the
-``@on`` handlers own every widget change.
+The loop's part (its worker, its events, the decisions it waits for) is a
+LoopController composed into this screen; the screen holds the layout, the LLM
+and target workers, the prompt box, the history pane and the keys. Workers only
+post messages; the ``@on`` handlers own every widget change. What the status bar
+and the keys depend on is reactive state here: the bar is data-bound to it, keys
+are greyed out by ``check_action``, and the backends report their state changes
+through a callback (no polling).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
+from textual.reactive import var
+from textual.screen import Screen
 from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
 from verifybot_tui.core.errors import VerifyBotError
+from verifybot_tui.core.events import ApprovalNeeded, FeedbackReady, dispatch
 from verifybot_tui.tui.keys import MAIN_BINDINGS
-from verifybot_tui.tui.messages import LLMReady, TargetReady
-from verifybot_tui.tui.screens.main_loop import LoopScreen
+from verifybot_tui.tui.messages import (
+    BackendState,
+    FileEdited,
+    LLMReady,
+    LoopEnded,
+    LoopEvent,
+    TargetReady,
+)
+from verifybot_tui.tui.output_buffer import OutputBuffer
+from verifybot_tui.tui.screens.loop_controller import LoopController
 from verifybot_tui.tui.session import AppSession
 from verifybot_tui.tui.widgets.approval import ApprovalBar
 from verifybot_tui.tui.widgets.code import CodePane
@@ -29,70 +46,140 @@ from verifybot_tui.tui.widgets.output import OutputPane
 from verifybot_tui.tui.widgets.status import StatusBar
 
 
-class MainScreen(LoopScreen):
+class MainScreen(Screen[None]):
     CSS_PATH = "main.tcss"
-    BINDINGS = MAIN_BINDINGS
+    BINDINGS: ClassVar[list[BindingType]] = [*MAIN_BINDINGS]
     AUTO_FOCUS = "#prompt"
 
+    # The state the status bar shows and the keys depend on, kept once, here.
+    running: var[bool] = var(False, bindings=True)  # a prompt's loop has not ended yet
+    last_prompt: var[str | None] = var(None, bindings=True)
+    target: var[str] = var("")  # the target shown: the one being switched to, if any
+    target_state: var[str] = var("disconnected")
+    llm_state: var[str] = var("stopped")
+    auto_accept: var[bool] = var(False)
+    review_feedback: var[bool] = var(False)
+
     def __init__(self, session: AppSession) -> None:
-        super().__init__(session)
+        super().__init__()
+        self.session = session
+        self.controller = LoopController(self)
         self.new_chat_next = True
         self.resume_id: int | None = None
-        self.last_prompt: str | None = None
         self.switching: str | None = None  # a target being connected to, not yet current
         # A target the user picked (--target, ctrl+t) is kept; the default one may give
         # way to the Pi when a prompt is about Pi hardware, as `verifybot run` does.
         self.target_chosen = session.target_name != session.config.run.default_target
+        self.set_reactive(MainScreen.target, session.target_name)
+        self.set_reactive(MainScreen.auto_accept, session.auto_accept)
+        self.set_reactive(MainScreen.review_feedback, session.review_feedback)
+        session.on_backend_state = self._report_backend_state
 
-    # -- layout -------------------------------------------------------------------
+    def _report_backend_state(self, kind: str, name: str, state: str) -> None:
+        """The backends' callback (it may come from any of their tasks): a message."""
+        self.post_message(BackendState(kind, name, state))
 
-    def compose(self):
-        yield StatusBar(id="status")
+    # -- layout and typed getters ----------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="status").data_bind(
+            MainScreen.target, MainScreen.target_state, MainScreen.llm_state,
+            MainScreen.auto_accept, MainScreen.review_feedback)
         with Horizontal(id="body"):
             yield HistoryPane(id="history")
             with Vertical(id="work"):
                 with Horizontal(id="top"):
                     yield ConversationPane(id="conversation")
                     yield CodePane(id="code")
-                yield OutputPane(self.session_buffer, id="output")
+                yield OutputPane(self.output_buffer, id="output")
         with Vertical(id="bottom"):  # the bars join it after the first frame
             yield Input(placeholder=self._prompt_hint(), id="prompt")
         yield Footer()
 
     @property
-    def session_buffer(self):
-        return self.app.output_buffer
+    def output_buffer(self) -> OutputBuffer:
+        buffer: OutputBuffer = getattr(self.app, "output_buffer")  # noqa: B009 (App is generic)
+        return buffer
+
+    @property
+    def status_bar(self) -> StatusBar:
+        return self.query_one("#status", StatusBar)
+
+    @property
+    def conversation(self) -> ConversationPane:
+        return self.query_one("#conversation", ConversationPane)
+
+    @property
+    def code_pane(self) -> CodePane:
+        return self.query_one("#code", CodePane)
+
+    @property
+    def output_pane(self) -> OutputPane:
+        return self.query_one("#output", OutputPane)
+
+    @property
+    def history_pane(self) -> HistoryPane:
+        return self.query_one("#history", HistoryPane)
+
+    @property
+    def prompt_box(self) -> Input:
+        return self.query_one("#prompt", Input)
+
+    @property
+    def approval_bar(self) -> ApprovalBar:
+        return self.query_one("#approval", ApprovalBar)
+
+    @property
+    def feedback_bar(self) -> FeedbackBar:
+        return self.query_one("#feedback", FeedbackBar)
+
+    # The loop controller's state, read by the tests and the command palette.
+    @property
+    def pending_approval(self) -> ApprovalNeeded | None:
+        return self.controller.pending_approval
+
+    @property
+    def pending_feedback(self) -> FeedbackReady | None:
+        return self.controller.pending_feedback
+
+    @property
+    def saved_paths(self) -> dict[str, Path]:
+        return self.controller.saved_paths
 
     def on_mount(self) -> None:
-        self.query_one("#conversation").border_title = "Conversation"
-        self.query_one("#code").border_title = "Code"
-        self.query_one("#output").border_title = "Output"
-        self.query_one("#history").border_title = "History (F2)"
-        status = self.query_one(StatusBar)
-        status.target = self.session.target_name
+        self.conversation.border_title = "Conversation"
+        self.code_pane.border_title = "Code"
+        self.output_pane.border_title = "Output"
+        self.history_pane.border_title = "History (F2)"
         spec = self.session.llm_spec
+        status = self.status_bar
         status.llm = f"replay:{Path(spec[7:]).name}" if spec.startswith("replay:") else spec
-        status.auto_accept = self.session.config.run.auto_accept
-        status.review_feedback = self.session.review_feedback
         status.max_attempts = 1 + self.session.config.run.max_retries
-        self.set_interval(0.25, self.sample_states, name="status-sample")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Stop only while something runs; retry only when idle with a prompt to retry."""
+        if action == "stop":
+            return True if self.running else None
+        if action == "retry":
+            return None if self.running or not self.last_prompt else True
+        return True
 
     async def start_backends(self) -> None:
         """Called by the app once the first frame is shown: nothing that can wait
         may hold that frame back."""
-        prompt_box = self.query_one("#prompt", Input)
         if not self.query(ApprovalBar):
             await self.query_one("#bottom").mount(ApprovalBar(id="approval"),
-                                                  FeedbackBar(id="feedback"), before=prompt_box)
-        self.started.set()
+                                                  FeedbackBar(id="feedback"),
+                                                  before=self.prompt_box)
+        self.controller.started.set()
         self.refresh_history()
         if not self.session.llm_spec.startswith("replay:"):
-            self.query_one(ConversationPane).loading = True  # a browser takes seconds
+            self.conversation.loading = True  # a browser takes seconds
         self.start_llm()
         self._connect(self.session.target_name)
-        prompt = self.app.initial_prompt
+        prompt = getattr(self.app, "initial_prompt", None)
         if prompt:
-            self.query_one("#prompt", Input).value = ""
+            self.prompt_box.value = ""
             self.submit(prompt)
 
     def _prompt_hint(self) -> str:
@@ -102,16 +189,32 @@ class MainScreen(LoopScreen):
             return "Ask for a program (Enter sends) — F1 help, ctrl+p commands"
         return "Follow up in this conversation, or ctrl+n for a new chat"
 
-    def sample_states(self) -> None:
-        status = self.query_one(StatusBar)
-        name = self.switching or self.session.target_name
+    # -- reactive state ----------------------------------------------------------------
+
+    def watch_running(self, running: bool) -> None:
+        self.conversation.set_class(running, "-waiting")
+
+    def watch_auto_accept(self, on: bool) -> None:
+        self.session.set_auto_accept(on)
+
+    def watch_review_feedback(self, on: bool) -> None:
+        self.session.set_review_feedback(on)
+
+    @on(BackendState)
+    def _backend_state(self, message: BackendState) -> None:
+        """A backend's state changed (the callback the session registered)."""
+        if message.kind == "llm":
+            self.llm_state = message.state
+        elif message.name == self.target and message.name != self.switching:
+            # A target being switched to shows "connecting" until it is probed and
+            # current (TargetReady): "connected" must mean the next attempt runs there.
+            self.target_state = message.state
+
+    def _show_target(self, name: str) -> None:
+        """The status bar follows this target: its name and its state now."""
+        self.target = name
         target = self.session.targets.get(name)
-        status.target = name
-        if target is not None:
-            status.target_state = target.state
-        if self.session.llm is not None:
-            status.llm_state = self.session.llm.state
-        status.auto_accept = self.session.auto_accept
+        self.target_state = target.state if target is not None else "disconnected"
 
     # -- workers (they post messages; they never touch widgets) -------------------------
 
@@ -133,6 +236,39 @@ class MainScreen(LoopScreen):
             return
         self.post_message(TargetReady(name))
 
+    # -- the loop (the controller does the work) -----------------------------------------
+
+    @on(LoopEvent)
+    async def _loop_event(self, message: LoopEvent) -> None:
+        await dispatch(self.controller, message.event)
+
+    @on(LoopEnded)
+    async def _loop_ended(self, message: LoopEnded) -> None:
+        self.running = False
+        self.controller.close_decisions()
+        if message.error is not None:
+            self.notify(f"The loop stopped on an error: {message.error}", severity="error",
+                        timeout=10)
+
+    @on(ApprovalBar.Chosen)
+    async def _approval(self, message: ApprovalBar.Chosen) -> None:
+        await self.controller.approval_chosen(message.action, message.note)
+
+    @on(CodePane.EditEnded)
+    def _edit_ended(self, message: CodePane.EditEnded) -> None:
+        if self.pending_approval is not None:
+            self.approval_bar.focus()
+        if message.kept and message.pane.edits:
+            self.notify("Edits kept: accept [a] runs the edited version.")
+
+    @on(FeedbackBar.Chosen)
+    def _feedback(self, message: FeedbackBar.Chosen) -> None:
+        self.controller.answer_feedback(message.send, message.text)
+
+    @on(FileEdited)
+    async def _file_edited(self, message: FileEdited) -> None:
+        await self.controller.file_edited(message.name, message.content)
+
     # -- prompts ------------------------------------------------------------------------
 
     @on(Input.Submitted, "#prompt")
@@ -145,11 +281,11 @@ class MainScreen(LoopScreen):
 
     def submit(self, text: str, *, new_chat: bool | None = None) -> bool:
         loop = self.session.loop
-        if self.driving or (loop is not None and loop.running):
+        if self.running or (loop is not None and loop.running):
             self.notify("A run is going on: wait for it, or stop it with ctrl+g.",
                         severity="warning")
             if self.pending_approval is not None:  # the run waits for an answer
-                self.query_one(ApprovalBar).focus()
+                self.approval_bar.focus()
             elif self.pending_feedback is not None:
                 self.query_one("#feedback-text").focus()
             return False
@@ -161,12 +297,11 @@ class MainScreen(LoopScreen):
             self.run_worker(self._clear_panes(), group="ui")
         self.last_prompt = text
         self.new_chat_next = False
-        self.query_one("#prompt", Input).placeholder = self._prompt_hint()
-        self.query_one(StatusBar).mode = f"resume #{resume}" if resume else (
+        self.prompt_box.placeholder = self._prompt_hint()
+        self.status_bar.mode = f"resume #{resume}" if resume else (
             "new chat" if new_chat else "follow-up")
-        self.query_one(ConversationPane).add_class("-waiting")
-        self.driving = True
-        self.drive(text, new_chat, resume)
+        self.running = True
+        self.controller.drive(text, new_chat, resume)
         return True
 
     def _target_for(self, prompt: str) -> None:
@@ -175,20 +310,19 @@ class MainScreen(LoopScreen):
         name, why = choose_target(self.session.config, prompt, None)
         if name != self.session.target_name and why:
             self.session.use_target(name)
-            self.query_one(StatusBar).target = name
+            self._show_target(name)
             self.notify(f"{why[0].upper()}{why[1:]}. ctrl+t switches back.",
                         title=f"Running on {name}")
             self._connect(name)
 
     async def _clear_panes(self) -> None:
-        await self.query_one(ConversationPane).clear()
-        await self.query_one(CodePane).show_files([])
-        self.query_one(OutputPane).clear()
+        await self.conversation.clear()
+        await self.code_pane.show_files([])
+        self.output_pane.clear()
 
     @on(LLMReady)
     def _llm_ready(self, message: LLMReady) -> None:
-        self.query_one(ConversationPane).loading = False
-        self.sample_states()
+        self.conversation.loading = False
         if message.error is not None:
             self.notify(str(message.error), title="LLM not ready", severity="error", timeout=15)
 
@@ -196,36 +330,33 @@ class MainScreen(LoopScreen):
         if name != self.session.target_name:
             self.switching = name
         if self.session.config.targets[name].kind == "ssh":
-            self.query_one(OutputPane).loading = True
+            self.output_pane.loading = True
         self.connect_target(name)
 
     @on(TargetReady)
     def _target_ready(self, message: TargetReady) -> None:
-        self.query_one(OutputPane).loading = False
-        self.sample_states()
+        self.output_pane.loading = False
         if self.switching == message.name:
             self.switching = None
-        status = self.query_one(StatusBar)
         if message.error is None:
             if message.name != self.session.target_name:
                 self.session.use_target(message.name)
                 self.notify(f"Target is now {message.name}: the next attempt runs there.")
-            status.target = message.name
-            status.target_state = "connected"
+            self._show_target(message.name)
             return
-        status.target_state = "error"
         where = message.name
         if message.name != self.session.target_name:
+            self._show_target(self.session.target_name)
             self.notify(f"Could not switch to {where}: {message.error}\n"
                         f"Still on {self.session.target_name}.", severity="error", timeout=15)
         else:
+            self._show_target(where)
             self.notify(f"{where}: {message.error}", title="Target not ready",
                         severity="error", timeout=15)
 
     def prompt_ready(self) -> None:
-        prompt = self.query_one("#prompt", Input)
-        prompt.placeholder = self._prompt_hint()
-        prompt.focus()
+        self.prompt_box.placeholder = self._prompt_hint()
+        self.prompt_box.focus()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A worker that crashed is a bug: say so and stay up."""
@@ -234,8 +365,8 @@ class MainScreen(LoopScreen):
             self.notify(f"{event.worker.name or event.worker.group}: {err}", severity="error",
                         timeout=10)
             if event.worker.group == "loop":
-                self.driving = False
-                self._close_decisions()
+                self.running = False
+                self.controller.close_decisions()
 
     # -- history ---------------------------------------------------------------------------
 
@@ -243,7 +374,7 @@ class MainScreen(LoopScreen):
         history = self.session.history
         sessions = history.sessions(limit=200)
         attempts = {s["id"]: history.attempts(s["id"]) for s in sessions[:50]}
-        self.query_one(HistoryPane).show_sessions(sessions, attempts)
+        self.history_pane.show_sessions(sessions, attempts)
 
     @on(HistoryPane.Picked)
     def _history_picked(self, message: HistoryPane.Picked) -> None:
@@ -266,10 +397,9 @@ class MainScreen(LoopScreen):
 
     def resume(self, session_id: int) -> None:
         self.resume_id = session_id
-        prompt = self.query_one("#prompt", Input)
-        prompt.placeholder = self._prompt_hint()
-        self.query_one(StatusBar).mode = f"resume #{session_id}"
-        prompt.focus()
+        self.prompt_box.placeholder = self._prompt_hint()
+        self.status_bar.mode = f"resume #{session_id}"
+        self.prompt_box.focus()
         self.notify(f"Type a follow-up: it goes to session #{session_id}'s conversation.")
 
     # -- actions (keys) ------------------------------------------------------------------
@@ -283,48 +413,43 @@ class MainScreen(LoopScreen):
 
     def switch_to_target(self, name: str) -> None:
         self.target_chosen = True
-        status = self.query_one(StatusBar)
-        status.target = name
-        status.target_state = "connecting"
+        self.target = name
+        self.target_state = "connecting"
         self.notify(f"Connecting to {name}…")
         self._connect(name)
 
     def action_toggle_auto_accept(self) -> None:
-        self.session.set_auto_accept(not self.session.auto_accept)
-        on = self.session.auto_accept
-        self.query_one(StatusBar).auto_accept = on
-        self.notify("Auto-accept on: new versions run without asking." if on
+        self.auto_accept = not self.auto_accept
+        self.notify("Auto-accept on: new versions run without asking." if self.auto_accept
                     else "Auto-accept off: each version waits for you.")
 
     def action_toggle_review_feedback(self) -> None:
-        self.session.set_review_feedback(not self.session.review_feedback)
-        on = self.session.review_feedback
-        self.query_one(StatusBar).review_feedback = on
-        self.notify("Feedback prompts are shown for editing before they are sent." if on
-                    else "Feedback goes back to the LLM directly.")
+        self.review_feedback = not self.review_feedback
+        self.notify("Feedback prompts are shown for editing before they are sent."
+                    if self.review_feedback else "Feedback goes back to the LLM directly.")
 
     def action_new_chat(self) -> None:
         self.new_chat_next = True
         self.resume_id = None
-        self.query_one("#prompt", Input).placeholder = self._prompt_hint()
-        self.query_one(StatusBar).mode = "new chat"
-        self.query_one("#prompt", Input).focus()
+        self.prompt_box.placeholder = self._prompt_hint()
+        self.status_bar.mode = "new chat"
+        self.prompt_box.focus()
 
     def action_retry(self) -> None:
-        if not self.last_prompt:
-            self.notify("Nothing to retry yet.")
-            return
-        self.submit(self.last_prompt, new_chat=True)
+        if self.last_prompt:
+            self.submit(self.last_prompt, new_chat=True)
+
+    def action_stop(self) -> None:
+        self.controller.stop()
 
     def action_toggle_history(self) -> None:
-        history = self.query_one(HistoryPane)
+        history = self.history_pane
         history.display = not history.display
         if history.display:
             history.focus()
 
     async def action_toggle_diff(self) -> None:
-        await self.query_one(CodePane).toggle_diff()
+        await self.code_pane.toggle_diff()
 
     def action_focus_prompt(self) -> None:
-        self.query_one("#prompt", Input).focus()
-
+        self.prompt_box.focus()

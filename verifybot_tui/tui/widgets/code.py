@@ -16,7 +16,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
-from verifybot_tui.targets.base import ProgramFile
+from verifybot_tui.core.ports import ProgramFile
 from verifybot_tui.tui.keys import CODE_BINDINGS, EDIT_BINDINGS
 
 

@@ -1,8 +1,8 @@
 """The status bar: target and its connection, the LLM's state, the attempt count.
 
-Backends keep their state in a plain attribute that changes deep inside them
-(a browser crash, an SSH drop), so the bar samples it a few times a second
-rather than waiting for an event that may never come.
+Its fields are data-bound to the main screen's reactive state, which the
+backends keep current through their ``on_state`` callback (a browser crash or
+an SSH drop shows at once, with no polling).
 """
 
 from __future__ import annotations

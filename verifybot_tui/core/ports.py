@@ -1,9 +1,17 @@
-"""The target protocol: what the loop needs from a machine that runs programs.
+"""The ports of core: what the loop needs from an LLM and from a target machine.
+
+core/ owns these protocols and value types because core is what uses them;
+llm/ and targets/ implement them and import them from here, so the layers
+point one way only (tui and cli above llm and targets, those above core).
 
 A target probes its context, puts files in place, runs a program with its
 output streamed and a timeout, and stops it with its whole process tree.
-Cancelling the task that awaits ``run`` is how a run is stopped: the target
-kills the tree in its ``finally`` and lets the ``CancelledError`` through.
+Cancelling the task that awaits ``Target.run`` is how a run is stopped: the
+target kills the tree in its ``finally`` and lets the ``CancelledError`` through.
+
+An LLM backend starts a new chat, sends a prompt (new or follow-up) while
+streaming the answer's text, returns the answer's final markdown, and says where
+the conversation lives so a session can be resumed in it later.
 """
 
 from __future__ import annotations
@@ -41,7 +49,7 @@ class RunRequest:
 @dataclass
 class RunResult:
     exit_code: int | None  # None when killed (timeout, cancel) or never started
-    stdout: str  # possibly cut in the middle (see OutputCapture); outputs/ has all
+    stdout: str  # possibly cut in the middle (targets.capture); outputs/ has all
     stderr: str
     duration: float
     timed_out: bool = False
@@ -53,46 +61,6 @@ class RunResult:
     workdir: str = ""
     stdout_bytes: int = 0  # totals as written by the program, before any cut
     stderr_bytes: int = 0
-
-
-class OutputCapture:
-    """Keeps the head and tail of a stream so a flood cannot exhaust memory.
-
-    The full output still reaches the caller through the callback (and from
-    there ``outputs/``); this is what the verdict and the feedback prompt read.
-    """
-
-    def __init__(self, limit: int = 256 * 1024) -> None:
-        self.limit = limit
-        self.head: list[str] = []
-        self.head_len = 0
-        self.tail: list[str] = []
-        self.tail_len = 0
-        self.total = 0
-
-    def add(self, text: str) -> None:
-        self.total += len(text)
-        if self.head_len < self.limit:
-            room = self.limit - self.head_len
-            self.head.append(text[:room])
-            self.head_len += len(text[:room])
-            text = text[room:]
-            if not text:
-                return
-        self.tail.append(text)
-        self.tail_len += len(text)
-        while self.tail_len > self.limit and len(self.tail) > 1:
-            self.tail_len -= len(self.tail.pop(0))
-
-    @property
-    def text(self) -> str:
-        head = "".join(self.head)
-        tail = "".join(self.tail)
-        kept = len(head) + len(tail)
-        if kept >= self.total:
-            return head + tail
-        cut = self.total - kept
-        return f"{head}\n[... {cut} characters cut ...]\n{tail}"
 
 
 class Prompter(Protocol):
@@ -111,6 +79,9 @@ class Target(Protocol):
     kind: str  # "local" or "ssh"
     state: str  # "disconnected", "connecting", "connected", "error"
 
+    def on_state(self, listener: StateCallback) -> None:
+        """Report each change of ``state`` (ReportsState does it)."""
+
     async def connect(self) -> None:
         """Make the target ready (SSH: open the connection). Raises TargetError."""
 
@@ -128,3 +99,67 @@ class Target(Protocol):
 
     async def close(self) -> None:
         """Release connections; stop anything still running."""
+
+
+# Called with a backend's new state each time it changes.
+StateCallback = Callable[[str], None]
+
+
+class ReportsState:
+    """A backend's ``state`` that tells its listeners each time it changes.
+
+    State changes deep inside a backend (a browser crash, an SSH drop); a front
+    end that shows it registers ``on_state`` instead of polling the attribute.
+    """
+
+    _state = ""
+
+    @property
+    def state(self) -> str:
+        return self._state
+
+    @state.setter
+    def state(self, value: str) -> None:
+        if value == self._state:
+            return
+        self._state = value
+        for listener in list(self.__dict__.get("_state_listeners", ())):
+            listener(value)
+
+    def on_state(self, listener: StateCallback) -> None:
+        """Call ``listener(state)`` on every change from now on."""
+        self.__dict__.setdefault("_state_listeners", []).append(listener)
+
+
+# Called with the answer's whole text so far (not a delta) each time it grows.
+TextCallback = Callable[[str], None]
+
+
+@dataclass
+class Answer:
+    markdown: str  # the model's own markdown, fences and language tags included
+    conversation_url: str | None = None
+
+
+class LLMBackend(Protocol):
+    name: str
+    state: str  # "stopped", "starting", "logged_out", "idle", "streaming", "error"
+    conversation_url: str | None
+
+    def on_state(self, listener: StateCallback) -> None:
+        """Report each change of ``state`` (ReportsState does it)."""
+
+    async def start(self) -> None:
+        """Get ready to answer (launch the browser...). Raises LLMError."""
+
+    async def new_chat(self) -> None:
+        """The next prompt opens a new conversation."""
+
+    async def resume(self, conversation_url: str) -> None:
+        """The next prompt goes to this existing conversation."""
+
+    async def ask(self, prompt: str, on_text: TextCallback | None = None) -> Answer:
+        """Send a prompt in the current conversation and wait for the whole answer."""
+
+    async def close(self) -> None:
+        """Close the browser or files; the login profile stays on disk."""

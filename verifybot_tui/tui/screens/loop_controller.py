@@ -1,0 +1,299 @@
+"""The main screen's part that talks to the verify loop: its worker, its events, its decisions.
+
+One worker iterates the loop's events, as the CLI does: Output chunks go
+straight into the OutputBuffer (never a Message each), everything else becomes
+a LoopEvent message, which the screen hands to ``dispatch`` with this
+controller, the TUI's ``core.events.EventHandler``. Decisions the loop waits
+for (approval, feedback, install) travel back through the futures its events
+carry; the controller holds the pending ones. The controller is composed into
+the screen (not a base class of it): the screen owns layout and keys, this owns
+the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from verifybot_tui.core.errors import VerifyBotError
+from verifybot_tui.core.events import (
+    AnswerDone,
+    AnswerText,
+    ApprovalNeeded,
+    CodeReady,
+    Decision,
+    FeedbackDecision,
+    FeedbackReady,
+    Finished,
+    Notice,
+    Output,
+    PermissionNeeded,
+    PromptSent,
+    RunFinished,
+    RunStarted,
+    SessionStarted,
+    VerdictReached,
+)
+from verifybot_tui.core.outcome import Status
+from verifybot_tui.tui.editor import edit_text
+from verifybot_tui.tui.messages import FileEdited, LoopEnded, LoopEvent
+from verifybot_tui.tui.screens.dialogs import ConfirmScreen
+from verifybot_tui.tui.widgets.approval import ApprovalBar
+from verifybot_tui.tui.widgets.feedback import FeedbackBar
+
+if TYPE_CHECKING:
+    from verifybot_tui.tui.screens.main import MainScreen
+
+YIELD_EVERY = 0.005  # seconds of output handling before the worker lets others run
+Severity = Literal["information", "warning", "error"]
+STATUS_SEVERITY: dict[Status, Severity] = {
+    Status.VERIFIED: "information", Status.PASSED: "information", Status.STOPPED: "warning"}
+
+
+class LoopController:
+    """Drives VerifyLoop.events() for the main screen and shows what happens."""
+
+    def __init__(self, screen: MainScreen) -> None:
+        self.screen = screen
+        self.session = screen.session
+        self.pending_approval: ApprovalNeeded | None = None
+        self.pending_feedback: FeedbackReady | None = None
+        self.saved_paths: dict[str, Path] = {}  # file name -> its programs/ file
+        self.attempt_base = 0
+        self.started = asyncio.Event()  # the bars are mounted: loop events may come
+
+    # -- workers (they post messages or fill the buffer; they never touch widgets) ------
+
+    def drive(self, prompt: str, new_chat: bool, resume: int | None) -> None:
+        self.screen.run_worker(self._drive(prompt, new_chat, resume), group="loop",
+                               exclusive=False, exit_on_error=False)
+
+    async def _drive(self, prompt: str, new_chat: bool, resume: int | None) -> None:
+        await self.started.wait()
+        loop = self.session.ensure_loop()
+        # One start of the browser and one connection at a time: wait for those under
+        # way; if they failed, the loop tries again and reports it in its own events.
+        with contextlib.suppress(VerifyBotError):
+            await self.session.start_llm()
+        with contextlib.suppress(VerifyBotError):
+            await self.session.connect(self.session.target_name)
+        try:
+            await self._pump(loop.events(prompt, new_chat=new_chat, resume=resume))
+        except Exception as e:  # the loop reports run errors as Finished; not these
+            self.screen.post_message(LoopEnded(e))
+            return
+        self.screen.post_message(LoopEnded())
+
+    async def _pump(self, events: Any) -> None:
+        """Output into the buffer (the run's header and footer too, in order); the rest
+        as LoopEvent messages."""
+        buffer = self.screen.output_buffer
+        turn = time.monotonic()
+        async for ev in events:
+            if isinstance(ev, Output):
+                buffer.add(ev.stream, ev.text)
+                # A queue that never empties never suspends this loop: give keys
+                # and the screen their turn at least every few milliseconds.
+                if time.monotonic() - turn > YIELD_EVERY:
+                    await asyncio.sleep(0)
+                    turn = time.monotonic()
+                continue
+            if isinstance(ev, RunStarted):
+                buffer.run_started(f"attempt {ev.attempt} on {ev.target}")
+            elif isinstance(ev, RunFinished):
+                buffer.note(_run_summary(ev))
+            self.screen.post_message(LoopEvent(ev))
+
+    def watch_programs(self, paths: dict[str, Path]) -> None:
+        if paths:
+            self.screen.run_worker(self._watch(paths), group="watch", exclusive=True,
+                                   exit_on_error=False)
+
+    async def _watch(self, paths: dict[str, Path]) -> None:
+        """A save to a program file by an outside editor becomes an edit."""
+        from watchfiles import Change, awatch
+
+        by_path = {p.resolve(): name for name, p in paths.items()}
+        folders = sorted({str(p.parent) for p in by_path})
+        async for changes in awatch(*folders, debounce=150, step=50):
+            for change, changed in changes:
+                name = by_path.get(Path(changed).resolve())
+                if name is not None and change != Change.deleted:
+                    try:
+                        content = Path(changed).read_text(encoding="utf-8", errors="replace")
+                    except OSError:
+                        continue
+                    self.screen.post_message(FileEdited(name, content))
+
+    # -- core.events.EventHandler: the screen dispatches each LoopEvent here -----------
+
+    async def on_session_started(self, ev: SessionStarted) -> None:
+        self.attempt_base = ev.attempts_before
+        await self.screen.conversation.add_notice(
+            f"Session #{ev.session_id} ({ev.slug}) on {ev.target}")
+        self.screen.refresh_history()
+
+    async def on_notice(self, ev: Notice) -> None:
+        await self.screen.conversation.add_notice(ev.text, ev.level)
+        if ev.level == "error":
+            self.screen.notify(ev.text, severity="error")
+
+    async def on_prompt_sent(self, ev: PromptSent) -> None:
+        await self.screen.conversation.add_prompt(ev.text, ev.kind, ev.attempt)
+        status = self.screen.status_bar
+        status.attempt = ev.attempt - self.attempt_base
+        if self.session.loop is not None:
+            status.max_attempts = self.session.loop.max_attempts
+
+    async def on_answer_text(self, ev: AnswerText) -> None:
+        await self.screen.conversation.show_answer(ev.text)
+
+    async def on_answer_done(self, ev: AnswerDone) -> None:
+        await self.screen.conversation.finish_answer(ev.markdown)
+
+    async def on_code_ready(self, ev: CodeReady) -> None:
+        await self.screen.code_pane.show_files(ev.files, ev.entry, ev.previous)
+        root = self.session.loop.workspace.root if self.session.loop else Path(".")
+        self.saved_paths = {f.name: root / rel
+                            for f, rel in zip(ev.files, ev.saved, strict=False)}
+        self.screen.refresh_history()
+
+    async def on_approval_needed(self, ev: ApprovalNeeded) -> None:
+        self.pending_approval = ev
+        self.screen.approval_bar.ask(
+            f"Attempt {ev.attempt - self.attempt_base}: run [b]{ev.entry}[/b] on "
+            f"[b]{self.session.target_name}[/b]?")
+        self.watch_programs(dict(self.saved_paths))
+
+    async def on_permission_needed(self, ev: PermissionNeeded) -> None:
+        self.screen.app.push_screen(ConfirmScreen(ev.question, "Install packages?"),
+                                    callback=lambda yes: _resolve(ev.answer, bool(yes)))
+
+    async def on_feedback_ready(self, ev: FeedbackReady) -> None:
+        self.pending_feedback = ev
+        self.screen.feedback_bar.ask(ev.prompt)
+
+    async def on_run_started(self, ev: RunStarted) -> None:
+        output = self.screen.output_pane
+        output.border_title = f"Output — attempt {ev.attempt - self.attempt_base} on {ev.target}"
+        output.border_subtitle = "running…"
+        output.set_class(True, "-running")
+
+    async def on_output(self, ev: Output) -> None:
+        """Output never comes here: the worker puts it in the buffer (see _pump)."""
+
+    async def on_run_finished(self, ev: RunFinished) -> None:
+        output = self.screen.output_pane
+        output.finish()
+        output.set_class(False, "-running")
+        code = ev.result.exit_code
+        output.border_subtitle = f"exit {code}" if code is not None else "killed"
+
+    async def on_verdict_reached(self, ev: VerdictReached) -> None:
+        v = ev.verdict
+        await self.screen.conversation.add_notice(
+            f"Verdict for attempt {ev.attempt - self.attempt_base}: {v.status} — {v.reason}",
+            "info" if v.ok else "warning")
+        self.screen.refresh_history()
+
+    async def on_finished(self, ev: Finished) -> None:
+        self.close_decisions()
+        self.screen.output_pane.finish()
+        conversation = self.screen.conversation
+        await conversation.end_answer()
+        text = f"{ev.status}: {ev.message}" if ev.message else str(ev.status)
+        await conversation.add_notice(f"Finished — {text}", "info" if ev.status.ok else "warning")
+        self.screen.notify(text, title="Session finished",
+                           severity=STATUS_SEVERITY.get(ev.status, "error"))
+        self.screen.refresh_history()
+        self.screen.prompt_ready()
+
+    # -- decisions -----------------------------------------------------------------------
+
+    def close_decisions(self) -> None:
+        for bar in self.screen.query("ApprovalBar, FeedbackBar"):  # mounted after frame one
+            if isinstance(bar, ApprovalBar | FeedbackBar):
+                bar.hide()
+        self.screen.workers.cancel_group(self.screen, "watch")
+        self.pending_approval = None
+        self.pending_feedback = None
+
+    def decide(self, decision: Decision) -> None:
+        pending = self.pending_approval
+        self.close_decisions()
+        if pending is not None:
+            _resolve(pending.decision, decision)
+        self.screen.prompt_box.focus()
+
+    def answer_feedback(self, send: bool, text: str = "") -> None:
+        pending = self.pending_feedback
+        self.close_decisions()
+        if pending is not None:
+            _resolve(pending.decision, FeedbackDecision(send, text))
+
+    async def approval_chosen(self, action: str, note: str) -> None:
+        code = self.screen.code_pane
+        if action == "accept":
+            edits = code.collect_edits()
+            if code.mode != "code":
+                await code.set_mode("code")
+            self.decide(Decision("edit", files=edits) if edits else Decision("accept"))
+        elif action == "edit":
+            await code.set_mode("edit")
+        elif action == "external_edit":
+            await self._external_edit()
+        elif action == "reject":
+            self.decide(Decision("reject", note=note))
+        elif action == "stop":
+            self.decide(Decision("stop"))
+
+    async def _external_edit(self) -> None:
+        code = self.screen.code_pane
+        f = code.active_file()
+        if f is None:
+            return
+        try:
+            text = edit_text(self.screen.app, f.content, Path(f.name).suffix or ".txt")
+        except OSError as e:
+            self.screen.notify(f"Could not start the editor: {e}. Check $VISUAL/$EDITOR.",
+                               severity="error")
+            return
+        if text is None:
+            self.screen.notify("No editor set: export VISUAL or EDITOR (e.g. EDITOR=nano), "
+                               "or press e to edit here.", severity="warning", timeout=8)
+            return
+        await code.set_content(f.name, text)
+        self.screen.approval_bar.focus()
+
+    async def file_edited(self, name: str, content: str) -> None:
+        if self.pending_approval is None:
+            return
+        if await self.screen.code_pane.set_content(name, content):
+            self.screen.notify(f"{name} changed on disk: accept runs the edited version.")
+
+    def stop(self) -> None:
+        """Stop whatever waits or runs: the pending decision, else the loop itself."""
+        if self.pending_approval is not None:
+            self.decide(Decision("stop"))
+        elif self.pending_feedback is not None:
+            self.answer_feedback(False)
+        elif self.session.loop is not None and self.session.loop.running:
+            self.session.loop.stop()
+            self.screen.notify("Stopping…")
+
+
+def _run_summary(ev: RunFinished) -> str:
+    r = ev.result
+    how = ("timed out" if r.timed_out else "stopped" if r.cancelled else
+           f"target error: {r.target_error}" if r.target_error else
+           f"exit status {r.exit_code}")
+    took = f" after {r.duration:.0f} s" if r.duration >= 1 else ""
+    return f"{how}{took}; full output: {ev.output_file}"
+
+
+def _resolve(future: asyncio.Future[Any], value: object) -> None:
+    if not future.done():
+        future.set_result(value)
