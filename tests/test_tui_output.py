@@ -226,3 +226,19 @@ async def test_w_wraps_long_lines_and_back() -> None:
         await pilot.press("w")
         await pilot.pause()
         assert "short [b]not markup[/b]" in screen_text(pane)[1]
+
+
+async def test_a_long_last_line_is_not_hidden_under_the_new_horizontal_scrollbar() -> None:
+    app = PaneApp()
+    async with app.run_test(size=(40, 8)) as pilot:
+        pane = app.query_one(OutputPane)
+        app.buffer.add("stdout", "".join(f"line {i}\n" for i in range(30)))
+        pane.flush()
+        await pilot.pause()
+        app.buffer.note("exit status 0; full output: outputs/a_long_file_name_1.txt")
+        pane.finish()
+        await pilot.pause()
+        await pilot.pause()
+        assert pane.scroll_y == pane.max_scroll_y
+        shown = screen_text(pane)
+        assert any(line.startswith("exit status 0") for line in shown), shown

@@ -147,6 +147,27 @@ class VerifyBotApp(App[int]):
         self.copy_to_clipboard(shown.content)
         self.notify(f"Copied {shown.saved_name} ({len(shown.content.splitlines())} lines).")
 
+    def action_quit_app(self) -> None:
+        """ctrl+q: quit, but ask first while a run is going on (it would be stopped)."""
+        main = self.main_screen
+        loop = self.session.loop
+        busy = main is not None and (main.running or (loop is not None and loop.running))
+        if not busy:
+            self.exit()
+            return
+        from verifybot_tui.tui.screens.dialogs import ConfirmScreen
+
+        if isinstance(self.screen, ConfirmScreen):
+            return
+
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self.exit()
+
+        self.push_screen(ConfirmScreen("A run is going on. Quit anyway? The program is "
+                                       "stopped, and what ran so far is kept.",
+                                       "Quit?"), callback=answer)
+
     def action_help(self) -> None:
         from verifybot_tui.tui.screens.help import HelpScreen
 

@@ -81,6 +81,28 @@ class AppSession:
         i = names.index(current) if current in names else -1
         return names[(i + 1) % len(names)]
 
+    @property
+    def llm_names(self) -> list[str]:
+        """What F8 cycles through: the configured LLMs, and a replay given with --llm."""
+        names = list(self.config.llm)
+        return names if self.llm_spec in names else [self.llm_spec, *names]
+
+    async def use_llm(self, spec: str) -> None:
+        """Switch to another LLM: the old one is closed, the loop is rebuilt for the
+        new one at the next prompt (a new chat: a conversation lives on one site)."""
+        check_llm_spec(self.config, spec)
+        if self.loop is not None and self.loop.running:
+            raise ConfigError("a run is going on: stop it before switching the LLM")
+        old, self.llm = self.llm, None
+        task, self._llm_start = self._llm_start, None
+        if task is not None and not task.done():
+            task.cancel()
+        self.loop = None
+        self.llm_spec = spec
+        if old is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(old.close(), 10)
+
     def make_llm(self) -> LLMBackend:
         if self.llm is None:
             from verifybot_tui.llm import make_llm  # the browser import is the slow one

@@ -148,6 +148,9 @@ class OutputPane(ScrollView, can_focus=True):
         self._set_virtual_size()
         if self.following:
             self._scroll_to_end()
+            # A first long line brings a horizontal scrollbar with the next layout, which
+            # takes a row from the view: scroll again once it is there.
+            self.call_after_refresh(self._follow_after_layout)
         else:
             # Keep the lines being read where they are: the ones pushed out of the
             # top moved everything up by that many rows.
@@ -177,6 +180,10 @@ class OutputPane(ScrollView, can_focus=True):
             self.scroll_end(animate=False, immediate=True, x_axis=False)
         finally:
             self._scrolling = False
+
+    def _follow_after_layout(self) -> None:
+        if self.following and self.scroll_y < self.max_scroll_y:
+            self._scroll_to_end()
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
