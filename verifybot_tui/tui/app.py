@@ -147,8 +147,10 @@ class VerifyBotApp(App[int]):
         self.copy_to_clipboard(shown.content)
         self.notify(f"Copied {shown.saved_name} ({len(shown.content.splitlines())} lines).")
 
-    def action_quit_app(self) -> None:
-        """ctrl+q: quit, but ask first while a run is going on (it would be stopped)."""
+    async def action_quit(self) -> None:
+        """ctrl+q: quit, but ask first while a run is going on (it would be stopped).
+
+        Textual's own ctrl+q binding calls this too, so no key quits unasked."""
         main = self.main_screen
         loop = self.session.loop
         busy = main is not None and (main.running or (loop is not None and loop.running))

@@ -23,7 +23,7 @@ APP_BINDINGS: list[Binding] = [
 
 MAIN_BINDINGS: list[Binding] = [
     # First, so the footer always has room for it.
-    Binding("ctrl+q", "app.quit_app", "Quit", id="quit", priority=True,
+    Binding("ctrl+q", "app.quit", "Quit", id="quit", priority=True,
             tooltip="Quit (asks first while a run is going on)"),
     Binding("ctrl+t", "switch_target", "Target", id="switch_target",
             tooltip="Switch to the next configured target (connects in the background)"),

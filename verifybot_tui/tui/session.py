@@ -53,6 +53,9 @@ class AppSession:
         self.config = config
         self.workspace = (workspace or config.workspace).resolve()
         self.llm_spec = llm_spec
+        # What F8 cycles through: a replay given with --llm stays in the round.
+        self.llm_names = list(config.llm) if llm_spec in config.llm else [llm_spec,
+                                                                          *config.llm]
         self.target_name = target_name
         self.review_feedback = review_feedback
         self.auto_accept = config.run.auto_accept
@@ -80,12 +83,6 @@ class AppSession:
         current = after or self.target_name
         i = names.index(current) if current in names else -1
         return names[(i + 1) % len(names)]
-
-    @property
-    def llm_names(self) -> list[str]:
-        """What F8 cycles through: the configured LLMs, and a replay given with --llm."""
-        names = list(self.config.llm)
-        return names if self.llm_spec in names else [self.llm_spec, *names]
 
     async def use_llm(self, spec: str) -> None:
         """Switch to another LLM: the old one is closed, the loop is rebuilt for the

@@ -390,7 +390,8 @@ class MainScreen(Screen[None]):
         history = self.session.history
         sessions = history.sessions(limit=200)
         attempts = {s["id"]: history.attempts(s["id"]) for s in sessions[:50]}
-        self.history_pane.show_sessions(sessions, attempts)
+        prompts = {s["id"]: history.prompts(s["id"]) for s in sessions[:50]}
+        self.history_pane.show_sessions(sessions, attempts, prompts)
 
     @on(HistoryPane.Picked)
     def _history_picked(self, message: HistoryPane.Picked) -> None:
@@ -536,5 +537,6 @@ class MainScreen(Screen[None]):
         self.resume_id = None
         self.prompt_box.placeholder = self._prompt_hint()
         self.status_bar.mode = "new chat"
-        self.notify(f"LLM is now {name}: the next prompt opens a new chat there.")
-        self.start_llm()
+        # Started by the next prompt, not now: a browser costs seconds, and the user
+        # may be cycling past it to the next one.
+        self.notify(f"LLM is now {name}: the next prompt starts it, in a new chat.")
