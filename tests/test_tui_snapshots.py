@@ -118,3 +118,33 @@ def test_history_attempt(snap_compare, tmp_path: Path, theme: str) -> None:
         await settle(pilot)
 
     assert snap_compare(app_for(tmp_path, theme), terminal_size=SIZE, run_before=run_before)
+
+
+SIZES = [(80, 24), (160, 48)]
+
+
+@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_approval_pending_at(snap_compare, tmp_path: Path, theme: str,
+                             size: tuple[int, int]) -> None:
+    """80x24: the history hides, the code has the top, the approval bar is one line."""
+    async def run_before(pilot: Pilot) -> None:
+        await type_prompt(pilot, "print some colours")
+        await wait_approval(pilot)
+        await settle(pilot)
+
+    assert snap_compare(app_for(tmp_path, theme), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_output_after_run_at(snap_compare, tmp_path: Path, theme: str,
+                             size: tuple[int, int]) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        await type_prompt(pilot, "print some colours")
+        await wait_approval(pilot)
+        await pilot.press("a")
+        await wait_idle(pilot)
+        await settle(pilot)
+
+    assert snap_compare(app_for(tmp_path, theme), terminal_size=size, run_before=run_before)
