@@ -24,6 +24,7 @@ from verifybot_tui.core.events import Finished, PromptSent, RunStarted
 from verifybot_tui.core.history import History
 from verifybot_tui.tui.keys import check_keymap
 from verifybot_tui.tui.screens.dialogs import ConfirmScreen
+from verifybot_tui.tui.widgets.code import CodePane
 from verifybot_tui.tui.widgets.output import OutputPane
 
 pytestmark = pytest.mark.usefixtures("tui_env")
@@ -285,3 +286,24 @@ async def test_history_pane_lists_the_session_with_follow_ups_and_stopped_by_you
         labels = [str(n.label) for n in pane.root.children[0].children]
         assert any(label.startswith("» follow-up: now print b instead") for label in labels)
         assert any("stopped by you" in label for label in labels), labels
+
+
+async def test_f4_diffs_against_the_rejected_version_too(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    transcript = write_answers(ws.parent / "t.md", "print('first try')", "print('second try')")
+    app = make_app(ws, transcript)
+    async with app.run_test(size=WIDE) as pilot:
+        await type_prompt(pilot, "print a try")
+        await wait_approval(pilot)
+        await pilot.press("r")
+        await pilot.press(*"not that", "enter")
+        await wait_for(pilot, lambda: main(app).pending_approval
+                       and main(app).pending_approval.attempt == 2, what="second version")
+        code = main(app).query_one(CodePane)
+        await pilot.press("f4")
+        await pilot.pause()
+        assert code.mode == "diff"
+        shown = str(code.query_one("#code-diff").query_one(".code-text").render())
+        assert "-print('first try')" in shown and "+print('second try')" in shown
+        await pilot.press("s")
+        await wait_idle(pilot)

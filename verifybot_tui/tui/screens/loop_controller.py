@@ -66,6 +66,9 @@ class LoopController:
         self.pending_feedback: FeedbackReady | None = None
         self.saved_paths: dict[str, Path] = {}  # file name -> its programs/ file
         self.attempt_base = 0
+        # The last version shown, whatever became of it (rejected, stopped, run): F4
+        # compares the next one with it. The loop's own "previous" is the last one run.
+        self.last_shown: list[Any] = []
         self.started = asyncio.Event()  # the bars are mounted: loop events may come
 
     # -- workers (they post messages or fill the buffer; they never touch widgets) ------
@@ -135,6 +138,8 @@ class LoopController:
 
     async def on_session_started(self, ev: SessionStarted) -> None:
         self.attempt_base = ev.attempts_before
+        if ev.attempts_before == 0:
+            self.last_shown = []
         await self.screen.conversation.add_notice(
             f"Session #{ev.session_id} ({ev.slug}) on {ev.target}")
         self.screen.refresh_history()
@@ -160,7 +165,9 @@ class LoopController:
         await self.screen.conversation.finish_answer(ev.markdown)
 
     async def on_code_ready(self, ev: CodeReady) -> None:
-        await self.screen.code_pane.show_files(ev.files, ev.entry, ev.previous)
+        previous = self.last_shown or ev.previous
+        self.last_shown = list(ev.files)
+        await self.screen.code_pane.show_files(ev.files, ev.entry, previous)
         self.screen.show_top("code")
         root = self.session.loop.workspace.root if self.session.loop else Path(".")
         self.saved_paths = {f.name: root / rel
