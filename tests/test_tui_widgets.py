@@ -15,7 +15,7 @@ SESSIONS = [
     {"id": 3, "slug": "read_[bme280]", "prompt": "read the [bold]BME280[/bold]", "target": "pi",
      "llm": "chatgpt", "status": "STOPPED", "attempts": 1},
     {"id": 2, "slug": "word_count", "prompt": "count words", "target": "local",
-     "llm": "chatgpt", "status": "PASSED", "attempts": 3},
+     "llm": "chatgpt", "status": "FAILED", "attempts": 3},
     {"id": 1, "slug": "blink", "prompt": "blink an LED", "target": "pi", "llm": "claude",
      "status": "FAILED", "attempts": 1},
 ]
@@ -69,6 +69,9 @@ async def test_history_rows_show_follow_ups_reject_notes_and_stopped_by_you() ->
         assert shown[i_follow + 1].startswith("✘ attempt 3: failed exit 1"), \
             "a follow-up comes before the attempt it led to"
         assert shown[i_follow - 1].startswith("✔ attempt 2: passed exit 0")
+        # Session 2 ended FAILED after a follow-up, but attempt 2 had passed: both show.
+        session_2 = next(line for line in shown if line.startswith("✔ #2") or "#2 " in line)
+        assert "✔ attempt 2 passed" in session_2, session_2
         # The brackets reach the screen as they are.
         screen = "\n".join(pane.render_line(y).text for y in range(pane.size.height))
         assert "read_[bme280]" in screen and "[argparse]" in screen

@@ -25,6 +25,7 @@ MARKS = {
     "RUNNING": "●", "PENDING": "…", "LLM_ERROR": "⚠", "TARGET_ERROR": "⚠", "ERROR": "⚠",
     "INTERRUPTED": "◌", "REJECTED": "↺",
 }
+OK = ("VERIFIED", "PASSED", "SUCCESS")
 # What a status reads as in the pane, where the bare word would mislead.
 WORDS = {"STOPPED": "stopped by you", "REJECTED": "rejected"}
 
@@ -132,8 +133,15 @@ class HistoryPane(Tree[Row]):
             # Text, not a markup string: slugs and target names are outside text.
             label = Text(f"{mark(s.get('status'))} #{s['id']} {s.get('slug') or ''} ")
             label.append(f"({s.get('target')}, {s.get('attempts', 0)} tries)", style="dim")
-            if (s.get("status") or "").upper() == "STOPPED":
+            status = (s.get("status") or "").upper()
+            if status == "STOPPED":
                 label.append(" stopped by you", style="dim")
+            # A success stays a success: a later follow-up that failed does not hide it.
+            passed = [a for a in self._attempts.get(s["id"], [])
+                      if (a.get("status") or "").upper() in OK and status not in OK]
+            if passed:
+                label.append(f" ✔ attempt {passed[-1].get('n')} {word(passed[-1]['status'])}",
+                             style="green")
             node = self.root.add(label, data=Row(s), expand=s["id"] in open_ids)
             self._add_children(node, s)
         if cursor is not None:
