@@ -307,3 +307,29 @@ async def test_f4_diffs_against_the_rejected_version_too(tmp_path: Path) -> None
         assert "-print('first try')" in shown and "+print('second try')" in shown
         await pilot.press("s")
         await wait_idle(pilot)
+
+
+async def test_resuming_a_session_shows_that_session(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    transcript = write_answers(ws.parent / "t.md", "print('from session one')")
+    app = make_app(ws, transcript)
+    async with app.run_test(size=WIDE) as pilot:
+        await type_prompt(pilot, "print from session one")
+        await wait_approval(pilot)
+        await pilot.press("a")
+        await wait_idle(pilot)
+        screen = main(app)
+        await pilot.press("ctrl+n")
+        await wait_for(pilot, lambda: not screen.code_pane.files, what="cleared")
+        history = screen.history_pane
+        history.focus()
+        history.move_cursor(history.root.children[0])
+        await pilot.press("r")
+        await wait_for(pilot, lambda: screen.code_pane.files, what="the session's code")
+        assert "from session one" in screen.code_pane.files[0].content
+        await wait_for(pilot, lambda: "from session one" in screen.output_pane.lines,
+                       what="its output")
+        assert screen.resume_id == 1 and screen.status_bar.attempt == 1
+        texts = [str(w.render()) for w in screen.conversation.query(".prompt-body")]
+        assert any("print from session one" in t for t in texts), texts
+        assert screen.conversation.query(".answer")

@@ -417,7 +417,47 @@ class MainScreen(Screen[None]):
         self.prompt_box.placeholder = self._prompt_hint()
         self.status_bar.mode = f"resume #{session_id}"
         self.prompt_box.focus()
+        if not self.running:
+            self.run_worker(self._show_session(session_id), group="ui", exclusive=True)
         self.notify(f"Type a follow-up: it goes to session #{session_id}'s conversation.")
+
+    async def _show_session(self, session_id: int) -> None:
+        """The panes show the session being resumed: its conversation, its last version
+        and that version's output, so a follow-up is written knowing what it follows."""
+        from verifybot_tui.core.languages import language_for_filename
+        from verifybot_tui.core.ports import ProgramFile
+        from verifybot_tui.tui.screens.attempt import read_output_file
+
+        history = self.session.history
+        conversation = self.conversation
+        await conversation.clear()
+        attempts = history.attempts(session_id)
+        numbers = {a["prompt_id"]: a["n"] for a in attempts if a.get("prompt_id")}
+        for p in history.prompts(session_id):
+            await conversation.add_prompt(p["text"], p["kind"], numbers.get(p["id"], 0))
+            if p.get("answer"):
+                await conversation.finish_answer(p["answer"])
+        await conversation.end_answer()
+        last = next((a for a in reversed(attempts) if a.get("files")), None)
+        files: list[ProgramFile] = []
+        for rel in (last or {}).get("files") or []:
+            path = self.session.workspace / rel
+            try:
+                content = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            lang = language_for_filename(path.name)
+            files.append(ProgramFile(path.name, path.name, content, lang.name if lang else ""))
+        entry = Path((last or {}).get("entry") or "").name
+        await self.code_pane.show_files(files, entry)
+        self.controller.last_shown = files
+        output = self.output_pane
+        output.clear()
+        if last is not None and last.get("output_file"):
+            self.output_buffer.run_started(f"attempt {last['n']} on {last.get('target')}")
+            read_output_file(self.session.workspace / last["output_file"], self.output_buffer)
+            output.finish()
+        self.status_bar.attempt = last["n"] if last is not None else 0
 
     # -- actions (keys) ------------------------------------------------------------------
 
