@@ -18,6 +18,8 @@ SESSIONS = [
      "llm": "chatgpt", "status": "FAILED", "attempts": 3},
     {"id": 1, "slug": "blink", "prompt": "blink an LED", "target": "pi", "llm": "claude",
      "status": "FAILED", "attempts": 1},
+    {"id": 0, "slug": "pi_down", "prompt": "read the pi", "target": "pi", "llm": "claude",
+     "status": "TARGET_ERROR", "attempts": 0},
 ]
 ATTEMPTS = {
     3: [{"id": 30, "n": 1, "prompt_id": 300, "status": "STOPPED", "decision": "stop",
@@ -72,6 +74,7 @@ async def test_history_rows_show_follow_ups_reject_notes_and_stopped_by_you() ->
         # Session 2 ended FAILED after a follow-up, but attempt 2 had passed: both show.
         session_2 = next(line for line in shown if line.startswith("✔ #2") or "#2 " in line)
         assert "✔ attempt 2 passed" in session_2, session_2
+        assert "⚠ #0 pi_down (pi, 0 tries) not sent: target down" in shown
         # The brackets reach the screen as they are.
         screen = "\n".join(pane.render_line(y).text for y in range(pane.size.height))
         assert "read_[bme280]" in screen and "[argparse]" in screen
@@ -88,8 +91,8 @@ async def test_slash_filters_by_text_status_and_target() -> None:
             return [n.data.session["id"] for n in pane.root.children if n.data is not None]
 
         await pilot.press("slash", *"pi")
-        assert sessions() == [3, 1], "target"
-        assert "/pi▏ 2 of 3" in str(pane.border_subtitle)
+        assert sessions() == [3, 1, 0], "target"
+        assert "/pi▏ 3 of 4" in str(pane.border_subtitle)
         await pilot.press("backspace", "backspace", *"failed")
         assert sessions() == [2, 1], "status, of a session or of an attempt"
         await pilot.press(*" lines")
@@ -99,7 +102,7 @@ async def test_slash_filters_by_text_status_and_target() -> None:
         await pilot.press("r")  # a tree key again, not filter text
         assert pane.filter_text == "failed lines"
         await pilot.press("escape")
-        assert sessions() == [3, 2, 1] and pane.filter_text == ""
+        assert sessions() == [3, 2, 1, 0] and pane.filter_text == ""
         await pilot.press("slash", *"stopped by you", "enter")
         assert sessions() == [3]
         await pilot.press("slash", *"argparse")

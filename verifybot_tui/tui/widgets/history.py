@@ -136,6 +136,9 @@ class HistoryPane(Tree[Row]):
             status = (s.get("status") or "").upper()
             if status == "STOPPED":
                 label.append(" stopped by you", style="dim")
+            elif status == "TARGET_ERROR" and not s.get("attempts"):
+                # The target was down before anything was asked: not a failed session.
+                label.append(" not sent: target down", style="dim")
             # A success stays a success: a later follow-up that failed does not hide it.
             passed = [a for a in self._attempts.get(s["id"], [])
                       if (a.get("status") or "").upper() in OK and status not in OK]
