@@ -50,7 +50,8 @@ profile_dir = "{tmp_path / 'profile'}"
     ws = tmp_path / "ws"
     proc = subprocess.run(
         [*verifybot_cmd(), "run", "Print whether the config says ok", "--llm", "site",
-         "--target", "local", "--yes", "--workspace", str(ws), "--config", str(config)],
+         "--target", "local", "--yes", "--workspace", str(ws), "--config", str(config),
+         "--judge", "off"],  # the same-chat judge has its own test (test_verify_browser)
         cwd=tmp_path, capture_output=True, text=True, timeout=150, env=dict(os.environ))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "JSONDecodeError" in proc.stderr  # the first version's failure, shown live

@@ -262,13 +262,18 @@ def _gone(pid: int) -> bool:
         return True
 
 
-def test_ctrl_c_stops_program_tree_and_exits_130(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
+def _start_slow_run(tmp_path: Path, ws: Path) -> tuple[subprocess.Popen[str], list[int]]:
+    """``verifybot run`` on a program that sleeps, once that program runs: (proc, its pids)."""
     proc = subprocess.Popen([*verifybot_cmd(), "run", "slow", "--llm",
                              f"replay:{_slow_transcript(tmp_path)}", "--yes",
                              "--workspace", str(ws)], cwd=tmp_path, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    pids = _wait_for_pids(proc)
+    return proc, _wait_for_pids(proc)
+
+
+def test_ctrl_c_stops_program_tree_and_exits_130(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    proc, pids = _start_slow_run(tmp_path, ws)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
@@ -283,11 +288,7 @@ def test_ctrl_c_stops_program_tree_and_exits_130(tmp_path: Path) -> None:
 
 def test_kill_mid_run_leaves_history_readable(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
-    proc = subprocess.Popen([*verifybot_cmd(), "run", "slow", "--llm",
-                             f"replay:{_slow_transcript(tmp_path)}", "--yes",
-                             "--workspace", str(ws)], cwd=tmp_path, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    pids = _wait_for_pids(proc)
+    proc, pids = _start_slow_run(tmp_path, ws)
     time.sleep(0.5)
     proc.kill()  # SIGKILL: no handler runs
     proc.communicate(timeout=30)

@@ -23,7 +23,7 @@ def _method(event_type: type[Event]) -> str:
 
 
 def test_every_event_has_a_row_and_a_protocol_method() -> None:
-    assert len(EVENT_TYPES) == 14
+    assert len(EVENT_TYPES) == 16
     assert set(HANDLERS) == set(EVENT_TYPES)
     for t in EVENT_TYPES:
         assert hasattr(EventHandler, _method(t)), t

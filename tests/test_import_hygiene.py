@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 LINT = Path(sys.executable).with_name("lint-imports")
 
@@ -42,23 +44,19 @@ def test_the_tree_keeps_its_contracts() -> None:
     assert "2 kept, 0 broken" in out.stdout
 
 
-def test_a_core_module_importing_a_target_breaks_the_layers(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("wrong_import", "contract", "chain"), [
+    ("from verifybot_tui.targets.local import LocalTarget",
+     "front ends above llm/targets above core", "verifybot_tui.targets.local"),
+    ("from verifybot_tui.core import config\nimport textual.app",
+     "core imports no UI, browser or SSH library", "textual"),
+], ids=["core-imports-a-target", "core-imports-textual"])
+def test_a_wrong_import_in_core_breaks_a_contract(tmp_path: Path, wrong_import: str,
+                                                   contract: str, chain: str) -> None:
     tree = _copy(tmp_path)
     clean = _lint(tree)  # the copy itself is linted (not the installed package) and passes
     assert clean.returncode == 0, clean.stdout + clean.stderr
-    (tree / "verifybot_tui" / "core" / "wrong.py").write_text(
-        "from verifybot_tui.targets.local import LocalTarget\n")
+    (tree / "verifybot_tui" / "core" / "wrong.py").write_text(wrong_import + "\n")
     broken = _lint(tree)
     assert broken.returncode != 0
-    assert "front ends above llm/targets above core BROKEN" in broken.stdout
-    assert "verifybot_tui.core.wrong -> verifybot_tui.targets.local" in broken.stdout
-
-
-def test_core_loading_textual_breaks_the_headless_contract(tmp_path: Path) -> None:
-    tree = _copy(tmp_path)
-    (tree / "verifybot_tui" / "core" / "wrong.py").write_text(
-        "from verifybot_tui.core import config\nimport textual.app\n")
-    broken = _lint(tree)
-    assert broken.returncode != 0
-    assert "core imports no UI, browser or SSH library BROKEN" in broken.stdout
-    assert "verifybot_tui.core.wrong -> textual" in broken.stdout
+    assert f"{contract} BROKEN" in broken.stdout
+    assert f"verifybot_tui.core.wrong -> {chain}" in broken.stdout

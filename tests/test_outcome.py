@@ -57,3 +57,18 @@ def test_each_way_a_session_ends_has_its_status_and_exit_code() -> None:
     assert Outcome.of_error(ConfigError("bad")) == Outcome(Status.ERROR, EXIT_USAGE, "bad")
     bug = Outcome.of_error(KeyError("x"))
     assert bug.status == Status.ERROR and bug.message == "internal error: KeyError('x')"
+
+
+def test_a_backend_reports_each_state_change_to_its_listeners() -> None:
+    from verifybot_tui.core.ports import ReportsState
+
+    class Backend(ReportsState):
+        def __init__(self) -> None:
+            self.state = "stopped"
+
+    backend, seen = Backend(), []
+    backend.on_state(seen.append)
+    backend.state = "starting"
+    backend.state = "starting"  # no change, no call
+    backend.state = "idle"
+    assert seen == ["starting", "idle"] and backend.state == "idle"

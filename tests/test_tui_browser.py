@@ -18,8 +18,6 @@ from tui_support import (
     SIZE,
     main,
     make_app,
-    recorder,
-    tui_env,  # noqa: F401
     type_prompt,
     wait_approval,
     wait_for,
@@ -38,7 +36,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("tui_env"), pytest.ma
 def site_app(site: ChatSite, tmp_path: Path, **kw):
     table = {"kind": "browser", "site": "chatgpt", "url": site.url, "headless": True,
              "browser_path": CHROMIUM, "profile_dir": str(tmp_path / "profile")}
-    return make_app(workspace(tmp_path), llm="site", data={"llm": {"site": table}}, **kw)
+    # The same-chat judge (the default for browser LLMs) has its own tests (test_verify_*).
+    return make_app(workspace(tmp_path), llm="site",
+                    data={"llm": {"site": table}, "run": {"judge": "off"}}, **kw)
 
 
 def _alive(pid: int) -> bool:
@@ -50,11 +50,12 @@ def _alive(pid: int) -> bool:
 
 
 
-async def test_whole_loop_through_the_browser(chatsite: ChatSite, tmp_path: Path) -> None:
+async def test_whole_loop_through_the_browser(chatsite: ChatSite, tmp_path: Path,
+                                              app_messages) -> None:
     chatsite.reset()
     chatsite.configure("fix_loop")
     app = site_app(chatsite, tmp_path)
-    seen, hook = recorder()
+    seen, hook = app_messages.events, app_messages.hook
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await wait_for(pilot, lambda: app.session.llm is not None
                        and app.session.llm.state == "idle", timeout=60, what="the browser")
@@ -85,11 +86,11 @@ async def test_whole_loop_through_the_browser(chatsite: ChatSite, tmp_path: Path
 
 
 async def test_browser_dies_mid_answer_and_the_next_prompt_relaunches(
-        chatsite: ChatSite, tmp_path: Path) -> None:
+        chatsite: ChatSite, tmp_path: Path, app_messages, notices) -> None:
     chatsite.reset()
     chatsite.configure("slow")
     app = site_app(chatsite, tmp_path)
-    seen, hook = recorder()
+    seen, hook = app_messages.events, app_messages.hook
     killed: list[int] = []
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await wait_for(pilot, lambda: app.session.llm is not None
@@ -100,7 +101,7 @@ async def test_browser_dies_mid_answer_and_the_next_prompt_relaunches(
         killed.append(kill_browser(app.session.llm))
         await wait_idle(pilot, timeout=30)
         assert [f.status for f in seen if isinstance(f, Finished)] == ["LLM_ERROR"]
-        assert any("browser was closed" in n.message for n in app._notifications)
+        assert any("browser was closed" in n.message for n in notices)
         before = len(seen)
         await type_prompt(pilot, "second question")
         await wait_for(pilot, lambda: any(isinstance(e, AnswerText) for e in seen[before:]),

@@ -20,8 +20,6 @@ from tui_support import (
     SIZE,
     main,
     make_app,
-    recorder,
-    tui_env,  # noqa: F401
     type_prompt,
     wait_approval,
     wait_for,
@@ -37,8 +35,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.ssh, pytest.mark.usefixtures("tui
               pytest.mark.timeout(180)]
 
 
-async def test_browser_loop_switched_to_the_pi_mid_session(
-        chatsite: ChatSite, sshd, remote_dir, tmp_path: Path) -> None:
+async def test_browser_loop_switched_to_the_pi_mid_session(chatsite: ChatSite, sshd, remote_dir,
+                                                           tmp_path: Path, app_messages) -> None:
     chatsite.reset()
     chatsite.configure("fix_loop")
     pi = sshd.config(remote_dir[0])
@@ -47,8 +45,9 @@ async def test_browser_loop_switched_to_the_pi_mid_session(
     pi_table = {k: getattr(pi, k) for k in ("kind", "host", "port", "user", "key_file",
                                             "known_hosts", "password_env", "remote_dir")}
     app = make_app(workspace(tmp_path), llm="site",
-                   data={"llm": {"site": site}, "targets": {"pi": pi_table}})
-    seen, hook = recorder()
+                   data={"llm": {"site": site}, "targets": {"pi": pi_table},
+                         "run": {"judge": "off"}})  # the judge has its own tests
+    seen, hook = app_messages.events, app_messages.hook
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await wait_for(pilot, lambda: app.session.llm is not None
                        and app.session.llm.state == "idle", timeout=60, what="the browser")

@@ -19,8 +19,7 @@ from tui_support import (
     SIZE,
     main,
     make_app,
-    recorder,
-    tui_env,  # noqa: F401
+    prompt_and_accept,
     type_prompt,
     wait_approval,
     wait_for,
@@ -45,11 +44,11 @@ def of(seen: list[object], kind: type) -> list:
     return [e for e in seen if isinstance(e, kind)]
 
 
-async def test_reject_with_note_then_stop(tmp_path: Path) -> None:
+async def test_reject_with_note_then_stop(tmp_path: Path, app_messages) -> None:
     ws = workspace(tmp_path)
     transcript = write_answers(ws.parent / "t.md", "print('one')", "print('two')")
     app = make_app(ws, transcript)
-    seen, hook = recorder()
+    seen, hook = app_messages.events, app_messages.hook
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await type_prompt(pilot, "print something")
         await wait_approval(pilot)
@@ -72,7 +71,8 @@ async def test_reject_with_note_then_stop(tmp_path: Path) -> None:
     h.close()
 
 
-async def test_external_editor_and_missing_editor(tmp_path: Path, monkeypatch) -> None:
+async def test_external_editor_and_missing_editor(tmp_path: Path, monkeypatch, app_messages,
+                                                  notices) -> None:
     ws = workspace(tmp_path)
     transcript = write_answers(ws.parent / "t.md", "print('as written')")
     editor = ws.parent / "fake-editor"
@@ -80,11 +80,11 @@ async def test_external_editor_and_missing_editor(tmp_path: Path, monkeypatch) -
                       "open(sys.argv[-1], 'w').write(\"print('from the editor')\\n\")\n")
     editor.chmod(editor.stat().st_mode | stat.S_IEXEC)
     app = make_app(ws, transcript)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE, message_hook=app_messages.hook) as pilot:
         await type_prompt(pilot, "print something")
         await wait_approval(pilot)
         await pilot.press("o")
-        await wait_for(pilot, lambda: [n.message for n in app._notifications
+        await wait_for(pilot, lambda: [n.message for n in notices
                                        if "No editor set" in n.message] or None,
                        what="a no-editor notice")
         monkeypatch.setenv("EDITOR", f"{editor} --wait")
@@ -107,20 +107,25 @@ async def test_outside_save_of_the_program_file_is_picked_up(tmp_path: Path) -> 
         screen = main(app)
         saved = screen.saved_paths["print_something.py"]
         assert saved == ws / "programs" / "print_something_1.py"
-        await pilot.pause(0.3)  # the watcher is up
-        saved.write_text("print('saved outside')\n")
         code = screen.query_one(CodePane)
-        await wait_for(pilot, lambda: code.edits, timeout=10, what="the outside save")
+        # The watcher starts in the background: save again until it has seen a save.
+        def seen_or_saved_again() -> bool:
+            if code.edits:
+                return True
+            saved.write_text("print('saved outside')\n")
+            return False
+
+        await wait_for(pilot, seen_or_saved_again, timeout=10, what="the outside save")
         await pilot.press("a")
         await wait_idle(pilot)
         assert "saved outside" in screen.query_one(OutputPane).lines
     assert not any(w.group == "watch" and w.is_running for w in app.workers)
 
 
-async def test_auto_accept_runs_without_asking(tmp_path: Path) -> None:
+async def test_auto_accept_runs_without_asking(tmp_path: Path, app_messages) -> None:
     ws = workspace(tmp_path)
     app = make_app(ws, EXAMPLE)
-    seen, hook = recorder()
+    seen, hook = app_messages.events, app_messages.hook
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await wait_for(pilot, lambda: main(app).is_mounted)
         await pilot.press("ctrl+o")
@@ -132,16 +137,14 @@ async def test_auto_accept_runs_without_asking(tmp_path: Path) -> None:
     assert len(of(seen, RunStarted)) == 2
 
 
-async def test_install_question_is_a_modal_and_no_means_no(tmp_path: Path) -> None:
+async def test_install_question_is_a_modal_and_no_means_no(tmp_path: Path, app_messages) -> None:
     ws = workspace(tmp_path)
     transcript = write_answers(ws.parent / "t.md",
                                "import vb_no_such_pkg_zz\nprint(vb_no_such_pkg_zz)")
     app = make_app(ws, transcript, data={"run": {"max_retries": 0}})
-    seen, hook = recorder()
+    seen, hook = app_messages.events, app_messages.hook
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-        await type_prompt(pilot, "use a package")
-        await wait_approval(pilot)
-        await pilot.press("a")
+        await prompt_and_accept(pilot, "use a package")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question")
         assert "vb-no-such-pkg-zz" in app.screen.question or "vb_no_such_pkg_zz" in \
             app.screen.question
@@ -151,7 +154,7 @@ async def test_install_question_is_a_modal_and_no_means_no(tmp_path: Path) -> No
     assert [f.status for f in of(seen, Finished)] == ["FAILED"]
 
 
-async def test_stop_a_running_program(tmp_path: Path) -> None:
+async def test_stop_a_running_program(tmp_path: Path, app_messages) -> None:
     ws = workspace(tmp_path)
     marker = ws.parent / "pid"
     transcript = write_answers(
@@ -159,11 +162,9 @@ async def test_stop_a_running_program(tmp_path: Path) -> None:
         f"import os, time\nopen({str(marker)!r}, 'w').write(str(os.getpid()))\n"
         "print('tick', flush=True)\ntime.sleep(60)")
     app = make_app(ws, transcript, data={"run": {"timeout": 120.0}})
-    seen, hook = recorder()
+    seen, hook = app_messages.events, app_messages.hook
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-        await type_prompt(pilot, "sleep")
-        await wait_approval(pilot)
-        await pilot.press("a")
+        await prompt_and_accept(pilot, "sleep")
         output = main(app).query_one(OutputPane)
         await wait_for(pilot, lambda: output.flush() or "tick" in output.lines, what="tick")
         await pilot.press("ctrl+g")
@@ -178,12 +179,12 @@ async def test_stop_a_running_program(tmp_path: Path) -> None:
     assert not alive, "the program was killed"
 
 
-async def test_follow_up_new_chat_and_resume_from_history(tmp_path: Path) -> None:
+async def test_follow_up_new_chat_and_resume_from_history(tmp_path: Path, app_messages) -> None:
     ws = workspace(tmp_path)
     transcript = write_answers(ws.parent / "t.md", "print('first')", "print('second')",
                                "print('third')")
     app = make_app(ws, transcript, data={"run": {"auto_accept": True}})
-    seen, hook = recorder()
+    seen, hook = app_messages.events, app_messages.hook
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         screen = main(app)
         await type_prompt(pilot, "say first")
@@ -213,16 +214,17 @@ async def test_follow_up_new_chat_and_resume_from_history(tmp_path: Path) -> Non
     assert kinds == ["initial", "free", "initial", "free"]
 
 
-async def test_llm_error_is_shown_and_the_app_stays_usable(tmp_path: Path) -> None:
+async def test_llm_error_is_shown_and_the_app_stays_usable(tmp_path: Path, app_messages,
+                                                           notices) -> None:
     ws = workspace(tmp_path)
     transcript = write_answers(ws.parent / "t.md", "raise SystemExit(3)")
     app = make_app(ws, transcript, data={"run": {"auto_accept": True}})
-    seen, hook = recorder()
+    seen, hook = app_messages.events, app_messages.hook
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await type_prompt(pilot, "fail")
         await wait_idle(pilot)
         assert [f.status for f in of(seen, Finished)] == ["LLM_ERROR"]
-        assert any("has no answer 2" in n.message for n in app._notifications)
+        assert any("has no answer 2" in n.message for n in notices)
         await pilot.press("ctrl+n")
         await type_prompt(pilot, "fail again")
         await wait_idle(pilot)
@@ -230,11 +232,11 @@ async def test_llm_error_is_shown_and_the_app_stays_usable(tmp_path: Path) -> No
         assert app.is_running
 
 
-async def test_retry_sends_the_last_prompt_in_a_new_chat(tmp_path: Path) -> None:
+async def test_retry_sends_the_last_prompt_in_a_new_chat(tmp_path: Path, app_messages) -> None:
     ws = workspace(tmp_path)
     transcript = write_answers(ws.parent / "t.md", "print('once')")
     app = make_app(ws, transcript, data={"run": {"auto_accept": True}})
-    seen, hook = recorder()
+    seen, hook = app_messages.events, app_messages.hook
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await type_prompt(pilot, "say once")
         await wait_idle(pilot)
@@ -247,15 +249,16 @@ async def test_retry_sends_the_last_prompt_in_a_new_chat(tmp_path: Path) -> None
     assert all(p.text.startswith("say once") for p in prompts)
 
 
-async def test_a_second_prompt_waits_for_the_running_one(tmp_path: Path) -> None:
+async def test_a_second_prompt_waits_for_the_running_one(tmp_path: Path, app_messages,
+                                                         notices) -> None:
     ws = workspace(tmp_path)
     transcript = write_answers(ws.parent / "t.md", "print('only one')")
     app = make_app(ws, transcript)
-    seen, hook = recorder()
+    seen, hook = app_messages.events, app_messages.hook
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await type_prompt(pilot, "first")
         await type_prompt(pilot, "second, too soon")
-        assert any("A run is going on" in n.message for n in app._notifications)
+        assert any("A run is going on" in n.message for n in notices)
         assert main(app).prompt_box.value == "second, too soon", "kept"
         await wait_approval(pilot)
         await pilot.press("a")

@@ -17,8 +17,6 @@ from tui_support import (
     SIZE,
     main,
     make_app,
-    recorder,
-    tui_env,  # noqa: F401
     type_prompt,
     wait_approval,
     wait_for,
@@ -32,14 +30,16 @@ from verifybot_tui.tui.widgets.code import CodePane
 from verifybot_tui.tui.widgets.conversation import ConversationPane
 from verifybot_tui.tui.widgets.history import HistoryPane
 from verifybot_tui.tui.widgets.output import OutputPane
+from verifybot_tui.tui.widgets.status import StatusBar
 
 pytestmark = pytest.mark.usefixtures("tui_env")
 
 
-async def test_whole_loop_with_edit_failure_feedback_and_success(tmp_path: Path) -> None:
+async def test_whole_loop_with_edit_failure_feedback_and_success(tmp_path: Path,
+                                                                 app_messages) -> None:
     ws = workspace(tmp_path)
     app = make_app(ws, EXAMPLE, review_feedback=True)
-    seen, hook = recorder()
+    seen, hook = app_messages.events, app_messages.hook
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await type_prompt(pilot, "count the words", key_by_key=True)
         screen = main(app)
@@ -149,3 +149,13 @@ async def test_code_tabs_and_diff_against_previous(tmp_path: Path) -> None:
         await pilot.press("a")
         await wait_idle(pilot)
         assert "42" in screen.query_one(OutputPane).lines
+
+
+async def test_the_status_bar_follows_a_backend_state_change_it_is_told_of(
+        tmp_path: Path) -> None:
+    app = make_app(workspace(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        status = main(app).query_one(StatusBar)
+        await wait_for(pilot, lambda: status.llm_state == "idle", what="the replay LLM ready")
+        app.session.llm.state = "error"  # as a crash deep inside a backend would set it
+        await wait_for(pilot, lambda: status.llm_state == "error", what="the bar to follow")

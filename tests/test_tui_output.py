@@ -11,7 +11,6 @@ from tui_support import (
     SIZE,
     main,
     make_app,
-    tui_env,  # noqa: F401
     type_prompt,
     wait_idle,
     workspace,

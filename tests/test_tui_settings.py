@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 from textual.command import CommandPalette
+from textual.widgets import OptionList
 from tui_support import (
     SIZE,
     main,
     make_app,
-    tui_env,  # noqa: F401
     type_prompt,
     wait_approval,
     wait_for,
@@ -31,10 +31,6 @@ from verifybot_tui.tui.widgets.status import StatusBar
 
 pytestmark = pytest.mark.usefixtures("tui_env")
 TWO_TARGETS = {"targets": {"other": {"kind": "local"}}}
-
-
-def notices(app) -> list[str]:
-    return [n.message for n in app._notifications]
 
 
 def test_builtin_theme_files_load() -> None:
@@ -60,7 +56,8 @@ def test_broken_theme_files_say_what_is_wrong(tmp_path: Path, text: str, fragmen
         load_theme_file(path)
 
 
-async def test_user_themes_load_broken_ones_notify_and_choice_is_saved(tmp_path: Path) -> None:
+async def test_user_themes_load_broken_ones_notify_and_choice_is_saved(
+        tmp_path: Path, app_messages, notices) -> None:
     themes_dir = user_config_dir() / "themes"
     themes_dir.mkdir(parents=True)
     (themes_dir / "mine.toml").write_text('name = "mine"\nprimary = "#aa3377"\ndark = true\n')
@@ -71,11 +68,12 @@ async def test_user_themes_load_broken_ones_notify_and_choice_is_saved(tmp_path:
     config.write_bytes(original)
     app = make_app(workspace(tmp_path), config_path=config,
                    data={"ui": {"theme": "verifybot-light"}})
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE, message_hook=app_messages.hook) as pilot:
         await wait_for(pilot, lambda: main(app).is_mounted)
         assert app.theme == "verifybot-light"
         assert "mine" in app.available_themes and "broken" not in app.available_themes
-        assert any("broken.toml" in n and "is not a colour" in n for n in notices(app))
+        assert any("broken.toml" in n.message and "is not a colour" in n.message
+                   for n in notices)
         await pilot.press("f9")
         await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="picker")
         await pilot.press(*"mine", "enter")
@@ -93,16 +91,18 @@ async def test_user_themes_load_broken_ones_notify_and_choice_is_saved(tmp_path:
     assert config.read_bytes() == original
 
 
-async def test_keys_remap_from_config_and_help_lists_them(tmp_path: Path) -> None:
+async def test_keys_remap_from_config_and_help_lists_them(tmp_path: Path, app_messages,
+                                                          notices) -> None:
     app = make_app(workspace(tmp_path), data={
         **TWO_TARGETS, "ui": {"keys": {"switch_target": "f5", "no_such_id": "f6"}}})
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE, message_hook=app_messages.hook) as pilot:
         await wait_for(pilot, lambda: main(app).is_mounted)
         status = main(app).query_one(StatusBar)
-        assert any("'no_such_id' is not a key id" in n for n in notices(app))
+        assert any("'no_such_id' is not a key id" in n.message for n in notices)
         await pilot.press("ctrl+t")
-        await pilot.pause(0.2)
-        assert app.session.target_name == "local", "the old key no longer switches"
+        # A switch shows at once (the screen names the target it connects to): none began.
+        assert (main(app).target, main(app).switching) == ("local", None), \
+            "the old key no longer switches"
         await pilot.press("f5")
         await wait_for(pilot, lambda: app.session.target_name == "other", what="the switch")
         await wait_for(pilot, lambda: status.target == "other"
@@ -127,7 +127,11 @@ async def test_command_palette_runs_the_apps_actions(tmp_path: Path) -> None:
         await pilot.press("ctrl+p")
         await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="palette")
         await pilot.press(*"toggle auto-accept")
-        await pilot.pause(0.3)
+        palette = app.screen
+        await wait_for(pilot, lambda: any("auto-accept" in str(palette.query_one(
+            "CommandList", OptionList).get_option_at_index(i).prompt).lower()
+            for i in range(palette.query_one("CommandList", OptionList).option_count)),
+            what="the command in the list")
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.session.auto_accept, what="auto-accept on")
         assert main(app).query_one(StatusBar).auto_accept

@@ -17,8 +17,6 @@ from tui_support import (
     SIZE,
     main,
     make_app,
-    recorder,
-    tui_env,  # noqa: F401
     type_prompt,
     wait_approval,
     wait_for,
@@ -44,10 +42,11 @@ def pi_table(sshd, remote: str, **over) -> dict:
 
 
 
-async def test_switch_to_the_pi_mid_session_with_the_key(sshd, remote_dir, tmp_path: Path):
+async def test_switch_to_the_pi_mid_session_with_the_key(sshd, remote_dir, tmp_path: Path,
+                                                         app_messages):
     ws = workspace(tmp_path)
     app = make_app(ws, EXAMPLE, data={"targets": {"pi": pi_table(sshd, remote_dir[0])}})
-    seen, hook = recorder()
+    seen, hook = app_messages.events, app_messages.hook
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await type_prompt(pilot, "count the words")
         await wait_approval(pilot)
@@ -69,17 +68,18 @@ async def test_switch_to_the_pi_mid_session_with_the_key(sshd, remote_dir, tmp_p
     assert (ws / "context" / "pi.md").is_file()
 
 
-async def test_a_prompt_about_the_pi_runs_there(sshd, remote_dir, tmp_path: Path):
+async def test_a_prompt_about_the_pi_runs_there(sshd, remote_dir, tmp_path: Path, app_messages,
+                                                notices):
     ws = workspace(tmp_path)
     transcript = write_answers(ws.parent / "t.md", "import socket\nprint('on', 'the pi')")
     app = make_app(ws, transcript, data={"run": {"auto_accept": True},
                                          "targets": {"pi": pi_table(sshd, remote_dir[0])}})
-    seen, hook = recorder()
+    seen, hook = app_messages.events, app_messages.hook
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         assert app.session.target_name == "local"
         await type_prompt(pilot, "blink the LED on GPIO 17 of my Raspberry Pi")
         await wait_idle(pilot, timeout=60)
-        assert any("Running on pi" == (n.title or "") for n in app._notifications)
+        assert any("Running on pi" == (n.title or "") for n in notices)
     assert [r.target for r in seen if isinstance(r, RunStarted)] == ["pi"]
     assert [f.status for f in seen if isinstance(f, Finished)] == ["PASSED"]
 
@@ -112,14 +112,15 @@ async def test_unknown_host_key_and_password_are_asked_in_dialogs(sshd, remote_d
 
 
 async def test_pi_lost_mid_run_is_an_error_and_the_app_stays_up(sshd, remote_dir,
-                                                                tmp_path: Path):
+                                                                tmp_path: Path, app_messages,
+                                                                notices):
     ws = workspace(tmp_path)
     transcript = write_answers(ws.parent / "t.md",
                                "import time\nprint('before', flush=True)\ntime.sleep(60)",
                                "print('back on local')")
     app = make_app(ws, transcript, target="pi", data={
         "run": {"timeout": 90.0}, "targets": {"pi": pi_table(sshd, remote_dir[0])}})
-    seen, hook = recorder()
+    seen, hook = app_messages.events, app_messages.hook
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await type_prompt(pilot, "sleep on the pi")
         await wait_approval(pilot, timeout=30)
@@ -135,7 +136,7 @@ async def test_pi_lost_mid_run_is_an_error_and_the_app_stays_up(sshd, remote_dir
         await wait_idle(pilot, timeout=30)
         finished = [f for f in seen if isinstance(f, Finished)]
         assert [f.status for f in finished] == ["TARGET_ERROR"]
-        assert any("lost" in n.message.lower() for n in app._notifications)
+        assert any("lost" in n.message.lower() for n in notices)
         assert "before" in output.lines, "the output so far is kept"
         # Still usable: switch to this machine and go on in the same conversation.
         await pilot.press("ctrl+t")

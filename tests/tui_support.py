@@ -1,8 +1,9 @@
 """Helpers for the TUI tests: a real app on a tmp workspace, and waiting on its state.
 
-Not a conftest: only the tests/test_tui_*.py modules import it. The app is the
-real one (replay LLM, local target, history.db on disk); waiting is by polling
-the app's own state under Pilot, never by sleeping a fixed time.
+Helpers the tests/test_tui_*.py modules call; the fixtures (tui_env,
+app_messages, notices) are in conftest.py. The app is the real one (replay
+LLM, local target, history.db on disk); waiting is by polling the app's own
+state under Pilot, never by sleeping a fixed time.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 from textual.pilot import Pilot
 
 from verifybot_tui.core.config import parse_config
@@ -22,16 +22,6 @@ from verifybot_tui.tui.app import VerifyBotApp
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "word_count.md"
 SIZE = (140, 44)
-
-
-@pytest.fixture
-def tui_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Colours on (the shared conftest sets NO_COLOR), no animations.
-
-    Use it with ``pytestmark = pytest.mark.usefixtures("tui_env")``.
-    """
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
 
 
 def workspace(tmp_path: Path) -> Path:
@@ -93,6 +83,13 @@ async def type_prompt(pilot: Pilot, text: str, *, key_by_key: bool = False) -> N
     await pilot.press("enter")
 
 
+async def prompt_and_accept(pilot: Pilot, prompt: str) -> None:
+    """Send a prompt, wait for its first version, accept it."""
+    await type_prompt(pilot, prompt)
+    await wait_approval(pilot)
+    await pilot.press("a")
+
+
 async def wait_approval(pilot: Pilot, timeout: float = 20.0):
     app = pilot.app
     return await wait_for(pilot, lambda: main(app).pending_approval, timeout, "approval")
@@ -104,22 +101,7 @@ async def wait_idle(pilot: Pilot, timeout: float = 30.0) -> None:
     loop_done = lambda: (app.session.loop is not None and not app.session.loop.running  # noqa: E731
                          and not [w for w in app.workers if w.group == "loop" and w.is_running])
     await wait_for(pilot, loop_done, timeout, "the loop to finish")
-    await pilot.pause(0.1)
+    # LoopEnded comes after every event the worker posted: once handled, all were.
+    await wait_for(pilot, lambda: not main(app).running, timeout, "the screen to catch up")
     main(app).query_one("#output").flush()
     await pilot.pause()
-
-
-def recorder() -> tuple[list[Any], Any]:
-    """(events, message_hook): the loop events the app handled, in order, each once.
-
-    A message is seen at each pump it bubbles through, so an event is kept once.
-    """
-    from verifybot_tui.tui.messages import LoopEvent
-
-    seen: list[Any] = []
-
-    def hook(message: object) -> None:
-        if isinstance(message, LoopEvent) and not any(e is message.event for e in seen):
-            seen.append(message.event)
-
-    return seen, hook

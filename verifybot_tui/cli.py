@@ -11,11 +11,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import difflib
 import json
 import os
-import shlex
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -25,7 +26,8 @@ from typing import Any, TextIO
 
 from verifybot_tui import __version__
 from verifybot_tui.core.ansi import sanitize
-from verifybot_tui.core.config import Config, load_config
+from verifybot_tui.core.config import Config, check_llm_spec, load_config
+from verifybot_tui.core.editor import edit_files
 from verifybot_tui.core.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -43,6 +45,9 @@ from verifybot_tui.core.events import (
     FeedbackDecision,
     FeedbackReady,
     Finished,
+    Judged,
+    JudgeDecision,
+    JudgementNeeded,
     Notice,
     Output,
     PermissionNeeded,
@@ -54,7 +59,7 @@ from verifybot_tui.core.events import (
 )
 from verifybot_tui.core.outcome import Status
 
-COMMANDS = ("run", "login", "probe", "extract", "history", "doctor")
+COMMANDS = ("run", "login", "probe", "extract", "history", "doctor", "recipe")
 
 
 # -- argument parsing ------------------------------------------------------------
@@ -72,6 +77,20 @@ TARGET_HELP = "a [targets.NAME] table (default: [run] default_target, local)"
 LLM_HELP = "an [llm.NAME] table, or replay:PATH (default: [run] default_llm, chatgpt)"
 TRUST_HELP = ("trust an SSH host key seen for the first time, for scripts "
               "(default: show its fingerprint and ask)")
+
+
+def _verification_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--expect", action="append", default=[], metavar="KIND:SPEC",
+                   help="a success criterion (repeatable): contains:TEXT, not:TEXT, "
+                        "regex:RE, regex-whole:RE, exit:N, range:RE:LO..HI, "
+                        "file:GLOB[:MINSIZE], no-stderr, duration:<=S, compiles-clean "
+                        "(default: none; exit status 0 and sanity checks)")
+    p.add_argument("--criteria", metavar="FILE",
+                   help='a criteria TOML file: expect = ["KIND:SPEC", ...], sanity = true '
+                        "(default: none)")
+    p.add_argument("--judge", metavar="MODE",
+                   help="who judges a passing run: off, same-chat, an [llm.NAME], or "
+                        "replay:PATH (default: [run] judge)")
 
 
 def build_parser(command: str | None) -> argparse.ArgumentParser:
@@ -104,6 +123,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true",
                        help="print the run record as JSON on stdout (default: off)")
         p.add_argument("--trust-new-host", action="store_true", help=TRUST_HELP)
+        _verification_args(p)
     elif command == "login":
         p.description = "Open a visible browser to log in to the chat site once."
         p.add_argument("--llm", metavar="NAME", help=LLM_HELP)
@@ -136,6 +156,13 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
                        help="print the sessions as JSON (default: off)")
     elif command == "doctor":
         p.description = "Check the config, the browser, the login and the targets."
+    elif command == "recipe":
+        from verifybot_tui.recipes_cli import add_args
+
+        p.description = ("Task recipes: `recipe run FILE... [--parallel N] [--junit PATH] "
+                         "[--json]`, `recipe new [SESSION]`.")
+        add_args(p)
+        return p
     _common(p, workspace=command not in ("login", "doctor"))
     return p
 
@@ -263,24 +290,6 @@ class _Stdin:
         return await asyncio.to_thread(getpass.getpass, f"{question} ")
 
 
-async def _edit(files: dict[str, str]) -> dict[str, str] | None:
-    """Open the files in $VISUAL/$EDITOR; None when no editor is set."""
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-    if not editor:
-        return None
-    with tempfile.TemporaryDirectory(prefix="verifybot-edit-") as tmp:
-        paths = {}
-        for name, content in files.items():
-            path = Path(tmp) / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(content, encoding="utf-8")
-            paths[name] = path
-        proc = await asyncio.create_subprocess_exec(*shlex.split(editor),
-                                                    *map(str, paths.values()))
-        await proc.wait()
-        return {name: p.read_text(encoding="utf-8") for name, p in paths.items()}
-
-
 class _Printer:
     """Shows the loop's events on the terminal and answers its questions from stdin.
 
@@ -353,6 +362,42 @@ class _Printer:
         mark = _colour(self.info, "32" if v.ok else "31", "PASS" if v.ok else "FAIL")
         print(f"[verifybot] {mark} attempt {ev.attempt}: {v.reason}", file=self.info, flush=True)
 
+    async def on_judged(self, ev: Judged) -> None:
+        j = ev.judgement
+        ok = j.verdict == "PASS"
+        mark = _colour(self.info, "32" if ok else "33", f"JUDGE {j.line}")
+        print(f"[verifybot] {mark} (attempt {ev.attempt}, judge {j.judge})", file=self.info,
+              flush=True)
+
+    async def on_judgement_needed(self, ev: JudgementNeeded) -> None:
+        ev.decision.set_result(await self.judge_decision(ev))
+
+    async def judge_decision(self, ev: JudgementNeeded) -> JudgeDecision:
+        j = ev.judgement
+        self.say(ev.reasons)
+        if j is not None and j.verdict == "UNPARSABLE":
+            print(sanitize(j.answer, keep_colours=False).rstrip("\n"), file=self.info)
+        follow = j is not None and j.verdict != "UNPARSABLE"
+        question = ("[v]erified, [f]ailure (sent back with a note), [s]top"
+                    + (", Enter: as the judge says" if follow else "") + ": ")
+        while True:
+            answer = await self.stdin.readline(question)
+            if answer is None:
+                self.say("stdin is closed: " + ("following the judge" if follow else
+                                                "sending it back as a failure"))
+                return JudgeDecision("follow" if follow else "fail")
+            choice = answer.strip().lower()[:1]
+            if choice == "" and follow:
+                return JudgeDecision("follow")
+            if choice == "v":
+                return JudgeDecision("accept")
+            if choice == "s":
+                return JudgeDecision("stop")
+            if choice == "f":
+                note = await self.stdin.readline("Note for the LLM (empty for none): ")
+                return JudgeDecision("fail", note=(note or "").strip())
+            self.say("answer v, f or s" + (" (or Enter)" if follow else ""))
+
     async def on_finished(self, ev: Finished) -> None:
         colour = "32" if ev.exit_code == EXIT_SUCCESS else "31"
         text = f"[verifybot] {ev.status}" + (f": {ev.message}" if ev.message else "")
@@ -377,7 +422,8 @@ class _Printer:
                 note = await self.stdin.readline("Note for the LLM (empty for none): ")
                 return Decision("reject", note=note or "")
             if choice == "e":
-                result = await _edit({**files, **edited})
+                result = await asyncio.to_thread(edit_files, {**files, **edited},
+                                                 subprocess.call)
                 if result is None:
                     self.say("no editor: set $EDITOR (for example EDITOR=nano) to edit")
                     continue
@@ -423,6 +469,7 @@ async def cmd_run(args: argparse.Namespace) -> int:
     cfg = _config(args)  # first: a bad config stops everything before any import or start
     from verifybot_tui.llm import make_llm
     from verifybot_tui.targets import choose_target, make_target
+    from verifybot_tui.verify_setup import build_verification
 
     if args.max_retries is not None and args.max_retries < 0:
         raise ConfigError("--max-retries must be 0 or more")
@@ -437,8 +484,20 @@ async def cmd_run(args: argparse.Namespace) -> int:
                          trust_new_host=args.trust_new_host)
     if why:
         printer.say(why)
-    return await _drive(args, cfg, llm, target, printer, args.prompt,
-                        max_retries=args.max_retries, timeout=args.timeout)
+    try:
+        verification = build_verification(
+            cfg, llm_spec=args.llm or cfg.run.default_llm, judge=args.judge,
+            expect=args.expect, criteria_file=args.criteria, workspace=ws)
+    except BaseException:
+        await _close(llm, target)
+        raise
+    try:
+        return await _drive(args, cfg, llm, target, printer, args.prompt,
+                            max_retries=args.max_retries, timeout=args.timeout,
+                            verification=verification)
+    finally:
+        if verification.judge_llm is not None:
+            await _close(verification.judge_llm)
 
 
 async def _drive(args: argparse.Namespace, cfg: Config, llm: Any, target: Any,
@@ -476,9 +535,7 @@ async def _close(*things: Any) -> None:
 async def cmd_login(args: argparse.Namespace) -> int:
     cfg = _config(args)
     name = args.llm or cfg.run.default_llm
-    if name not in cfg.llm:
-        raise ConfigError(f"--llm {name}: there is no [llm.{name}]; configured: "
-                          f"{', '.join(sorted(cfg.llm))}")
+    check_llm_spec(cfg, name, replay=False)  # a replay has nothing to log in to
     from verifybot_tui.doctor import LOGIN_STAMP, needs_display
     from verifybot_tui.llm.browser.chromium import profile_dir
     from verifybot_tui.llm.browser.login import login
@@ -517,15 +574,6 @@ async def cmd_probe(args: argparse.Namespace) -> int:
     return EXIT_SUCCESS
 
 
-def _extraction_json(ex: Any) -> dict[str, Any]:
-    return {
-        "blocks": [{"line": b.line, "language": b.language, "info": b.info,
-                    "filename": b.filename, "runnable": b.runnable, "reason": b.reason,
-                    "code": b.code} for b in ex.blocks],
-        "timeout": ex.timeout, "dependencies": ex.dependencies, "notes": ex.notes,
-    }
-
-
 async def cmd_extract(args: argparse.Namespace) -> int:
     from verifybot_tui.core.extract import extract
     from verifybot_tui.llm.replay import parse_answers
@@ -556,10 +604,10 @@ async def cmd_extract(args: argparse.Namespace) -> int:
     found = [(n, extract(answer)) for n, answer in numbered]
     if args.json:
         if answers:
-            print(json.dumps([{"answer": n, **_extraction_json(ex)} for n, ex in found],
+            print(json.dumps([{"answer": n, **dataclasses.asdict(ex)} for n, ex in found],
                              indent=2))
         else:
-            print(json.dumps(_extraction_json(found[0][1]), indent=2))
+            print(json.dumps(dataclasses.asdict(found[0][1]), indent=2))
     else:
         for n, ex in found:
             if n:
@@ -648,8 +696,14 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
     return await run_doctor(cfg)
 
 
+async def cmd_recipe(args: argparse.Namespace) -> int:
+    from verifybot_tui.recipes_cli import cmd_recipe as run_recipe_command
+
+    return await run_recipe_command(args, _config(args))
+
+
 _COMMANDS = {"run": cmd_run, "login": cmd_login, "probe": cmd_probe, "extract": cmd_extract,
-             "history": cmd_history, "doctor": cmd_doctor}
+             "history": cmd_history, "doctor": cmd_doctor, "recipe": cmd_recipe}
 
 
 def _tui(args: argparse.Namespace) -> int:

@@ -8,7 +8,6 @@ file, the key and what was expected, and nothing starts.
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import tomli_w
 
 from verifybot_tui.core.errors import ConfigError
+from verifybot_tui.core.toml_file import TomlFileError, read_toml
 
 
 def user_config_dir() -> Path:
@@ -41,6 +41,12 @@ class RunConfig:
     """Run each version without asking."""
     default_target: str = "local"
     default_llm: str = "chatgpt"
+    judge: str = ""
+    ask_for_tests: bool = False
+    """true: the first prompt asks for a test file next to the program; the tests run after
+    the program, and a run whose tests fail is a failure."""
+    """Who judges a passing run's output: "off", "same-chat", or an [llm.NAME] (a new chat
+    per judgement). Empty: same-chat for browser LLMs, off for replays."""
 
 
 @dataclass
@@ -186,6 +192,13 @@ def _check_semantics(cfg: Config, path: Path | str) -> None:
         raise ConfigError(f"{path}: key 'run.default_target' names {cfg.run.default_target!r}, "
                           f"but there is no [targets.{cfg.run.default_target}]; configured: "
                           f"{', '.join(sorted(cfg.targets))}")
+    judge = cfg.run.judge
+    if (judge not in ("", "off", "same-chat") and judge not in cfg.llm
+            and not judge.startswith("replay:")):
+        raise ConfigError(f"{path}: key 'run.judge' must be \"off\", \"same-chat\", "
+                          f"\"replay:PATH\" or the name of an [llm.NAME] table, got {judge!r}; "
+                          f"configured: "
+                          f"{', '.join(sorted(cfg.llm))}")
     if cfg.run.default_llm not in cfg.llm:
         raise ConfigError(f"{path}: key 'run.default_llm' names {cfg.run.default_llm!r}, "
                           f"but there is no [llm.{cfg.run.default_llm}]")
@@ -214,11 +227,9 @@ def load_config(explicit: str | None = None) -> Config:
     if path is None:
         return parse_config({}, "<defaults>")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: not valid TOML: {e}") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: cannot read: {e}") from None
+        data = read_toml(path)
+    except TomlFileError as e:
+        raise ConfigError(f"{path}: {e}") from None
     cfg = parse_config(data, path)
     cfg.path = path
     return cfg
@@ -232,7 +243,7 @@ def save_setting(path: Path, table: str, key: str, value: Any) -> None:
     """
     data: dict[str, Any] = {}
     if path.is_file():
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = read_toml(path)
     node = data
     for part in table.split("."):
         node = node.setdefault(part, {})
@@ -241,3 +252,25 @@ def save_setting(path: Path, table: str, key: str, value: Any) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(tomli_w.dumps(data), encoding="utf-8")
     os.replace(tmp, path)
+
+
+def check_llm_spec(config: Config, spec: str, *, replay: bool = True) -> None:
+    """The one message for an ``--llm`` that names nothing (nothing starts)."""
+    if replay and spec.startswith("replay:"):
+        path = Path(spec.removeprefix("replay:")).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"--llm {spec}: no such transcript file {path}")
+        return
+    if spec not in config.llm:
+        also = ", or replay:PATH" if replay else ""
+        raise ConfigError(f"--llm {spec}: there is no [llm.{spec}] in "
+                          f"{config.path or 'the config'}; configured: "
+                          f"{', '.join(sorted(config.llm))}{also}")
+
+
+def check_target_name(config: Config, name: str) -> None:
+    """The one message for a ``--target`` that names nothing (nothing starts)."""
+    if name not in config.targets:
+        raise ConfigError(f"--target {name}: there is no [targets.{name}] in "
+                          f"{config.path or 'the config'}; configured: "
+                          f"{', '.join(sorted(config.targets))}")

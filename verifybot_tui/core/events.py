@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from verifybot_tui.core.llm_judge import Judgement
 from verifybot_tui.core.outcome import Status
 from verifybot_tui.core.ports import ProgramFile, RunResult
 from verifybot_tui.core.verdict import Verdict
@@ -39,6 +40,18 @@ class FeedbackDecision:
 
     send: bool
     text: str = ""  # the prompt to send, possibly edited
+
+
+@dataclass
+class JudgeDecision:
+    """The user's word on a judgement (or on a run held by a sanity check).
+
+    "accept": the run is verified; "fail": it goes back to the LLM as a failure with
+    the note; "follow": do what the judge said; "stop": end the session.
+    """
+
+    action: Literal["accept", "fail", "follow", "stop"]
+    note: str = ""
 
 
 @dataclass
@@ -65,7 +78,7 @@ class Notice(Event):
 @dataclass
 class PromptSent(Event):
     text: str
-    kind: str  # "initial", "feedback", "edit", "reject", "duplicate", "free"
+    kind: str  # "initial", "feedback", "edit", "reject", "duplicate", "free", "judge"
     attempt: int
 
 
@@ -137,6 +150,25 @@ class VerdictReached(Event):
 
 
 @dataclass
+class Judged(Event):
+    """A judge read a passing run's output; the judgement and what it decided."""
+
+    attempt: int
+    judgement: Judgement
+
+
+@dataclass
+class JudgementNeeded(Event):
+    """The user decides: an unparsable judgement, a run held by a sanity check, or
+    (when runs are not auto-accepted) any judgement, which the user may overrule."""
+
+    attempt: int
+    judgement: Judgement | None  # None: held by sanity checks with the judge off
+    reasons: str  # plain text: why the user is asked
+    decision: asyncio.Future[JudgeDecision]
+
+
+@dataclass
 class Finished(Event):
     status: Status
     exit_code: int
@@ -160,6 +192,8 @@ class EventHandler(Protocol):
     async def on_output(self, ev: Output) -> None: ...
     async def on_run_finished(self, ev: RunFinished) -> None: ...
     async def on_verdict_reached(self, ev: VerdictReached) -> None: ...
+    async def on_judged(self, ev: Judged) -> None: ...
+    async def on_judgement_needed(self, ev: JudgementNeeded) -> None: ...
     async def on_finished(self, ev: Finished) -> None: ...
 
 
@@ -180,6 +214,8 @@ HANDLERS: dict[type[Event], _Handle] = {
     Output: lambda h, ev: h.on_output(ev),
     RunFinished: lambda h, ev: h.on_run_finished(ev),
     VerdictReached: lambda h, ev: h.on_verdict_reached(ev),
+    Judged: lambda h, ev: h.on_judged(ev),
+    JudgementNeeded: lambda h, ev: h.on_judgement_needed(ev),
     Finished: lambda h, ev: h.on_finished(ev),
 }
 

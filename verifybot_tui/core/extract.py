@@ -706,18 +706,7 @@ def _read_fence(fence: _Fence, index: int, items: list[_Prose | _Fence],
         hinted = language_for_filename(explicit.replace("\\", "/"))
         language = hinted.name if hinted else ""
 
-    # Reasons that make a block neither a program nor a file to save.
-    reason = ""
-    if not code:
-        reason = "an empty block"
-    elif _transcript(code):
-        reason = "a console transcript (lines start with a prompt such as `$ ` or `>>> `)"
-    elif _TRACEBACK_RE.match(code):
-        reason = "an error message (a Python traceback), not a program"
-    elif after_output and not _looks_like_code(code, language) and not _command_lines(code):
-        reason = "sample output (the text before it says so), not a program"
-    elif language in NOT_PROGRAM_LANGUAGES and language not in _TEXT_FILE_LANGUAGES:
-        reason = f"a `{language}` block: output or notes, not a program"
+    reason = _neither_program_nor_file(code, language, after_output)
     kind = "other" if reason else ""
     if not reason and language in NOT_PROGRAM_LANGUAGES:
         reason = f"a `{language}` block: output or notes, not a program"
@@ -741,6 +730,21 @@ def _read_fence(fence: _Fence, index: int, items: list[_Prose | _Fence],
         ex.notes.append(f"block at line {fence.line} has no language tag; "
                         f"guessed {language} {how}")
     return _Pending(block, fence, index, explicit, guessed, kind)
+
+
+def _neither_program_nor_file(code: str, language: str, after_output: bool) -> str:
+    """Why a block is neither a program nor a file to save ("" when it may be either)."""
+    if not code:
+        return "an empty block"
+    if _transcript(code):
+        return "a console transcript (lines start with a prompt such as `$ ` or `>>> `)"
+    if _TRACEBACK_RE.match(code):
+        return "an error message (a Python traceback), not a program"
+    if after_output and not _looks_like_code(code, language) and not _command_lines(code):
+        return "sample output (the text before it says so), not a program"
+    if language in NOT_PROGRAM_LANGUAGES and language not in _TEXT_FILE_LANGUAGES:
+        return f"a `{language}` block: output or notes, not a program"
+    return ""
 
 
 def _language_from_prose(items: list[_Prose | _Fence], index: int) -> str:

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from verifybot_tui.core.liveness import pid_alive
 from verifybot_tui.core.outcome import Status
 
 SCHEMA = """
@@ -76,18 +77,6 @@ def _row(row: sqlite3.Row) -> dict[str, Any]:
     return d
 
 
-def _pid_alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class History:
     def __init__(self, workspace: Path) -> None:
         workspace.mkdir(parents=True, exist_ok=True)
@@ -112,7 +101,7 @@ class History:
             "SELECT * FROM sessions WHERE status = 'RUNNING'").fetchall()
         # Another host's session (a shared folder) is only judged gone after a day.
         gone = [dict(r) for r in rows
-                if (r["host"] == here and not _pid_alive(r["pid"]))
+                if (r["host"] == here and not pid_alive(r["pid"]))
                 or (r["host"] != here and time.time() - r["started_at"] > 24 * 3600)]
         for s in gone:
             self._exec("UPDATE sessions SET status='INTERRUPTED', finished_at=? WHERE id=?",

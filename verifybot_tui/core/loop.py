@@ -24,7 +24,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from verifybot_tui.core import prompts
+from verifybot_tui.core import criteria as crit
+from verifybot_tui.core import llm_judge, prompts, sanity, tests_alongside
 from verifybot_tui.core.config import Config
 from verifybot_tui.core.deps import wanted_packages
 from verifybot_tui.core.errors import EXIT_FAILED, EXIT_SUCCESS, TargetError, VerifyBotError
@@ -39,6 +40,9 @@ from verifybot_tui.core.events import (
     FeedbackDecision,
     FeedbackReady,
     Finished,
+    Judged,
+    JudgeDecision,
+    JudgementNeeded,
     Notice,
     Output,
     PermissionNeeded,
@@ -52,11 +56,13 @@ from verifybot_tui.core.events import (
 from verifybot_tui.core.extract import Extraction, extract
 from verifybot_tui.core.history import History
 from verifybot_tui.core.judging import FinishedRun, Judge, mechanical
+from verifybot_tui.core.llm_judge import Judgement
 from verifybot_tui.core.outcome import AttemptState, Outcome, Status
 from verifybot_tui.core.ports import LLMBackend, ProgramFile, RunRequest, RunResult, Target
 from verifybot_tui.core.programs import digest, program_files, save_version
 from verifybot_tui.core.recorder import OutputFile, SessionRecorder
 from verifybot_tui.core.verdict import Verdict, long_running_signs
+from verifybot_tui.core.verification import Verification, checked
 from verifybot_tui.core.workspace import Workspace
 
 T = TypeVar("T")
@@ -70,6 +76,8 @@ class Turn:
 
     text: str
     kind: str
+    answer: str | None = None  # already answered (a judge's REVISE): not sent again
+    prompt_id: int = 0  # with answer: the prompt it answered
 
 
 @dataclass
@@ -105,7 +113,7 @@ class VerifyLoop:
                  max_retries: int | None = None, timeout: float | None = None,
                  auto_accept: bool | None = None, auto_install: bool | None = None,
                  review_feedback: bool = False, workspace: Path | None = None,
-                 judge: Judge = mechanical) -> None:
+                 judge: Judge = mechanical, verification: Verification | None = None) -> None:
         self.config = config
         self.llm = llm
         self.target = target
@@ -117,7 +125,10 @@ class VerifyLoop:
         # Installing packages asks separately unless told (--yes) to accept everything.
         self.auto_install = self.auto_accept if auto_install is None else auto_install
         self.review_feedback = review_feedback
-        self.judge = judge
+        # Criteria and sanity checks refine the judge step; an LLM judge reads passes.
+        self._inner_judge = judge
+        self.verification = verification or Verification()
+        self.judge = checked(self.verification, judge)
         self.session_id: int | None = None
         self.attempt = 0
         self.recorder = SessionRecorder(history, self.workspace)
@@ -128,6 +139,7 @@ class VerifyLoop:
         self._pending_edit_note = ""
         self._python: dict[str, str] = {}  # target name -> venv python after an install
         self._contexts: dict[str, str] = {}  # target name -> its latest probe
+        self._judge_prompt_id = 0
 
     @property
     def max_attempts(self) -> int:
@@ -138,6 +150,11 @@ class VerifyLoop:
     def set_target(self, target: Target) -> None:
         """Run on another target from the next attempt on; its context goes with the next prompt."""
         self.target = target
+
+    def set_verification(self, verification: Verification) -> None:
+        """Other criteria or another judge (a recipe opened in the app) from the next run on."""
+        self.verification = verification
+        self.judge = checked(verification, self._inner_judge)
 
     def stop(self, status: Status = Status.STOPPED) -> None:
         """Stop the running program (its whole tree) and end the loop with this status."""
@@ -177,6 +194,8 @@ class VerifyLoop:
 
     async def _main(self, prompt: str, *, new_chat: bool, resume: int | None) -> None:
         rec = self.recorder = SessionRecorder(self.history, self.workspace)
+        rec.criteria = [c.text for c in self.verification.criteria]
+        rec.judge = self.verification.judge
         rec.sweep_interrupted()
         names = {"target": self.target.name, "llm": self.llm.name}
         if resume is not None:
@@ -231,13 +250,20 @@ class VerifyLoop:
             return Turn(prompt, "free")
         context = await self._probe(target)
         self._context_target = target.name
-        return Turn(prompts.first_prompt(prompt, target=target.name, context=context,
-                                         timeout=self.timeout), "initial")
+        text = prompts.first_prompt(prompt, target=target.name, context=context,
+                                    timeout=self.timeout)
+        extra = [crit.prompt_text(self.verification.criteria)]
+        if self.verification.ask_for_tests:
+            extra.append(tests_alongside.PROMPT)
+        return Turn("\n\n".join([text, *[e for e in extra if e]]), "initial")
 
     # -- one attempt: the pipeline -------------------------------------------------
 
     async def _attempt(self, turn: Turn, conv: _Conversation) -> Step:
-        prompt_id, answer = await self._ask(await self._compose(turn, conv))
+        if turn.answer is not None:
+            prompt_id, answer = turn.prompt_id, turn.answer
+        else:
+            prompt_id, answer = await self._ask(await self._compose(turn, conv))
         self.attempt += 1
         n = self.attempt
         used = conv.used(n)
@@ -256,6 +282,8 @@ class VerifyLoop:
         python = await self._dependencies(target, step.files, step.ex)
         result, verdict = await self._execute(target, n, step, python)
         conv.previous = step.files
+        if verdict.ok:
+            return await self._verify(n, used, result, verdict, step, target)
         return await self._after_run(result, verdict, used)
 
     async def _compose(self, turn: Turn, conv: _Conversation) -> Turn:
@@ -448,9 +476,7 @@ class VerifyLoop:
             raise
 
     async def _after_run(self, result: RunResult, verdict: Verdict, used: int) -> Step:
-        """The session ends on a pass, a target error or the last attempt; else feedback."""
-        if verdict.ok:
-            return Outcome(Status.PASSED, EXIT_SUCCESS, verdict.reason)
+        """The session ends on a target error or the last attempt; else feedback."""
         if verdict.status == "target_error":
             return Outcome(Status.TARGET_ERROR, TargetError.exit_code, verdict.reason)
         if used >= self.max_attempts:
@@ -467,6 +493,133 @@ class VerifyLoop:
             text = fd.text or text
         return Turn(text, "feedback")
 
+    # -- verification: a passing run's criteria, sanity checks and judge -------------------
+
+    async def _verify(self, n: int, used: int, result: RunResult, verdict: Verdict,
+                      code: Code, target: Target) -> Step:
+        """A mechanical pass: criteria met, then the judge (or the user) has the last word."""
+        v = self.verification
+        self.recorder.checked(n, verdict.checks, verdict.held)
+        if v.ask_for_tests:
+            failed = await self._run_tests(n, used, code, target)
+            if failed is not None:
+                return failed
+        if verdict.held:
+            self._emit(Notice("held for a judgement: " + "; ".join(h.reason for h in verdict.held),
+                              "warning"))
+        if not v.judging:
+            if not verdict.held:
+                if v.criteria or v.ask_for_tests:
+                    what = [f"all {len(v.criteria)} success criteria met"] if v.criteria else []
+                    what += ["its tests pass"] if v.ask_for_tests else []
+                    return Outcome(Status.VERIFIED, EXIT_SUCCESS, "; ".join(what))
+                return Outcome(Status.PASSED, EXIT_SUCCESS, verdict.reason)
+            reasons = "The run exited 0, but:\n" + sanity.text(verdict.held)
+            if self.auto_accept:
+                decision = JudgeDecision("fail")
+            else:
+                decision = await self._wait(partial(JudgementNeeded, n, None, reasons))
+            self.recorder.judge_decision(n, decision, None)
+            return self._judged(n, used, result, decision, None, reasons)
+        j = await self._ask_judge(n, result, verdict, code, target)
+        self._emit(Judged(n, j))
+        if j.verdict == llm_judge.Verdict.UNPARSABLE or not self.auto_accept:
+            why = (f"The judgement could not be read ({j.reason}); you decide."
+                   if j.verdict == llm_judge.Verdict.UNPARSABLE else f"The judge says {j.line}")
+            decision = await self._wait(partial(JudgementNeeded, n, j, why))
+        else:
+            decision = JudgeDecision("follow")
+        self.recorder.judge_decision(n, decision, j)
+        return self._judged(n, used, result, decision, j, "")
+
+    async def _run_tests(self, n: int, used: int, code: Code, target: Target) -> Step | None:
+        """Run the tests written alongside; a failure (or no test file) is the next step."""
+        test = tests_alongside.test_file(code.files, code.entry)
+        if test is None:
+            reason = "It exited 0, but the answer holds no test file (test_main.py) to run."
+            self.recorder.tests(n, None, None)
+            self._emit(Notice(reason, "warning"))
+            if used >= self.max_attempts:
+                return Outcome.failed(f"no tests after {used} attempts")
+            return Turn(prompts.reject_prompt(reason + " " + tests_alongside.PROMPT), "feedback")
+        files, entry = tests_alongside.runnable(code.files, test)
+        request = RunRequest(run_id=f"{self.recorder.slug}_{code.version}_tests", files=files,
+                             entry=entry, language="python", timeout=self.timeout,
+                             python=self._python.get(target.name))
+        self._emit(Notice(f"running the tests in {test.name}"))
+        started = time.monotonic()
+        try:
+            result = await target.run(request, lambda s, t: self._emit(Output(s, t)))
+        except TargetError as e:
+            result = RunResult(exit_code=None, stdout="", stderr="",
+                               duration=time.monotonic() - started, target_error=str(e))
+        self.recorder.tests(n, test.name, result)
+        if result.exit_code == 0:
+            self._emit(Notice(f"the tests in {test.name} pass"))
+            return None
+        if result.target_error:
+            return Outcome(Status.TARGET_ERROR, TargetError.exit_code, result.target_error)
+        how = "timed out" if result.timed_out else f"exited {result.exit_code}"
+        reason = f"The program exited 0, but its tests ({test.name}) failed: they {how}."
+        self._emit(Notice(reason, "warning"))
+        if used >= self.max_attempts:
+            return Outcome.failed(f"tests still failing after {used} attempts")
+        return Turn(prompts.feedback_prompt(result, reason, attempt=used,
+                                            max_attempts=self.max_attempts), "feedback")
+
+    async def _ask_judge(self, n: int, result: RunResult, verdict: Verdict, code: Code,
+                         target: Target) -> Judgement:
+        v = self.verification
+        text = llm_judge.judgement_prompt(
+            task=self.recorder.prompt, result=result, files=code.files, entry=code.entry,
+            target=target.name, context=self._contexts.get(target.name, ""),
+            checks=verdict.checks, hits=verdict.held)
+        if v.judge_llm is None:  # the same chat: the conversation that wrote the code
+            prompt_id, answer = await self._ask(Turn(text, "judge"))
+        else:
+            judge = v.judge_llm
+            if judge.state == "stopped":
+                await judge.start()
+            if v.fresh_chat:
+                await judge.new_chat()
+            prompt_id = self.recorder.prompt_sent("judge", text)
+            self._emit(PromptSent(text, "judge", self.attempt + 1))
+            reply = await judge.ask(text)
+            answer = reply.markdown
+            self.recorder.judge_answer(prompt_id, answer)
+        self._judge_prompt_id = prompt_id
+        j = llm_judge.parse(answer, v.judge)
+        self.recorder.judgement(n, j)
+        return j
+
+    def _judged(self, n: int, used: int, result: RunResult, decision: JudgeDecision,
+                j: Judgement | None, reasons: str) -> Step:
+        """The session's next step after a judgement and the user's word on it."""
+        V = llm_judge.Verdict
+        action: str = decision.action
+        if action == "stop":
+            return Outcome(Status.STOPPED, EXIT_FAILED, "stopped by the user at the judgement")
+        if action == "follow" and j is not None:
+            if j.verdict == V.PASS:
+                return Outcome(Status.VERIFIED, EXIT_SUCCESS, "the judge says PASS")
+            action = "fail" if j.verdict == V.FAIL else "revise"
+            if j.verdict == V.UNPARSABLE:  # nobody decided: not a success
+                action = "fail"
+        if action == "accept":
+            who = "the user accepted it" + (f" over the judge's {j.verdict}" if j else "")
+            return Outcome(Status.VERIFIED, EXIT_SUCCESS, who)
+        reason = decision.note or (j.reason if j is not None else "") or reasons
+        if used >= self.max_attempts:
+            return Outcome.failed(f"judged a failure after {used} attempts: {reason}")
+        if action == "revise" and j is not None:
+            return Turn("", "judge", answer=j.answer, prompt_id=self._judge_prompt_id)
+        if j is not None and not self.verification.separate and not decision.note:
+            return Turn(llm_judge.failure_prompt(j), "feedback")
+        why = "It exited 0 but was judged a failure: " + (decision.note or (
+            j.reason if j is not None else sanity_reasons(reasons)))
+        return Turn(prompts.feedback_prompt(result, why, attempt=used,
+                                            max_attempts=self.max_attempts), "feedback")
+
     # -- helpers ----------------------------------------------------------------------
 
     async def _wait(self, make: Callable[[asyncio.Future[T]], Event]) -> T:
@@ -481,6 +634,12 @@ class VerifyLoop:
         self._contexts[target.name] = context
         self.recorder.context(target.name, context)
         return context
+
+
+def sanity_reasons(reasons: str) -> str:
+    """The sanity hold's text as one sentence for the feedback prompt."""
+    lines = [ln.removeprefix("- ") for ln in reasons.splitlines()[1:]]
+    return "; ".join(lines) + "."
 
 
 async def drain(events: AsyncIterator[Event], handler: EventHandler) -> Finished | None:

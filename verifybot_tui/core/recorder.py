@@ -13,12 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from verifybot_tui.core import prompts
+from verifybot_tui.core.criteria import Check
 from verifybot_tui.core.errors import VerifyBotError
-from verifybot_tui.core.events import Decision
+from verifybot_tui.core.events import Decision, JudgeDecision
 from verifybot_tui.core.extract import Extraction
 from verifybot_tui.core.history import History
+from verifybot_tui.core.llm_judge import Judgement
 from verifybot_tui.core.outcome import AttemptState, Outcome, Status
 from verifybot_tui.core.ports import ProgramFile, RunResult
+from verifybot_tui.core.sanity import Hit
 from verifybot_tui.core.transcript import Transcript, wrap_fence
 from verifybot_tui.core.verdict import Verdict
 from verifybot_tui.core.workspace import Workspace, slugify
@@ -36,6 +39,8 @@ class SessionRecorder:
         self.prompts = 0  # prompts sent in this session, a resumed one's included
         self.started = time.time()
         self.conversation_url: str | None = None
+        self.criteria: list[str] = []  # the session's success criteria (KIND:SPEC)
+        self.judge = "off"  # who judged passing runs
         self.attempts: list[dict[str, Any]] = []  # the run record's view of each attempt
         self._attempt_id = 0
         self._transcript: Transcript | None = None
@@ -100,6 +105,7 @@ class SessionRecorder:
             "prompts": self.prompts, "attempts": self.attempts,
             "target": target, "llm": llm, "conversation_url": self.conversation_url,
             "started": self.started, "finished": time.time(),
+            "criteria": self.criteria, "judge": self.judge,
             "transcript": self.workspace.rel(self.tr.path),
             "workspace": str(self.workspace.root),
         }
@@ -207,6 +213,68 @@ class SessionRecorder:
                 f"- verdict: {verdict.status}: {verdict.reason}\n- output: {out.rel}\n\n"
                 + wrap_fence(prompts.head_tail(merged_output(result)), "text"))
         self.tr.section(f"Run {n}", body)
+
+    # -- verification -------------------------------------------------------------------
+
+    def checked(self, n: int, checks: list[Check], held: list[Hit]) -> None:
+        """A passing run's criteria (all met) and the sanity checks that fired."""
+        if checks:
+            self.attempts[-1]["criteria"] = [
+                {"criterion": c.criterion.text, "met": c.met, "evidence": c.evidence}
+                for c in checks]
+        if held:
+            self.attempts[-1]["sanity"] = [{"check": h.name, "reason": h.reason} for h in held]
+        lines = [f"- [{'met' if c.met else 'NOT MET'}] {c.criterion.text}: {c.evidence}"
+                 for c in checks]
+        lines += [f"- [sanity] {h.name}: {h.reason}" for h in held]
+        if lines:
+            self.tr.section(f"Checks {n}", "\n".join(lines) + "\n")
+
+    def tests(self, n: int, name: str | None, result: RunResult | None) -> None:
+        """The tests written alongside: which file, and how their run ended."""
+        passed = result is not None and result.exit_code == 0
+        self.attempts[-1]["tests"] = {"file": name, "passed": passed,
+                                      "exit_code": result.exit_code if result else None}
+        if not passed:
+            self.history.update_attempt(self._attempt_id, status=Status.FAILED,
+                                        verdict="tests_failed")
+            self.attempts[-1].update(status=Status.FAILED, verdict="tests_failed")
+        if result is None:
+            self.tr.section(f"Tests {n}", "- no test file in the answer\n")
+            return
+        self.tr.section(f"Tests {n}", f"- file: {name}\n- exit status: {result.exit_code}\n"
+                        f"- duration: {result.duration:.2f} s\n\n"
+                        + wrap_fence(prompts.head_tail(merged_output(result)), "text"))
+
+    def judge_answer(self, prompt_id: int, markdown: str) -> None:
+        """A separate judge's answer: kept with its prompt, not as the session's chat."""
+        self.history.set_answer(prompt_id, markdown)
+        self.tr.block(f"Judge's answer {self.prompts}", markdown, "markdown")
+
+    def judgement(self, n: int, j: Judgement) -> None:
+        self.attempts[-1]["judgement"] = {"verdict": str(j.verdict), "reason": j.reason,
+                                          "judge": j.judge}
+        self.history.update_attempt(self._attempt_id, verdict=f"judge_{j.verdict.lower()}",
+                                    reason=j.line)
+        self.tr.section(f"Judgement {n}", f"{j.line} (judge: {j.judge})\n")
+
+    def judge_decision(self, n: int, decision: JudgeDecision, j: Judgement | None) -> None:
+        """The user's word on a judgement (or on a run held by sanity checks)."""
+        self.attempts[-1]["judge_decision"] = decision.action
+        note = f": {decision.note}" if decision.note else ""
+        self.history.update_attempt(self._attempt_id, decision=f"judge:{decision.action}",
+                                    note=decision.note or None)
+        if decision.action == "accept":
+            self.history.update_attempt(self._attempt_id, status=Status.VERIFIED)
+            self.attempts[-1]["status"] = Status.VERIFIED
+        elif decision.action == "fail" or (
+                decision.action == "follow" and j is not None and j.verdict != "PASS"):
+            self.history.update_attempt(self._attempt_id, status=Status.FAILED)
+            self.attempts[-1]["status"] = Status.FAILED
+        elif decision.action == "follow" and j is not None:
+            self.history.update_attempt(self._attempt_id, status=Status.VERIFIED)
+            self.attempts[-1]["status"] = Status.VERIFIED
+        self.tr.section(f"Judgement decision {n}", f"{decision.action}{note}\n")
 
 
 def attempt_status(verdict: Verdict) -> Status:

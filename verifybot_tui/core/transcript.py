@@ -53,7 +53,10 @@ class Transcript:
 
 
 def read_record(path: Path) -> dict[str, Any] | None:
-    """The JSON run record at the end of a transcript, if it got that far."""
+    """The JSON run record at the end of a transcript, if it got that far.
+
+    `recipe new` reads a finished session's criteria and judge back from it.
+    """
     text = path.read_text(encoding="utf-8", errors="replace")
     idx = text.rfind("\n## Run record\n")
     if idx < 0:

@@ -11,19 +11,28 @@ from __future__ import annotations
 import ast
 import re
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from verifybot_tui.core.ports import RunResult
+
+if TYPE_CHECKING:
+    from verifybot_tui.core.criteria import Check
+    from verifybot_tui.core.sanity import Hit
 
 
 @dataclass
 class Verdict:
     status: str  # "success", "success_timeout", "failure", "timeout_silent", "timeout_stderr",
     #              "compile_error", "cancelled", "target_error"
+    #              "criteria_unmet" (exited 0 but missed a success criterion)
     ok: bool  # success or success_timeout
     reason: str  # one plain-text sentence for the transcript and the feedback prompt
     long_running: list[str] = field(default_factory=list)
     retry_hint: str = ""  # an instruction for the feedback prompt, "" when none applies
+    checks: list[Check] = field(default_factory=list)  # success criteria, met or not
+    held: list[Hit] = field(default_factory=list)  # sanity checks that fired on a pass
 
 
 # --------------------------------------------------------------------------- Python
@@ -369,18 +378,7 @@ def judge(result: RunResult, long_running: list[str], *, timeout: float | None =
         return verdict("compile_error", "the program did not compile" + (
             f": {first}" if first else ""))
     if not result.timed_out:
-        if result.exit_code == 0:
-            return verdict("success", "the program exited with status 0")
-        reason = _exit_description(result.exit_code)
-        last = _last_line(result.stderr)
-        if last:
-            reason += f": {last}"
-        hint = ""
-        if stdin_signs and re.search(r"EOF", result.stderr):
-            reason += f" (static analysis found: {stdin_signs[0]})"
-            hint = ("do not read from stdin: nobody types while it runs; use fixed values, "
-                    "command-line arguments or defaults instead")
-        return verdict("failure", reason, hint)
+        return _exited(result, stdin_signs, verdict)
 
     finish_hint = (f"make the program finish on its own within {limit_text}, e.g. run the loop "
                    "a fixed number of times or stop after a set time, and print progress "
@@ -411,3 +409,20 @@ def judge(result: RunResult, long_running: list[str], *, timeout: float | None =
     return verdict("timeout_silent",
                    f"the program printed nothing and did not finish within the {limit_text} "
                    "timeout: it may be stuck or waiting for something", finish_hint)
+
+
+def _exited(result: RunResult, stdin_signs: list[str],
+            verdict: Callable[..., Verdict]) -> Verdict:
+    """The verdict on a program that ended by itself (before any timeout)."""
+    if result.exit_code == 0:
+        return verdict("success", "the program exited with status 0")
+    reason = _exit_description(result.exit_code)
+    last = _last_line(result.stderr)
+    if last:
+        reason += f": {last}"
+    hint = ""
+    if stdin_signs and re.search(r"EOF", result.stderr):
+        reason += f" (static analysis found: {stdin_signs[0]})"
+        hint = ("do not read from stdin: nobody types while it runs; use fixed values, "
+                "command-line arguments or defaults instead")
+    return verdict("failure", reason, hint)

@@ -8,18 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from verifybot_tui.core.config import Config
-from verifybot_tui.core.errors import ConfigError
+from verifybot_tui.core.config import Config, check_target_name
 from verifybot_tui.core.ports import Prompter, Target
 
 
 def make_target(config: Config, name: str, workspace: Path, prompter: Prompter | None = None,
                 trust_new_host: bool = False) -> Target:
-    cfg = config.targets.get(name)
-    if cfg is None:
-        raise ConfigError(f"--target {name}: there is no [targets.{name}] in "
-                          f"{config.path or 'the config'}; configured: "
-                          f"{', '.join(sorted(config.targets))}")
+    check_target_name(config, name)
+    cfg = config.targets[name]
     if cfg.kind == "ssh":
         from verifybot_tui.targets.ssh import SSHTarget
 

@@ -208,6 +208,17 @@ async def _pump(reader: asyncio.StreamReader, stream: str, capture: OutputCaptur
             return
 
 
+def _result(run: _Outcome, command: str, workdir: Path, *, compile_failed: bool = False,
+            files_changed: list[str] | None = None) -> RunResult:
+    """The RunResult of a finished (build or program) process."""
+    return RunResult(
+        exit_code=run.exit_code, stdout=run.stdout, stderr=run.stderr,
+        duration=run.duration, timed_out=run.timed_out, compile_failed=compile_failed,
+        files_changed=files_changed or [], command=command, workdir=str(workdir),
+        stdout_bytes=run.stdout_bytes, stderr_bytes=run.stderr_bytes,
+        target_error="stopped: the target was closed" if run.interrupted else None)
+
+
 class LocalTarget(ReportsState):
     """Runs programs here, in ``<workspace>/runs/<run_id>/``."""
 
@@ -327,12 +338,7 @@ class LocalTarget(ReportsState):
             except OSError as e:
                 return self._not_started(f"cannot start {lang.tool}: {e}", workdir, on_output)
             if built.timed_out or built.exit_code != 0:
-                return RunResult(
-                    exit_code=built.exit_code, stdout=built.stdout, stderr=built.stderr,
-                    duration=built.duration, timed_out=built.timed_out, compile_failed=True,
-                    command=command, workdir=str(workdir), stdout_bytes=built.stdout_bytes,
-                    stderr_bytes=built.stderr_bytes,
-                    target_error="stopped: the target was closed" if built.interrupted else None)
+                return _result(built, command, workdir, compile_failed=True)
             written[exe] = None
         argv = languages.build_argv(lang.run, entry=entry, sources=sources, exe=exe,
                                     python=python)
@@ -345,12 +351,7 @@ class LocalTarget(ReportsState):
         after = _snapshot(workdir)
         changed = sorted(name for name, stat in after.items()
                          if before.get(name) != stat and name not in written)
-        return RunResult(
-            exit_code=done.exit_code, stdout=done.stdout, stderr=done.stderr,
-            duration=done.duration, timed_out=done.timed_out, files_changed=changed,
-            command=command, workdir=str(workdir), stdout_bytes=done.stdout_bytes,
-            stderr_bytes=done.stderr_bytes,
-            target_error="stopped: the target was closed" if done.interrupted else None)
+        return _result(done, command, workdir, files_changed=changed)
 
     async def missing_modules(self, modules: list[str], python: str | None = None) -> list[str]:
         if not modules:

@@ -113,6 +113,29 @@ class _Outcome:
     files_changed: list[str] = field(default_factory=list)
 
 
+async def _pump(reader: asyncssh.SSHReader, stream: str, out: _Outcome,
+                on_output: OutputCallback, problems: list[str]) -> None:
+    """Stream one of a remote program's outputs to the callback and the capture."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    cap = out.stdout if stream == "stdout" else out.stderr
+    try:
+        while True:
+            chunk = await reader.read(65536)
+            if not chunk:
+                break
+            setattr(out, f"{stream}_bytes", getattr(out, f"{stream}_bytes") + len(chunk))
+            text = decoder.decode(chunk)
+            if text:
+                cap.add(text)
+                on_output(stream, text)
+    except (asyncssh.Error, OSError) as e:
+        problems.append(str(e) or type(e).__name__)
+    tail = decoder.decode(b"", final=True)
+    if tail:
+        cap.add(tail)
+        on_output(stream, tail)
+
+
 class SSHTarget(ReportsState):
     """A machine reached over SSH (a Raspberry Pi, usually); see the module docstring."""
 
@@ -375,28 +398,9 @@ class SSHTarget(ReportsState):
             return out
         problems: list[str] = []
 
-        async def pump(reader: asyncssh.SSHReader, stream: str) -> None:
-            decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-            cap = out.stdout if stream == "stdout" else out.stderr
-            try:
-                while True:
-                    chunk = await reader.read(65536)
-                    if not chunk:
-                        break
-                    setattr(out, f"{stream}_bytes", getattr(out, f"{stream}_bytes") + len(chunk))
-                    text = decoder.decode(chunk)
-                    if text:
-                        cap.add(text)
-                        on_output(stream, text)
-            except (asyncssh.Error, OSError) as e:
-                problems.append(str(e) or type(e).__name__)
-            tail = decoder.decode(b"", final=True)
-            if tail:
-                cap.add(tail)
-                on_output(stream, tail)
-
         async def drain() -> None:
-            await asyncio.gather(pump(proc.stdout, "stdout"), pump(proc.stderr, "stderr"))
+            await asyncio.gather(_pump(proc.stdout, "stdout", out, on_output, problems),
+                                 _pump(proc.stderr, "stderr", out, on_output, problems))
             await proc.wait_closed()
 
         done = asyncio.ensure_future(drain())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
@@ -43,6 +44,10 @@ class VerifyBotCommands(Provider):
                           partial(app.run_action, b.action)))
         session = getattr(app, "session", None)
         if main is not None and session is not None:
+            found.append(("Success criteria…", "Edit the criteria every run is checked "
+                          "against (before or during a session)", partial(edit_criteria, main)))
+            found.append(("Open recipe…", "Load a recipe's criteria and judge and send its "
+                          "prompt", partial(open_recipe, main)))
             for name in session.target_names:
                 found.append((f"Target: {name}", f"Run on {name} from the next attempt on",
                               partial(main.switch_to_target, name)))
@@ -58,3 +63,40 @@ class VerifyBotCommands(Provider):
             score = matcher.match(title)
             if score > 0:
                 yield Hit(score, matcher.highlight(title), callback, help=help_text)
+
+
+def edit_criteria(main: Any) -> None:
+    """The criteria editor; saved criteria apply from the session's next run on."""
+    from verifybot_tui.tui.screens.criteria import CriteriaScreen
+
+    session = main.session
+
+    def saved(found: list[Any] | None) -> None:
+        if found is None:
+            return
+        session.verification.criteria = found
+        main.notify(f"{len(found)} success criteria" if found else "no success criteria",
+                    title="Criteria")
+        main.show_criteria()
+
+    main.app.push_screen(CriteriaScreen(session.verification.criteria), callback=saved)
+
+
+def open_recipe(main: Any) -> None:
+    from verifybot_tui.core.errors import VerifyBotError
+    from verifybot_tui.tui.screens.recipe import RecipeScreen
+
+    def opened(recipe: Any) -> None:
+        if recipe is None:
+            return
+        try:
+            main.session.use_recipe(recipe)
+        except VerifyBotError as e:
+            main.notify(str(e), title="Recipe", severity="error")
+            return
+        main.show_criteria()
+        main.notify(f"{recipe.name}: {len(recipe.criteria)} criteria, judge "
+                    f"{main.session.verification.judge}", title="Recipe")
+        main.submit(recipe.task, new_chat=True)
+
+    main.app.push_screen(RecipeScreen(), callback=opened)

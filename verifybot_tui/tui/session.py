@@ -15,34 +15,17 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from verifybot_tui.core.config import Config
+from verifybot_tui.core.config import Config, check_llm_spec, check_target_name
 from verifybot_tui.core.errors import ConfigError
 from verifybot_tui.core.history import History
 from verifybot_tui.core.ports import LLMBackend, Prompter, Target
+from verifybot_tui.core.recipe import Recipe
+from verifybot_tui.verify_setup import build_verification
 
 if TYPE_CHECKING:
     from verifybot_tui.core.loop import VerifyLoop
 
 T = TypeVar("T")
-
-
-def check_llm_spec(config: Config, spec: str) -> None:
-    """Fail before the first frame on a --llm that cannot work (nothing starts)."""
-    if spec.startswith("replay:"):
-        path = Path(spec.removeprefix("replay:")).expanduser()
-        if not path.is_file():
-            raise ConfigError(f"--llm {spec}: no such transcript file {path}")
-    elif spec not in config.llm:
-        raise ConfigError(f"--llm {spec}: there is no [llm.{spec}] in "
-                          f"{config.path or 'the config'}; configured: "
-                          f"{', '.join(sorted(config.llm))}, or replay:PATH")
-
-
-def check_target_name(config: Config, name: str) -> None:
-    if name not in config.targets:
-        raise ConfigError(f"--target {name}: there is no [targets.{name}] in "
-                          f"{config.path or 'the config'}; configured: "
-                          f"{', '.join(sorted(config.targets))}")
 
 
 class AppSession:
@@ -60,6 +43,9 @@ class AppSession:
         self.review_feedback = review_feedback
         self.auto_accept = config.run.auto_accept
         self.history = History(self.workspace)
+        # Criteria and the judge: the criteria editor and an opened recipe change it.
+        self.verification = build_verification(config, llm_spec=llm_spec,
+                                               workspace=self.workspace)
         self.llm: LLMBackend | None = None
         self.targets: dict[str, Target] = {}
         self.loop: VerifyLoop | None = None
@@ -155,10 +141,24 @@ class AppSession:
 
             self.loop = VerifyLoop(config=self.config, llm=llm, target=target,
                                    history=self.history, review_feedback=self.review_feedback,
-                                   auto_accept=self.auto_accept, workspace=self.workspace)
+                                   auto_accept=self.auto_accept, workspace=self.workspace,
+                                   verification=self.verification)
         elif self.loop.target is not target:
             self.loop.set_target(target)
         return self.loop
+
+    def use_recipe(self, recipe: Recipe) -> None:
+        """A recipe's criteria, sanity switch and judge become this session's."""
+        v = build_verification(self.config, llm_spec=self.llm_spec,
+                               judge=recipe.resolve(recipe.judge), workspace=self.workspace,
+                               sanity=recipe.sanity)
+        v.criteria = list(recipe.criteria)
+        old = self.verification
+        self.verification = v
+        if self.loop is not None:
+            self.loop.set_verification(v)
+        if old.judge_llm is not None:
+            asyncio.ensure_future(old.judge_llm.close())
 
     def set_auto_accept(self, on: bool) -> None:
         self.auto_accept = on
@@ -187,6 +187,8 @@ class AppSession:
         closers = [t.close() for t in self.targets.values()]
         if self.llm is not None:
             closers.append(self.llm.close())
+        if self.verification.judge_llm is not None:
+            closers.append(self.verification.judge_llm.close())
         for coro in closers:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(coro, 10)

@@ -8,7 +8,6 @@ A broken file is reported and skipped: a typo in a colour must not stop the app.
 from __future__ import annotations
 
 import sys
-import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 from verifybot_tui.core.config import user_config_dir
+from verifybot_tui.core.toml_file import TomlFileError, read_toml
 
 BUILTIN_DIRS = (
     Path(__file__).resolve().parents[2] / "themes",  # the repo (editable installs)
@@ -92,11 +92,9 @@ def parse_theme(data: dict[str, object]) -> Theme:
 
 def load_theme_file(path: Path) -> Theme:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as e:
-        raise ThemeFileError(f"not valid TOML: {e}") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ThemeFileError(f"cannot read: {e}") from None
+        data = read_toml(path)
+    except TomlFileError as e:
+        raise ThemeFileError(str(e)) from None
     return parse_theme(data)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from verifybot_tui.core.config import LLMConfig, user_data_dir
 from verifybot_tui.core.errors import LLMError
+from verifybot_tui.core.liveness import pid_alive
 
 # Keep Chromium quiet on a closed network: no update checks, sync, QUIC probes.
 QUIET_ARGS = (
@@ -104,14 +105,8 @@ def read_lock(profile: Path) -> LockOwner | None:
 
 
 def _is_browser_process(pid: int) -> bool:
-    if pid <= 0:
+    if not pid_alive(pid):
         return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
     proc = Path(f"/proc/{pid}")
     if not proc.exists():
         return True  # no /proc (macOS): a live pid is all we can know

@@ -49,7 +49,6 @@ class Observed:
     """The page as the observer last described it (one document at a time)."""
 
     doc: str = ""
-    seq: int = 0
     text_t: float = 0.0  # page clock (ms since the epoch) of the answer text's last change
     url: str = ""
     users: int = 0
@@ -61,7 +60,6 @@ class Observed:
     facts: dict[str, Any] = field(default_factory=dict)
 
     def apply(self, st: dict[str, Any]) -> None:
-        self.seq = st["seq"]
         self.text_t = st["textT"]
         self.url = st["url"]
         self.users = st["users"]

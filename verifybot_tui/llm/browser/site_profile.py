@@ -8,12 +8,12 @@ release. Every selector is a list tried in order, newest form first.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from verifybot_tui.core.errors import LLMError
+from verifybot_tui.core.toml_file import TomlFileError, read_toml
 
 SITES_DIR = Path(__file__).with_name("sites")
 
@@ -63,11 +63,9 @@ def builtin_sites() -> list[str]:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as e:
-        raise LLMError(f"{path}: site profile is not valid TOML: {e}") from None
-    except OSError as e:
-        raise LLMError(f"{path}: cannot read the site profile: {e}") from None
+        return read_toml(path)
+    except TomlFileError as e:
+        raise LLMError(f"{path}: site profile: {e}") from None
 
 
 def _string_list(path: Path, key: str, value: Any) -> list[str]:

@@ -31,6 +31,9 @@ from verifybot_tui.core.events import (
     FeedbackDecision,
     FeedbackReady,
     Finished,
+    Judged,
+    JudgeDecision,
+    JudgementNeeded,
     Notice,
     Output,
     PermissionNeeded,
@@ -44,6 +47,7 @@ from verifybot_tui.core.outcome import Status
 from verifybot_tui.tui.editor import edit_text
 from verifybot_tui.tui.messages import FileEdited, LoopEnded, LoopEvent
 from verifybot_tui.tui.screens.dialogs import ConfirmScreen
+from verifybot_tui.tui.screens.judgement import JudgementScreen
 from verifybot_tui.tui.widgets.approval import ApprovalBar
 from verifybot_tui.tui.widgets.feedback import FeedbackBar
 
@@ -217,6 +221,18 @@ class LoopController:
             "info" if v.ok else "warning")
         self.screen.refresh_history()
 
+    async def on_judged(self, ev: Judged) -> None:
+        j = ev.judgement
+        await self.screen.conversation.add_notice(
+            f"Judgement for attempt {ev.attempt - self.attempt_base}: {j.line} "
+            f"(judge: {j.judge})", "info" if j.verdict == "PASS" else "warning")
+
+    async def on_judgement_needed(self, ev: JudgementNeeded) -> None:
+        """The judgement dialog: follow the judge, overrule it, or stop."""
+        self.screen.app.push_screen(
+            JudgementScreen(ev.judgement, ev.reasons),
+            callback=lambda d: _resolve(ev.decision, d or JudgeDecision("fail")))
+
     async def on_finished(self, ev: Finished) -> None:
         self.close_decisions()
         self.screen.output_pane.finish()
@@ -276,7 +292,7 @@ class LoopController:
         if f is None:
             return
         try:
-            text = edit_text(self.screen.app, f.content, Path(f.name).suffix or ".txt")
+            text = edit_text(self.screen.app, f.content, f.name)
         except OSError as e:
             self.screen.notify(f"Could not start the editor: {e}. Check $VISUAL/$EDITOR.",
                                severity="error")

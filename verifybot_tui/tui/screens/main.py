@@ -147,11 +147,23 @@ class MainScreen(Screen[None]):
     def saved_paths(self) -> dict[str, Path]:
         return self.controller.saved_paths
 
+    def show_criteria(self) -> None:
+        """The session's criteria beside the code: the code pane's bottom border."""
+        v = self.session.verification
+        parts = [c.text for c in v.criteria]
+        if v.judge != "off":
+            parts.append(f"judge: {v.judge}")
+        text = "; ".join(parts)
+        if len(text) > 90:
+            text = text[:89] + "…"
+        self.code_pane.border_subtitle = f"criteria: {text}" if text else ""
+
     def on_mount(self) -> None:
         self.conversation.border_title = "Conversation"
         self.code_pane.border_title = "Code"
         self.output_pane.border_title = "Output"
         self.history_pane.border_title = "History (F2)"
+        self.show_criteria()
         spec = self.session.llm_spec
         status = self.status_bar
         status.llm = f"replay:{Path(spec[7:]).name}" if spec.startswith("replay:") else spec
@@ -497,8 +509,10 @@ class MainScreen(Screen[None]):
         self.prompt_box.focus()
 
     def action_retry(self) -> None:
-        if self.last_prompt:
-            self.submit(self.last_prompt, new_chat=True)
+        if not self.last_prompt:  # the key is greyed out then; the palette still asks
+            self.notify("Nothing to retry yet.")
+            return
+        self.submit(self.last_prompt, new_chat=True)
 
     def action_stop(self) -> None:
         self.controller.stop()

@@ -1,0 +1,32 @@
+"""`verifybot recipe run --parallel 2` on two targets at once: this machine and a real sshd."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLES
+from sshd_fixtures import *  # noqa: F403
+from test_cli_run import run_cli
+
+pytestmark = pytest.mark.ssh
+
+
+def test_two_recipes_on_two_targets_run_at_once(sshd, remote_dir, tmp_path: Path):
+    cfg = sshd.write_config_toml(tmp_path / "config.toml", remote_dir[0])
+    shutil.copy(EXAMPLES / "rocket.md", tmp_path / "rocket.md")
+    here = (EXAMPLES / "rocket.toml").read_text()
+    (tmp_path / "here.toml").write_text(here)
+    (tmp_path / "pi.toml").write_text(here.replace('name = "rocket-apogee"', 'name = "on-pi"')
+                                      .replace('target = "local"', 'target = "pi"'))
+    r = run_cli("recipe", "run", "here.toml", "pi.toml", "--parallel", "2", "--json",
+                "--config", str(cfg), "--workspace", str(tmp_path / "ws"), cwd=tmp_path,
+                stdin="")
+    assert r.returncode == 0, r.stderr[-3000:]
+    a, b = json.loads(r.stdout)["recipes"]
+    assert [(a["target"], a["status"]), (b["target"], b["status"])] == [
+        ("local", "VERIFIED"), ("pi", "VERIFIED")]
+    # Both were under way at once (each began before the other ended).
+    assert a["started"] < b["finished"] and b["started"] < a["finished"]

@@ -1,0 +1,157 @@
+"""Verification in the app: judgements shown and overruled, an unparsable one decided by the
+user, the criteria editor (criteria beside the code), and a recipe opened from the palette.
+
+The real app under Pilot, a replayed coder and a replayed judge, real local runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input, Static, TextArea
+from tui_support import (
+    ROOT,
+    SIZE,
+    main,
+    make_app,
+    type_prompt,
+    wait_approval,
+    wait_for,
+    wait_idle,
+    workspace,
+    write_answers,
+)
+
+from verifybot_tui.core.events import Finished, Judged, JudgementNeeded, VerdictReached
+from verifybot_tui.tui.commands import VerifyBotCommands, edit_criteria, open_recipe
+from verifybot_tui.tui.screens.criteria import CriteriaScreen
+from verifybot_tui.tui.screens.judgement import JudgementScreen
+from verifybot_tui.tui.widgets.code import CodePane
+
+pytestmark = pytest.mark.usefixtures("tui_env")
+EXAMPLES = ROOT / "examples"
+
+
+def of(seen: list[object], kind: type) -> list:
+    return [e for e in seen if isinstance(e, kind)]
+
+
+def judge_file(path: Path, *answers: str) -> Path:
+    path.write_text("\n".join(f"## Answer {i}\n\n````markdown\n{a}\n````\n"
+                              for i, a in enumerate(answers, 1)), encoding="utf-8")
+    return path
+
+
+async def wait_judgement(pilot) -> JudgementScreen:
+    return await wait_for(pilot, lambda: isinstance(pilot.app.screen, JudgementScreen)
+                          and pilot.app.screen, what="the judgement dialog")
+
+
+async def test_the_user_overrules_a_fail_judgement(
+    tmp_path: Path, app_messages
+) -> None:
+    ws = workspace(tmp_path)
+    coder = write_answers(tmp_path / "c.md", 'print("Sum of squares: 55")')
+    judge = judge_file(tmp_path / "j.md", "FAIL: 55 is not the sum of the squares")
+    app = make_app(ws, coder, data={"run": {"judge": f"replay:{judge}"}})
+    seen, hook = app_messages.events, app_messages.hook
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await type_prompt(pilot, "Print the sum of the squares of 1 to 10")
+        await wait_approval(pilot)
+        await pilot.press("a")
+        screen = await wait_judgement(pilot)
+        assert "The judge says FAIL: 55 is not the sum of the squares" in str(
+            screen.query_one("#dialog-question").render())
+        await pilot.press("v")
+        await wait_idle(pilot)
+    (j,) = of(seen, Judged)
+    assert j.judgement.line == "FAIL: 55 is not the sum of the squares"
+    (fin,) = of(seen, Finished)
+    assert (fin.status, fin.message) == ("VERIFIED", "the user accepted it over the judge's FAIL")
+    assert fin.record["attempts"][0]["judge_decision"] == "accept"
+
+
+async def test_an_unparsable_judgement_asks_the_user_even_with_auto_accept(
+    tmp_path, app_messages
+) -> None:
+    ws = workspace(tmp_path)
+    coder = write_answers(tmp_path / "c.md", 'print("Sum of squares: 285")',
+                          'print("Sum of squares: 385")')
+    judge = judge_file(tmp_path / "j.md", "It looks fine to me.", "PASS")
+    app = make_app(ws, coder, data={"run": {"judge": f"replay:{judge}"}})
+    seen, hook = app_messages.events, app_messages.hook
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await wait_for(pilot, lambda: main(app).is_mounted)
+        await pilot.press("ctrl+o")  # auto-accept: only what nobody else can decide is asked
+        await type_prompt(pilot, "Print the sum of the squares of 1 to 10")
+        screen = await wait_judgement(pilot)
+        shown = str(screen.query_one("#judge-answer Static", Static).render())
+        assert "It looks fine to me." in shown
+        note = screen.query_one("#judge-note", Input)
+        note.focus()
+        note.value = "285 misses 10 squared"
+        await pilot.press("enter")  # a note sends it back as a failure
+        await wait_idle(pilot)
+    needed = of(seen, JudgementNeeded)
+    assert len(needed) == 1 and needed[0].judgement.verdict == "UNPARSABLE"
+    assert [j.judgement.verdict for j in of(seen, Judged)] == ["UNPARSABLE", "PASS"]
+    (fin,) = of(seen, Finished)
+    assert fin.status == "VERIFIED"
+    assert "285 misses 10 squared" in (ws / fin.record["transcript"]).read_text()
+
+
+async def test_the_criteria_editor_checks_lines_and_the_criteria_fail_a_run(
+    tmp_path, app_messages
+) -> None:
+    ws = workspace(tmp_path)
+    app = make_app(ws, EXAMPLES / "rocket.md")
+    seen, hook = app_messages.events, app_messages.hook
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await wait_for(pilot, lambda: main(app).is_mounted)
+        app.call_later(edit_criteria, main(app))  # as the palette does, in the app
+        editor = await wait_for(pilot, lambda: isinstance(app.screen, CriteriaScreen)
+                                and app.screen, what="the criteria editor")
+        area = editor.query_one("#criteria-text", TextArea)
+        area.text = "contains:Apogee\nrange:Apogee (\\d+)"
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: "line 2: bad criterion" in str(
+            editor.query_one("#criteria-error", Static).render()), what="the error")
+        assert isinstance(app.screen, CriteriaScreen)  # not saved
+        area.text = "contains:Apogee\nrange:Apogee: ([0-9.]+) m:100..5000\n"
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: not isinstance(app.screen, CriteriaScreen))
+        assert main(app).query_one(CodePane).border_subtitle == (
+            "criteria: contains:Apogee; range:Apogee: ([0-9.]+) m:100..5000")
+        await pilot.press("ctrl+o")
+        await type_prompt(pilot, "Simulate a rocket and print its apogee")
+        await wait_idle(pilot)
+    assert [v.verdict.status for v in of(seen, VerdictReached)] == ["criteria_unmet", "success"]
+    (fin,) = of(seen, Finished)
+    assert (fin.status, fin.message) == ("VERIFIED", "all 2 success criteria met")
+
+
+async def test_a_recipe_opened_from_the_palette_runs_with_its_criteria(
+    tmp_path, app_messages
+) -> None:
+    ws = workspace(tmp_path)
+    seen, hook = app_messages.events, app_messages.hook
+    recipe = tmp_path / "r.toml"
+    recipe.write_text('name = "rocket"\nprompt = "Simulate a rocket"\n'
+                      'criteria = ["range:Apogee: ([0-9.]+) m:100..5000"]\n')
+    app = make_app(ws, EXAMPLES / "rocket.md")
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await wait_for(pilot, lambda: main(app).is_mounted)
+        await pilot.press("ctrl+o")
+        titles = [t for t, _h, _c in VerifyBotCommands(app.screen)._commands()]
+        assert "Success criteria…" in titles and "Open recipe…" in titles
+        app.call_later(open_recipe, main(app))  # what the palette's "Open recipe…" calls
+        box = await wait_for(pilot, lambda: app.screen.query("#recipe-path")
+                             and app.screen.query_one("#recipe-path", Input))
+        box.value = str(recipe)
+        await pilot.press("enter")
+        await wait_idle(pilot)
+    (fin,) = of(seen, Finished)
+    assert fin.status == "VERIFIED"
+    assert fin.record["prompt"] == "Simulate a rocket"
+    assert fin.record["criteria"] == ["range:Apogee: ([0-9.]+) m:100..5000"]
