@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -64,7 +65,12 @@ def test_history_into_head_ends_quietly(tmp_path: Path) -> None:
 def _parsers():
     yield "verifybot", build_parser(None)
     for command in COMMANDS:
-        yield f"verifybot {command}", build_parser(command)
+        parser = build_parser(command)
+        yield f"verifybot {command}", parser
+        for action in parser._actions:  # sub-commands (recipe run, recipe new)
+            for name, sub in (getattr(action, "choices", None) or {}).items():
+                if isinstance(sub, argparse.ArgumentParser):
+                    yield f"verifybot {command} {name}", sub
 
 
 @pytest.mark.parametrize("name, parser", list(_parsers()), ids=lambda v: str(v)[:30])

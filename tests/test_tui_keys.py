@@ -5,13 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import AppMessages
 from textual import events
 from tui_support import (
     EXAMPLE,
     main,
     make_app,
-    recorder,
-    tui_env,  # noqa: F401
     type_prompt,
     wait_approval,
     wait_for,
@@ -28,6 +27,12 @@ from verifybot_tui.tui.widgets.code import CodePane
 from verifybot_tui.tui.widgets.output import OutputPane
 
 pytestmark = pytest.mark.usefixtures("tui_env")
+
+
+def recorder():
+    """(events, message_hook): the loop events the app handled, each once."""
+    messages = AppMessages()
+    return messages.events, messages.hook
 WIDE = (140, 44)
 TWO_TARGETS = {"targets": {"other": {"kind": "local"}}}
 

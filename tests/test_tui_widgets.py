@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from textual.app import App
-from tui_support import tui_env  # noqa: F401
 
 from verifybot_tui.core.ui_state import load_ui_state
 from verifybot_tui.tui.widgets.history import HistoryPane
