@@ -108,63 +108,80 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         _common(p)
         return p
     p = argparse.ArgumentParser(prog=f"verifybot {command}")
-    if command == "run":
-        p.description = "Run the verify loop headless for one prompt."
-        p.add_argument("prompt", help="what the program should do")
-        p.add_argument("--target", metavar="NAME", help=TARGET_HELP)
-        p.add_argument("--llm", metavar="NAME", help=LLM_HELP)
-        p.add_argument("--max-retries", type=int, metavar="N",
-                       help="attempts after the first one (default: [run] max_retries, 3)")
-        p.add_argument("--timeout", type=float, metavar="S",
-                       help="seconds a program may run (default: [run] timeout, 30)")
-        p.add_argument("--yes", action="store_true",
-                       help="accept every version and every install without asking "
-                            "(default: ask on stdin)")
-        p.add_argument("--json", action="store_true",
-                       help="print the run record as JSON on stdout (default: off)")
-        p.add_argument("--trust-new-host", action="store_true", help=TRUST_HELP)
-        _verification_args(p)
-    elif command == "login":
-        p.description = "Open a visible browser to log in to the chat site once."
-        p.add_argument("--llm", metavar="NAME", help=LLM_HELP)
-        p.add_argument("--timeout", type=float, default=600, metavar="S",
-                       help="how long to wait for the login (default: 600)")
-    elif command == "probe":
-        p.description = "Print (and save as context/<target>.md) a target's context."
-        p.add_argument("--target", metavar="NAME", help=TARGET_HELP)
-        p.add_argument("--trust-new-host", action="store_true", help=TRUST_HELP)
-    elif command == "extract":
-        p.description = ("Show the code blocks of a markdown answer; --run runs it once. "
-                         "A raw_md transcript or a replay file shows each answer's code, "
-                         "numbered.")
-        p.add_argument("file", metavar="FILE.md",
-                       help="one answer, a raw_md/ transcript or a replay file")
-        p.add_argument("--answer", type=int, metavar="N",
-                       help="of a transcript, only answer N (default: every answer; "
-                            "with --run, the last)")
-        p.add_argument("--run", action="store_true",
-                       help="save and run the program once (default: only show it)")
-        p.add_argument("--target", metavar="NAME", help=TARGET_HELP)
-        p.add_argument("--yes", action="store_true",
-                       help="with --run: run without asking (default: ask on stdin)")
-        p.add_argument("--json", action="store_true",
-                       help="print the blocks as JSON (default: off)")
-        p.add_argument("--trust-new-host", action="store_true", help=TRUST_HELP)
-    elif command == "history":
-        p.description = "List sessions and their attempts."
-        p.add_argument("--json", action="store_true",
-                       help="print the sessions as JSON (default: off)")
-    elif command == "doctor":
-        p.description = "Check the config, the browser, the login and the targets."
-    elif command == "recipe":
+    if command == "recipe":
         from verifybot_tui.recipes_cli import add_args
 
         p.description = ("Task recipes: `recipe run FILE... [--parallel N] [--junit PATH] "
                          "[--json]`, `recipe new [SESSION]`.")
         add_args(p)
         return p
+    _ARGS[command](p)
     _common(p, workspace=command not in ("login", "doctor"))
     return p
+
+
+def _run_args(p: argparse.ArgumentParser) -> None:
+    p.description = "Run the verify loop headless for one prompt."
+    p.add_argument("prompt", help="what the program should do")
+    p.add_argument("--target", metavar="NAME", help=TARGET_HELP)
+    p.add_argument("--llm", metavar="NAME", help=LLM_HELP)
+    p.add_argument("--max-retries", type=int, metavar="N",
+                   help="attempts after the first one (default: [run] max_retries, 3)")
+    p.add_argument("--timeout", type=float, metavar="S",
+                   help="seconds a program may run (default: [run] timeout, 30)")
+    p.add_argument("--yes", action="store_true",
+                   help="accept every version and every install without asking "
+                        "(default: ask on stdin)")
+    p.add_argument("--json", action="store_true",
+                   help="print the run record as JSON on stdout (default: off)")
+    p.add_argument("--trust-new-host", action="store_true", help=TRUST_HELP)
+    _verification_args(p)
+
+
+def _login_args(p: argparse.ArgumentParser) -> None:
+    p.description = "Open a visible browser to log in to the chat site once."
+    p.add_argument("--llm", metavar="NAME", help=LLM_HELP)
+    p.add_argument("--timeout", type=float, default=600, metavar="S",
+                   help="how long to wait for the login (default: 600)")
+
+
+def _probe_args(p: argparse.ArgumentParser) -> None:
+    p.description = "Print (and save as context/<target>.md) a target's context."
+    p.add_argument("--target", metavar="NAME", help=TARGET_HELP)
+    p.add_argument("--trust-new-host", action="store_true", help=TRUST_HELP)
+
+
+def _extract_args(p: argparse.ArgumentParser) -> None:
+    p.description = ("Show the code blocks of a markdown answer; --run runs it once. "
+                     "A raw_md transcript or a replay file shows each answer's code, "
+                     "numbered.")
+    p.add_argument("file", metavar="FILE.md",
+                   help="one answer, a raw_md/ transcript or a replay file")
+    p.add_argument("--answer", type=int, metavar="N",
+                   help="of a transcript, only answer N (default: every answer; "
+                        "with --run, the last)")
+    p.add_argument("--run", action="store_true",
+                   help="save and run the program once (default: only show it)")
+    p.add_argument("--target", metavar="NAME", help=TARGET_HELP)
+    p.add_argument("--yes", action="store_true",
+                   help="with --run: run without asking (default: ask on stdin)")
+    p.add_argument("--json", action="store_true",
+                   help="print the blocks as JSON (default: off)")
+    p.add_argument("--trust-new-host", action="store_true", help=TRUST_HELP)
+
+
+def _history_args(p: argparse.ArgumentParser) -> None:
+    p.description = "List sessions and their attempts."
+    p.add_argument("--json", action="store_true",
+                   help="print the sessions as JSON (default: off)")
+
+
+def _doctor_args(p: argparse.ArgumentParser) -> None:
+    p.description = "Check the config, the browser, the login and the targets."
+
+
+_ARGS = {"run": _run_args, "login": _login_args, "probe": _probe_args,
+         "extract": _extract_args, "history": _history_args, "doctor": _doctor_args}
 
 
 def _config(args: argparse.Namespace) -> Config:
