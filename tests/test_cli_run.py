@@ -301,7 +301,8 @@ def test_kill_mid_run_leaves_history_readable(tmp_path: Path) -> None:
     hist = run_cli("history", "--json", "--workspace", str(ws), cwd=tmp_path)
     assert hist.returncode == 0, hist.stderr
     sessions = json.loads(hist.stdout)
-    assert sessions[0]["status"] == "RUNNING" and sessions[0]["attempts"][0]["n"] == 1
+    # reading history marks a session whose process is gone (issue 11)
+    assert sessions[0]["status"] == "INTERRUPTED" and sessions[0]["attempts"][0]["n"] == 1
     transcript = next((ws / "raw_md").glob("*.md")).read_text()
     assert "## Prompt 1 (initial)" in transcript and "## Answer 1" in transcript
     assert "tick 0" in next((ws / "outputs").glob("*.txt")).read_text()

@@ -21,12 +21,13 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
 from verifybot_tui import __version__
-from verifybot_tui.core.ansi import sanitize
-from verifybot_tui.core.config import Config, check_llm_spec, load_config
+from verifybot_tui.core.ansi import one_line, sanitize
+from verifybot_tui.core.config import MAX_TIMEOUT, Config, check_llm_spec, load_config
 from verifybot_tui.core.editor import edit_files
 from verifybot_tui.core.errors import (
     EXIT_FAILED,
@@ -58,8 +59,9 @@ from verifybot_tui.core.events import (
     VerdictReached,
 )
 from verifybot_tui.core.outcome import Status
+from verifybot_tui.core.workspace import check_workspace
 
-COMMANDS = ("run", "login", "probe", "extract", "history", "doctor", "recipe")
+COMMANDS = ("run", "login", "probe", "extract", "history", "doctor", "selftest", "recipe")
 
 
 # -- argument parsing ------------------------------------------------------------
@@ -176,19 +178,27 @@ def _history_args(p: argparse.ArgumentParser) -> None:
                    help="print the sessions as JSON (default: off)")
 
 
-def _doctor_args(p: argparse.ArgumentParser) -> None:
-    p.description = "Check the config, the browser, the login and the targets."
+def _bridge_args(command: str) -> Callable[[argparse.ArgumentParser], None]:
+    def add(p: argparse.ArgumentParser) -> None:
+        from verifybot_tui.selftest import add_bridge_args
+
+        add_bridge_args(p, command)
+    return add
 
 
 _ARGS = {"run": _run_args, "login": _login_args, "probe": _probe_args,
-         "extract": _extract_args, "history": _history_args, "doctor": _doctor_args}
+         "extract": _extract_args, "history": _history_args, "doctor": _bridge_args("doctor"),
+         "selftest": _bridge_args("selftest")}
 
 
-def _config(args: argparse.Namespace) -> Config:
+def _config(args: argparse.Namespace, *, writes: bool = False) -> Config:
+    """The config with --workspace applied; a workspace that cannot work exits 2 here
+    (``writes``: the command will write into it, so it must be writable)."""
     cfg = load_config(getattr(args, "config", None))
     ws = getattr(args, "workspace", None)
     if ws:
         cfg.run.workspace = str(Path(ws).expanduser().resolve())
+    check_workspace(cfg.workspace, write=writes)  # a file or /proc: exit 2, every command
     return cfg
 
 
@@ -320,7 +330,8 @@ class _Printer:
         self.prog_out = sys.stderr if json_mode else sys.stdout
 
     def say(self, text: str) -> None:
-        print(_colour(self.info, "2", f"[verifybot] {text}"), file=self.info, flush=True)
+        print(_colour(self.info, "2", f"[verifybot] {one_line(text)}"), file=self.info,
+              flush=True)
 
     # -- core.events.EventHandler ------------------------------------------------------
 
@@ -330,7 +341,8 @@ class _Printer:
 
     async def on_notice(self, ev: Notice) -> None:
         colour = {"warning": "33", "error": "31"}.get(ev.level, "2")
-        print(_colour(self.info, colour, f"[verifybot] {ev.text}"), file=self.info, flush=True)
+        print(_colour(self.info, colour, f"[verifybot] {one_line(ev.text)}"), file=self.info,
+              flush=True)
 
     async def on_prompt_sent(self, ev: PromptSent) -> None:
         self.say(f"sending the {ev.kind} prompt ({len(ev.text.splitlines())} lines); "
@@ -345,7 +357,7 @@ class _Printer:
     async def on_code_ready(self, ev: CodeReady) -> None:
         for f, saved in zip(ev.files, ev.saved, strict=True):
             mark = " (runs)" if f.name == ev.entry else ""
-            print(_colour(self.info, "1", f"--- {saved}{mark} ---"), file=self.info)
+            print(_colour(self.info, "1", f"--- {one_line(saved)}{mark} ---"), file=self.info)
             print(sanitize(f.content, keep_colours=False).rstrip("\n"), file=self.info)
         print(_colour(self.info, "1", "---"), file=self.info, flush=True)
 
@@ -377,7 +389,8 @@ class _Printer:
     async def on_verdict_reached(self, ev: VerdictReached) -> None:
         v = ev.verdict
         mark = _colour(self.info, "32" if v.ok else "31", "PASS" if v.ok else "FAIL")
-        print(f"[verifybot] {mark} attempt {ev.attempt}: {v.reason}", file=self.info, flush=True)
+        print(f"[verifybot] {mark} attempt {ev.attempt}: {one_line(v.reason)}", file=self.info,
+              flush=True)
 
     async def on_judged(self, ev: Judged) -> None:
         j = ev.judgement
@@ -417,7 +430,7 @@ class _Printer:
 
     async def on_finished(self, ev: Finished) -> None:
         colour = "32" if ev.exit_code == EXIT_SUCCESS else "31"
-        text = f"[verifybot] {ev.status}" + (f": {ev.message}" if ev.message else "")
+        text = f"[verifybot] {ev.status}" + (f": {one_line(ev.message)}" if ev.message else "")
         print(_colour(self.info, colour, text), file=self.info, flush=True)
 
     async def approve(self, ev: ApprovalNeeded) -> Decision:
@@ -467,31 +480,63 @@ class _Printer:
 # -- commands ------------------------------------------------------------------------
 
 
+EXIT_HANGUP = 128 + signal.SIGHUP  # the terminal was closed: as a shell reports it
+_signals = {"hangup": False}
+
+
+def _quiet_terminal() -> None:
+    """After a hang-up the terminal is gone: writes to it would fail (EIO) and stop the
+    loop before it wrote its status, so stdout and stderr go to /dev/null from now."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+    except OSError:
+        pass
+
+
 def _install_stop_signals(on_stop: Any) -> None:
+    """Ctrl+C, TERM and a closed terminal (HUP) stop the program's tree and the loop,
+    which writes INTERRUPTED. A second one during the grace period KILLs the trees at
+    once (nothing is left running), gives the loop a moment to write its status, then
+    exits whatever happens."""
     loop = asyncio.get_running_loop()
     count = {"n": 0}
 
-    def handler(status: str) -> None:
+    def handler(sig: int) -> None:
+        if sig == signal.SIGHUP:
+            if _signals["hangup"]:
+                return  # the shell and the kernel both send one: not a second Ctrl+C
+            _signals["hangup"] = True
+            _quiet_terminal()
         count["n"] += 1
-        if count["n"] > 1:  # a second Ctrl+C: no more waiting
-            os._exit(EXIT_INTERRUPTED)
-        _err("stopping: the running program and the loop (Ctrl+C again to quit at once)")
-        on_stop(status)
+        if count["n"] > 1:  # a second one: no more waiting
+            from verifybot_tui.targets.local import kill_all_now
 
-    loop.add_signal_handler(signal.SIGINT, handler, Status.INTERRUPTED)
-    loop.add_signal_handler(signal.SIGTERM, handler, Status.INTERRUPTED)
+            kill_all_now()
+            loop.call_later(3.0, os._exit, EXIT_HANGUP if _signals["hangup"]
+                            else EXIT_INTERRUPTED)
+            return
+        if sig != signal.SIGHUP:  # after a hangup nobody reads the terminal
+            _err("stopping: the running program and the loop (Ctrl+C again to kill it now)")
+        on_stop(Status.INTERRUPTED)
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(sig, handler, sig)
 
 
 async def cmd_run(args: argparse.Namespace) -> int:
-    cfg = _config(args)  # first: a bad config stops everything before any import or start
+    cfg = _config(args, writes=True)  # first: bad config = no start
     from verifybot_tui.llm import make_llm
     from verifybot_tui.targets import choose_target, make_target
     from verifybot_tui.verify_setup import build_verification
 
     if args.max_retries is not None and args.max_retries < 0:
         raise ConfigError("--max-retries must be 0 or more")
-    if args.timeout is not None and args.timeout <= 0:
-        raise ConfigError("--timeout must be more than 0 seconds")
+    if args.timeout is not None and not 0 < args.timeout <= MAX_TIMEOUT:
+        raise ConfigError(f"--timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds, "
+                          f"got {args.timeout!r}")
     ws = cfg.workspace
     stdin = _Stdin()
     printer = _Printer(json_mode=args.json, stdin=stdin)
@@ -536,6 +581,8 @@ async def _drive(args: argparse.Namespace, cfg: Config, llm: Any, target: Any,
         history.close()
     if finished is None:
         return EXIT_FAILED
+    if _signals["hangup"]:
+        return EXIT_HANGUP  # stdout may be gone with the terminal: nothing more is printed
     if args.json:
         print(json.dumps(finished.record, indent=2))
     return finished.exit_code
@@ -577,7 +624,7 @@ async def cmd_login(args: argparse.Namespace) -> int:
 async def cmd_probe(args: argparse.Namespace) -> int:
     from verifybot_tui.targets import make_target
 
-    cfg = _config(args)
+    cfg = _config(args, writes=True)
     name = args.target or cfg.run.default_target
     target = make_target(cfg, name, cfg.workspace, prompter=_Stdin(),
                          trust_new_host=args.trust_new_host)
@@ -596,10 +643,17 @@ async def cmd_extract(args: argparse.Namespace) -> int:
     from verifybot_tui.llm.replay import parse_answers
 
     path = Path(args.file)
+    limit_mb = _config(args).run.max_answer_mb
     try:
+        if path.stat().st_size > limit_mb * 1024 * 1024:
+            raise ConfigError(f"{path} is larger than [run] max_answer_mb = {limit_mb:g} "
+                              "(no answer is that big); raise max_answer_mb to extract it")
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"cannot read {path}: {e}") from None
+    except OSError as e:
+        raise ConfigError(f"cannot read {path}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path} is not UTF-8 text (an invalid byte at offset {e.start}); "
+                          "save it as UTF-8") from None
     # A raw_md transcript or a replay file holds '## Answer N' sections: the code
     # is in the answers, not in the prompts, outputs and saved files around them.
     answers = parse_answers(text)
@@ -654,7 +708,7 @@ async def _extract_run(args: argparse.Namespace, path: Path, answer: str, n: int
     from verifybot_tui.llm.replay import ReplayLLM
     from verifybot_tui.targets import make_target
 
-    cfg = _config(args)
+    cfg = _config(args, writes=True)
     ws = cfg.workspace
     stdin = _Stdin()
     printer = _Printer(json_mode=args.json, stdin=stdin)
@@ -673,6 +727,7 @@ async def _extract_run(args: argparse.Namespace, path: Path, answer: str, n: int
 
 async def cmd_history(args: argparse.Namespace) -> int:
     from verifybot_tui.core.history import History
+    from verifybot_tui.core.recorder import sweep
 
     cfg = _config(args)
     db = cfg.workspace / "history.db"
@@ -684,6 +739,7 @@ async def cmd_history(args: argparse.Namespace) -> int:
         return EXIT_SUCCESS
     history = History(cfg.workspace)
     try:
+        sweep(history, cfg.workspace)  # a session whose process is gone is INTERRUPTED
         sessions = history.sessions()
         for s in sessions:
             s["attempts"] = history.attempts(s["id"])
@@ -694,11 +750,12 @@ async def cmd_history(args: argparse.Namespace) -> int:
         return EXIT_SUCCESS
     for s in sessions:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s["started_at"]))
-        print(f"#{s['id']} {when} {s['status']:<12} {s['target']:<8} {s['prompt'][:60]!r}")
+        print(one_line(f"#{s['id']} {when} {s['status']:<12} {s['target']:<8} "
+                       f"{s['prompt'][:60]!r}"))
         for a in s["attempts"]:
             files = ", ".join(a["files"])
             verdict = f"{a['verdict']}: {a['reason']}" if a["verdict"] else ""
-            print(f"    attempt {a['n']}: {a['status']:<12} {files}  {verdict[:80]}")
+            print(one_line(f"    attempt {a['n']}: {a['status']:<12} {files}  {verdict[:80]}"))
     return EXIT_SUCCESS
 
 
@@ -710,7 +767,22 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"FAIL config: {e}")
         return EXIT_USAGE
+    if args.site:
+        from verifybot_tui.llm.browser.site_probe import probe_site
+
+        name = args.llm or cfg.run.default_llm
+        if name not in cfg.llm:
+            raise ConfigError(f"--llm {name}: there is no [llm.{name}]")
+        ask = None if args.yes else _Stdin().confirm
+        return await probe_site(cfg.llm[name], cfg.workspace, confirm=ask)
     return await run_doctor(cfg)
+
+
+async def cmd_selftest(args: argparse.Namespace) -> int:
+    from verifybot_tui.selftest import run_selftest
+
+    cfg = _config(args)
+    return await run_selftest(cfg, args.llm or cfg.run.default_llm)
 
 
 async def cmd_recipe(args: argparse.Namespace) -> int:
@@ -720,15 +792,45 @@ async def cmd_recipe(args: argparse.Namespace) -> int:
 
 
 _COMMANDS = {"run": cmd_run, "login": cmd_login, "probe": cmd_probe, "extract": cmd_extract,
-             "history": cmd_history, "doctor": cmd_doctor, "recipe": cmd_recipe}
+             "history": cmd_history, "doctor": cmd_doctor, "selftest": cmd_selftest,
+             "recipe": cmd_recipe}
 
 
 def _tui(args: argparse.Namespace) -> int:
-    cfg = _config(args)
+    cfg = _config(args, writes=True)
     from verifybot_tui.tui.app import VerifyBotApp
 
     app = VerifyBotApp(config=cfg, prompt=args.prompt,
                        target=args.target or cfg.run.default_target,
                        llm=args.llm or cfg.run.default_llm)
+    _tui_hangup(app)
     app.run()
+    if _signals["hangup"]:
+        return EXIT_HANGUP
     return int(app.return_code or 0)
+
+
+def _tui_hangup(app: Any) -> None:
+    """A closed terminal (SIGHUP) ends the app as Ctrl+C ends `run`: the program's tree
+    stopped, the session written as INTERRUPTED, exit 129 (Textual leaves HUP alone,
+    and its default would kill VerifyBot with the program still running)."""
+
+    async def hang_up() -> None:
+        session = app.session
+        loop = session.loop
+        if loop is not None and loop.running:
+            loop.stop(Status.INTERRUPTED)
+            deadline = time.monotonic() + 10
+            while loop.running and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+        app.exit(return_code=EXIT_HANGUP)
+
+    def on_hup(signum: int, frame: Any) -> None:
+        if _signals["hangup"]:
+            return  # the shell and the kernel both send one
+        _signals["hangup"] = True
+        _quiet_terminal()
+        # The handler runs on the main thread, which runs the app's event loop.
+        asyncio.get_event_loop().call_soon_threadsafe(lambda: asyncio.ensure_future(hang_up()))
+
+    signal.signal(signal.SIGHUP, on_hup)

@@ -67,3 +67,29 @@ def sanitize_line(line: str) -> str:
 def strip_sgr(line: str) -> str:
     """The visible characters of a sanitized line."""
     return _SGR.sub("", line)
+
+
+# Invisible characters that change how text reads: bidi overrides and isolates,
+# zero-width characters, the BOM. In a name they can disguise what it is.
+_SHOWN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e"
+                    r"\u2060-\u2069\ufeff]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    ch = match.group(0)
+    return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+
+
+def visible(text: str, *, newlines: bool = True) -> str:
+    """Text from outside (a program, a file name, an LLM) made safe for any terminal
+    or file a person reads with ``cat``: every control or invisible format character
+    is shown escaped (``\\x1b``, ``\\u202e``) instead of acting. Newlines and tabs
+    are kept unless ``newlines`` is false (one-line texts: verdicts, names)."""
+    if newlines:
+        return _SHOWN.sub(_escaped, text)
+    return _SHOWN.sub(_escaped, text.replace("\n", "\\n").replace("\t", " "))
+
+
+def one_line(text: str) -> str:
+    """A one-line text from outside for a status line, toast or listing."""
+    return visible(text, newlines=False)

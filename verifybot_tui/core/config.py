@@ -7,6 +7,7 @@ file, the key and what was expected, and nothing starts.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -16,6 +17,8 @@ import tomli_w
 
 from verifybot_tui.core.errors import ConfigError
 from verifybot_tui.core.toml_file import TomlFileError, read_toml
+
+DEFAULT_ENV_DENY = ["*PASSWORD*", "*PASSWD*", "*SECRET*", "*TOKEN*", "*API_KEY*"]
 
 
 def user_config_dir() -> Path:
@@ -41,6 +44,12 @@ class RunConfig:
     """Run each version without asking."""
     default_target: str = "local"
     default_llm: str = "chatgpt"
+    env_deny: list[str] = field(default_factory=lambda: list(DEFAULT_ENV_DENY))
+    """Name patterns of variables a local program never sees (fnmatch, any case)."""
+    max_output_mb: float = 64.0
+    """Megabytes of a run's output kept in outputs/; past that it is cut, with a note."""
+    max_answer_mb: float = 5.0
+    """Megabytes an LLM answer may have; a bigger one is refused."""
     judge: str = ""
     ask_for_tests: bool = False
     """true: the first prompt asks for a test file next to the program; the tests run after
@@ -63,6 +72,14 @@ class LLMConfig:
     """Empty: a folder per site in the user data dir."""
     answer_timeout: float = 600.0
     """Seconds to wait for one whole answer (reasoning models can think for minutes)."""
+    auto_continue: bool = True
+    """Click "Continue generating" (Claude: "Continue") and join the parts into one answer."""
+    regenerate_on_error: bool = False
+    """After an in-turn delivery error, press the site's regenerate button once."""
+    temporary: bool = False
+    """New chats as temporary chats (not in the site's history; not resumable)."""
+    model: str = ""
+    """A model chosen in the site's model picker by its visible name; empty: the site's."""
 
 
 @dataclass
@@ -109,9 +126,10 @@ DEFAULT_LLMS = {
 }
 DEFAULT_TARGETS = {"local": TargetConfig(name="local", kind="local")}
 
+MAX_TIMEOUT = 86400.0  # a day: a longer timeout is a typo, and 1e12 s overflows timers
 _KINDS = {"llm": ("browser",), "targets": ("local", "ssh")}
 _TYPE_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string",
-               dict: "a table"}
+               dict: "a table", list: "a list of strings"}
 
 
 def _expect(path: Path | str, key: str, value: Any, typ: type) -> Any:
@@ -121,6 +139,8 @@ def _expect(path: Path | str, key: str, value: Any, typ: type) -> Any:
     if not ok:
         raise ConfigError(f"{path}: key '{key}' must be {_TYPE_NAMES[typ]}, "
                           f"got {type(value).__name__} {value!r}")
+    if typ is float and not math.isfinite(value):
+        raise ConfigError(f"{path}: key '{key}' must be a finite number, got {value!r}")
     return value
 
 
@@ -138,6 +158,10 @@ def _fill(obj: Any, table: Any, where: str, path: Path | str) -> Any:
             value = _expect(path, full, value, dict)
             for k, v in value.items():
                 _expect(path, f"{full}.{k}", v, str)
+        elif isinstance(default, list):
+            value = _expect(path, full, value, list)
+            for v in value:
+                _expect(path, f"{full}[]", v, str)
         else:
             value = _expect(path, full, value, type(default))
         setattr(obj, key, value)
@@ -186,8 +210,12 @@ def _check_semantics(cfg: Config, path: Path | str) -> None:
             raise ConfigError(f"{path}: key 'llm.{name}.answer_timeout' must be more than 0")
     if cfg.run.max_retries < 0:
         raise ConfigError(f"{path}: key 'run.max_retries' must be 0 or more")
-    if cfg.run.timeout <= 0:
-        raise ConfigError(f"{path}: key 'run.timeout' must be more than 0 seconds")
+    if not 0 < cfg.run.timeout <= MAX_TIMEOUT:
+        raise ConfigError(f"{path}: key 'run.timeout' must be more than 0 and at most "
+                          f"{MAX_TIMEOUT:g} seconds, got {cfg.run.timeout!r}")
+    for key in ("max_output_mb", "max_answer_mb"):
+        if getattr(cfg.run, key) <= 0:
+            raise ConfigError(f"{path}: key 'run.{key}' must be more than 0")
     if cfg.run.default_target not in cfg.targets:
         raise ConfigError(f"{path}: key 'run.default_target' names {cfg.run.default_target!r}, "
                           f"but there is no [targets.{cfg.run.default_target}]; configured: "

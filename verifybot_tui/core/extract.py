@@ -169,12 +169,42 @@ class _Hint:
     used: bool = False
 
 
-@dataclass
 class _Prose:
-    text: str
-    line: int
-    hints: list[_Hint]
-    commands: list[str]
+    """A paragraph or heading; its inline markdown is parsed only when first read.
+
+    Inline parsing is most of the cost of a big answer, and only the prose near
+    a code block is ever read (hints, commands): a 50 MB wall of text costs its
+    block parse alone.
+    """
+
+    def __init__(self, inline: Token, line: int, heading: bool, md: MarkdownIt) -> None:
+        self.line = line
+        self._inline = inline
+        self._heading = heading
+        self._md = md
+        self._parsed: tuple[str, list[_Hint], list[str]] | None = None
+
+    def _parse(self) -> tuple[str, list[_Hint], list[str]]:
+        if self._parsed is None:
+            tok = self._inline
+            if not tok.children:
+                children: list[Token] = []
+                self._md.inline.parse(tok.content, self._md, {}, children)
+                tok.children = children
+            self._parsed = _prose_hints(tok, self.line, self._heading)
+        return self._parsed
+
+    @property
+    def text(self) -> str:
+        return self._parse()[0]
+
+    @property
+    def hints(self) -> list[_Hint]:
+        return self._parse()[1]
+
+    @property
+    def commands(self) -> list[str]:
+        return self._parse()[2]
 
 
 def _inline_parts(inline: Token) -> tuple[str, list[str], list[str]]:
@@ -203,7 +233,7 @@ def _inline_parts(inline: Token) -> tuple[str, list[str], list[str]]:
     return "".join(text), spans, codes
 
 
-def _prose_hints(inline: Token, line: int, heading: bool) -> _Prose:
+def _prose_hints(inline: Token, line: int, heading: bool) -> tuple[str, list[_Hint], list[str]]:
     text, spans, codes = _inline_parts(inline)
     names: list[str] = []
     if heading:
@@ -223,7 +253,7 @@ def _prose_hints(inline: Token, line: int, heading: bool) -> _Prose:
         if n not in seen:
             seen.add(n)
             hints.append(_Hint(n, line))
-    return _Prose(text, line, hints, codes)
+    return text, hints, codes
 
 
 def _hint_fits(name: str, language: str) -> bool:
@@ -593,7 +623,7 @@ def _items(markdown: str, md: MarkdownIt, offset: int = 0) -> list[_Prose | _Fen
         if tok.type == "inline" and i > 0 and tokens[i - 1].type in (
                 "paragraph_open", "heading_open"):
             start = (tok.map or tokens[i - 1].map or [0])[0] + offset + 1
-            items.append(_prose_hints(tok, start, tokens[i - 1].type == "heading_open"))
+            items.append(_Prose(tok, start, tokens[i - 1].type == "heading_open", md))
         elif tok.type == "fence":
             assert tok.map is not None
             end_line = lines[tok.map[1] - 1] if tok.map[1] - 1 < len(lines) else ""
@@ -648,7 +678,7 @@ def extract(markdown: str) -> Extraction:
     """Every fenced block of an answer, judged runnable or not, with names and hints."""
     markdown = markdown.replace("\r\n", "\n").replace("\r", "")
     ex = Extraction()
-    md = MarkdownIt("commonmark")
+    md = MarkdownIt("commonmark").disable("inline")  # per paragraph when read: _Prose
     items = _items(markdown, md)
     pending: list[_Pending] = []
     for index, item in enumerate(items):

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from verifybot_tui.core.errors import ConfigError
 from verifybot_tui.core.liveness import pid_alive
 from verifybot_tui.core.outcome import Status
 
@@ -79,10 +80,18 @@ def _row(row: sqlite3.Row) -> dict[str, Any]:
 
 class History:
     def __init__(self, workspace: Path) -> None:
-        workspace.mkdir(parents=True, exist_ok=True)
         self.path = workspace / "history.db"
-        self.db = sqlite3.connect(self.path, timeout=10, isolation_level=None,
-                                  check_same_thread=False)
+        try:
+            workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if not self.path.exists():
+                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
+            self.db = sqlite3.connect(self.path, timeout=10, isolation_level=None,
+                                      check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+        except (OSError, sqlite3.Error) as e:
+            raise ConfigError(f"workspace {workspace}: cannot open {self.path.name}: "
+                              f"{getattr(e, 'strerror', None) or e}. Give a folder you can "
+                              "write to with --workspace DIR or [run] workspace") from None
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
@@ -126,6 +135,13 @@ class History:
     def set_conversation(self, session_id: int, url: str | None) -> None:
         if url:
             self._exec("UPDATE sessions SET conversation_url=? WHERE id=?", (url, session_id))
+
+    def close_open_attempts(self, session_id: int, status: str) -> None:
+        """Attempts still PENDING or RUNNING when their session ended take its status
+        (ERROR for an internal error, INTERRUPTED, ...)."""
+        final = status if status not in ("PASSED", "VERIFIED", "FAILED") else "ERROR"
+        self._exec("UPDATE attempts SET status=?, finished_at=? WHERE session_id=? AND "
+                   "status IN ('PENDING', 'RUNNING')", (final, time.time(), session_id))
 
     def finish_session(self, session_id: int, status: str) -> None:
         self._exec("UPDATE sessions SET status=?, finished_at=? WHERE id=?",

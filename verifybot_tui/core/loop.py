@@ -28,7 +28,13 @@ from verifybot_tui.core import criteria as crit
 from verifybot_tui.core import llm_judge, prompts, sanity, tests_alongside
 from verifybot_tui.core.config import Config
 from verifybot_tui.core.deps import wanted_packages
-from verifybot_tui.core.errors import EXIT_FAILED, EXIT_SUCCESS, TargetError, VerifyBotError
+from verifybot_tui.core.errors import (
+    EXIT_FAILED,
+    EXIT_SUCCESS,
+    LLMError,
+    TargetError,
+    VerifyBotError,
+)
 from verifybot_tui.core.events import (
     AnswerDone,
     AnswerText,
@@ -61,6 +67,7 @@ from verifybot_tui.core.outcome import AttemptState, Outcome, Status
 from verifybot_tui.core.ports import LLMBackend, ProgramFile, RunRequest, RunResult, Target
 from verifybot_tui.core.programs import digest, program_files, save_version
 from verifybot_tui.core.recorder import OutputFile, SessionRecorder
+from verifybot_tui.core.secrets import Redactor
 from verifybot_tui.core.verdict import Verdict, long_running_signs
 from verifybot_tui.core.verification import Verification, checked
 from verifybot_tui.core.workspace import Workspace
@@ -132,6 +139,8 @@ class VerifyLoop:
         self.session_id: int | None = None
         self.attempt = 0
         self.recorder = SessionRecorder(history, self.workspace)
+        # The second guard for secrets: their values are cut from outputs and prompts.
+        self.redact = Redactor.for_config(config, self.workspace.root)
         self._emit: Callable[[Event], None] = lambda ev: None
         self._task: asyncio.Task[None] | None = None
         self._stop_status: Status | None = None
@@ -194,6 +203,7 @@ class VerifyLoop:
 
     async def _main(self, prompt: str, *, new_chat: bool, resume: int | None) -> None:
         rec = self.recorder = SessionRecorder(self.history, self.workspace)
+        rec.max_output_bytes = int(self.config.run.max_output_mb * 1024 * 1024)
         rec.criteria = [c.text for c in self.verification.criteria]
         rec.judge = self.verification.judge
         rec.sweep_interrupted()
@@ -304,10 +314,11 @@ class VerifyLoop:
 
     async def _ask(self, turn: Turn) -> tuple[int, str]:
         rec = self.recorder
+        turn = Turn(self.redact(turn.text), turn.kind)  # a secret never goes to the LLM
         prompt_id = rec.prompt_sent(turn.kind, turn.text)
         self._emit(PromptSent(turn.text, turn.kind, self.attempt + 1))
         try:
-            answer = await self.llm.ask(turn.text, lambda so_far: self._emit(AnswerText(so_far)))
+            answer = await self.llm.ask(turn.text, self._on_answer_text)
         except BaseException:
             # The browser died or the user stopped: keep where the conversation lives,
             # so the next prompt goes back to it rather than to a new chat.
@@ -315,16 +326,31 @@ class VerifyLoop:
                 rec.conversation(self.llm.conversation_url)
             raise
         url = answer.conversation_url or self.llm.conversation_url
-        rec.answer(prompt_id, answer.markdown, url)
+        self._check_answer_size(answer.markdown)
+        # A temporary chat cannot be reopened: its session keeps no URL to resume.
+        rec.answer(prompt_id, answer.markdown, url if answer.resumable else None,
+                   renderer=answer.renderer)
         self._emit(AnswerDone(answer.markdown, url))
         return prompt_id, answer.markdown
 
+    def _on_answer_text(self, so_far: str) -> None:
+        self._check_answer_size(so_far)
+        self._emit(AnswerText(so_far))
+
+    def _check_answer_size(self, text: str) -> None:
+        """An answer past [run] max_answer_mb is refused, not extracted or shown."""
+        limit = int(self.config.run.max_answer_mb * 1024 * 1024)
+        if len(text) > limit:
+            raise LLMError(f"the answer has more than {limit:,} characters ([run] "
+                           f"max_answer_mb = {self.config.run.max_answer_mb:g}); ask for a "
+                           "shorter program, or raise max_answer_mb in the config")
+
     def _extract(self, n: int, answer: str) -> Code:
         ex = extract(answer)
+        files, entry = program_files(ex, self.recorder.slug)
         self.recorder.extraction(n, ex)
         for note in ex.notes:
             self._emit(Notice(note, "warning"))
-        files, entry = program_files(ex, self.recorder.slug)
         return Code(ex, files, entry, digest(files))
 
     def _retry(self, used: int, what: str, turn: Turn) -> Step:
@@ -462,12 +488,15 @@ class VerifyLoop:
     async def _run(self, target: Target, n: int, request: RunRequest,
                    out: OutputFile) -> RunResult:
         def on_output(stream: str, text: str) -> None:
+            text = self.redact(text)
             out.add(stream, text)
             self._emit(Output(stream, text))
 
         started = time.monotonic()
         try:
-            return await target.run(request, on_output)
+            result = await target.run(request, on_output)
+            return replace(result, stdout=self.redact(result.stdout),
+                           stderr=self.redact(result.stderr))
         except TargetError as e:
             return RunResult(exit_code=None, stdout="", stderr="",
                              duration=time.monotonic() - started, target_error=str(e))
@@ -549,7 +578,10 @@ class VerifyLoop:
         self._emit(Notice(f"running the tests in {test.name}"))
         started = time.monotonic()
         try:
-            result = await target.run(request, lambda s, t: self._emit(Output(s, t)))
+            result = await target.run(request,
+                                      lambda s, t: self._emit(Output(s, self.redact(t))))
+            result = replace(result, stdout=self.redact(result.stdout),
+                             stderr=self.redact(result.stderr))
         except TargetError as e:
             result = RunResult(exit_code=None, stdout="", stderr="",
                                duration=time.monotonic() - started, target_error=str(e))
@@ -582,6 +614,7 @@ class VerifyLoop:
                 await judge.start()
             if v.fresh_chat:
                 await judge.new_chat()
+            text = self.redact(text)  # a secret never goes to any LLM
             prompt_id = self.recorder.prompt_sent("judge", text)
             self._emit(PromptSent(text, "judge", self.attempt + 1))
             reply = await judge.ask(text)

@@ -39,12 +39,29 @@ def program_files(ex: Extraction, slug: str) -> tuple[list[ProgramFile], str]:
         files.append(f)
         if b.runnable and language_named(b.language):
             runnable.append(f)
+    files = _without_clashes(files, ex)
+    runnable = [f for f in runnable if f in files]
     if not runnable:
         return files, ""
     for f in runnable:
         if Path(f.name).stem.lower() in _ENTRY_STEMS:
             return files, f.name
     return files, runnable[0].name
+
+
+def _without_clashes(files: list[ProgramFile], ex: Extraction) -> list[ProgramFile]:
+    """A file named like another file's folder (main.py beside main.py/helper.py)
+    cannot exist on disk: the later one is left out, with a note."""
+    kept: list[ProgramFile] = []
+    for f in files:
+        clash = next((k.name for k in kept if f.name.startswith(k.name + "/")
+                      or k.name.startswith(f.name + "/")), None)
+        if clash is None:
+            kept.append(f)
+        else:
+            ex.notes.append(f"{f.name} is left out: {clash} already uses that path for a "
+                            "file or a folder (a file and a folder cannot share a name)")
+    return kept
 
 
 def digest(files: list[ProgramFile]) -> str:
@@ -61,6 +78,7 @@ def save_version(workspace: Workspace, files: list[ProgramFile], slug: str,
     while True:
         n = workspace.versioned_names([f.name for f in files], slug, start)
         try:
+            workspace.claim_version(slug, n)
             for f in files:
                 workspace.save_program(f.name, n, f.content)
         except FileExistsError:  # another session took it meanwhile

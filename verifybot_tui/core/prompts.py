@@ -64,8 +64,19 @@ def head_tail(text: str, head: int = HEAD_LINES, tail: int = TAIL_LINES,
     out = "\n".join(lines)
     if len(out) > max_chars:
         half = max_chars // 2
-        out = f"{out[:half]}\n[... {len(out) - max_chars} characters cut ...]\n{out[-half:]}"
+        out = (f"{out[:half]}\n[... {_real_cut(out[half:len(out) - half])} characters cut "
+               f"...]\n{out[-half:]}")
     return out
+
+
+_CUT_NOTE = re.compile(r"\n?\[\.\.\. (\d+) characters cut \.\.\.\]\n?")
+
+
+def _real_cut(removed: str) -> int:
+    """Characters of the program's output in ``removed``, counting those an earlier
+    cut (the target's capture) already left out, so the note tells the real size."""
+    earlier = sum(int(m.group(1)) for m in _CUT_NOTE.finditer(removed))
+    return len(_CUT_NOTE.sub("", removed)) + earlier
 
 
 def _section(name: str, text: str) -> str:

@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from verifybot_tui.core import prompts
+from verifybot_tui.core import containment, prompts
+from verifybot_tui.core.ansi import visible
 from verifybot_tui.core.criteria import Check
 from verifybot_tui.core.errors import VerifyBotError
 from verifybot_tui.core.events import Decision, JudgeDecision
@@ -24,7 +25,7 @@ from verifybot_tui.core.ports import ProgramFile, RunResult
 from verifybot_tui.core.sanity import Hit
 from verifybot_tui.core.transcript import Transcript, wrap_fence
 from verifybot_tui.core.verdict import Verdict
-from verifybot_tui.core.workspace import Workspace, slugify
+from verifybot_tui.core.workspace import Workspace, create_private, slugify
 
 
 class SessionRecorder:
@@ -44,21 +45,23 @@ class SessionRecorder:
         self.attempts: list[dict[str, Any]] = []  # the run record's view of each attempt
         self._attempt_id = 0
         self._transcript: Transcript | None = None
+        self.max_output_bytes = 64 * 1024 * 1024  # [run] max_output_mb, set by the loop
 
     # -- opening and closing ----------------------------------------------------
 
     def sweep_interrupted(self) -> None:
-        """Sessions whose process died mid-run: marked INTERRUPTED, with a note."""
-        for gone in self.history.mark_interrupted():
-            _note_interrupted(gone)
+        """Sessions whose process died mid-run: marked INTERRUPTED, with a note; what
+        their programs left running (a SIGKILLed VerifyBot) is killed."""
+        sweep(self.history, self.workspace.root)
 
     def start(self, prompt: str, *, target: str, llm: str) -> None:
         self.prompt, self.slug = prompt, slugify(prompt)
         stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(self.started))
-        path = _free_path(self.workspace.raw_md, f"{stamp}_{self.slug}", ".md")
+        transcript = Transcript.create_new(self.workspace.raw_md, f"{stamp}_{self.slug}", ".md")
         self.session_id = self.history.start_session(
-            slug=self.slug, prompt=prompt, target=target, llm=llm, transcript=str(path))
-        self._open(path, target=target, llm=llm, resumed=False)
+            slug=self.slug, prompt=prompt, target=target, llm=llm,
+            transcript=str(transcript.path))
+        self._open(transcript.path, target=target, llm=llm, resumed=False, opened=transcript)
 
     def resume(self, session_id: int, prompt: str, *, target: str, llm: str) -> int:
         """Reopen a finished session; return how many attempts it already made."""
@@ -73,8 +76,9 @@ class SessionRecorder:
         self._open(path, target=target, llm=llm, resumed=True)
         return len(self.history.attempts(session_id))
 
-    def _open(self, path: Path, *, target: str, llm: str, resumed: bool) -> None:
-        self._transcript = Transcript(path)
+    def _open(self, path: Path, *, target: str, llm: str, resumed: bool,
+              opened: Transcript | None = None) -> None:
+        self._transcript = opened or Transcript(path)
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.started))
         self.tr.write(f"\n# VerifyBot session {self.session_id}: {_one_line(self.prompt)}\n\n"
                       f"- started: {when}\n- target: {target}\n- llm: {llm}\n"
@@ -109,9 +113,13 @@ class SessionRecorder:
             "transcript": self.workspace.rel(self.tr.path),
             "workspace": str(self.workspace.root),
         }
-        self.tr.section("Final status", f"{status}: {message}\n" if message else f"{status}\n")
+        self.tr.section("Final status",
+                        f"{status}: {visible(message)}\n" if message else f"{status}\n")
         self.tr.record(record)
         self.tr.close()
+        # An attempt the session never closed (an internal error, an interrupt mid-step)
+        # ends with the session, never RUNNING forever.
+        self.history.close_open_attempts(self.session_id, status)
         self.history.finish_session(self.session_id, status)
         return record
 
@@ -130,10 +138,12 @@ class SessionRecorder:
         self.history.set_conversation(self.session_id, url)
         self.conversation_url = url or self.conversation_url
 
-    def answer(self, prompt_id: int, markdown: str, url: str | None) -> None:
+    def answer(self, prompt_id: int, markdown: str, url: str | None, *,
+               renderer: str = "") -> None:
         self.history.set_answer(prompt_id, markdown)
         self.conversation(url)
-        self.tr.block(f"Answer {self.prompts}", markdown, "markdown")
+        via = f" (renderer {renderer})" if renderer else ""  # the chat page that gave it
+        self.tr.block(f"Answer {self.prompts}{via}", markdown, "markdown")
 
     def extraction(self, n: int, ex: Extraction) -> None:
         lines = []
@@ -186,7 +196,8 @@ class SessionRecorder:
 
     def run_started(self, version: int, program: ProgramFile, target: str) -> OutputFile:
         out = OutputFile(self.workspace.outputs / f"{self.slug}_{version}.txt",
-                         f"programs/{program.saved_name}", target)
+                         f"programs/{program.saved_name}", target,
+                         max_bytes=self.max_output_bytes)
         self.history.update_attempt(self._attempt_id, status=AttemptState.RUNNING,
                                     output_file=out.rel)
         return out
@@ -211,7 +222,7 @@ class SessionRecorder:
                 f"- exit status: {result.exit_code}\n- duration: {result.duration:.2f} s\n"
                 f"- timeout: {timeout:g} s{' (reached)' if result.timed_out else ''}\n"
                 f"- verdict: {verdict.status}: {verdict.reason}\n- output: {out.rel}\n\n"
-                + wrap_fence(prompts.head_tail(merged_output(result)), "text"))
+                + wrap_fence(visible(prompts.head_tail(merged_output(result))), "text"))
         self.tr.section(f"Run {n}", body)
 
     # -- verification -------------------------------------------------------------------
@@ -244,7 +255,7 @@ class SessionRecorder:
             return
         self.tr.section(f"Tests {n}", f"- file: {name}\n- exit status: {result.exit_code}\n"
                         f"- duration: {result.duration:.2f} s\n\n"
-                        + wrap_fence(prompts.head_tail(merged_output(result)), "text"))
+                        + wrap_fence(visible(prompts.head_tail(merged_output(result))), "text"))
 
     def judge_answer(self, prompt_id: int, markdown: str) -> None:
         """A separate judge's answer: kept with its prompt, not as the session's chat."""
@@ -284,18 +295,38 @@ def attempt_status(verdict: Verdict) -> Status:
 
 
 class OutputFile:
-    """outputs/<slug>_<n>.txt written as the output arrives (a kill keeps what came)."""
+    """outputs/<slug>_<n>.txt written as the output arrives (a kill keeps what came).
 
-    def __init__(self, path: Path, program: str, target: str) -> None:
+    It keeps the program's own characters (escapes too: ``cat -v`` shows them),
+    up to ``max_bytes``; past that only a count of what was cut is kept.
+    """
+
+    def __init__(self, path: Path, program: str, target: str, *,
+                 max_bytes: int = 64 * 1024 * 1024) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.rel = f"outputs/{path.name}"
-        self._f = open(path, "x", encoding="utf-8", errors="replace", newline="")
+        self.max_bytes = max_bytes
+        self.written = 0
+        self.cut = 0
+        self._f = open(create_private(path), "w", encoding="utf-8", errors="replace",
+                       newline="")
         self._f.write(f"# {program} on {target}, {time.strftime('%Y-%m-%d %H:%M:%S')}\n"
                       "# stderr lines are marked 'stderr| '\n")
         self._last_stream = "stdout"
         self._at_line_start = True
 
     def add(self, stream: str, text: str) -> None:
+        size = len(text.encode("utf-8", "replace"))
+        if self.written + size > self.max_bytes:
+            room = max(self.max_bytes - self.written, 0)
+            kept = text.encode("utf-8", "replace")[:room].decode("utf-8", "ignore")
+            self.cut += size - len(kept.encode())
+            self.written = self.max_bytes
+            if not kept:
+                return
+            text = kept
+        else:
+            self.written += size
         if stream == "stderr":
             prefixed = []
             for line in text.splitlines(keepends=True):
@@ -313,6 +344,10 @@ class OutputFile:
     def footer(self, text: str) -> None:
         if not self._at_line_start:
             self._f.write("\n")
+        if self.cut:
+            self._f.write(f"# output cut: {self.cut:,} more bytes came after the first "
+                          f"{self.max_bytes:,} ([run] max_output_mb)\n")
+            self.cut = 0
         self._f.write(f"# {text}\n")
         self._f.flush()
 
@@ -340,13 +375,13 @@ def _one_line(text: str, limit: int = 100) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def _free_path(folder: Path, stem: str, ext: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path, i = folder / f"{stem}{ext}", 1
-    while path.exists():
-        i += 1
-        path = folder / f"{stem}_{i}{ext}"
-    return path
+def sweep(history: History, workspace: Path) -> list[dict[str, Any]]:
+    """What any reader of history does first: dead sessions marked, their programs killed."""
+    gone = history.mark_interrupted()
+    for session in gone:
+        _note_interrupted(session)
+    containment.sweep_live(workspace)
+    return gone
 
 
 def _note_interrupted(session: dict[str, Any]) -> None:

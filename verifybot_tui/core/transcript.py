@@ -24,10 +24,26 @@ def wrap_fence(text: str, info: str = "") -> str:
 
 
 class Transcript:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, new: bool = False) -> None:
+        """Open ``path`` to append (a resumed session), or create it (``new``: it must
+        not exist, so two sessions never write into one file)."""
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._f = open(path, "a", encoding="utf-8", newline="")
+        flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if new else os.O_APPEND)
+        self._f = open(os.open(path, flags, 0o600), "a", encoding="utf-8", newline="")
+
+    @classmethod
+    def create_new(cls, folder: Path, stem: str, ext: str) -> Transcript:
+        """A transcript under a free name: ``stem.md``, else ``stem_2.md``, ... taken
+        with O_EXCL, so sessions started in the same second never share one."""
+        folder.mkdir(parents=True, exist_ok=True)
+        i = 1
+        while True:
+            path = folder / (f"{stem}{ext}" if i == 1 else f"{stem}_{i}{ext}")
+            try:
+                return cls(path, new=True)
+            except FileExistsError:
+                i += 1
 
     def write(self, text: str, *, sync: bool = False) -> None:
         if self._f.closed:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from verifybot_tui.core.ansi import one_line
 from verifybot_tui.core.ports import RunResult
 
 if TYPE_CHECKING:
@@ -367,6 +368,12 @@ def judge(result: RunResult, long_running: list[str], *, timeout: float | None =
 
     def verdict(status: str, reason: str, hint: str = "") -> Verdict:
         ok = status in ("success", "success_timeout")
+        if result.escaped:
+            reason += (f"; {len(result.escaped)} process(es) escaped the program's process "
+                       f"tree: {', '.join(result.escaped[:5])}")
+        # The reason quotes the program (its last line, its file names): whatever
+        # shows it, a terminal or a file, sees escapes as text, never acting.
+        reason = one_line(reason)
         return Verdict(status, ok, reason, signs, "" if ok else hint)
 
     if result.target_error:

@@ -11,8 +11,15 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from verifybot_tui.core.errors import ConfigError
+
 _SLUG_WORDS = 6
 _SLUG_MAX = 40
+NAME_MAX = 255  # bytes in one file name on Linux file systems
+_VERSION_ROOM = 8  # "_" and up to 7 digits of a version number
+PRIVATE_DIR = 0o700
+PRIVATE_FILE = 0o600
+_SYSTEM_TREES = ("/proc", "/sys", "/dev")
 
 
 def slugify(text: str) -> str:
@@ -20,6 +27,12 @@ def slugify(text: str) -> str:
     words = re.findall(r"[a-z0-9]+", text.lower())
     slug = "_".join(words[:_SLUG_WORDS])[:_SLUG_MAX].strip("_")
     return slug or "program"
+
+
+def create_private(path: Path, mode: str = "x") -> int:
+    """Open a new file 0600 (``x``: it must not exist yet); returns the descriptor."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if mode == "x" else os.O_APPEND)
+    return os.open(path, flags, PRIVATE_FILE)
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -58,9 +71,24 @@ class Workspace:
         return self.root / "history.db"
 
     def ensure(self) -> Workspace:
-        for d in (self.programs, self.outputs, self.raw_md, self.context):
-            d.mkdir(parents=True, exist_ok=True)
+        """Make the folders (0700 where VerifyBot creates them); a bad place exits 2."""
+        check_workspace(self.root, write=True)
+        try:
+            for d in (self.root, self.programs, self.outputs, self.raw_md, self.context,
+                      self.claims):
+                if not d.is_dir():
+                    d.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+                    os.chmod(d, PRIVATE_DIR)  # whatever the umask
+        except OSError as e:
+            raise ConfigError(f"workspace {self.root}: cannot create its folders: "
+                              f"{e.strerror}. Give a folder you can write to with "
+                              "--workspace DIR or [run] workspace") from None
         return self
+
+    @property
+    def claims(self) -> Path:
+        """.versions/<slug>_<n>: a version number taken by one attempt."""
+        return self.root / ".versions"
 
     def rel(self, path: Path | str) -> str:
         """A path as the user sees it: relative to the workspace when inside it."""
@@ -74,23 +102,66 @@ class Workspace:
         """The smallest version n >= start free for every file and for the output."""
         n = max(start, 1)
         while True:
-            taken = (self.outputs / f"{output_stem}_{n}.txt").exists() or any(
+            taken = (self.outputs / f"{output_stem}_{n}.txt").exists() or (
+                self.claims / f"{output_stem}_{n}").exists() or any(
                 (self.programs / versioned(name, n)).exists() for name in names)
             if not taken:
                 return n
             n += 1
 
+    def claim_version(self, output_stem: str, n: int) -> None:
+        """Take version ``n`` for one attempt, for all its files at once (FileExistsError
+        if another session took it first): two sessions never share a number."""
+        self.claims.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+        os.close(create_private(self.claims / f"{output_stem}_{n}"))
+
     def save_program(self, name: str, n: int, content: str) -> Path:
         """Create programs/<stem>_<n><ext>; refuses to overwrite (FileExistsError)."""
         path = self.programs / versioned(name, n)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE)
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(content)
         return path
 
 
 def versioned(name: str, n: int) -> str:
-    """'src/main.py', 2 -> 'src/main_2.py' (the folder kept, the number before the extension)."""
+    """'src/main.py', 2 -> 'src/main_2.py' (the folder kept, the number before the extension).
+
+    A name too long for the file system once numbered is shortened (in bytes,
+    whole characters only), keeping its extension.
+    """
     p = PurePosixPath(name)
-    return str(p.with_name(f"{p.stem}_{n}{p.suffix}"))
+    stem, suffix = p.stem, p.suffix
+    if len(suffix.encode()) > 16:
+        stem, suffix = p.name, ""
+    room = NAME_MAX - _VERSION_ROOM - len(suffix.encode())
+    if len(stem.encode()) > room:
+        stem = stem.encode()[:room].decode("utf-8", errors="ignore")
+    return str(p.with_name(f"{stem}_{n}{suffix}"))
+
+
+def check_workspace(root: Path, *, write: bool) -> None:
+    """A workspace that cannot work is a usage error (exit 2) with what to do."""
+    try:
+        _check_workspace(root, write=write)
+    except OSError as e:  # a folder on the way that we may not even look into
+        raise ConfigError(f"workspace {root}: {e.strerror}. Give another folder with "
+                          "--workspace DIR or [run] workspace in the config.") from None
+
+
+def _check_workspace(root: Path, *, write: bool) -> None:
+    fix = "Give another folder with --workspace DIR or [run] workspace in the config."
+    resolved = Path(os.path.abspath(root))
+    if any(str(resolved) == t or str(resolved).startswith(t + "/") for t in _SYSTEM_TREES):
+        raise ConfigError(f"workspace {root} is inside /{resolved.parts[1]}, a system "
+                          f"folder, not a place for files. {fix}")
+    if resolved.exists() and not resolved.is_dir():
+        raise ConfigError(f"workspace {root} is a file, not a folder. {fix}")
+    if not write:
+        return
+    probe = resolved
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise ConfigError(f"workspace {root}: {probe} is not writable. {fix}")

@@ -18,9 +18,10 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from verifybot_tui.core.errors import LLMError
+from verifybot_tui.core.errors import ConfigError, LLMError
 from verifybot_tui.core.ports import Answer, ReportsState, TextCallback
 
+STEPS = 100  # pieces an answer streams in, at most (about 0.4 s with the default delay)
 _HEADING = re.compile(r"^answer\s+(\d+)\b", re.I)
 
 
@@ -78,6 +79,9 @@ class ReplayLLM(ReportsState):
         except OSError as e:
             raise LLMError(f"cannot read the replay transcript {self.path}: {e.strerror}. "
                            "Give an existing file: --llm replay:PATH") from None
+        except UnicodeDecodeError as e:
+            raise ConfigError(f"the replay transcript {self.path} is not UTF-8 text (an "
+                              f"invalid byte at offset {e.start}); save it as UTF-8") from None
         self.answers = [text] if self.whole_file else parse_answers(text)
         if not self.answers:
             raise LLMError(f"{self.path} holds no answers: it needs sections '## Answer 1', "
@@ -103,8 +107,11 @@ class ReplayLLM(ReportsState):
         answer = self.answers[self.index]
         self.index += 1
         self.state = "streaming"
+        # At most STEPS pieces whatever the answer's size: a long answer streams in
+        # bigger pieces rather than for minutes (each step hands over the whole prefix).
+        step = max(self.chunk, -(-len(answer) // STEPS))
         try:
-            for end in range(self.chunk, len(answer) + self.chunk, self.chunk):
+            for end in range(step, len(answer) + step, step):
                 if on_text:
                     on_text(answer[:end])
                 await asyncio.sleep(self.delay)

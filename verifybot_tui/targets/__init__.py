@@ -22,7 +22,7 @@ def make_target(config: Config, name: str, workspace: Path, prompter: Prompter |
         return SSHTarget(cfg, workspace, prompter=prompter, trust_new_host=trust_new_host)
     from verifybot_tui.targets.local import LocalTarget
 
-    return LocalTarget(cfg, workspace)
+    return LocalTarget(cfg, workspace, config)
 
 
 def choose_target(config: Config, prompt: str | None, explicit: str | None) -> tuple[str, str]:

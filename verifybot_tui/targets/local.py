@@ -8,7 +8,9 @@ and by walking parent links in /proc (which also finds a child that moved to
 its own group with ``setpgid``). A timeout, a cancel, or simply the program
 ending stops whatever of that tree is still running: TERM, a grace period, then
 KILL. A program that detaches itself with ``setsid`` *and* reparents away
-(a double fork) escapes all of this; only a cgroup would catch that.
+(a double fork) escapes all of this; core.containment adds what catches that
+where the machine allows it (a cgroup per run), a parent-death signal, and a
+record of each live run so the next start can clean up after a SIGKILL.
 """
 
 from __future__ import annotations
@@ -21,11 +23,11 @@ import shutil
 import signal
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from verifybot_tui.core import languages
-from verifybot_tui.core.config import TargetConfig
+from verifybot_tui.core import containment, languages
+from verifybot_tui.core.config import Config, TargetConfig
 from verifybot_tui.core.errors import TargetError
 from verifybot_tui.core.ports import (
     OutputCallback,
@@ -33,6 +35,7 @@ from verifybot_tui.core.ports import (
     RunRequest,
     RunResult,
 )
+from verifybot_tui.core.secrets import program_env
 from verifybot_tui.targets import venv
 from verifybot_tui.targets.capture import OutputCapture
 from verifybot_tui.targets.probe_local import probe_local
@@ -49,6 +52,15 @@ HAVE_PROC = os.path.isdir("/proc/self")
 
 def _noop(stream: str, text: str) -> None:
     pass
+
+
+_LIVE_ROOTS: set[int] = set()  # session leaders of every local run in this process
+
+
+def kill_all_now() -> None:
+    """KILL every local run's tree at once (a second Ctrl+C during the grace period)."""
+    for root in list(_LIVE_ROOTS):
+        _signal_tree(root, tree_pids(root), signal.SIGKILL)
 
 
 # -- the process tree ---------------------------------------------------------------
@@ -182,6 +194,7 @@ class _Outcome:
     stdout_bytes: int
     stderr_bytes: int
     interrupted: bool = False  # stopped from outside (close()) rather than by the timeout
+    escaped: list[str] = field(default_factory=list)  # found in the cgroup after the stop
 
 
 async def _pump(reader: asyncio.StreamReader, stream: str, capture: OutputCapture,
@@ -215,7 +228,7 @@ def _result(run: _Outcome, command: str, workdir: Path, *, compile_failed: bool 
         exit_code=run.exit_code, stdout=run.stdout, stderr=run.stderr,
         duration=run.duration, timed_out=run.timed_out, compile_failed=compile_failed,
         files_changed=files_changed or [], command=command, workdir=str(workdir),
-        stdout_bytes=run.stdout_bytes, stderr_bytes=run.stderr_bytes,
+        stdout_bytes=run.stdout_bytes, stderr_bytes=run.stderr_bytes, escaped=run.escaped,
         target_error="stopped: the target was closed" if run.interrupted else None)
 
 
@@ -224,8 +237,10 @@ class LocalTarget(ReportsState):
 
     kind = "local"
 
-    def __init__(self, config: TargetConfig, workspace: Path) -> None:
+    def __init__(self, config: TargetConfig, workspace: Path,
+                 settings: Config | None = None) -> None:
         self.config = config
+        self.settings = settings  # the whole config: which variables are secrets
         self.name = config.name or "local"
         self.workspace = Path(workspace).absolute()  # runs start in their own folder
         self.state = "connected"
@@ -247,7 +262,8 @@ class LocalTarget(ReportsState):
         return venv.python_for_runs(self.workspace, override)
 
     def _env(self, python: str) -> dict[str, str]:
-        env = dict(os.environ)
+        env = program_env(os.environ, self.settings)
+        env.pop(self.config.password_env, None)
         for key in ("VIRTUAL_ENV", "PYTHONHOME", "__PYVENV_LAUNCHER__"):
             env.pop(key, None)
         env["PATH"] = venv.clean_path(env.get("PATH", os.defpath))
@@ -264,11 +280,20 @@ class LocalTarget(ReportsState):
                     timeout: float | None, env: dict[str, str]) -> _Outcome:
         loop = asyncio.get_running_loop()
         started = time.monotonic()
-        transport, protocol = await loop.subprocess_exec(
-            lambda: _Protocol(loop), *argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        cgroup = containment.new_cgroup()
+        try:
+            transport, protocol = await loop.subprocess_exec(
+                lambda: _Protocol(loop), *argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                preexec_fn=containment.preexec(cgroup))
+        except BaseException:
+            if cgroup:
+                containment.remove_cgroup(cgroup)
+            raise
         root = transport.get_pid()
         self._running.add(root)
+        _LIVE_ROOTS.add(root)
+        live = containment.record_live(self.workspace, root, cgroup)
         captures = {"stdout": OutputCapture(), "stderr": OutputCapture()}
         counts = {"stdout": 0, "stderr": 0}
         errors: list[Exception] = []
@@ -292,10 +317,13 @@ class LocalTarget(ReportsState):
         finally:
             if not stopped:
                 await asyncio.shield(stop_tree(root))
+            escaped = _leftover_check(cgroup)
             for task in pumps:
                 task.cancel()
             transport.close()
             self._running.discard(root)
+            _LIVE_ROOTS.discard(root)
+            containment.clear_live(live)
         interrupted = root in self._closing
         self._closing.discard(root)
         if errors:
@@ -306,7 +334,7 @@ class LocalTarget(ReportsState):
             stdout=captures["stdout"].text, stderr=captures["stderr"].text,
             duration=time.monotonic() - started, timed_out=timed_out,
             stdout_bytes=counts["stdout"], stderr_bytes=counts["stderr"],
-            interrupted=interrupted)
+            interrupted=interrupted, escaped=escaped)
 
     # -- Target protocol ------------------------------------------------------------
 
@@ -430,6 +458,23 @@ class LocalTarget(ReportsState):
         on_output("stderr", text)
         return RunResult(exit_code=EXIT_NOT_FOUND, stdout="", stderr=text, duration=0.0,
                          workdir=str(workdir), stderr_bytes=len(text.encode()))
+
+
+def _leftover_check(cgroup: Path | None) -> list[str]:
+    """Processes still in the run's cgroup once its tree was stopped: they escaped it
+    (a setsid double fork); named for the verdict, then killed with the cgroup."""
+    if cgroup is None:
+        return []
+    pids = containment.cgroup_pids(cgroup)
+    names = [containment.describe(pid) for pid in pids]
+    for _ in range(50):
+        if not containment.kill_cgroup(cgroup):
+            break
+        time.sleep(0.01)
+    left = containment.cgroup_pids(cgroup)
+    containment.remove_cgroup(cgroup)
+    return [f"{n} killed" for n in names] + [f"{containment.describe(p)} NOT killable"
+                                              for p in left]
 
 
 def _lang_names() -> list[str]:

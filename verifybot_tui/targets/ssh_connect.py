@@ -18,31 +18,10 @@ import asyncssh
 from verifybot_tui.core.config import TargetConfig
 from verifybot_tui.core.errors import TargetError
 from verifybot_tui.core.ports import Prompter
+from verifybot_tui.core.secrets import read_dotenv  # noqa: F401 - kept importable here
 
 CONNECT_TIMEOUT = 15.0
 PASSWORD_TRIES = 3
-
-
-def read_dotenv(path: Path) -> dict[str, str]:
-    """KEY=VALUE lines of a ``.env`` file (the older Pi scripts kept PI_HOST etc. there)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return {}
-    values: dict[str, str] = {}
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, _, value = line.partition("=")
-        key = key.strip().removeprefix("export ").strip()
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        elif " #" in value:
-            value = value.split(" #", 1)[0].rstrip()
-        values[key] = value
-    return values
 
 
 @dataclass(frozen=True)

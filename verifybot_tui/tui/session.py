@@ -20,6 +20,7 @@ from verifybot_tui.core.errors import ConfigError
 from verifybot_tui.core.history import History
 from verifybot_tui.core.ports import LLMBackend, Prompter, Target
 from verifybot_tui.core.recipe import Recipe
+from verifybot_tui.core.recorder import sweep
 from verifybot_tui.verify_setup import build_verification
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ class AppSession:
         self.review_feedback = review_feedback
         self.auto_accept = config.run.auto_accept
         self.history = History(self.workspace)
+        sweep(self.history, self.workspace)  # dead sessions INTERRUPTED before any listing
         # Criteria and the judge: the criteria editor and an opened recipe change it.
         self.verification = build_verification(config, llm_spec=llm_spec,
                                                workspace=self.workspace)

@@ -154,10 +154,16 @@ def is_profile_in_use_error(message: str) -> bool:
         "singletonlock" in text)
 
 
+def make_private_dir(folder: Path) -> None:
+    """The profile holds the site's login cookies: only its owner may read it (0700)."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(folder, 0o700)
+
+
 async def launch_context(playwright: Any, config: LLMConfig, *, headless: bool) -> Any:
     """A persistent context on the site's login profile (Playwright BrowserContext)."""
     profile = profile_dir(config)
-    profile.mkdir(parents=True, exist_ok=True)
+    make_private_dir(profile)
     check_profile(profile)
     own = getattr(playwright.chromium, "executable_path", None)
     executable = find_browser(config, own)

@@ -15,6 +15,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Label, Static, TabbedContent, TabPane
 
+from verifybot_tui.core.ansi import one_line
 from verifybot_tui.core.languages import language_for_filename
 from verifybot_tui.core.ports import ProgramFile
 from verifybot_tui.tui.output_buffer import OutputBuffer
@@ -69,7 +70,8 @@ class AttemptScreen(ModalScreen[int | None]):
                         f"attempt {a.get('n')} on {a.get('target') or s.get('target')}",
                         id="attempt-title", markup=False)
             verdict = a.get("verdict") or a.get("status") or "-"
-            yield Static(f"Verdict: {verdict} — {a.get('reason') or ''}\n"
+            # history.db written before issue 11 may hold a program's raw escapes
+            yield Static(f"Verdict: {verdict} — {one_line(a.get('reason') or '')}\n"
                          f"Exit status: {a.get('exit_code')}   Decision: {a.get('decision')}"
                          f"   Output: {a.get('output_file') or '-'}",
                          id="attempt-verdict", markup=False)

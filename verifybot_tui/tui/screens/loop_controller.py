@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from textual.content import Content
 from textual.markup import escape
 
+from verifybot_tui.core.ansi import one_line, visible
 from verifybot_tui.core.errors import VerifyBotError
 from verifybot_tui.core.events import (
     AnswerDone,
@@ -149,9 +150,10 @@ class LoopController:
         self.screen.refresh_history()
 
     async def on_notice(self, ev: Notice) -> None:
-        await self.screen.conversation.add_notice(ev.text, ev.level)
+        # Notices quote programs, file names and the LLM: escapes shown, no markup.
+        await self.screen.conversation.add_notice(visible(ev.text), ev.level)
         if ev.level == "error":
-            self.screen.notify(ev.text, severity="error")
+            self.screen.notify(one_line(ev.text), severity="error", markup=False)
 
     async def on_prompt_sent(self, ev: PromptSent) -> None:
         self.screen.show_top("conversation")
@@ -183,7 +185,7 @@ class LoopController:
         # The entry's name is the LLM's text: a variable, never read as markup.
         self.screen.approval_bar.ask(Content.from_markup(
             "Attempt $n: run [b]$entry[/b] on [b]$target[/b]?", n=str(ev.attempt),
-            entry=ev.entry, target=self.session.target_name))
+            entry=one_line(ev.entry), target=self.session.target_name))
         self.watch_programs(dict(self.saved_paths))
         self.screen.refresh_bindings()
         if self.screen.auto_accept:  # turned on while this version was on its way
@@ -238,9 +240,9 @@ class LoopController:
         self.screen.output_pane.finish()
         conversation = self.screen.conversation
         await conversation.end_answer()
-        text = f"{ev.status}: {ev.message}" if ev.message else str(ev.status)
+        text = f"{ev.status}: {one_line(ev.message)}" if ev.message else str(ev.status)
         await conversation.add_notice(f"Finished — {text}", "info" if ev.status.ok else "warning")
-        self.screen.notify(text, title="Session finished",
+        self.screen.notify(text, title="Session finished", markup=False,
                            severity=STATUS_SEVERITY.get(ev.status, "error"))
         self.screen.refresh_history()
         self.screen.prompt_ready()

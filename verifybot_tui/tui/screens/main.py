@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, TextArea
 from textual.worker import Worker, WorkerState
 
+from verifybot_tui.core.ansi import one_line
 from verifybot_tui.core.errors import VerifyBotError
 from verifybot_tui.core.events import ApprovalNeeded, FeedbackReady, dispatch
 from verifybot_tui.tui.keys import APPROVAL_BINDINGS, MAIN_BINDINGS
@@ -275,8 +276,8 @@ class MainScreen(Screen[None]):
         self.running = False
         self.controller.close_decisions()
         if message.error is not None:
-            self.notify(f"The loop stopped on an error: {message.error}", severity="error",
-                        timeout=10)
+            self.notify(f"The loop stopped on an error: {one_line(str(message.error))}",
+                        severity="error", timeout=10, markup=False)
 
     @on(ApprovalBar.Chosen)
     async def _approval(self, message: ApprovalBar.Chosen) -> None:
@@ -352,7 +353,8 @@ class MainScreen(Screen[None]):
     def _llm_ready(self, message: LLMReady) -> None:
         self.conversation.loading = False
         if message.error is not None:
-            self.notify(str(message.error), title="LLM not ready", severity="error", timeout=15)
+            self.notify(one_line(str(message.error)), title="LLM not ready", severity="error",
+                        timeout=15, markup=False)
 
     def _connect(self, name: str) -> None:
         if name != self.session.target_name:
@@ -375,12 +377,13 @@ class MainScreen(Screen[None]):
         where = message.name
         if message.name != self.session.target_name:
             self._show_target(self.session.target_name)
-            self.notify(f"Could not switch to {where}: {message.error}\n"
-                        f"Still on {self.session.target_name}.", severity="error", timeout=15)
+            self.notify(f"Could not switch to {where}: {one_line(str(message.error))}\n"
+                        f"Still on {self.session.target_name}.", severity="error", timeout=15,
+                        markup=False)
         else:
             self._show_target(where)
-            self.notify(f"{where}: {message.error}", title="Target not ready",
-                        severity="error", timeout=15)
+            self.notify(f"{where}: {one_line(str(message.error))}", title="Target not ready",
+                        severity="error", timeout=15, markup=False)
 
     def prompt_ready(self) -> None:
         self.prompt_box.placeholder = self._prompt_hint()
@@ -390,8 +393,8 @@ class MainScreen(Screen[None]):
         """A worker that crashed is a bug: say so and stay up."""
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             err = event.worker.error
-            self.notify(f"{event.worker.name or event.worker.group}: {err}", severity="error",
-                        timeout=10)
+            self.notify(f"{event.worker.name or event.worker.group}: {one_line(str(err))}",
+                        severity="error", timeout=10, markup=False)
             if event.worker.group == "loop":
                 self.running = False
                 self.controller.close_decisions()

@@ -11,11 +11,12 @@ from __future__ import annotations
 import difflib
 
 from textual.containers import VerticalScroll
-from textual.markup import escape
+from textual.content import Content
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
+from verifybot_tui.core.ansi import one_line
 from verifybot_tui.core.ports import ProgramFile
 from verifybot_tui.tui.keys import CODE_BINDINGS, EDIT_BINDINGS
 
@@ -107,8 +108,9 @@ class CodePane(Widget):
             for i, f in enumerate(self.current_files()):
                 mark = "▶ " if f.name == self.entry else ""
                 edited = " *" if f.name in self.edits else ""
-                # Tab labels are markup: a file name is the LLM's text.
-                with TabPane(escape(f"{mark}{f.saved_name}{edited}"), id=f"file-{i}"):
+                # A file name comes from the LLM: plain text, escapes shown, never markup.
+                title = Content(f"{mark}{one_line(f.saved_name)}{edited}")
+                with TabPane(title, id=f"file-{i}"):
                     if self.mode == "edit":
                         yield TextArea(f.content, id=f"edit-{i}", show_line_numbers=True,
                                        soft_wrap=self.wrap, tab_behavior="indent",

@@ -1,0 +1,89 @@
+"""Core pieces of issue 11 on real parts: history that never lies, real cut counts,
+replay that streams big answers in bounded steps, the sanitiser for names."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from test_loop_events import make_loop, write_answers
+
+from verifybot_tui.core.ansi import one_line, visible
+from verifybot_tui.core.events import Finished
+from verifybot_tui.core.prompts import head_tail
+from verifybot_tui.core.secrets import Redactor, program_env
+from verifybot_tui.llm.replay import ReplayLLM
+from verifybot_tui.targets.capture import OutputCapture
+from verifybot_tui.targets.local import LocalTarget
+
+
+class _BrokenTarget(LocalTarget):
+    """A local target with a bug in its run: what an internal error looks like."""
+
+    async def run(self, request, on_output):  # type: ignore[no-untyped-def]
+        raise RuntimeError("a bug in the target")
+
+
+async def test_an_internal_error_closes_its_attempt_as_error(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    loop = make_loop(ws, write_answers(tmp_path / "a.md", "print('hi')"), auto_accept=True)
+    loop.target = _BrokenTarget(loop.config.targets["local"], ws)
+    finished = None
+    async for ev in loop.events("anything"):
+        if isinstance(ev, Finished):
+            finished = ev
+    assert finished is not None and finished.status == "ERROR"
+    attempts = loop.history.attempts(loop.session_id or 0)
+    assert [a["status"] for a in attempts] == ["ERROR"]
+    assert loop.history.session(loop.session_id or 0)["status"] == "ERROR"
+
+
+def test_the_cut_count_in_feedback_is_the_real_count() -> None:
+    capture = OutputCapture()
+    for _ in range(40):
+        capture.add("y" * 50_000)  # 2,000,000 characters, one line
+    shown = head_tail(capture.text)
+    notes = re.findall(r"\[\.\.\. (\d+) characters cut \.\.\.\]", shown)
+    kept = len(shown) - sum(len(f"\n[... {n} characters cut ...]\n") for n in notes)
+    assert [int(n) for n in notes] == [2_000_000 - kept]
+
+
+async def test_a_megabyte_answer_streams_in_at_most_a_hundred_steps(tmp_path: Path) -> None:
+    body = "```python\n" + "# line of filler text\n" * 50_000 + "print(1)\n```\n"
+    path = tmp_path / "big.md"
+    path.write_text(f"## Answer 1\n\n````markdown\n{body}````\n")
+    llm = ReplayLLM(path)
+    await llm.start()
+    seen: list[int] = []
+    answer = await llm.ask("x", lambda so_far: seen.append(len(so_far)))
+    assert len(answer.markdown) > 1_000_000
+    assert len(seen) <= 100 and seen[-1] == len(answer.markdown)
+    assert seen == sorted(seen)
+
+
+def test_names_and_reasons_from_outside_are_shown_escaped() -> None:
+    name = "report\u202egnp.exe \x1b]0;TITLE\x07\u200b"
+    assert one_line(name) == "report\\u202egnp.exe \\x1b]0;TITLE\\x07\\u200b"
+    assert one_line("two\nlines") == "two\\nlines"
+    assert visible("keep\nnewlines\tand tabs\x1b[2J") == "keep\nnewlines\tand tabs\\x1b[2J"
+
+
+def test_secret_variables_are_dropped_and_values_redacted() -> None:
+    env = {"PATH": "/bin", "VERIFYBOT_PI_PASSWORD": "a-secret-1", "AWS_SECRET_KEY": "x",
+           "my_api_key": "y", "GH_TOKEN": "z", "PI_PASSWORD": "p", "HOME": "/root"}
+    assert program_env(env, None) == {"PATH": "/bin", "HOME": "/root"}
+    redact = Redactor(["hunter22", "abc"])  # too short a value is not redacted
+    assert redact("pw=hunter22 abc") == "pw=[redacted] abc"
+
+
+def test_the_browser_profile_folder_is_private(tmp_path: Path) -> None:
+    import stat
+
+    from verifybot_tui.llm.browser.chromium import make_private_dir
+
+    loose = tmp_path / "profile"
+    loose.mkdir(mode=0o755)
+    make_private_dir(loose)
+    make_private_dir(tmp_path / "new" / "profile")
+    for folder in (loose, tmp_path / "new" / "profile"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700

@@ -1,0 +1,300 @@
+"""Nothing the program starts outlives VerifyBot (issue 11, items 2, 3 and 8).
+
+Real `verifybot run` processes with real programs that fork, ignore TERM,
+detach with setsid, and a VerifyBot that is hung up on, interrupted twice or
+SIGKILLed at random moments. Each test then looks in /proc for what is left.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import verifybot_cmd
+from test_cli_run import answers, db_rows, python_answer, run_cli
+
+from verifybot_tui.core import containment
+
+FORKING = """
+    import os, subprocess, sys, time
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    open({pidfile!r}, "a").write(f"{{os.getpid()}} {{child.pid}}\\n")
+    print("pids", os.getpid(), child.pid, flush=True)
+    for i in range(3000):
+        print("tick", i, flush=True)
+        time.sleep(0.01)
+"""
+
+
+def transcript(tmp_path: Path, code: str) -> Path:
+    t = tmp_path / "slow.md"
+    t.write_text(answers(python_answer(code, "TIMEOUT: 300\n\nA slow one:")))
+    return t
+
+
+def start(tmp_path: Path, code: str, *extra: str, ws: Path | None = None,
+          **kw: object) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [*verifybot_cmd(), "run", "slow", "--llm", f"replay:{transcript(tmp_path, code)}",
+         "--target", "local", "--yes", "--max-retries", "0",
+         "--workspace", str(ws or tmp_path / "ws"), *extra],
+        cwd=tmp_path, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        **kw)  # type: ignore[call-overload]
+
+
+def wait_for_pids(pidfile: Path, count: int = 1, deadline: float = 60) -> list[int]:
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        if pidfile.exists():
+            lines = pidfile.read_text().splitlines()
+            if len(lines) >= count and lines[-1].count(" ") == 1:
+                return [int(p) for line in lines for p in line.split()]
+        time.sleep(0.02)
+    raise AssertionError("the program never wrote its pids")
+
+
+def gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[1].startswith("Z")
+    except FileNotFoundError:
+        return True
+
+
+def all_gone(pids: list[int], within: float = 10) -> bool:
+    deadline = time.monotonic() + within
+    while not all(gone(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return all(gone(p) for p in pids)
+
+
+def kill_left(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+# -- 2. a closed terminal is Ctrl+C ------------------------------------------------------
+
+
+def test_sighup_stops_the_tree_writes_interrupted_and_exits_129(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pids"
+    ws = tmp_path / "ws"
+    proc = start(tmp_path, FORKING.format(pidfile=str(pidfile)))
+    pids = wait_for_pids(pidfile)
+    try:
+        proc.send_signal(signal.SIGHUP)
+        proc.communicate(timeout=30)
+        assert proc.returncode == 129
+        assert all_gone(pids), "the program's tree outlived the hang-up"
+        assert db_rows(ws, "SELECT status FROM sessions") == [("INTERRUPTED",)]
+        assert db_rows(ws, "SELECT status FROM attempts") == [("STOPPED",)]
+    finally:
+        kill_left(pids)
+
+
+@pytest.mark.tmux
+def test_tmux_kill_session_mid_run_leaves_no_process(tmp_path: Path) -> None:
+    assert shutil.which("tmux"), "tmux is needed (apt install tmux)"
+    pidfile = tmp_path / "pids"
+    ws = tmp_path / "ws"
+    llm = transcript(tmp_path, FORKING.format(pidfile=str(pidfile)))
+    sock = f"vb-hup-{os.getpid()}"
+    tmux = ["tmux", "-L", sock, "-f", "/dev/null"]
+    command = " ".join([*verifybot_cmd(), "run", "slow", "--llm", f"replay:{llm}", "--target",
+                        "local", "--yes", "--workspace", str(ws)])
+    subprocess.run([*tmux, "new-session", "-d", "-s", "vb", "-x", "100", "-y", "30",
+                    f"cd {tmp_path} && {command}"], check=True, timeout=10)
+    pids: list[int] = []
+    try:
+        pids = wait_for_pids(pidfile)
+        subprocess.run([*tmux, "kill-session", "-t", "vb"], check=True, timeout=10)
+        assert all_gone(pids, within=15), "the program outlived the closed terminal"
+        deadline = time.monotonic() + 15
+        while db_rows(ws, "SELECT status FROM sessions") != [("INTERRUPTED",)]:
+            assert time.monotonic() < deadline, db_rows(ws, "SELECT status FROM sessions")
+            time.sleep(0.1)
+    finally:
+        subprocess.run([*tmux, "kill-server"], capture_output=True, timeout=10)
+        kill_left(pids)
+
+
+# -- 3. a second Ctrl+C still kills ------------------------------------------------------
+
+
+def test_second_ctrl_c_kills_a_term_ignoring_program_at_once(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pids"
+    ws = tmp_path / "ws"
+    code = f"""
+        import os, signal, subprocess, sys, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        child = subprocess.Popen([sys.executable, "-c",
+            "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"])
+        open({str(pidfile)!r}, "w").write(f"{{os.getpid()}} {{child.pid}}\\n")
+        time.sleep(600)
+    """
+    proc = start(tmp_path, code)
+    pids = wait_for_pids(pidfile)
+    try:
+        time.sleep(0.3)  # the child has set its handler too
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.3)  # within the 2 s grace period: TERM was ignored
+        assert not all(gone(p) for p in pids)
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
+        assert proc.returncode == 130
+        assert all(gone(p) for p in pids), "a TERM-ignoring program outlived two Ctrl+C"
+        assert db_rows(ws, "SELECT status FROM sessions") == [("INTERRUPTED",)]
+    finally:
+        kill_left(pids)
+
+
+# -- 8. containment beyond the process group ---------------------------------------------
+
+
+def test_setsid_double_fork_is_killed_or_named_as_escaped(tmp_path: Path) -> None:
+    """With a writable cgroup v2 (this machine, CI as root in a container) the
+    escaped grandchild is killed and named; without one it is named only if found."""
+    pidfile = tmp_path / "escaped"
+    code = f"""
+        import os, time
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                open({str(pidfile)!r}, "w").write(f"{{os.getpid()}} 0\\n")
+                time.sleep(600)
+            os._exit(0)
+        time.sleep(1)
+        print("parent done")
+    """
+    proc = run_cli("run", "detach", "--llm", f"replay:{transcript(tmp_path, code)}",
+                   "--target", "local", "--yes", "--max-retries", "0",
+                   "--workspace", str(tmp_path / "ws"), cwd=tmp_path)
+    escaped = wait_for_pids(pidfile)[0]
+    try:
+        assert proc.returncode == 0, proc.stderr
+        if containment.cgroup_base() is not None:
+            print("cgroup v2 available: the escaped process is killed and named")
+            assert f"escaped the program's process tree: {escaped} (python" in proc.stderr
+            assert "killed" in proc.stderr
+            assert all_gone([escaped])
+        else:
+            print("no writable cgroup here: the escaped process is not contained")
+            assert not gone(escaped)
+    finally:
+        kill_left([escaped])
+
+
+def test_sigkilled_verifybot_takes_its_program_along(tmp_path: Path) -> None:
+    """The parent-death signal ends the direct child at once; the next command that
+    reads history kills the rest of the recorded group (after its start-time check)."""
+    pidfile = tmp_path / "pids"
+    ws = tmp_path / "ws"
+    proc = start(tmp_path, FORKING.format(pidfile=str(pidfile)))
+    program, child = wait_for_pids(pidfile)
+    try:
+        proc.kill()
+        proc.communicate(timeout=30)
+        assert all_gone([program]), "the direct child outlived a SIGKILLed VerifyBot"
+        listing = run_cli("history", "--workspace", str(ws), cwd=tmp_path)
+        assert "INTERRUPTED" in listing.stdout
+        assert all_gone([child]), "the next start did not kill the orphaned group"
+    finally:
+        kill_left([program, child])
+
+
+def test_an_unrelated_process_with_a_recorded_number_is_never_hit(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    bystander = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        live = ws / containment.LIVE_DIR
+        live.mkdir(parents=True)
+        # a dead VerifyBot (pid 1 never matches its start time) that "ran" this group,
+        # recorded with another start time: the number now belongs to someone else
+        (live / "x.json").write_text(json.dumps({
+            "owner": 999999, "owner_start": 1, "pgid": bystander.pid,
+            "leader_start": (containment.start_time(bystander.pid) or 0) - 1, "cgroup": None}))
+        assert containment.sweep_live(ws) == []
+        assert bystander.poll() is None
+        assert not (live / "x.json").exists()
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+def test_twenty_sigkills_at_random_moments(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    pidfile = tmp_path / "pids"
+    rng = random.Random(11)
+    all_pids: list[int] = []
+    checked = 0
+    try:
+        for i in range(20):
+            proc = start(tmp_path, FORKING.format(pidfile=str(pidfile)), ws=ws)
+            time.sleep(rng.uniform(0.05, 3.5))  # before, during or after the program starts
+            proc.kill()
+            proc.communicate(timeout=30)
+            if pidfile.exists():
+                all_pids = [int(p) for p in pidfile.read_text().split()]
+            if not (ws / "history.db").exists():
+                continue  # killed before it made the workspace: nothing to check yet
+            checked += 1
+            con = sqlite3.connect(f"file:{ws / 'history.db'}?mode=ro", uri=True)
+            try:
+                assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",), i
+            finally:
+                con.close()
+        listing = run_cli("history", "--json", "--workspace", str(ws), cwd=tmp_path)
+        assert listing.returncode == 0, listing.stderr
+        sessions = json.loads(listing.stdout)
+        assert len(sessions) <= 20
+        assert {s["status"] for s in sessions} == {"INTERRUPTED"}, [
+            s["status"] for s in sessions]
+        for s in sessions:
+            assert all(a["status"] not in ("RUNNING", "PENDING") for a in s["attempts"])
+        assert all_pids, "no kill came after the program started: the moments were all early"
+        assert all_gone(all_pids), [p for p in all_pids if not gone(p)]
+        assert checked >= 15, checked
+        print(f"{len(sessions)} sessions killed, {checked} integrity checks ok, "
+              f"{len(all_pids)} program processes, none left")
+    finally:
+        kill_left(all_pids)
+
+
+@pytest.mark.tmux
+def test_tmux_kill_session_of_the_tui_mid_run_leaves_no_process(tmp_path: Path) -> None:
+    assert shutil.which("tmux"), "tmux is needed (apt install tmux)"
+    pidfile = tmp_path / "pids"
+    ws = tmp_path / "ws"
+    llm = transcript(tmp_path, FORKING.format(pidfile=str(pidfile)))
+    config = tmp_path / "config.toml"
+    config.write_text(f'[run]\nauto_accept = true\nworkspace = "{ws}"\n')
+    sock = f"vb-tuihup-{os.getpid()}"
+    tmux = ["tmux", "-L", sock, "-f", "/dev/null"]
+    command = " ".join([*verifybot_cmd(), "slow", "--llm", f"replay:{llm}", "--target",
+                        "local", "--config", str(config)])
+    subprocess.run([*tmux, "new-session", "-d", "-s", "vb", "-x", "120", "-y", "40",
+                    f"cd {tmp_path} && TEXTUAL_ANIMATIONS=none {command}"], check=True,
+                   timeout=10)
+    pids: list[int] = []
+    try:
+        pids = wait_for_pids(pidfile)
+        subprocess.run([*tmux, "kill-session", "-t", "vb"], check=True, timeout=10)
+        assert all_gone(pids, within=15), "the program outlived the closed terminal"
+        deadline = time.monotonic() + 15
+        while db_rows(ws, "SELECT status FROM sessions") != [("INTERRUPTED",)]:
+            assert time.monotonic() < deadline, db_rows(ws, "SELECT status FROM sessions")
+            time.sleep(0.1)
+    finally:
+        subprocess.run([*tmux, "kill-server"], capture_output=True, timeout=10)
+        kill_left(pids)
