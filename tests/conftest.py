@@ -21,6 +21,7 @@ def _isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory,
     home = tmp_path_factory.mktemp("user")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.delenv("EDITOR", raising=False)
     monkeypatch.delenv("VISUAL", raising=False)

@@ -150,8 +150,8 @@ def test_import_refuses_a_bad_file_and_keeps_the_old_config(tmp_path: Path, cont
 def test_export_lays_the_state_files_ui_choices_over_the_config(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch
                                                                 ) -> None:
-    ui_state = pytest.importorskip("verifybot_tui.core.ui_state",
-                                   reason="core/ui_state.py (helper tui) is not merged yet")
+    from verifybot_tui.core import ui_state
+
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     ui_state.save_ui_choice("theme", "verifybot-high-contrast")
     src = tmp_path / "c.toml"

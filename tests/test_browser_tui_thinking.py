@@ -48,6 +48,7 @@ async def test_the_status_bar_counts_the_thinking_seconds_then_streams(
         await wait_for(pilot, lambda: status.llm_state == "thinking (1 s)", timeout=30,
                        what="the seconds counting up")
         assert "thinking (1 s)" in str(status.render())
+        assert "(app_shell page)" in str(status.render())  # the renderer in use is named
         await wait_for(pilot, lambda: status.llm_state == "streaming", timeout=30,
                        what="streaming after the thinking")
         await wait_approval(pilot, timeout=60)

@@ -189,9 +189,13 @@ def test_edit_in_editor_runs_the_edited_code_and_keeps_both_versions(tmp_path: P
     editor.chmod(0o755)
     ws = tmp_path / "ws"
     proc = run_cli("run", PROMPT, "--llm", f"replay:{EXAMPLES / 'word_count.md'}",
-                   "--workspace", str(ws), cwd=tmp_path, stdin="e\n",
+                   "--workspace", str(ws), cwd=tmp_path, stdin="e\na\n",
                    env={"EDITOR": str(editor)})
     assert proc.returncode == 0, proc.stderr
+    # As in the app: the edit is shown as a diff and asked about again before it runs.
+    assert '-print("Total words: " + len(words))' in proc.stderr
+    assert '+print(f"Total words: {len(words)}")' in proc.stderr
+    assert "Run the edited version?" in proc.stderr
     first = (ws / "programs" / f"{SLUG}_1.py").read_text()
     second = (ws / "programs" / f"{SLUG}_2.py").read_text()
     assert '"Total words: " + len(words)' in first

@@ -8,6 +8,7 @@ clear screen) never reach that terminal.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -26,6 +27,9 @@ PROGRAM = ("import sys\nsys.stdout.write('\\x1b]2;PWNED\\x07\\x1b[2J\\x1b[H')\n"
            "print('\\x1b[31mhello from tmux\\x1b[0m')")
 
 
+APPROVAL = ("Accept [a]", "a accept")  # the buttons, or the one-line bar of small screens
+
+
 class Tmux:
     def __init__(self, socket: str) -> None:
         self.socket = socket
@@ -37,11 +41,13 @@ class Tmux:
     def screen(self) -> str:
         return self("capture-pane", "-p", "-t", "vb")
 
-    def wait_for(self, text: str, timeout: float = 30.0) -> str:
+    def wait_for(self, text: str | tuple[str, ...], timeout: float = 30.0) -> str:
+        """The screen once it shows ``text`` (or any of several texts)."""
+        wanted = (text,) if isinstance(text, str) else text
         deadline = time.monotonic() + timeout
         while True:
             screen = self.screen()
-            if text in screen:
+            if any(t in screen for t in wanted):
                 return screen
             if time.monotonic() > deadline:
                 raise AssertionError(f"{text!r} never showed; the screen:\n{screen}")
@@ -56,25 +62,35 @@ def tmux() -> Iterator[Tmux]:
     subprocess.run(["tmux", "-L", t.socket, "kill-server"], capture_output=True, timeout=10)
 
 
-def test_prompt_accept_output_and_history_in_a_real_terminal(tmux: Tmux, tmp_path: Path):
-    transcript = write_answers(tmp_path / "t.md", PROGRAM)
-    config = tmp_path / "config.toml"
-    config.write_text('[run]\ntimeout = 20\n[ui]\ntheme = "verifybot-dark"\n')
+def start_app(tmux: Tmux, tmp_path: Path, *codes: str, size: tuple[int, int] = (130, 40),
+              config: str = "[run]\ntimeout = 20\n") -> Path:
+    """The installed `verifybot` in a tmux pane on a replay of ``codes``; the workspace."""
+    transcript = write_answers(tmp_path / "t.md", *codes)
+    config_path = tmp_path / "config.toml"
+    config_path.write_text(config + '[ui]\ntheme = "verifybot-dark"\n')
     ws = tmp_path / "ws"
     entry = VENV_BIN / "verifybot"
     command = [str(entry)] if entry.exists() else [sys.executable, "-m", "verifybot_tui"]
     env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
-           "XDG_DATA_HOME": str(tmp_path / "xdg-data"), "TERM": "xterm-256color"}
+           "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
+           "XDG_STATE_HOME": str(tmp_path / "xdg-state"), "TERM": "xterm-256color"}
     exports = " ".join(f"{k}={v}" for k, v in env.items())
-    shell = (f"cd {tmp_path} && env -u NO_COLOR {exports} {' '.join(command)} "
-             f"--llm replay:{transcript} --workspace {ws} --config {config}; "
+    # COLUMNS/LINES from the test run would override the pane's real size.
+    shell = (f"cd {tmp_path} && env -u NO_COLOR -u COLUMNS -u LINES {exports} {' '.join(command)} "
+             f"--llm replay:{transcript} --workspace {ws} --config {config_path}; "
              f"echo EXITED $?; sleep 30")
-    tmux("new-session", "-d", "-s", "vb", "-x", "130", "-y", "40", shell)
+    tmux("new-session", "-d", "-s", "vb", "-x", str(size[0]), "-y", str(size[1]), shell)
     tmux.wait_for("Ask for a program")
+
+    return ws
+
+
+def test_prompt_accept_output_and_history_in_a_real_terminal(tmux: Tmux, tmp_path: Path):
+    ws = start_app(tmux, tmp_path, PROGRAM)
     tmux.wait_for("connected")
     tmux("send-keys", "-t", "vb", "-l", "say hello")
     tmux("send-keys", "-t", "vb", "Enter")
-    tmux.wait_for("Accept [a]")
+    tmux.wait_for(APPROVAL)
     assert "say_hello_1.py" in tmux.screen()
     tmux("send-keys", "-t", "vb", "a")
     screen = tmux.wait_for("hello from tmux")
@@ -88,3 +104,100 @@ def test_prompt_accept_output_and_history_in_a_real_terminal(tmux: Tmux, tmp_pat
     assert (ws / "outputs" / "say_hello_1.txt").read_text().count("hello from tmux") == 1
     assert not os.path.exists(tmp_path / "xdg-config" / "verifybot" / "config.toml"), \
         "nothing was written to the user config"
+
+
+TICKS = 30
+TICKER = f"""
+import time
+for i in range({TICKS}):
+    print(f"tick {{i:02d}} at {{time.time():.3f}}", flush=True)
+    time.sleep(0.3)
+"""
+
+
+def test_output_follows_a_line_every_0_3_s(tmux: Tmux, tmp_path: Path):
+    """The pane (a dozen rows here) keeps the newest tick in view all through the run.
+
+    Each tick is looked for on the screen as soon as possible after it is printed;
+    the lag figures are printed (no timed assert: the machine may be busy).
+    """
+    start_app(tmux, tmp_path, TICKER, size=(100, 30))
+    tmux.wait_for("connected")
+    tmux("send-keys", "-t", "vb", "-l", "tick")
+    tmux("send-keys", "-t", "vb", "Enter")
+    tmux.wait_for(APPROVAL)
+    tmux("send-keys", "-t", "vb", "a")
+    seen: dict[int, float] = {}
+    printed: dict[int, float] = {}
+    deadline = time.monotonic() + 60
+    while len(seen) < TICKS and time.monotonic() < deadline:
+        screen = tmux.screen()
+        now = time.time()
+        for m in re.finditer(r"tick (\d\d) at (\d+\.\d{3})", screen):
+            n = int(m[1])
+            seen.setdefault(n, now)
+            printed[n] = float(m[2])
+        time.sleep(0.02)
+    assert sorted(seen) == list(range(TICKS)), f"ticks never on screen: " \
+        f"{sorted(set(range(TICKS)) - set(seen))}; the pane did not follow"
+    screen = tmux.wait_for("exit status 0")
+    assert f"tick {TICKS - 1:02d}" in screen, "the last tick is in view at the end"
+    lags = sorted(seen[n] - printed[n] for n in seen)
+    print(f"\ntick on screen after print: median {lags[len(lags) // 2] * 1000:.0f} ms, "
+          f"worst {lags[-1] * 1000:.0f} ms (includes the 20 ms capture-pane poll)")
+
+
+FLOOD = """
+import sys
+out = sys.stdout
+for i in range(1, 200001):
+    out.write(f"flood line {i} of 200000\\n")
+"""
+
+
+def test_after_a_200000_line_flood_the_last_line_and_exit_status_show(tmux: Tmux,
+                                                                        tmp_path: Path):
+    ws = start_app(tmux, tmp_path, FLOOD, size=(100, 30))
+    tmux.wait_for("connected")
+    tmux("send-keys", "-t", "vb", "-l", "flood")
+    tmux("send-keys", "-t", "vb", "Enter")
+    tmux.wait_for(APPROVAL)
+    tmux("send-keys", "-t", "vb", "a")
+    screen = tmux.wait_for("exit status 0", timeout=90)
+    assert "flood line 200000 of 200000" in screen, screen
+    assert "flood line 199999 of 200000" in screen
+    saved = (ws / "outputs" / "flood_1.txt").read_text()
+    assert saved.count("\n") >= 200000
+
+
+def test_a_multi_line_paste_arrives_whole_at_the_replay(tmux: Tmux, tmp_path: Path):
+    ws = start_app(tmux, tmp_path, "print('pasted ok')", size=(100, 30))
+    tmux.wait_for("connected")
+    prompt = "Print a greeting\nthat spans [three] lines\n  and keeps indentation"
+    tmux("set-buffer", "-b", "vbpaste", prompt)
+    tmux("paste-buffer", "-p", "-b", "vbpaste", "-t", "vb")  # bracketed, as a terminal does
+    screen = tmux.wait_for("keeps indentation")
+    assert "that spans [three] lines" in screen, "every line is in the box"
+    tmux("send-keys", "-t", "vb", "Enter")
+    tmux.wait_for(APPROVAL)
+    tmux("send-keys", "-t", "vb", "a")
+    tmux.wait_for("pasted ok")
+    (transcript,) = (ws / "raw_md").iterdir()
+    assert prompt in transcript.read_text(), "the prompt the replay got holds all lines"
+
+
+def test_after_clicking_elsewhere_a_still_accepts(tmux: Tmux, tmp_path: Path):
+    start_app(tmux, tmp_path, "print('accepted after a click')", size=(130, 40))
+    tmux.wait_for("connected")
+    tmux("send-keys", "-t", "vb", "-l", "click then accept")
+    tmux("send-keys", "-t", "vb", "Enter")
+    screen = tmux.wait_for(APPROVAL)
+    # Click the "You asked" header in the conversation: an SGR mouse press and release,
+    # typed into the pane as a terminal would send them (columns and rows from 1).
+    row = next(i for i, line in enumerate(screen.splitlines(), 1) if "You asked" in line)
+    col = screen.splitlines()[row - 1].index("You asked") + 3
+    tmux("send-keys", "-t", "vb", "-l", f"\x1b[<0;{col};{row}M\x1b[<0;{col};{row}m")
+    time.sleep(0.3)
+    tmux("send-keys", "-t", "vb", "a")
+    screen = tmux.wait_for("accepted after a click")
+    assert "exit status 0" in tmux.wait_for("exit status 0")

@@ -259,7 +259,7 @@ async def test_a_second_prompt_waits_for_the_running_one(tmp_path: Path, app_mes
         await type_prompt(pilot, "first")
         await type_prompt(pilot, "second, too soon")
         assert any("A run is going on" in n.message for n in notices)
-        assert main(app).query_one("#prompt", Input).value == "second, too soon", "kept"
+        assert main(app).prompt_box.value == "second, too soon", "kept"
         await wait_approval(pilot)
         await pilot.press("a")
         await wait_idle(pilot)

@@ -141,3 +141,103 @@ async def test_a_flood_is_batched_not_one_message_per_chunk(tmp_path: Path) -> N
     assert len(loop_events) < 60, "output chunks never became messages"
     saved = (ws / "outputs" / "flood_1.txt").read_text()
     assert "row 0\n" in saved and "row 19999\n" in saved, "outputs/ has everything"
+
+
+def screen_text(pane: OutputPane) -> list[str]:
+    return ["".join(s.text for s in segments(pane, y)).rstrip() for y in range(pane.size.height)]
+
+
+async def test_follows_the_end_pauses_when_scrolled_up_and_end_follows_again() -> None:
+    app = PaneApp(max_lines=300)
+    async with app.run_test(size=(60, 12)) as pilot:
+        pane = app.query_one(OutputPane)
+        pane.focus()
+        for i in range(50):
+            app.buffer.add("stdout", f"tick {i}\n")
+            pane.flush()
+        await pilot.pause()
+        assert pane.following and screen_text(pane)[-1] == "tick 49"
+        await pilot.press("pageup")
+        await pilot.pause()
+        assert not pane.following, "scrolling up pauses following"
+        shown = screen_text(pane)
+        app.buffer.add("stdout", "".join(f"late {i}\n" for i in range(7)))
+        pane.flush()
+        await pilot.pause()
+        now = screen_text(pane)
+        assert now[:-1] == shown[:-1], "what the user reads stays put"
+        assert "7 new lines - End to follow" in now[-1]
+        # More than max_lines arrive while paused: the kept window slides, the count goes on.
+        app.buffer.add("stdout", "".join(f"flood {i}\n" for i in range(400)))
+        pane.flush()
+        await pilot.pause()
+        assert "407 new lines - End to follow" in screen_text(pane)[-1]
+        await pilot.press("end")
+        await pilot.pause()
+        assert pane.following and pane.unseen == 0
+        assert screen_text(pane)[-1] == "flood 399"
+        app.buffer.add("stdout", "after end\n")
+        pane.flush()
+        await pilot.pause()
+        assert screen_text(pane)[-1] == "after end", "following again"
+        # Scrolling back to the bottom by hand follows too.
+        await pilot.press("up")
+        await pilot.pause()
+        assert not pane.following
+        await pilot.press("down")
+        await pilot.pause()
+        assert pane.following
+
+
+async def test_a_flood_in_one_flush_ends_on_its_last_line_and_the_title_names_the_run() -> None:
+    app = PaneApp(max_lines=5000)
+    async with app.run_test(size=(60, 12)) as pilot:
+        pane = app.query_one(OutputPane)
+        app.buffer.run_started("attempt 2 on local")
+        for start in range(0, 200_000, 25_000):
+            app.buffer.add("stdout", "".join(f"line {i + 1} of 200,000\n"
+                                             for i in range(start, start + 25_000)))
+            pane.flush()
+        app.buffer.note("exit status 0")
+        pane.finish()
+        await pilot.pause()
+        shown = screen_text(pane)
+        assert shown[-2:] == ["line 200000 of 200,000", "exit status 0"], shown
+        assert pane.border_title == "Output — attempt 2 on local"
+        pane.clear()
+        assert pane.border_title == "Output"
+
+
+async def test_w_wraps_long_lines_and_back() -> None:
+    app = PaneApp()
+    async with app.run_test(size=(30, 8)) as pilot:
+        pane = app.query_one(OutputPane)
+        pane.focus()
+        app.buffer.add("stdout", "a" * 50 + "\nshort [b]not markup[/b]\n")
+        pane.flush()
+        await pilot.pause()
+        assert screen_text(pane)[0] == "a" * pane.size.width
+        await pilot.press("w")
+        await pilot.pause()
+        shown = screen_text(pane)
+        assert "".join(shown[:2]) == "a" * 50, shown
+        assert "short [b]not markup[/b]" in shown, "output is never read as markup"
+        await pilot.press("w")
+        await pilot.pause()
+        assert "short [b]not markup[/b]" in screen_text(pane)[1]
+
+
+async def test_a_long_last_line_is_not_hidden_under_the_new_horizontal_scrollbar() -> None:
+    app = PaneApp()
+    async with app.run_test(size=(40, 8)) as pilot:
+        pane = app.query_one(OutputPane)
+        app.buffer.add("stdout", "".join(f"line {i}\n" for i in range(30)))
+        pane.flush()
+        await pilot.pause()
+        app.buffer.note("exit status 0; full output: outputs/a_long_file_name_1.txt")
+        pane.finish()
+        await pilot.pause()
+        await pilot.pause()
+        assert pane.scroll_y == pane.max_scroll_y
+        shown = screen_text(pane)
+        assert any(line.startswith("exit status 0") for line in shown), shown

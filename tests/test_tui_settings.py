@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from tui_support import (
 
 from verifybot_tui.core.config import user_config_dir
 from verifybot_tui.core.events import RunStarted
+from verifybot_tui.core.ui_state import load_ui_state, save_ui_choice, state_path
 from verifybot_tui.tui.commands import VerifyBotCommands
 from verifybot_tui.tui.messages import LoopEvent
 from verifybot_tui.tui.screens.help import HelpScreen
@@ -63,7 +63,9 @@ async def test_user_themes_load_broken_ones_notify_and_choice_is_saved(
     (themes_dir / "mine.toml").write_text('name = "mine"\nprimary = "#aa3377"\ndark = true\n')
     (themes_dir / "broken.toml").write_text('name = "broken"\nprimary = "nope"\n')
     config = tmp_path / "config.toml"
-    config.write_text('[ui]\ntheme = "verifybot-light"\n')
+    original = (b'# my own notes, [ui] kept as I wrote them\n[ui]\n'
+                b'theme   =  "verifybot-light"   # light at work\n')
+    config.write_bytes(original)
     app = make_app(workspace(tmp_path), config_path=config,
                    data={"ui": {"theme": "verifybot-light"}})
     async with app.run_test(size=SIZE, message_hook=app_messages.hook) as pilot:
@@ -77,8 +79,16 @@ async def test_user_themes_load_broken_ones_notify_and_choice_is_saved(
         await pilot.press(*"mine", "enter")
         await wait_for(pilot, lambda: app.theme == "mine", what="the theme to change")
         await pilot.pause()
-    saved = tomllib.loads(config.read_text())
-    assert saved["ui"]["theme"] == "mine"
+    assert config.read_bytes() == original, "config.toml is the user's: never rewritten"
+    assert load_ui_state() == {"theme": "mine"}
+    assert state_path().is_relative_to(os.environ["XDG_STATE_HOME"])
+    # The next start shows the chosen theme, config.toml notwithstanding.
+    again = make_app(workspace(tmp_path), config_path=config,
+                     data={"ui": {"theme": "verifybot-light"}})
+    async with again.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: main(again).is_mounted)
+        assert again.theme == "mine"
+    assert config.read_bytes() == original
 
 
 async def test_keys_remap_from_config_and_help_lists_them(tmp_path: Path, app_messages,
@@ -100,7 +110,7 @@ async def test_keys_remap_from_config_and_help_lists_them(tmp_path: Path, app_me
         await pilot.press("f1")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
         table = app.screen.query_one("#help-table")
-        rows = [table.get_row_at(i) for i in range(table.row_count)]
+        rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
         assert any(r[1] == "f5" and r[3] == "switch_target" for r in rows)
         assert any(r[3] == "approval.accept" for r in rows)
         await pilot.press("escape")
@@ -147,3 +157,15 @@ async def test_switch_target_while_code_waits_runs_it_there(tmp_path: Path) -> N
         await wait_idle(pilot)
     assert [s.target for s in started] == ["other"]
     assert os.path.isfile(ws / "context" / "other.md"), "the new target was probed"
+
+
+def test_ui_state_file_is_atomic_tolerant_and_keeps_other_choices(tmp_path: Path) -> None:
+    assert load_ui_state() == {}, "no file: no choices"
+    save_ui_choice("theme", "verifybot-light")
+    save_ui_choice("wrap_output", True)
+    assert load_ui_state() == {"theme": "verifybot-light", "wrap_output": True}
+    assert [p.name for p in state_path().parent.iterdir()] == ["state.toml"], "no temp left"
+    state_path().write_text("[ui\nbroken")
+    assert load_ui_state() == {}, "a broken state file is no reason to stop"
+    save_ui_choice("theme", "mine")
+    assert load_ui_state() == {"theme": "mine"}

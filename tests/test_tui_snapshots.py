@@ -9,6 +9,8 @@ toasts, no cursor blink. Update after a deliberate change with
 
 from __future__ import annotations
 
+import dataclasses
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -47,9 +49,26 @@ def _snapshot_dir(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pytest_textual_snapshot, "SVGImageExtension", SnapshotsHere)
 
 
+@pytest.fixture(autouse=True)
+def _no_wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A busy machine makes the run last over a second ("after 1 s"): not a picture change."""
+    from verifybot_tui.tui.screens import loop_controller
+
+    summary = loop_controller._run_summary
+
+    def timeless(ev):
+        return summary(dataclasses.replace(ev, result=dataclasses.replace(ev.result,
+                                                                          duration=0.0)))
+
+    monkeypatch.setattr(loop_controller, "_run_summary", timeless)
+
+
 def app_for(tmp_path: Path, theme: str):
     ws = workspace(tmp_path)
-    transcript = write_answers(ws.parent / "t.md", PROGRAM)
+    # One fixed path: the wide screens show the whole prompt, which names the replay file.
+    fixed = Path(tempfile.gettempdir()) / "verifybot-snapshots"
+    fixed.mkdir(exist_ok=True)
+    transcript = write_answers(fixed / "t.md", PROGRAM)
     return make_app(ws, transcript, data={"ui": {"theme": theme}})
 
 
@@ -118,3 +137,33 @@ def test_history_attempt(snap_compare, tmp_path: Path, theme: str) -> None:
         await settle(pilot)
 
     assert snap_compare(app_for(tmp_path, theme), terminal_size=SIZE, run_before=run_before)
+
+
+SIZES = [(80, 24), (160, 48)]
+
+
+@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_approval_pending_at(snap_compare, tmp_path: Path, theme: str,
+                             size: tuple[int, int]) -> None:
+    """80x24: the history hides, the code has the top, the approval bar is one line."""
+    async def run_before(pilot: Pilot) -> None:
+        await type_prompt(pilot, "print some colours")
+        await wait_approval(pilot)
+        await settle(pilot)
+
+    assert snap_compare(app_for(tmp_path, theme), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_output_after_run_at(snap_compare, tmp_path: Path, theme: str,
+                             size: tuple[int, int]) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        await type_prompt(pilot, "print some colours")
+        await wait_approval(pilot)
+        await pilot.press("a")
+        await wait_idle(pilot)
+        await settle(pilot)
+
+    assert snap_compare(app_for(tmp_path, theme), terminal_size=size, run_before=run_before)

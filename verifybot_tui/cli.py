@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
+import difflib
 import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -73,13 +77,21 @@ def _common(p: argparse.ArgumentParser, *, workspace: bool = True) -> None:
                        "context/ and history.db live (default: [run] workspace)")
 
 
+TARGET_HELP = "a [targets.NAME] table (default: [run] default_target, local)"
+LLM_HELP = "an [llm.NAME] table, or replay:PATH (default: [run] default_llm, chatgpt)"
+TRUST_HELP = ("trust an SSH host key seen for the first time, for scripts "
+              "(default: show its fingerprint and ask)")
+
+
 def _verification_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--expect", action="append", default=[], metavar="KIND:SPEC",
                    help="a success criterion (repeatable): contains:TEXT, not:TEXT, "
                         "regex:RE, regex-whole:RE, exit:N, range:RE:LO..HI, "
-                        "file:GLOB[:MINSIZE], no-stderr, duration:<=S, compiles-clean")
+                        "file:GLOB[:MINSIZE], no-stderr, duration:<=S, compiles-clean "
+                        "(default: none; exit status 0 and sanity checks)")
     p.add_argument("--criteria", metavar="FILE",
-                   help='a criteria TOML file: expect = ["KIND:SPEC", ...], sanity = true')
+                   help='a criteria TOML file: expect = ["KIND:SPEC", ...], sanity = true '
+                        "(default: none)")
     p.add_argument("--judge", metavar="MODE",
                    help="who judges a passing run: off, same-chat, an [llm.NAME], or "
                         "replay:PATH (default: [run] judge)")
@@ -89,7 +101,8 @@ def _config_args(p: argparse.ArgumentParser) -> None:
     p.description = ("export: write the effective settings as TOML (no secrets); "
                      "import: validate a file and install it as the user config "
                      "(the old one is kept as a backup).")
-    p.add_argument("action", choices=("export", "import"))
+    p.add_argument("action", choices=("export", "import"),
+                   help="export the effective settings, or import a file (required)")
     p.add_argument("path", nargs="?", metavar="PATH",
                    help="export: the file to write (default: standard output); "
                         "import: the file to install")
@@ -102,61 +115,93 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
             description="VerifyBot: ask a chat LLM for a program, approve it, run it here or on "
                         "a Raspberry Pi, feed the errors back. Without a command: the TUI. "
                         f"Commands: {', '.join(COMMANDS)} (verifybot COMMAND --help).")
-        p.add_argument("prompt", nargs="?", help="a first prompt to send when the app starts")
-        p.add_argument("--target", metavar="NAME", help="a [targets.NAME] table")
-        p.add_argument("--llm", metavar="NAME", help="an [llm.NAME] table, or replay:PATH")
+        p.add_argument("prompt", nargs="?",
+                       help="a first prompt to send when the app starts (default: none)")
+        p.add_argument("--target", metavar="NAME", help=TARGET_HELP)
+        p.add_argument("--llm", metavar="NAME", help=LLM_HELP)
         p.add_argument("--version", action="version", version=f"verifybot {__version__}")
         _common(p)
         return p
     p = argparse.ArgumentParser(prog=f"verifybot {command}")
-    if command == "run":
-        p.description = "Run the verify loop headless for one prompt."
-        p.add_argument("prompt", help="what the program should do")
-        p.add_argument("--target", metavar="NAME")
-        p.add_argument("--llm", metavar="NAME", help="an [llm.NAME] table, or replay:PATH")
-        p.add_argument("--max-retries", type=int, metavar="N")
-        p.add_argument("--timeout", type=float, metavar="S", help="seconds a program may run")
-        p.add_argument("--yes", action="store_true",
-                       help="accept every version and every install without asking")
-        p.add_argument("--json", action="store_true", help="print the run record as JSON")
-        _verification_args(p)
-        p.add_argument("--trust-new-host", action="store_true",
-                       help="trust an SSH host key seen for the first time (for scripts)")
-    elif command == "login":
-        p.description = "Open a visible browser to log in to the chat site once."
-        p.add_argument("--llm", metavar="NAME")
-        p.add_argument("--timeout", type=float, default=600, metavar="S",
-                       help="how long to wait for the login (default 600)")
-    elif command == "probe":
-        p.description = "Print (and save as context/<target>.md) a target's context."
-        p.add_argument("--target", metavar="NAME")
-        p.add_argument("--trust-new-host", action="store_true")
-    elif command == "extract":
-        p.description = "Show the code blocks of a markdown answer; --run runs it once."
-        p.add_argument("file", metavar="FILE.md")
-        p.add_argument("--run", action="store_true", help="save and run the program once")
-        p.add_argument("--target", metavar="NAME")
-        p.add_argument("--yes", action="store_true", help="with --run: run without asking")
-        p.add_argument("--json", action="store_true")
-        p.add_argument("--trust-new-host", action="store_true")
-    elif command == "history":
-        p.description = "List sessions and their attempts."
-        p.add_argument("--json", action="store_true")
-    elif command in ("doctor", "selftest"):
-        from verifybot_tui.selftest import add_bridge_args
-
-        add_bridge_args(p, command)
-    elif command == "recipe":
+    if command == "recipe":
         from verifybot_tui.recipes_cli import add_args
 
         p.description = ("Task recipes: `recipe run FILE... [--parallel N] [--junit PATH] "
                          "[--json]`, `recipe new [SESSION]`.")
         add_args(p)
         return p
-    elif command == "config":
-        _config_args(p)
+    _ARGS[command](p)
     _common(p, workspace=command not in ("login", "doctor", "config"))
     return p
+
+
+def _run_args(p: argparse.ArgumentParser) -> None:
+    p.description = "Run the verify loop headless for one prompt."
+    p.add_argument("prompt", help="what the program should do")
+    p.add_argument("--target", metavar="NAME", help=TARGET_HELP)
+    p.add_argument("--llm", metavar="NAME", help=LLM_HELP)
+    p.add_argument("--max-retries", type=int, metavar="N",
+                   help="attempts after the first one (default: [run] max_retries, 3)")
+    p.add_argument("--timeout", type=float, metavar="S",
+                   help="seconds a program may run (default: [run] timeout, 30)")
+    p.add_argument("--yes", action="store_true",
+                   help="accept every version and every install without asking "
+                        "(default: ask on stdin)")
+    p.add_argument("--json", action="store_true",
+                   help="print the run record as JSON on stdout (default: off)")
+    p.add_argument("--trust-new-host", action="store_true", help=TRUST_HELP)
+    _verification_args(p)
+
+
+def _login_args(p: argparse.ArgumentParser) -> None:
+    p.description = "Open a visible browser to log in to the chat site once."
+    p.add_argument("--llm", metavar="NAME", help=LLM_HELP)
+    p.add_argument("--timeout", type=float, default=600, metavar="S",
+                   help="how long to wait for the login (default: 600)")
+
+
+def _probe_args(p: argparse.ArgumentParser) -> None:
+    p.description = "Print (and save as context/<target>.md) a target's context."
+    p.add_argument("--target", metavar="NAME", help=TARGET_HELP)
+    p.add_argument("--trust-new-host", action="store_true", help=TRUST_HELP)
+
+
+def _extract_args(p: argparse.ArgumentParser) -> None:
+    p.description = ("Show the code blocks of a markdown answer; --run runs it once. "
+                     "A raw_md transcript or a replay file shows each answer's code, "
+                     "numbered.")
+    p.add_argument("file", metavar="FILE.md",
+                   help="one answer, a raw_md/ transcript or a replay file")
+    p.add_argument("--answer", type=int, metavar="N",
+                   help="of a transcript, only answer N (default: every answer; "
+                        "with --run, the last)")
+    p.add_argument("--run", action="store_true",
+                   help="save and run the program once (default: only show it)")
+    p.add_argument("--target", metavar="NAME", help=TARGET_HELP)
+    p.add_argument("--yes", action="store_true",
+                   help="with --run: run without asking (default: ask on stdin)")
+    p.add_argument("--json", action="store_true",
+                   help="print the blocks as JSON (default: off)")
+    p.add_argument("--trust-new-host", action="store_true", help=TRUST_HELP)
+
+
+def _history_args(p: argparse.ArgumentParser) -> None:
+    p.description = "List sessions and their attempts."
+    p.add_argument("--json", action="store_true",
+                   help="print the sessions as JSON (default: off)")
+
+
+def _bridge_args(command: str) -> Callable[[argparse.ArgumentParser], None]:
+    def add(p: argparse.ArgumentParser) -> None:
+        from verifybot_tui.selftest import add_bridge_args
+
+        add_bridge_args(p, command)
+    return add
+
+
+_ARGS = {"run": _run_args, "login": _login_args, "probe": _probe_args,
+         "extract": _extract_args, "history": _history_args, "doctor": _bridge_args("doctor"),
+         "selftest": _bridge_args("selftest"), "config": _config_args}
 
 
 def _config(args: argparse.Namespace, *, writes: bool = False) -> Config:
@@ -171,13 +216,51 @@ def _config(args: argparse.Namespace, *, writes: bool = False) -> Config:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # `verifybot history | head`: the reader had enough. Point stdout at
+        # /dev/null so the interpreter's last flush cannot complain either.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_SUCCESS
+
+
+def _typo(word: str) -> str | None:
+    """The command a one-word first argument was probably meant to be."""
+    if not word or word.startswith("-") or any(c.isspace() for c in word):
+        return None
+    close = difflib.get_close_matches(word.lower(), COMMANDS, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _needs_terminal() -> str | None:
+    """Why the TUI cannot start here, or None: it needs a terminal on both ends."""
+    missing = [name for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout))
+               if stream is None or not stream.isatty()]
+    if not missing:
+        return None
+    what = "is not a terminal" if len(missing) == 1 else "are not terminals"
+    return (f"the app needs a terminal, but {' and '.join(missing)} {what}. "
+            "For scripts and pipes use `verifybot run PROMPT` (see verifybot run --help).")
+
+
+def _main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv and argv[0] in COMMANDS else None
+    if command is None and argv and (meant := _typo(argv[0])) is not None:
+        # A mistyped command must not become a prompt sent to the chat site.
+        _err(f"'{argv[0]}' is not a command; did you mean {meant}? "
+             f"(verifybot {meant} --help). To send it as a prompt: verifybot -- '{argv[0]}'")
+        return EXIT_USAGE
     parser = build_parser(command)
     try:
         args = parser.parse_args(argv[1:] if command else argv)
     except SystemExit as e:  # argparse exits 2 on usage errors, 0 on --help
         return int(e.code or 0)
+    if command is None and (why := _needs_terminal()) is not None:
+        _err(why)
+        return EXIT_USAGE
     try:
         if command is None:
             return _tui(args)
@@ -368,27 +451,46 @@ class _Printer:
 
     async def approve(self, ev: ApprovalNeeded) -> Decision:
         files = {f.name: f.content for f in ev.files}
+        edited: dict[str, str] = {}  # what the user changed, shown and confirmed first
         while True:
+            what = "the edited version" if edited else f"attempt {ev.attempt}"
             answer = await self.stdin.readline(
-                f"Run attempt {ev.attempt}? [a]ccept, [e]dit, [r]eject, [s]top: ")
+                f"Run {what}? [a]ccept, [e]dit, [r]eject, [s]top: ")
             if answer is None:
                 self.say("stdin is closed: stopping (use --yes to run without asking)")
                 return Decision("stop")
             choice = answer.strip().lower()[:1]
             if choice == "a":
-                return Decision("accept")
+                return Decision("edit", files=edited) if edited else Decision("accept")
             if choice == "s":
                 return Decision("stop")
             if choice == "r":
                 note = await self.stdin.readline("Note for the LLM (empty for none): ")
                 return Decision("reject", note=note or "")
             if choice == "e":
-                edited = await asyncio.to_thread(edit_files, files, subprocess.call)
-                if edited is None:
+                result = await asyncio.to_thread(edit_files, {**files, **edited},
+                                                 subprocess.call)
+                if result is None:
                     self.say("no editor: set $EDITOR (for example EDITOR=nano) to edit")
                     continue
-                return Decision("edit", files=edited)
+                edited = {name: text for name, text in result.items() if text != files[name]}
+                # As in the app: the user sees what will run before it runs.
+                self._show_diff(files, edited)
+                continue
             self.say("answer a, e, r or s")
+
+    def _show_diff(self, files: dict[str, str], edited: dict[str, str]) -> None:
+        if not edited:
+            self.say("no changes: the version as proposed")
+            return
+        for name, text in edited.items():
+            for line in difflib.unified_diff(files[name].splitlines(), text.splitlines(),
+                                             f"{name} (proposed)", f"{name} (edited)",
+                                             lineterm=""):
+                code = "32" if line.startswith("+") else "31" if line.startswith("-") else ""
+                clean = sanitize(line, keep_colours=False)
+                print(_colour(self.info, code, clean) if code else clean, file=self.info)
+        self.info.flush()
 
 
 # -- commands ------------------------------------------------------------------------
@@ -521,12 +623,24 @@ async def cmd_login(args: argparse.Namespace) -> int:
               f"Its key is read from ${key_env(cfg.llm[name])}; `verifybot doctor` checks it.",
               file=sys.stderr)
         return EXIT_SUCCESS
+    from verifybot_tui.doctor import LOGIN_STAMP, needs_display
+    from verifybot_tui.llm.browser.chromium import profile_dir
     from verifybot_tui.llm.browser.login import login
 
-    print(f"Opening {cfg.llm[name].url} in a browser window: log in there. "
-          "This window closes by itself once you are logged in.", file=sys.stderr)
+    if why := needs_display():
+        # A login needs a window the user can type into: say so before a browser fails.
+        raise ConfigError(f"`verifybot login` opens a browser window, but {why}. Log in from "
+                          "a desktop session (or over `ssh -X`), then use the same profile "
+                          f"here: [llm.{name}] profile_dir = \"{profile_dir(cfg.llm[name])}\"")
+    print(f"Opening {cfg.llm[name].url} in a browser window: log in there as you normally "
+          f"do. The window closes by itself once the chat page shows (within "
+          f"{args.timeout:g} s).", file=sys.stderr)
     await login(cfg.llm[name], cfg.workspace, timeout=args.timeout)
-    print(f"Logged in to {name}; the profile is kept for the next runs.", file=sys.stderr)
+    profile = profile_dir(cfg.llm[name])
+    with contextlib.suppress(OSError):
+        (profile / LOGIN_STAMP).write_text(time.strftime("%Y-%m-%d %H:%M:%S\n"))
+    print(f"Logged in to {name}; the profile {profile} keeps the login. Now ask away: "
+          f"verifybot --llm {name}", file=sys.stderr)
     return EXIT_SUCCESS
 
 
@@ -549,6 +663,7 @@ async def cmd_probe(args: argparse.Namespace) -> int:
 
 async def cmd_extract(args: argparse.Namespace) -> int:
     from verifybot_tui.core.extract import extract
+    from verifybot_tui.llm.replay import parse_answers
 
     path = Path(args.file)
     limit_mb = _config(args).run.max_answer_mb
@@ -562,14 +677,37 @@ async def cmd_extract(args: argparse.Namespace) -> int:
     except UnicodeDecodeError as e:
         raise ConfigError(f"{path} is not UTF-8 text (an invalid byte at offset {e.start}); "
                           "save it as UTF-8") from None
-    ex = extract(text)
-    if not args.run:
-        if args.json:
-            print(json.dumps(dataclasses.asdict(ex), indent=2))
+    # A raw_md transcript or a replay file holds '## Answer N' sections: the code
+    # is in the answers, not in the prompts, outputs and saved files around them.
+    answers = parse_answers(text)
+    if answers and args.answer is not None:
+        if not 1 <= args.answer <= len(answers):
+            raise ConfigError(f"{path} holds answers 1 to {len(answers)}; "
+                              f"--answer {args.answer} is not one of them")
+        numbered = [(args.answer, answers[args.answer - 1])]
+    elif answers:
+        numbered = list(enumerate(answers, 1))
+    else:
+        if args.answer is not None:
+            raise ConfigError(f"{path} has no '## Answer N' sections: it is one answer; "
+                              "leave out --answer")
+        numbered = [(0, text)]
+    if args.run:
+        n, answer = numbered[-1]
+        return await _extract_run(args, path, answer, n)
+    found = [(n, extract(answer)) for n, answer in numbered]
+    if args.json:
+        if answers:
+            print(json.dumps([{"answer": n, **dataclasses.asdict(ex)} for n, ex in found],
+                             indent=2))
         else:
+            print(json.dumps(dataclasses.asdict(found[0][1]), indent=2))
+    else:
+        for n, ex in found:
+            if n:
+                print(f"=== answer {n} of {len(answers)} ===")
             _print_extraction(ex)
-        return EXIT_SUCCESS if ex.programs else EXIT_FAILED
-    return await _extract_run(args, path)
+    return EXIT_SUCCESS if any(ex.programs for _, ex in found) else EXIT_FAILED
 
 
 def _print_extraction(ex: Any) -> None:
@@ -588,7 +726,7 @@ def _print_extraction(ex: Any) -> None:
         print(f"DEPENDENCIES: {', '.join(ex.dependencies)}")
 
 
-async def _extract_run(args: argparse.Namespace, path: Path) -> int:
+async def _extract_run(args: argparse.Namespace, path: Path, answer: str, n: int) -> int:
     """--run: the loop with this one answer and no retries, so nothing is done twice."""
     from verifybot_tui.llm.replay import ReplayLLM
     from verifybot_tui.targets import make_target
@@ -597,11 +735,17 @@ async def _extract_run(args: argparse.Namespace, path: Path) -> int:
     ws = cfg.workspace
     stdin = _Stdin()
     printer = _Printer(json_mode=args.json, stdin=stdin)
-    llm = ReplayLLM(path, whole_file=True)
-    target = make_target(cfg, args.target or cfg.run.default_target, ws, prompter=stdin,
-                         trust_new_host=args.trust_new_host)
-    return await _drive(args, cfg, llm, target, printer, f"Run the code of {path.name}",
-                        max_retries=0)
+    with tempfile.TemporaryDirectory(prefix="verifybot-extract-") as tmp:
+        one = path
+        if n:  # one answer of a transcript: the replay reads it as a whole file
+            one = Path(tmp) / f"{path.stem}_answer_{n}.md"
+            one.write_text(answer, encoding="utf-8")
+        llm = ReplayLLM(one, whole_file=True)
+        target = make_target(cfg, args.target or cfg.run.default_target, ws, prompter=stdin,
+                             trust_new_host=args.trust_new_host)
+        what = f"answer {n} of {path.name}" if n else path.name
+        return await _drive(args, cfg, llm, target, printer, f"Run the code of {what}",
+                            max_retries=0)
 
 
 async def cmd_history(args: argparse.Namespace) -> int:

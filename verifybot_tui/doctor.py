@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import sys
+import time
 
 from verifybot_tui.core.config import Config, LLMConfig
 from verifybot_tui.core.errors import EXIT_FAILED, EXIT_SUCCESS, VerifyBotError
@@ -62,9 +64,20 @@ async def _check_llm(r: _Report, name: str, llm: LLMConfig) -> None:
     except VerifyBotError as e:
         r.line("FAIL", what, str(e))
         return
+    if not llm.headless and (why := needs_display()):
+        r.line("WARN", what, f"headless = false needs a display, and {why}: run VerifyBot "
+                             "in a desktop session (or under xvfb-run), or set headless = true "
+                             f"in [llm.{name}] (bot checks catch headless browsers more often)")
     profile = profile_dir(llm)
-    if profile.is_dir() and any(profile.iterdir()):
-        r.line("OK", what, f"profile {profile} exists (the login is checked at each prompt)")
+    stamp = profile / LOGIN_STAMP
+    if stamp.is_file():
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp.stat().st_mtime))
+        r.line("OK", what, f"profile {profile}: logged in with `verifybot login` on {when} "
+                           "(whether it still is, each prompt checks)")
+    elif profile.is_dir() and any(profile.iterdir()):
+        # A profile only says a browser ran with it, not that anyone logged in.
+        r.line("WARN", what, f"profile {profile} exists, login not checked: run "
+                             f"`verifybot login --llm {name}` once if the app says logged out")
     else:
         r.line("WARN", what, f"no profile at {profile}: run `verifybot login --llm {name}` once")
 
@@ -74,6 +87,19 @@ async def _check_api(r: _Report, name: str, llm: LLMConfig, config: Config) -> N
 
     result = await check_provider(llm, config.workspace)
     r.line("OK" if result.ok else "FAIL", f"llm {name}", result.text)
+
+
+LOGIN_STAMP = ".verifybot-login"
+"""Written into a profile by a finished `verifybot login`: doctor reads its time."""
+
+
+def needs_display() -> str | None:
+    """Why a visible browser window cannot open here, or None."""
+    if sys.platform != "linux":
+        return None
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return None
+    return "neither $DISPLAY nor $WAYLAND_DISPLAY is set"
 
 
 async def _check_target(r: _Report, config: Config, name: str) -> None:

@@ -45,19 +45,23 @@ from verifybot_tui.core.reports import RecipeResult, json_text, junit_xml, summa
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
-    sub = p.add_subparsers(dest="action", metavar="run|new", required=True)
+    sub = p.add_subparsers(dest="action", metavar="run|new", required=True,
+                         help="run: run recipes; new: write one from a session")
     run = sub.add_parser("run", help="run recipes headless; exit 0 only if all are verified")
     run.add_argument("files", nargs="+", metavar="FILE", help="recipe TOML files")
     run.add_argument("--parallel", type=int, default=1, metavar="N",
-                     help="run up to N recipes at once (never two on one target)")
-    run.add_argument("--junit", metavar="PATH", help="write a JUnit XML report")
-    run.add_argument("--json", action="store_true", help="print a JSON report on stdout")
+                     help="run up to N recipes at once, never two on one target (default: 1)")
+    run.add_argument("--junit", metavar="PATH", help="write a JUnit XML report (default: none)")
+    run.add_argument("--json", action="store_true",
+                     help="print a JSON report on stdout (default: off)")
     new = sub.add_parser("new", help="write a recipe from a finished session")
     new.add_argument("session", nargs="?", type=int, help="a session id (default: the last)")
     new.add_argument("--output", "-o", metavar="FILE", help="write here (default: stdout)")
     for q in (run, new):
-        q.add_argument("--config", metavar="PATH", help="config file")
-        q.add_argument("--workspace", metavar="DIR", help="the workspace")
+        q.add_argument("--config", metavar="PATH",
+                       help="config file (default: ./config.toml, else the user config dir)")
+        q.add_argument("--workspace", metavar="DIR",
+                       help="the workspace (default: [run] workspace)")
 
 
 def _say(text: str) -> None:

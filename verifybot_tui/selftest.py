@@ -38,13 +38,15 @@ def add_bridge_args(p: argparse.ArgumentParser, command: str) -> None:
     if command == "doctor":
         p.description = "Check the config, the browser, the login and the targets."
         p.add_argument("--site", action="store_true", help="probe the chat site's selectors "
-                       "live (HIT/MISS per signal; an evidence file on a MISS)")
-        p.add_argument("--llm", metavar="NAME", help="with --site: the [llm.NAME] to probe")
+                       "live (HIT/MISS per signal; an evidence file on a MISS) (default: off)")
+        p.add_argument("--llm", metavar="NAME",
+                       help="with --site: the [llm.NAME] to probe (default: [run] default_llm)")
         p.add_argument("--yes", action="store_true", help="with --site: send the test prompt "
-                       "without asking")
+                       "without asking (default: ask)")
     else:
         p.description = "One canary prompt through the whole bridge, each step timed."
-        p.add_argument("--llm", metavar="NAME")
+        p.add_argument("--llm", metavar="NAME",
+                       help="the [llm.NAME] to test (default: [run] default_llm)")
 
 
 class _Steps:

@@ -31,6 +31,7 @@ from verifybot_tui.core.config import (
     user_config_dir,
 )
 from verifybot_tui.core.errors import ConfigError
+from verifybot_tui.core.ui_state import load_ui_state
 
 # The keys of the API kinds; a browser table is exported with every other key (so a
 # key added for browsers later is exported too), an API table with these only.
@@ -40,15 +41,7 @@ _API_KEYS = ("kind", *_API_ONLY, "answer_timeout")
 
 
 def _ui_choices() -> dict[str, Any]:
-    """The UI choices of the state file (core/ui_state.py, helper tui's).
-
-    TODO(lead, issue 13): core/ui_state.py is not on main yet while this is
-    written; once it is, drop this ImportError fallback and import it at the top.
-    """
-    try:
-        from verifybot_tui.core.ui_state import load_ui_state  # type: ignore[import-not-found]
-    except ImportError:
-        return {}
+    """The UI choices made in the app (the state file), laid over the config's [ui]."""
     return dict(load_ui_state())
 
 

@@ -12,8 +12,10 @@ from pathlib import Path
 
 from textual.app import App
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 
-from verifybot_tui.core.config import Config, save_setting, user_config_dir
+from verifybot_tui.core.config import Config
+from verifybot_tui.core.ui_state import load_ui_state, save_ui_choice, state_path
 from verifybot_tui.tui.keys import APP_BINDINGS, check_keymap
 from verifybot_tui.tui.output_buffer import OutputBuffer
 from verifybot_tui.tui.prompter import DialogPrompter
@@ -55,6 +57,8 @@ class VerifyBotApp(App[int]):
         self._theme_ready = False
         self._theme_problems: list[str] = []
         self.keymap, self._keymap_problems = check_keymap(config.ui.keys)
+        # The user's choices made in the app win over config.toml's [ui] (the contract).
+        self.ui_state = load_ui_state()
         # Before the first stylesheet is built: a theme set later rebuilds it all.
         self._load_themes()
 
@@ -86,6 +90,10 @@ class VerifyBotApp(App[int]):
         for problem in problems:
             self._theme_problems.append(
                 f"Theme file not loaded: {problem}\nFix the file or remove it.")
+        chosen = self.ui_state.get("theme")
+        if isinstance(chosen, str) and chosen in self.available_themes:
+            self.theme = chosen
+            return
         wanted = self.config.ui.theme
         if wanted in self.available_themes:
             self.theme = wanted
@@ -96,17 +104,71 @@ class VerifyBotApp(App[int]):
             self.theme = FALLBACK_THEME
 
     def watch_theme(self, name: str) -> None:
-        """A theme chosen by the user (palette, F9) is saved to [ui] theme."""
-        if not self._theme_ready or name == self.config.ui.theme:
+        """A theme chosen in the app (palette, F9) is kept in the state file.
+
+        Never in config.toml: that file is the user's, comments and all.
+        """
+        if not self._theme_ready or name == self.ui_state.get("theme", self.config.ui.theme):
             return
-        self.config.ui.theme = name
-        path = self.config.path or user_config_dir() / "config.toml"
+        self.save_ui_choice("theme", name)
+
+    def save_ui_choice(self, key: str, value: object) -> None:
+        """Remember a UI choice across starts; a failure only costs a warning."""
+        self.ui_state[key] = value
         try:
-            save_setting(path, "ui", "theme", name)
-        except (OSError, ValueError) as e:
-            self.notify(f"Theme not saved to {path}: {e}", severity="warning")
+            save_ui_choice(key, value)
+        except (OSError, ValueError, TypeError) as e:
+            self.notify(f"Choice not saved to {state_path()}: {e}", severity="warning",
+                        markup=False)
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Every notification is plain text: ours quote config keys ("[targets.NAME]")
+        and errors quote program output, and markup would eat their brackets."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     # -- actions ----------------------------------------------------------------------------
+
+    def action_copy_shown(self) -> None:
+        """y: what the user is looking at goes to the clipboard, the selection first."""
+        selected = self.screen.get_selected_text()
+        if selected:
+            self.copy_to_clipboard(selected)
+            self.notify(f"Copied the selection ({len(selected.splitlines())} lines).")
+            return
+        from verifybot_tui.tui.widgets.code import CodePane
+
+        panes = self.screen.query(CodePane)
+        shown = panes.first().active_file() if panes else None
+        if shown is None:
+            self.notify("Nothing to copy yet: no code is shown. Select text with the mouse, "
+                        "or press y in the output pane to copy the output.")
+            return
+        self.copy_to_clipboard(shown.content)
+        self.notify(f"Copied {shown.saved_name} ({len(shown.content.splitlines())} lines).")
+
+    async def action_quit(self) -> None:
+        """ctrl+q: quit, but ask first while a run is going on (it would be stopped).
+
+        Textual's own ctrl+q binding calls this too, so no key quits unasked."""
+        main = self.main_screen
+        loop = self.session.loop
+        busy = main is not None and (main.running or (loop is not None and loop.running))
+        if not busy:
+            self.exit()
+            return
+        from verifybot_tui.tui.screens.dialogs import ConfirmScreen
+
+        if isinstance(self.screen, ConfirmScreen):
+            return
+
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self.exit()
+
+        self.push_screen(ConfirmScreen("A run is going on. Quit anyway? The program is "
+                                       "stopped, and what ran so far is kept.",
+                                       "Quit?"), callback=answer)
 
     def action_help(self) -> None:
         from verifybot_tui.tui.screens.help import HelpScreen

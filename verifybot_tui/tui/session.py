@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from verifybot_tui.core.config import Config, check_llm_spec, check_target_name
+from verifybot_tui.core.errors import ConfigError
 from verifybot_tui.core.history import History
 from verifybot_tui.core.ports import LLMBackend, Prompter, Target
 from verifybot_tui.core.recipe import Recipe
@@ -36,6 +37,9 @@ class AppSession:
         self.config = config
         self.workspace = (workspace or config.workspace).resolve()
         self.llm_spec = llm_spec
+        # What F8 cycles through: a replay given with --llm stays in the round.
+        self.llm_names = list(config.llm) if llm_spec in config.llm else [llm_spec,
+                                                                          *config.llm]
         self.target_name = target_name
         self.review_feedback = review_feedback
         self.auto_accept = config.run.auto_accept
@@ -67,6 +71,22 @@ class AppSession:
         current = after or self.target_name
         i = names.index(current) if current in names else -1
         return names[(i + 1) % len(names)]
+
+    async def use_llm(self, spec: str) -> None:
+        """Switch to another LLM: the old one is closed, the loop is rebuilt for the
+        new one at the next prompt (a new chat: a conversation lives on one site)."""
+        check_llm_spec(self.config, spec)
+        if self.loop is not None and self.loop.running:
+            raise ConfigError("a run is going on: stop it before switching the LLM")
+        old, self.llm = self.llm, None
+        task, self._llm_start = self._llm_start, None
+        if task is not None and not task.done():
+            task.cancel()
+        self.loop = None
+        self.llm_spec = spec
+        if old is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(old.close(), 10)
 
     def make_llm(self) -> LLMBackend:
         if self.llm is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Label
@@ -24,7 +25,9 @@ class HelpScreen(ModalScreen[None]):
             table: DataTable = DataTable(id="help-table", cursor_type="row", zebra_stripes=True)
             table.add_columns("Where", "Key", "What it does", "Id")
             for where, key, what, binding_id in help_rows(self.keymap):
-                table.add_row(where, key, what, binding_id)
+                # Text, not str: a DataTable reads str cells as markup, and "[ui] theme"
+                # in a tooltip would vanish.
+                table.add_row(*(Text(cell) for cell in (where, key, what, binding_id)))
             yield table
             yield Label("Esc closes this. ctrl+p opens the command palette.", id="help-foot")
         yield Footer()

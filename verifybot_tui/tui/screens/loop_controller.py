@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from rich.markup import escape
+from textual.content import Content
+from textual.markup import escape
 
 from verifybot_tui.core.ansi import one_line, visible
 from verifybot_tui.core.errors import VerifyBotError
@@ -71,6 +72,9 @@ class LoopController:
         self.pending_feedback: FeedbackReady | None = None
         self.saved_paths: dict[str, Path] = {}  # file name -> its programs/ file
         self.attempt_base = 0
+        # The last version shown, whatever became of it (rejected, stopped, run): F4
+        # compares the next one with it. The loop's own "previous" is the last one run.
+        self.last_shown: list[Any] = []
         self.started = asyncio.Event()  # the bars are mounted: loop events may come
 
     # -- workers (they post messages or fill the buffer; they never touch widgets) ------
@@ -140,6 +144,8 @@ class LoopController:
 
     async def on_session_started(self, ev: SessionStarted) -> None:
         self.attempt_base = ev.attempts_before
+        if ev.attempts_before == 0:
+            self.last_shown = []
         await self.screen.conversation.add_notice(
             f"Session #{ev.session_id} ({ev.slug}) on {ev.target}")
         self.screen.refresh_history()
@@ -151,11 +157,13 @@ class LoopController:
             self.screen.notify(one_line(ev.text), severity="error", markup=False)
 
     async def on_prompt_sent(self, ev: PromptSent) -> None:
+        self.screen.show_top("conversation")
         await self.screen.conversation.add_prompt(ev.text, ev.kind, ev.attempt)
+        # One numbering everywhere: a follow-up continues the session's count.
         status = self.screen.status_bar
-        status.attempt = ev.attempt - self.attempt_base
+        status.attempt = ev.attempt
         if self.session.loop is not None:
-            status.max_attempts = self.session.loop.max_attempts
+            status.max_attempts = self.attempt_base + self.session.loop.max_attempts
 
     async def on_answer_text(self, ev: AnswerText) -> None:
         await self.screen.conversation.show_answer(ev.text)
@@ -168,7 +176,10 @@ class LoopController:
         await self.screen.conversation.finish_answer(ev.markdown)
 
     async def on_code_ready(self, ev: CodeReady) -> None:
-        await self.screen.code_pane.show_files(ev.files, ev.entry, ev.previous)
+        previous = self.last_shown or ev.previous
+        self.last_shown = list(ev.files)
+        await self.screen.code_pane.show_files(ev.files, ev.entry, previous)
+        self.screen.show_top("code")
         root = self.session.loop.workspace.root if self.session.loop else Path(".")
         self.saved_paths = {f.name: root / rel
                             for f, rel in zip(ev.files, ev.saved, strict=False)}
@@ -176,10 +187,14 @@ class LoopController:
 
     async def on_approval_needed(self, ev: ApprovalNeeded) -> None:
         self.pending_approval = ev
-        self.screen.approval_bar.ask(
-            f"Attempt {ev.attempt - self.attempt_base}: run [b]{escape(one_line(ev.entry))}[/b]"
-            f" on [b]{escape(self.session.target_name)}[/b]?")
+        # The entry's name is the LLM's text: a variable, never read as markup.
+        self.screen.approval_bar.ask(Content.from_markup(
+            "Attempt $n: run [b]$entry[/b] on [b]$target[/b]?", n=str(ev.attempt),
+            entry=one_line(ev.entry), target=self.session.target_name))
         self.watch_programs(dict(self.saved_paths))
+        self.screen.refresh_bindings()
+        if self.screen.auto_accept:  # turned on while this version was on its way
+            await self.approval_chosen("accept", "")
 
     async def on_permission_needed(self, ev: PermissionNeeded) -> None:
         self.screen.app.push_screen(ConfirmScreen(ev.question, "Install packages?"),
@@ -187,11 +202,12 @@ class LoopController:
 
     async def on_feedback_ready(self, ev: FeedbackReady) -> None:
         self.pending_feedback = ev
+        self.screen.add_class("-reviewing")
         self.screen.feedback_bar.ask(ev.prompt)
 
     async def on_run_started(self, ev: RunStarted) -> None:
         output = self.screen.output_pane
-        output.border_title = f"Output — attempt {ev.attempt - self.attempt_base} on {ev.target}"
+        output.border_title = escape(f"Output — attempt {ev.attempt} on {ev.target}")
         output.border_subtitle = "running…"
         output.set_class(True, "-running")
 
@@ -208,7 +224,7 @@ class LoopController:
     async def on_verdict_reached(self, ev: VerdictReached) -> None:
         v = ev.verdict
         await self.screen.conversation.add_notice(
-            f"Verdict for attempt {ev.attempt - self.attempt_base}: {v.status} — {v.reason}",
+            f"Verdict for attempt {ev.attempt}: {v.status} — {v.reason}",
             "info" if v.ok else "warning")
         self.screen.refresh_history()
 
@@ -245,6 +261,8 @@ class LoopController:
         self.screen.workers.cancel_group(self.screen, "watch")
         self.pending_approval = None
         self.pending_feedback = None
+        self.screen.remove_class("-reviewing")
+        self.screen.refresh_bindings()
 
     def decide(self, decision: Decision) -> None:
         pending = self.pending_approval

@@ -14,20 +14,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Footer, Input, TextArea
 from textual.worker import Worker, WorkerState
 
 from verifybot_tui.core.ansi import one_line
 from verifybot_tui.core.errors import VerifyBotError
 from verifybot_tui.core.events import ApprovalNeeded, FeedbackReady, dispatch
 from verifybot_tui.llm.api_common import usage_text
-from verifybot_tui.tui.keys import MAIN_BINDINGS
+from verifybot_tui.tui.keys import APPROVAL_BINDINGS, MAIN_BINDINGS
 from verifybot_tui.tui.messages import (
     BackendState,
     FileEdited,
@@ -45,12 +45,13 @@ from verifybot_tui.tui.widgets.conversation import ConversationPane
 from verifybot_tui.tui.widgets.feedback import FeedbackBar
 from verifybot_tui.tui.widgets.history import HistoryPane
 from verifybot_tui.tui.widgets.output import OutputPane
+from verifybot_tui.tui.widgets.prompt import PromptBox
 from verifybot_tui.tui.widgets.status import StatusBar
 
 
 class MainScreen(Screen[None]):
     CSS_PATH = "main.tcss"
-    BINDINGS: ClassVar[list[BindingType]] = [*MAIN_BINDINGS]
+    BINDINGS: ClassVar[list[BindingType]] = [*MAIN_BINDINGS, *APPROVAL_BINDINGS]
     AUTO_FOCUS = "#prompt"
 
     # The state the status bar shows and the keys depend on, kept once, here.
@@ -95,7 +96,7 @@ class MainScreen(Screen[None]):
                     yield CodePane(id="code")
                 yield OutputPane(self.output_buffer, id="output")
         with Vertical(id="bottom"):  # the bars join it after the first frame
-            yield Input(placeholder=self._prompt_hint(), id="prompt")
+            yield PromptBox(placeholder=self._prompt_hint(), id="prompt")
         yield Footer()
 
     @property
@@ -124,8 +125,8 @@ class MainScreen(Screen[None]):
         return self.query_one("#history", HistoryPane)
 
     @property
-    def prompt_box(self) -> Input:
-        return self.query_one("#prompt", Input)
+    def prompt_box(self) -> PromptBox:
+        return self.query_one("#prompt", PromptBox)
 
     @property
     def approval_bar(self) -> ApprovalBar:
@@ -171,20 +172,33 @@ class MainScreen(Screen[None]):
         status.max_attempts = 1 + self.session.config.run.max_retries
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Stop only while something runs; retry only when idle with a prompt to retry."""
+        """Stop only while something runs; retry only when idle with a prompt to retry;
+        the approval keys while a version waits, from any pane but a text box."""
+        if action == "approve":
+            if self.pending_approval is None or not self.approval_bar.shown:
+                return False
+            return not isinstance(self.focused, Input | TextArea)
+        # The footer shows what applies now: keys that cannot act are left out (False).
         if action == "stop":
-            return True if self.running else None
+            return self.running
         if action == "retry":
-            return None if self.running or not self.last_prompt else True
+            return not self.running and bool(self.last_prompt)
+        if action == "toggle_top":
+            return self.has_class("-narrow")
+        if action == "switch_llm":
+            return not self.running and len(self.session.llm_names) > 1
+        if action == "switch_target":
+            return len(self.session.target_names) > 1
         return True
 
     async def start_backends(self) -> None:
         """Called by the app once the first frame is shown: nothing that can wait
         may hold that frame back."""
         if not self.query(ApprovalBar):
-            await self.query_one("#bottom").mount(ApprovalBar(id="approval"),
-                                                  FeedbackBar(id="feedback"),
-                                                  before=self.prompt_box)
+            compact = self.has_class("-narrow") or self.has_class("-short")
+            await self.query_one("#bottom").mount(
+                ApprovalBar(id="approval", classes="-compact" if compact else ""),
+                FeedbackBar(id="feedback"), before=self.prompt_box)
         self.controller.started.set()
         self.refresh_history()
         if not self.session.llm_spec.startswith("replay:"):
@@ -210,6 +224,8 @@ class MainScreen(Screen[None]):
 
     def watch_auto_accept(self, on: bool) -> None:
         self.session.set_auto_accept(on)
+        if on and self.pending_approval is not None:  # the version already waiting too
+            self.call_later(self.controller.approval_chosen, "accept", "")
 
     def watch_review_feedback(self, on: bool) -> None:
         self.session.set_review_feedback(on)
@@ -220,6 +236,8 @@ class MainScreen(Screen[None]):
         if message.kind == "llm":
             self.llm_state = message.state
             self.status_bar.usage = usage_text(self.session.llm)  # API tokens, after each answer
+            # The site's page in use (chatgpt has two): a site change shows here first.
+            self.status_bar.renderer = getattr(self.session.llm, "renderer", "")
         elif message.name == self.target and message.name != self.switching:
             # A target being switched to shows "connecting" until it is probed and
             # current (TargetReady): "connected" must mean the next attempt runs there.
@@ -286,8 +304,8 @@ class MainScreen(Screen[None]):
 
     # -- prompts ------------------------------------------------------------------------
 
-    @on(Input.Submitted, "#prompt")
-    def _prompt_submitted(self, event: Input.Submitted) -> None:
+    @on(PromptBox.Submitted, "#prompt")
+    def _prompt_submitted(self, event: PromptBox.Submitted) -> None:
         text = event.value.strip()
         if not text:
             return
@@ -391,7 +409,8 @@ class MainScreen(Screen[None]):
         history = self.session.history
         sessions = history.sessions(limit=200)
         attempts = {s["id"]: history.attempts(s["id"]) for s in sessions[:50]}
-        self.history_pane.show_sessions(sessions, attempts)
+        prompts = {s["id"]: history.prompts(s["id"]) for s in sessions[:50]}
+        self.history_pane.show_sessions(sessions, attempts, prompts)
 
     @on(HistoryPane.Picked)
     def _history_picked(self, message: HistoryPane.Picked) -> None:
@@ -417,7 +436,47 @@ class MainScreen(Screen[None]):
         self.prompt_box.placeholder = self._prompt_hint()
         self.status_bar.mode = f"resume #{session_id}"
         self.prompt_box.focus()
+        if not self.running:
+            self.run_worker(self._show_session(session_id), group="ui", exclusive=True)
         self.notify(f"Type a follow-up: it goes to session #{session_id}'s conversation.")
+
+    async def _show_session(self, session_id: int) -> None:
+        """The panes show the session being resumed: its conversation, its last version
+        and that version's output, so a follow-up is written knowing what it follows."""
+        from verifybot_tui.core.languages import language_for_filename
+        from verifybot_tui.core.ports import ProgramFile
+        from verifybot_tui.tui.screens.attempt import read_output_file
+
+        history = self.session.history
+        conversation = self.conversation
+        await conversation.clear()
+        attempts = history.attempts(session_id)
+        numbers = {a["prompt_id"]: a["n"] for a in attempts if a.get("prompt_id")}
+        for p in history.prompts(session_id):
+            await conversation.add_prompt(p["text"], p["kind"], numbers.get(p["id"], 0))
+            if p.get("answer"):
+                await conversation.finish_answer(p["answer"])
+        await conversation.end_answer()
+        last = next((a for a in reversed(attempts) if a.get("files")), None)
+        files: list[ProgramFile] = []
+        for rel in (last or {}).get("files") or []:
+            path = self.session.workspace / rel
+            try:
+                content = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            lang = language_for_filename(path.name)
+            files.append(ProgramFile(path.name, path.name, content, lang.name if lang else ""))
+        entry = Path((last or {}).get("entry") or "").name
+        await self.code_pane.show_files(files, entry)
+        self.controller.last_shown = files
+        output = self.output_pane
+        output.clear()
+        if last is not None and last.get("output_file"):
+            self.output_buffer.run_started(f"attempt {last['n']} on {last.get('target')}")
+            read_output_file(self.session.workspace / last["output_file"], self.output_buffer)
+            output.finish()
+        self.status_bar.attempt = last["n"] if last is not None else 0
 
     # -- actions (keys) ------------------------------------------------------------------
 
@@ -449,7 +508,11 @@ class MainScreen(Screen[None]):
         self.new_chat_next = True
         self.resume_id = None
         self.prompt_box.placeholder = self._prompt_hint()
-        self.status_bar.mode = "new chat"
+        status = self.status_bar
+        status.mode = "new chat"
+        if not self.running:  # a clean slate: nothing on screen belongs to the next chat
+            status.attempt = 0
+            self.run_worker(self._clear_panes(), group="ui")
         self.prompt_box.focus()
 
     def action_retry(self) -> None:
@@ -463,6 +526,13 @@ class MainScreen(Screen[None]):
 
     def action_toggle_history(self) -> None:
         history = self.history_pane
+        if self.has_class("-narrow"):  # an overlay over the panes, Esc or F2 closes it
+            self.toggle_class("-history-overlay")
+            if self.has_class("-history-overlay"):
+                history.focus()
+            else:
+                self.action_focus_decision()
+            return
         history.display = not history.display
         if history.display:
             history.focus()
@@ -472,3 +542,62 @@ class MainScreen(Screen[None]):
 
     def action_focus_prompt(self) -> None:
         self.prompt_box.focus()
+
+    def action_approve(self, action: str) -> None:
+        """a, e, o, r, s from any pane: the approval bar does the rest."""
+        getattr(self.approval_bar, f"action_{action}")()
+
+    def action_focus_decision(self) -> None:
+        """Esc: back to what waits for an answer, else to the prompt box."""
+        if self.has_class("-history-overlay"):
+            self.remove_class("-history-overlay")
+        if self.pending_approval is not None and self.approval_bar.shown:
+            self.approval_bar.focus()
+        elif self.pending_feedback is not None and self.feedback_bar.shown:
+            self.query_one("#feedback-text").focus()
+        else:
+            self.prompt_box.focus()
+
+    # -- narrow screens ------------------------------------------------------------------
+
+    NARROW = 100  # columns: below this the history is an overlay and code/chat share
+    SHORT = 32  # rows: below this the feedback review hides code/chat while it is open
+
+    def on_resize(self, event: events.Resize) -> None:
+        narrow = event.size.width < self.NARROW
+        if narrow != self.has_class("-narrow"):
+            self.set_class(narrow, "-narrow")
+            self.remove_class("-history-overlay")
+            self.refresh_bindings()
+        self.set_class(event.size.height < self.SHORT, "-short")
+        for bar in self.query(ApprovalBar):
+            bar.set_class(narrow or event.size.height < self.SHORT, "-compact")
+
+    def show_top(self, which: str) -> None:
+        """On a narrow screen, which of code and conversation has the space."""
+        self.set_class(which == "code", "-show-code")
+
+    def action_toggle_top(self) -> None:
+        self.show_top("conversation" if self.has_class("-show-code") else "code")
+
+    def action_switch_llm(self) -> None:
+        names = self.session.llm_names
+        if len(names) < 2:
+            self.notify("Only one LLM is configured: add [llm.NAME] tables to switch.")
+            return
+        name = names[(names.index(self.session.llm_spec) + 1) % len(names)]
+        self.run_worker(self._switch_llm(name), group="llm-switch", exclusive=True)
+
+    async def _switch_llm(self, name: str) -> None:
+        await self.session.use_llm(name)
+        spec = self.session.llm_spec
+        self.status_bar.llm = f"replay:{Path(spec[7:]).name}" if spec.startswith("replay:") \
+            else spec
+        self.llm_state = "stopped"
+        self.new_chat_next = True
+        self.resume_id = None
+        self.prompt_box.placeholder = self._prompt_hint()
+        self.status_bar.mode = "new chat"
+        # Started by the next prompt, not now: a browser costs seconds, and the user
+        # may be cycling past it to the next one.
+        self.notify(f"LLM is now {name}: the next prompt starts it, in a new chat.")

@@ -11,16 +11,14 @@ from dataclasses import dataclass
 
 from textual import on
 from textual.containers import Horizontal
+from textual.content import Content
 from textual.message import Message
 from textual.widgets import Button, Input, Label
 
-from verifybot_tui.tui.keys import APPROVAL_BINDINGS
-
 
 class ApprovalBar(Horizontal, can_focus=True):
-    """Focused while shown, so its single-letter keys work without a modifier."""
-
-    BINDINGS = APPROVAL_BINDINGS
+    """Focused while shown. Its keys (a, e, o, r, s) are the main screen's priority
+    bindings, so they work from every pane, not only while the bar has focus."""
 
     DEFAULT_CSS = """
     ApprovalBar {
@@ -34,6 +32,13 @@ class ApprovalBar(Horizontal, can_focus=True):
         & > #approval-question { width: 1fr; padding: 1 1 0 0; }
         & Button { margin: 0 1 0 0; min-width: 10; }
         & > #reject-note { width: 1fr; display: none; }
+        & > #approval-keys { display: none; color: $text-muted; padding: 0 0 0 1; }
+        /* Narrow or short screens: one line, the keys instead of buttons. */
+        &.-compact { border-top: none; }
+        &.-compact Button { display: none; }
+        &.-compact > #approval-question { padding: 0; width: auto; max-width: 60%; }
+        &.-compact > #approval-keys { display: block; width: 1fr; }
+        &.-compact.-noting > #approval-keys { display: none; }
         &.-noting > #reject-note { display: block; }
         &.-noting Button, &.-noting > #approval-question { display: none; }
     }
@@ -56,11 +61,21 @@ class ApprovalBar(Horizontal, can_focus=True):
         yield Button("$EDITOR \\[o]", id="approval-external_edit")
         yield Button("Reject \\[r]", id="approval-reject", variant="warning")
         yield Button("Stop \\[s]", id="approval-stop", variant="error")
+        yield Label(self._keys_hint(), id="approval-keys", markup=False)
         yield Input(placeholder="Why reject? (sent to the LLM; Enter sends, Esc goes back)",
                     id="reject-note")
 
-    def ask(self, question: str) -> None:
-        self.query_one("#approval-question", Label).update(question)
+    def _keys_hint(self) -> str:
+        from verifybot_tui.tui.keys import APPROVAL_BINDINGS, effective_key
+
+        keymap = getattr(self.app, "keymap", {})
+        return "  ".join(f"{effective_key(b, keymap)} {b.description.lower()}"
+                         for b in APPROVAL_BINDINGS)
+
+    def ask(self, question: str | Content) -> None:
+        """``question`` is shown as it is: pass Content to style parts of it."""
+        self.query_one("#approval-question", Label).update(
+            question if isinstance(question, Content) else Content(question))
         self.remove_class("-noting")
         self.add_class("-shown")
         self.focus()

@@ -18,7 +18,7 @@ from textual.widgets import Static
 
 from verifybot_tui.core.ansi import one_line
 from verifybot_tui.core.ports import ProgramFile
-from verifybot_tui.tui.keys import EDIT_BINDINGS
+from verifybot_tui.tui.keys import CODE_BINDINGS, EDIT_BINDINGS
 
 
 def unified_diff(old: list[ProgramFile], new: list[ProgramFile]) -> str:
@@ -50,7 +50,7 @@ def _highlighted(code: str, language: str, path: str) -> Static:
 class CodePane(Widget):
     """Tabs of files; ``mode`` is "code", "diff" or "edit"."""
 
-    BINDINGS = EDIT_BINDINGS
+    BINDINGS = EDIT_BINDINGS + CODE_BINDINGS
 
     class EditEnded(Message):
         """The inline editor closed: ``kept`` says whether its changes stay."""
@@ -70,7 +70,8 @@ class CodePane(Widget):
         & TabbedContent { height: 1fr; }
         & TabPane { padding: 0; height: 1fr; }
         & VerticalScroll { height: 1fr; }
-        & .code-text { width: auto; min-width: 100%; padding: 0 1; }
+        & .code-text { width: auto; min-width: 100%; padding: 0 1; text-wrap: nowrap; }
+        &.-wrap .code-text { width: 100%; text-wrap: wrap; }
         & TextArea { height: 1fr; border: none; }
         & #code-empty { color: $text-muted; padding: 1 2; }
     }
@@ -83,6 +84,7 @@ class CodePane(Widget):
         self.entry = ""
         self.mode = "code"
         self.edits: dict[str, str] = {}  # file name -> content changed by the user
+        self.wrap = False  # code reads best unwrapped; w wraps it
 
     def compose(self):
         # Imported when there is code to show: the first frame does without them.
@@ -111,7 +113,7 @@ class CodePane(Widget):
                 with TabPane(title, id=f"file-{i}"):
                     if self.mode == "edit":
                         yield TextArea(f.content, id=f"edit-{i}", show_line_numbers=True,
-                                       soft_wrap=False, tab_behavior="indent",
+                                       soft_wrap=self.wrap, tab_behavior="indent",
                                        classes="code-editor")
                     else:
                         with VerticalScroll():
@@ -179,6 +181,22 @@ class CodePane(Widget):
             index = int(tabs.first().active.removeprefix("file-"))
             return files[index]
         return next((f for f in files if f.name == self.entry), files[0])
+
+    def on_mount(self) -> None:
+        if getattr(self.app, "ui_state", {}).get("wrap_code") is True:
+            self.set_wrap(True)
+
+    def action_toggle_wrap(self) -> None:
+        self.set_wrap(not self.wrap)
+        remember = getattr(self.app, "save_ui_choice", None)  # VerifyBotApp's state file
+        if remember is not None:
+            remember("wrap_code", self.wrap)
+
+    def set_wrap(self, wrap: bool) -> None:
+        self.wrap = wrap
+        self.set_class(wrap, "-wrap")
+        for area in self.query(".code-editor"):
+            area.soft_wrap = wrap
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("save_edit", "cancel_edit"):

@@ -12,6 +12,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from textual.containers import VerticalScroll
+from textual.markup import escape
 from textual.widgets import Collapsible, LoadingIndicator, Static
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ class ConversationPane(VerticalScroll):
         folded = text.count("\n") >= _FOLD_LINES
         if folded:
             first = text.strip().splitlines()[0][:80] if text.strip() else ""
-            await self._add(Collapsible(body, title=f"{title}: {first} …", collapsed=True,
+            await self._add(Collapsible(body, title=escape(f"{title}: {first} …"), collapsed=True,
                                         classes="prompt"))
         else:
             await self._add(Static(f"[b]{title}[/b]", classes="prompt-title"))

@@ -10,7 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rich.text import Text
+from textual import events
 from textual.binding import Binding
+from textual.markup import escape
 from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
@@ -18,23 +21,43 @@ from textual.widgets.tree import TreeNode
 from verifybot_tui.tui.keys import HISTORY_BINDINGS
 
 MARKS = {
-    "VERIFIED": "✔", "PASSED": "✔", "FAILED": "✘", "STOPPED": "■", "RUNNING": "●",
-    "PENDING": "…", "LLM_ERROR": "⚠", "TARGET_ERROR": "⚠", "INTERRUPTED": "◌", "REJECTED": "↺",
+    "VERIFIED": "✔", "PASSED": "✔", "SUCCESS": "✔", "FAILED": "✘", "STOPPED": "■",
+    "RUNNING": "●", "PENDING": "…", "LLM_ERROR": "⚠", "TARGET_ERROR": "⚠", "ERROR": "⚠",
+    "INTERRUPTED": "◌", "REJECTED": "↺",
 }
+OK = ("VERIFIED", "PASSED", "SUCCESS")
+# What a status reads as in the pane, where the bare word would mislead.
+WORDS = {"STOPPED": "stopped by you", "REJECTED": "rejected"}
 
 
 def mark(status: str | None) -> str:
     return MARKS.get((status or "").upper(), "·")
 
 
+def word(status: str | None) -> str:
+    status = (status or "").upper()
+    return WORDS.get(status, status.lower().replace("_", " "))
+
+
+def _first_line(text: str | None, width: int = 50) -> str:
+    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    return line if len(line) <= width else line[:width - 1] + "…"
+
+
 @dataclass
 class Row:
     session: dict[str, Any]
     attempt: dict[str, Any] | None = None
+    prompt: dict[str, Any] | None = None  # a follow-up the user typed in this session
 
 
 class HistoryPane(Tree[Row]):
-    """Sessions newest first; expand one to see its attempts."""
+    """Sessions newest first; expand one to see its attempts and follow-ups.
+
+    ``/`` filters the sessions by text (prompt, follow-ups, reject notes),
+    status and target, typed straight into the pane as in less or vim:
+    Enter keeps the filter, Esc clears it.
+    """
 
     BINDINGS: list[Binding] = HISTORY_BINDINGS
 
@@ -64,46 +87,157 @@ class HistoryPane(Tree[Row]):
         super().__init__("History", id=id, classes=classes)
         self.show_root = False
         self.guide_depth = 2
+        self.filter_text = ""
+        self.filtering = False  # keys go into the filter
+        self._sessions: list[dict[str, Any]] = []
+        self._attempts: dict[int, list[dict[str, Any]]] = {}
+        self._prompts: dict[int, list[dict[str, Any]]] = {}
 
     def show_sessions(self, sessions: list[dict[str, Any]],
-                      attempts: dict[int, list[dict[str, Any]]]) -> None:
+                      attempts: dict[int, list[dict[str, Any]]],
+                      prompts: dict[int, list[dict[str, Any]]] | None = None) -> None:
+        """Keep the rows and show those the filter lets through."""
+        self._sessions = list(sessions)
+        self._attempts = dict(attempts)
+        self._prompts = dict(prompts or {})
+        self._rebuild()
+
+    def matches(self, s: dict[str, Any]) -> bool:
+        """Every word of the filter is in the session's text, status or target."""
+        words = self.filter_text.lower().split()
+        if not words:
+            return True
+        parts = [str(s.get(k) or "") for k in ("slug", "prompt", "status", "target", "llm")]
+        parts.append(word(s.get("status")))
+        parts.extend(f"{p.get('text') or ''}" for p in self._prompts.get(s["id"], []))
+        for a in self._attempts.get(s["id"], []):
+            parts.extend(str(a.get(k) or "") for k in ("note", "status", "decision", "reason"))
+        hay = "\n".join(parts).lower()
+        return all(w in hay for w in words)
+
+    def _rebuild(self) -> None:
         """Rebuild the tree; sessions expanded before stay expanded."""
         open_ids = {n.data.session["id"] for n in self.root.children
                     if n.data is not None and n.is_expanded}
         cursor = self.cursor_node.data if self.cursor_node is not None else None
         self.clear()
-        if not sessions:
+        shown = [s for s in self._sessions if self.matches(s)]
+        self._show_filter(len(shown))
+        if not self._sessions:
             self.root.add_leaf("No sessions yet")
             return
-        for s in sessions:
-            label = (f"{mark(s.get('status'))} #{s['id']} {s.get('slug') or ''} "
-                     f"[dim]({s.get('target')}, {s.get('attempts', 0)} tries)[/]")
+        if not shown:
+            self.root.add_leaf(Text(f"No session matches {self.filter_text!r} (Esc clears)"))
+            return
+        for s in shown:
+            # Text, not a markup string: slugs and target names are outside text.
+            label = Text(f"{mark(s.get('status'))} #{s['id']} {s.get('slug') or ''} ")
+            label.append(f"({s.get('target')}, {s.get('attempts', 0)} tries)", style="dim")
+            status = (s.get("status") or "").upper()
+            if status == "STOPPED":
+                label.append(" stopped by you", style="dim")
+            elif status == "TARGET_ERROR" and not s.get("attempts"):
+                # The target was down before anything was asked: not a failed session.
+                label.append(" not sent: target down", style="dim")
+            # A success stays a success: a later follow-up that failed does not hide it.
+            passed = [a for a in self._attempts.get(s["id"], [])
+                      if (a.get("status") or "").upper() in OK and status not in OK]
+            if passed:
+                label.append(f" ✔ attempt {passed[-1].get('n')} {word(passed[-1]['status'])}",
+                             style="green")
             node = self.root.add(label, data=Row(s), expand=s["id"] in open_ids)
-            for a in attempts.get(s["id"], []):
-                self._add_attempt(node, s, a)
+            self._add_children(node, s)
         if cursor is not None:
             self._restore_cursor(cursor)
+
+    def _add_children(self, node: TreeNode[Row], s: dict[str, Any]) -> None:
+        """Attempts in order, each follow-up prompt before the attempts it led to."""
+        items: list[tuple[float, int, dict[str, Any], bool]] = []
+        for a in self._attempts.get(s["id"], []):
+            key = a.get("prompt_id")
+            items.append((float(key) if key is not None else float("inf"), a.get("n") or 0,
+                          a, False))
+        for p in self._prompts.get(s["id"], []):
+            if p.get("kind") == "free":
+                items.append((p["id"] - 0.5, 0, p, True))
+        for _, _, item, is_prompt in sorted(items, key=lambda t: (t[0], t[1])):
+            if is_prompt:
+                node.add_leaf(Text(f"» follow-up: {_first_line(item.get('text'))}",
+                                   style="italic"), data=Row(s, prompt=item))
+            else:
+                self._add_attempt(node, s, item)
 
     def _add_attempt(self, node: TreeNode[Row], s: dict[str, Any], a: dict[str, Any]) -> None:
         status = a.get("status") or ""
         code = a.get("exit_code")
         extra = f" exit {code}" if code is not None else ""
         decision = a.get("decision") or ""
-        extra += f" {decision}" if decision and decision != "accept" else ""
-        node.add_leaf(f"{mark(status)} attempt {a.get('n')}: {status.lower()}{extra}",
-                      data=Row(s, a))
+        if decision == "reject":
+            note = _first_line(a.get("note"), 40)
+            extra += f" rejected: {note!r}" if note else " rejected"
+        elif decision and decision not in ("accept", "stop"):
+            extra += f" {decision}"
+        label = Text(f"{mark(status)} attempt {a.get('n')}: {word(status)}{extra}")
+        node.add_leaf(label, data=Row(s, a))
 
     def _restore_cursor(self, row: Row) -> None:
-        want = (row.session["id"], row.attempt["id"] if row.attempt else None)
+        def key(r: Row) -> tuple[Any, ...]:
+            return (r.session["id"], r.attempt["id"] if r.attempt else None,
+                    r.prompt["id"] if r.prompt else None)
+
+        want = key(row)
 
         def visit(node: TreeNode[Row]) -> bool:
             d = node.data
-            if d is not None and (d.session["id"], d.attempt["id"] if d.attempt else None) == want:
+            if d is not None and key(d) == want:
                 self.move_cursor(node)
                 return True
             return any(visit(c) for c in node.children)
 
         visit(self.root)
+
+    # -- the filter ---------------------------------------------------------------------
+
+    def _show_filter(self, shown: int) -> None:
+        """The filter, as typed, on the pane's bottom border."""
+        if self.filtering or self.filter_text:
+            cursor = "▏" if self.filtering else ""
+            self.border_subtitle = escape(f"/{self.filter_text}{cursor} "
+                                          f"{shown} of {len(self._sessions)}")
+        else:
+            self.border_subtitle = "/ filters"
+
+    def action_filter(self) -> None:
+        """Start a new filter (as / starts a new search in less)."""
+        self.filtering = True
+        self.set_filter("")
+
+    def set_filter(self, text: str) -> None:
+        self.filter_text = text
+        self._rebuild()
+
+    async def _on_key(self, event: events.Key) -> None:
+        if self.filtering:
+            # Typing a filter: every key is text, not a tree command, until Enter or Esc.
+            event.prevent_default()
+            event.stop()
+            if event.key == "escape":
+                self.filtering = False
+                self.set_filter("")
+            elif event.key == "enter":
+                self.filtering = False
+                self._rebuild()
+            elif event.key == "backspace":
+                self.set_filter(self.filter_text[:-1])
+            elif event.is_printable and event.character:
+                self.set_filter(self.filter_text + event.character)
+            return
+        if event.key == "escape" and self.filter_text:
+            event.prevent_default()
+            event.stop()
+            self.set_filter("")
+            return
+        await super()._on_key(event)
 
     def on_tree_node_selected(self, event: Tree.NodeSelected[Row]) -> None:
         event.stop()

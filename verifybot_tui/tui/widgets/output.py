@@ -3,25 +3,37 @@
 A line-API widget (like Textual's Log) so only the visible lines are ever
 rendered: a program writing a million lines costs a split and a deque append
 per line, and the screen redraws at most once per flush.
+
+It follows the end while output arrives, as a terminal does, unless the user
+scrolled up to read: then it stays put, counts what arrived meanwhile on its
+last row ("N new lines - End to follow"), and End or scrolling back to the
+bottom follows again. Following is a state of its own, not "is the view at
+the end now", because a flush that grows the content moves the end away from
+the view before the next check could see it.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections import deque
 
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Size
+from textual.markup import escape
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from verifybot_tui.tui.ansi import render_line, sanitize_line, strip_sgr
+from verifybot_tui.tui.keys import OUTPUT_BINDINGS
 from verifybot_tui.tui.output_buffer import OutputBuffer
 
 FLUSH_INTERVAL = 1 / 20
+TITLE = "Output"
 
 
 class OutputPane(ScrollView, can_focus=True):
@@ -32,7 +44,10 @@ class OutputPane(ScrollView, can_focus=True):
         "output-pane--rule",
         "output-pane--note",
         "output-pane--dropped",
+        "output-pane--marker",
     }
+
+    BINDINGS: list[Binding] = OUTPUT_BINDINGS
 
     DEFAULT_CSS = """
     OutputPane {
@@ -41,6 +56,7 @@ class OutputPane(ScrollView, can_focus=True):
         & > .output-pane--rule { color: $accent; text-style: bold; }
         & > .output-pane--note { color: $text-muted; text-style: italic; }
         & > .output-pane--dropped { color: $text-muted; text-style: italic; }
+        & > .output-pane--marker { background: $warning; color: $text; text-style: bold; }
     }
     """
 
@@ -55,10 +71,21 @@ class OutputPane(ScrollView, can_focus=True):
         self.dropped = 0  # lines pushed out by max_lines (all of them are in outputs/)
         self.total_lines = 0
         self._width = 0
-        self._cache: LRUCache[tuple[int, int], Strip] = LRUCache(1024)
+        self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(1024)
         self._styles: dict[str, Style] = {}
+        self.following = True  # keep the last line in view as output arrives
+        self.unseen = 0  # lines that arrived while the user read further up
+        self._scrolling = False  # a scroll of ours, not the user's
+        self.wrap = False
+        # With wrap on: the first screen row of each kept line (a running sum),
+        # rebuilt when the width or the kept lines change.
+        self._rows: list[int] = []
+        self._rows_width = 0
 
     def on_mount(self) -> None:
+        self.border_title = TITLE
+        if getattr(self.app, "ui_state", {}).get("wrap_output") is True:
+            self.set_wrap(True)
         self.set_interval(FLUSH_INTERVAL, self.flush, name="output-flush")
 
     def notify_style_update(self) -> None:
@@ -79,7 +106,13 @@ class OutputPane(ScrollView, can_focus=True):
         self._partial.clear()
         self.dropped = self.total_lines = self._width = 0
         self._cache.clear()
-        self.virtual_size = Size(0, 0)
+        self._rows = []
+        self.unseen = 0
+        self.following = True
+        self.border_title = TITLE
+        self.border_subtitle = ""
+        self._set_virtual_size()
+        self._scroll_to_end()
         self.refresh()
 
     def flush(self) -> None:
@@ -87,21 +120,18 @@ class OutputPane(ScrollView, can_focus=True):
         ops = self.buffer.drain()
         if not ops:
             return
-        at_end = self.is_vertical_scroll_end or self.max_scroll_y == 0
         new: list[tuple[str, str]] = []
         for kind, text in ops:
             if kind in ("rule", "note"):
                 self._end_partials(new)
                 new.append((kind, text))
+                if kind == "rule":  # a run starts: the pane names the run it shows
+                    self.border_title = escape(f"{TITLE} — {text}")  # titles are markup
                 continue
             pieces = (self._partial.pop(kind, "") + text).split("\n")
             self._partial[kind] = pieces.pop()
             new.extend((kind, line) for line in pieces)
-        self._add(new)
-        self.virtual_size = Size(self._width, self._line_count)
-        if at_end:
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
-        self.refresh()
+        self._show(new)
 
     def finish(self) -> None:
         """The run ended: a last line without a newline becomes a line."""
@@ -109,9 +139,123 @@ class OutputPane(ScrollView, can_focus=True):
         new: list[tuple[str, str]] = []
         self._end_partials(new)
         if new:
-            self._add(new)
+            self._show(new)
+
+    def _show(self, new: list[tuple[str, str]]) -> None:
+        before = self.total_lines
+        dropped = self.dropped
+        self._add(new)
+        self._set_virtual_size()
+        if self.following:
+            self._scroll_to_end()
+            # A first long line brings a horizontal scrollbar with the next layout, which
+            # takes a row from the view: scroll again once it is there.
+            self.call_after_refresh(self._follow_after_layout)
+        else:
+            # Keep the lines being read where they are: the ones pushed out of the
+            # top moved everything up by that many rows.
+            shift = self.dropped - dropped
+            if shift and not self.wrap:
+                self._scroll_y(max(0, self.scroll_y - shift))
+            self.unseen += self.total_lines - before
+        self.refresh()
+
+    def _set_virtual_size(self) -> None:
+        if self.wrap:
+            self._build_rows()
+            self.virtual_size = Size(0, self._rows[-1] if self._rows else 0)
+        else:
             self.virtual_size = Size(self._width, self._line_count)
+
+    def _scroll_y(self, y: float) -> None:
+        self._scrolling = True
+        try:
+            self.scroll_to(y=y, animate=False, immediate=True)
+        finally:
+            self._scrolling = False
+
+    def _scroll_to_end(self) -> None:
+        self._scrolling = True
+        try:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
+        finally:
+            self._scrolling = False
+
+    def _follow_after_layout(self) -> None:
+        if self.following and self.scroll_y < self.max_scroll_y:
+            self._scroll_to_end()
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if self._scrolling:
+            return
+        # The user moved: reading further up pauses following; the bottom resumes it.
+        at_end = new_value >= self.max_scroll_y
+        if at_end != self.following:
+            self.following = at_end
+            if at_end:
+                self.unseen = 0
             self.refresh()
+
+    def on_resize(self) -> None:
+        if self.wrap:
+            self._set_virtual_size()
+        if self.following:
+            self.call_after_refresh(self._scroll_to_end)
+
+    def action_scroll_end(self) -> None:
+        """End: back to the last line, and follow from here on."""
+        self.follow()
+
+    def follow(self) -> None:
+        self.following = True
+        self.unseen = 0
+        self._scroll_to_end()
+        self.refresh()
+
+    def action_toggle_wrap(self) -> None:
+        self.set_wrap(not self.wrap)
+        remember = getattr(self.app, "save_ui_choice", None)  # VerifyBotApp's state file
+        if remember is not None:
+            remember("wrap_output", self.wrap)
+        self.notify("Output lines wrap." if self.wrap else "Output lines run on; scroll "
+                    "sideways to read them.")
+
+    def set_wrap(self, wrap: bool) -> None:
+        if wrap == self.wrap:
+            return
+        self.wrap = wrap
+        self._cache.clear()
+        self._rows = []
+        self.scroll_to(x=0, animate=False, immediate=True)
+        self._set_virtual_size()
+        if self.following:
+            self._scroll_to_end()
+        self.refresh()
+
+    def action_copy(self) -> None:
+        """y: the kept output, as plain text, to the clipboard (OSC 52 in a terminal)."""
+        text = "\n".join(self.lines)
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied {len(self.lines):,} output lines.")
+
+    def _build_rows(self) -> None:
+        """Screen rows per kept line when wrapping: one per started width of cells."""
+        width = max(1, self.scrollable_content_region.width or self.size.width or 80)
+        rows = [0]
+        total = 0
+        items: list[str] = []
+        if self.dropped:
+            items.append(self._dropped_text())
+        items.extend(strip_sgr(text) if kind not in ("rule",) else f"── {text} ──"
+                     for kind, text in self._lines)
+        items.extend(strip_sgr(sanitize_line(p)) for p in self._partial.values() if p)
+        for visible in items:
+            cells = len(visible) if visible.isascii() else cell_len(visible)
+            total += max(1, -(-cells // width))
+            rows.append(total)
+        self._rows = rows
+        self._rows_width = width
 
     def _end_partials(self, new: list[tuple[str, str]]) -> None:
         for kind, text in self._partial.items():
@@ -147,7 +291,7 @@ class OutputPane(ScrollView, can_focus=True):
     def _style(self, kind: str) -> Style:
         style = self._styles.get(kind)
         if style is None:
-            if kind in ("stderr", "rule", "note", "dropped"):
+            if kind in ("stderr", "rule", "note", "dropped", "marker"):
                 # Not partial: a muted colour is an alpha, blended over the background.
                 style = self.get_component_rich_style(f"output-pane--{kind}")
             else:
@@ -155,20 +299,40 @@ class OutputPane(ScrollView, can_focus=True):
             self._styles[kind] = style
         return style
 
+    def _dropped_text(self) -> str:
+        return (f"… {self.dropped:,} earlier lines not shown; the full output is saved "
+                "under outputs/")
+
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         width = self.size.width
         base = self.rich_style
-        index = scroll_y + y
+        if not self.following and self.unseen and y == self.size.height - 1:
+            text = Text(f" ▼ {self.unseen:,} new lines - End to follow ", end="")
+            text.stylize(self._style("marker"))
+            return self._strip(text, base, 0, width)
+        row = scroll_y + y
+        if self.wrap:
+            if not self._rows or row >= self._rows[-1]:
+                return Strip.blank(width, base)
+            index = bisect.bisect_right(self._rows, row) - 1
+            part = row - self._rows[index]
+            wrap_width = self._rows_width
+            strip = self._line_strip(index, base, 0, wrap_width * (part + 1))
+            return strip.crop_extend(wrap_width * part, wrap_width * (part + 1), base) \
+                .crop_extend(0, width, base)
+        return self._line_strip(row, base, scroll_x, width)
+
+    def _line_strip(self, index: int, base: Style, scroll_x: int, width: int) -> Strip:
+        """Line ``index`` of the kept lines (the dropped note first, if any), cropped."""
         if self.dropped:
             if index == 0:
-                text = Text(f"… {self.dropped:,} earlier lines not shown; the full output "
-                            "is saved under outputs/", end="")
+                text = Text(self._dropped_text(), end="")
                 text.stylize(self._style("dropped"))
                 return self._strip(text, base, scroll_x, width)
             index -= 1
         if index < len(self._lines):
-            key = (self.dropped + index, scroll_x)
+            key = (self.dropped + index, scroll_x, width)
             strip = self._cache.get(key)
             if strip is None:
                 kind, line = self._lines[index]
@@ -177,7 +341,7 @@ class OutputPane(ScrollView, can_focus=True):
             return strip
         partials = [(k, p) for k, p in self._partial.items() if p]
         index -= len(self._lines)
-        if index < len(partials):
+        if 0 <= index < len(partials):
             kind, raw = partials[index]
             return self._strip(self._text(kind, sanitize_line(raw)), base, scroll_x, width)
         return Strip.blank(width, base)

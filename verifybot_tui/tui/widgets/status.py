@@ -38,6 +38,7 @@ class StatusBar(Static):
     review_feedback = reactive(False)
     mode = reactive("")  # "new chat", "follow-up", "resume #n"
     usage = reactive("")  # an API backend's tokens (and cost) this session; "" for a browser
+    renderer = reactive("")  # the chat page's layout a browser backend reads (a site renderer)
 
     def render(self) -> str:
         t_mark = TARGET_MARKS.get(self.target_state, "?")
@@ -47,7 +48,8 @@ class StatusBar(Static):
                     "streaming": "$accent"}.get(self.llm_state, "$text-muted")
         parts = [
             f"[{t_colour}]{t_mark}[/] target [b]{escape(self.target)}[/]: {self.target_state}",
-            f"LLM [b]{escape(self.llm)}[/]: "
+            f"LLM [b]{escape(self.llm)}[/]"
+            + (f" ({escape(self.renderer)} page)" if self.renderer else "") + ": "
             f"[{l_colour}]{LLM_LABELS.get(self.llm_state, self.llm_state)}[/]"
             + (f" ({escape(self.usage)})" if self.usage else ""),
         ]

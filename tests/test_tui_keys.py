@@ -1,0 +1,340 @@
+"""Keys that always work, the multi-line prompt box, 80x24, and the small things (Pilot)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import AppMessages
+from textual import events
+from tui_support import (
+    EXAMPLE,
+    main,
+    make_app,
+    type_prompt,
+    wait_approval,
+    wait_for,
+    wait_idle,
+    workspace,
+    write_answers,
+)
+
+from verifybot_tui.core.events import Finished, PromptSent, RunStarted
+from verifybot_tui.core.history import History
+from verifybot_tui.tui.keys import check_keymap
+from verifybot_tui.tui.screens.dialogs import ConfirmScreen
+from verifybot_tui.tui.widgets.code import CodePane
+from verifybot_tui.tui.widgets.output import OutputPane
+
+pytestmark = pytest.mark.usefixtures("tui_env")
+
+
+def recorder():
+    """(events, message_hook): the loop events the app handled, each once."""
+    messages = AppMessages()
+    return messages.events, messages.hook
+WIDE = (140, 44)
+TWO_TARGETS = {"targets": {"other": {"kind": "local"}}}
+
+
+def of(seen, kind):
+    return [e for e in seen if isinstance(e, kind)]
+
+
+def footer_keys(app) -> dict[str, str]:
+    """What the footer offers now: action -> key, for the shown bindings that apply."""
+    return {b.binding.action: key for key, b in app.screen.active_bindings.items()
+            if b.binding.show and b.enabled}
+
+
+# -- item 2: keys that always work ---------------------------------------------------------
+
+
+async def test_approval_keys_work_after_clicking_another_pane_but_not_while_typing(
+        tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    transcript = write_answers(ws.parent / "t.md", "print('one')", "print('two')")
+    app = make_app(ws, transcript)
+    seen, hook = recorder()
+    async with app.run_test(size=WIDE, message_hook=hook) as pilot:
+        await type_prompt(pilot, "print one")
+        await wait_approval(pilot)
+        screen = main(app)
+        assert footer_keys(app).get("approve('accept')") == "a", "Accept is in the footer"
+        # Typing in the prompt box: letters are text, nothing is decided.
+        screen.prompt_box.focus()
+        await pilot.press("a", "r", "s")
+        assert screen.prompt_box.value == "ars" and screen.pending_approval is not None
+        assert "approve('accept')" not in footer_keys(app), "not offered while typing"
+        screen.prompt_box.value = ""
+        # Esc from the prompt box goes back to the approval bar.
+        await pilot.press("escape")
+        assert app.focused is screen.approval_bar
+        # The history pane has its own r (resume): with a version waiting, r rejects.
+        screen.history_pane.focus()
+        await pilot.press("r")
+        await wait_for(pilot, lambda: screen.approval_bar.has_class("-noting"), what="note")
+        await pilot.press("escape")
+        await pilot.pause()
+        # Click the conversation (the "You asked" header), then a: it runs.
+        await pilot.click("#conversation", offset=(3, 1))
+        await pilot.pause()
+        assert app.focused is not screen.approval_bar
+        await pilot.press("a")
+        await wait_idle(pilot)
+    assert len(of(seen, RunStarted)) == 1
+    assert [f.status for f in of(seen, Finished)] == ["PASSED"]
+
+
+async def test_footer_shows_only_what_applies_and_quit_asks_during_a_run(tmp_path: Path):
+    ws = workspace(tmp_path)
+    transcript = write_answers(ws.parent / "t.md", "print('x')")
+    app = make_app(ws, transcript)
+    async with app.run_test(size=WIDE) as pilot:
+        await wait_for(pilot, lambda: main(app).is_mounted)
+        idle = footer_keys(app)
+        assert idle.get("app.quit") == "ctrl+q", "quit is in the footer"
+        assert "stop" not in idle and "retry" not in idle and "approve('accept')" not in idle
+        assert "switch_target" not in idle, "one target: nothing to switch to"
+        await type_prompt(pilot, "print x")
+        await wait_approval(pilot)
+        busy = footer_keys(app)
+        assert "stop" in busy and "approve('accept')" in busy
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="asked")
+        assert "run is going on" in app.screen.question
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.screen is main(app), what="back")
+        assert app.is_running and main(app).pending_approval is not None
+        await pilot.press("s")
+        await wait_idle(pilot)
+        await pilot.press("ctrl+q")  # idle: quits at once
+        await wait_for(pilot, lambda: not app.is_running, what="the app to exit")
+
+
+def test_remaps_onto_text_editing_keys_are_refused_and_the_readme_example_is_not() -> None:
+    good, problems = check_keymap({"switch_target": "ctrl+w", "new_chat": "ctrl+a",
+                                   "toggle_diff": "x", "retry": "enter",
+                                   "approval.accept": "ctrl+k", "toggle_history": "f10"})
+    assert good == {"toggle_history": "f10"}
+    text = "\n".join(problems)
+    assert "switch_target = 'ctrl+w' not used: ctrl+w edits text in the prompt box" in text
+    assert "new_chat = 'ctrl+a'" in text and "retry = 'enter'" in text
+    assert "toggle_diff = 'x' not used: x would be typed into the prompt box" in text
+    assert "approval.accept = 'ctrl+k'" in text
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    assert 'e.g. `switch_target = "ctrl+f"`' in readme
+    assert check_keymap({"switch_target": "ctrl+f"}) == ({"switch_target": "ctrl+f"}, [])
+
+
+async def test_the_readme_remap_works_and_shows_in_the_footer(tmp_path: Path) -> None:
+    app = make_app(workspace(tmp_path), data={**TWO_TARGETS,
+                                              "ui": {"keys": {"switch_target": "ctrl+f",
+                                                              "approval.accept": "g"}}})
+    async with app.run_test(size=WIDE) as pilot:
+        await wait_for(pilot, lambda: main(app).is_mounted)
+        assert footer_keys(app).get("switch_target") == "ctrl+f"
+        main(app).prompt_box.focus()
+        await pilot.press("ctrl+f")  # from the prompt box, too
+        await wait_for(pilot, lambda: app.session.target_name == "other", what="switched")
+        assert main(app).prompt_box.value == ""
+        assert "g accept" in str(main(app).query_one("#approval-keys").render())
+
+
+# -- item 3: the prompt box ----------------------------------------------------------------
+
+
+async def test_prompt_box_keeps_pasted_lines_newline_keys_and_enter_sends(tmp_path: Path):
+    ws = workspace(tmp_path)
+    transcript = write_answers(ws.parent / "t.md", "print('ok')")
+    app = make_app(ws, transcript)
+    seen, hook = recorder()
+    async with app.run_test(size=WIDE, message_hook=hook) as pilot:
+        await wait_for(pilot, lambda: main(app).is_mounted)
+        box = main(app).prompt_box
+        box.focus()
+        assert box.size.height == 1, "one line of text to start with"
+        app.post_message(events.Paste("Count the words\nof [this] text:\n  the fox"))
+        await pilot.pause()
+        await pilot.press("ctrl+j", *"and", "shift+enter", *"more")
+        await pilot.pause()
+        assert box.value == "Count the words\nof [this] text:\n  the fox\nand\nmore"
+        assert box.size.height == 5, "the box grew with its lines"
+        await pilot.press("enter")
+        await wait_approval(pilot)
+        await pilot.press("s")
+        await wait_idle(pilot)
+    sent = of(seen, PromptSent)[0].text
+    assert "Count the words\nof [this] text:\n  the fox\nand\nmore" in sent
+    h = History(ws)
+    assert "of [this] text:\n  the fox\nand\nmore" in h.sessions()[0]["prompt"]
+    h.close()
+
+
+# -- item 5: coherent state ----------------------------------------------------------------
+
+
+async def test_auto_accept_turned_on_runs_the_waiting_version_and_ctrl_n_clears(tmp_path):
+    ws = workspace(tmp_path)
+    app = make_app(ws, EXAMPLE)
+    seen, hook = recorder()
+    async with app.run_test(size=WIDE, message_hook=hook) as pilot:
+        await type_prompt(pilot, "count words")
+        await wait_approval(pilot)
+        await pilot.press("ctrl+o")  # the version already waiting runs too
+        await wait_idle(pilot, timeout=60)
+        screen = main(app)
+        assert [f.status for f in of(seen, Finished)] == ["PASSED"]
+        runs = of(seen, RunStarted)
+        assert [r.attempt for r in runs] == [1, 2]
+        status = screen.status_bar
+        assert status.attempt == 2
+        assert screen.output_pane.border_title == "Output — attempt 2 on local"
+        assert [p.attempt for p in of(seen, PromptSent)] == [1, 2]
+        await pilot.press("ctrl+n")
+        await wait_for(pilot, lambda: not screen.code_pane.files, what="panes cleared")
+        assert screen.output_pane.lines == [] and status.attempt == 0
+        assert screen.output_pane.border_title == "Output"
+        assert not screen.conversation.query(".prompt-title, .prompt, .answer")
+
+
+# -- item 6: 80x24 -------------------------------------------------------------------------
+
+
+async def test_at_80x24_history_is_an_overlay_and_code_and_conversation_share(tmp_path):
+    ws = workspace(tmp_path)
+    transcript = write_answers(ws.parent / "t.md", "print('small')")
+    app = make_app(ws, transcript)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: main(app).is_mounted)
+        await pilot.pause()
+        screen = main(app)
+        assert screen.has_class("-narrow")
+        assert not screen.history_pane.display or screen.history_pane.region.width == 0
+        await pilot.press("f2")
+        await pilot.pause()
+        assert screen.history_pane.region.width > 0 and app.focused is screen.history_pane
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen.history_pane.region.width == 0
+        await type_prompt(pilot, "print small")
+        await wait_approval(pilot)
+        await pilot.pause()
+        code, conversation = screen.code_pane, screen.conversation
+        assert code.region.width == 80 and conversation.region.width == 0, "code has the top"
+        assert code.region.height >= 8
+        await pilot.press("f5")
+        await pilot.pause()
+        assert conversation.region.width == 80 and code.region.width == 0
+        await pilot.press("a")
+        await wait_idle(pilot)
+
+
+async def test_feedback_review_at_80x24_leaves_the_output_8_rows(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    transcript = write_answers(ws.parent / "t.md", "raise SystemExit('bad')", "print('ok')")
+    app = make_app(ws, transcript, review_feedback=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await type_prompt(pilot, "fail once")
+        await wait_approval(pilot)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: main(app).pending_feedback, what="feedback review")
+        await pilot.pause()
+        output = main(app).query_one(OutputPane)
+        assert output.content_region.height >= 8, output.content_region
+        assert main(app).feedback_bar.region.height >= 6
+        await pilot.press("ctrl+g")
+        await wait_idle(pilot)
+
+
+# -- item 7: small things ------------------------------------------------------------------
+
+
+async def test_f8_cycles_the_llms_without_starting_one(tmp_path: Path) -> None:
+    app = make_app(workspace(tmp_path))
+    async with app.run_test(size=WIDE) as pilot:
+        await wait_for(pilot, lambda: main(app).is_mounted)
+        names = app.session.llm_names
+        assert names[0].startswith("replay:") and {"chatgpt", "claude"} <= set(names)
+        await pilot.press("f8")
+        await wait_for(pilot, lambda: app.session.llm_spec == names[1], what="switched")
+        assert main(app).status_bar.llm == names[1]
+        assert app.session.llm is None, "the browser starts with the next prompt, not now"
+        for _ in names[1:]:
+            await pilot.press("f8")
+            await pilot.pause(0.1)
+        await wait_for(pilot, lambda: app.session.llm_spec == names[0], what="round")
+        await type_prompt(pilot, "count words")
+        await wait_approval(pilot)
+        assert "f8" not in [k for k, b in app.screen.active_bindings.items() if b.enabled
+                            and b.binding.action == "switch_llm"], "not during a run"
+        await pilot.press("s")
+        await wait_idle(pilot)
+
+
+async def test_history_pane_lists_the_session_with_follow_ups_and_stopped_by_you(tmp_path):
+    ws = workspace(tmp_path)
+    transcript = write_answers(ws.parent / "t.md", "print('a')", "print('b')")
+    app = make_app(ws, transcript)
+    async with app.run_test(size=WIDE) as pilot:
+        await type_prompt(pilot, "print a")
+        await wait_approval(pilot)
+        await pilot.press("a")
+        await wait_idle(pilot)
+        await type_prompt(pilot, "now print b instead")
+        await wait_approval(pilot)
+        await pilot.press("s")
+        await wait_idle(pilot)
+        pane = main(app).history_pane
+        pane.root.children[0].expand()
+        await pilot.pause()
+        labels = [str(n.label) for n in pane.root.children[0].children]
+        assert any(label.startswith("» follow-up: now print b instead") for label in labels)
+        assert any("stopped by you" in label for label in labels), labels
+
+
+async def test_f4_diffs_against_the_rejected_version_too(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    transcript = write_answers(ws.parent / "t.md", "print('first try')", "print('second try')")
+    app = make_app(ws, transcript)
+    async with app.run_test(size=WIDE) as pilot:
+        await type_prompt(pilot, "print a try")
+        await wait_approval(pilot)
+        await pilot.press("r")
+        await pilot.press(*"not that", "enter")
+        await wait_for(pilot, lambda: main(app).pending_approval
+                       and main(app).pending_approval.attempt == 2, what="second version")
+        code = main(app).query_one(CodePane)
+        await pilot.press("f4")
+        await pilot.pause()
+        assert code.mode == "diff"
+        shown = str(code.query_one("#code-diff").query_one(".code-text").render())
+        assert "-print('first try')" in shown and "+print('second try')" in shown
+        await pilot.press("s")
+        await wait_idle(pilot)
+
+
+async def test_resuming_a_session_shows_that_session(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    transcript = write_answers(ws.parent / "t.md", "print('from session one')")
+    app = make_app(ws, transcript)
+    async with app.run_test(size=WIDE) as pilot:
+        await type_prompt(pilot, "print from session one")
+        await wait_approval(pilot)
+        await pilot.press("a")
+        await wait_idle(pilot)
+        screen = main(app)
+        await pilot.press("ctrl+n")
+        await wait_for(pilot, lambda: not screen.code_pane.files, what="cleared")
+        history = screen.history_pane
+        history.focus()
+        history.move_cursor(history.root.children[0])
+        await pilot.press("r")
+        await wait_for(pilot, lambda: screen.code_pane.files, what="the session's code")
+        assert "from session one" in screen.code_pane.files[0].content
+        await wait_for(pilot, lambda: "from session one" in screen.output_pane.lines,
+                       what="its output")
+        assert screen.resume_id == 1 and screen.status_bar.attempt == 1
+        texts = [str(w.render()) for w in screen.conversation.query(".prompt-body")]
+        assert any("print from session one" in t for t in texts), texts
+        assert screen.conversation.query(".answer")

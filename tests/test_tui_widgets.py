@@ -1,0 +1,161 @@
+"""Widgets on their own: the history pane's rows and filter, brackets shown literally."""
+
+from __future__ import annotations
+
+import pytest
+from textual.app import App
+
+from verifybot_tui.core.ui_state import load_ui_state
+from verifybot_tui.tui.widgets.history import HistoryPane
+
+pytestmark = pytest.mark.usefixtures("tui_env")
+
+SESSIONS = [
+    {"id": 3, "slug": "read_[bme280]", "prompt": "read the [bold]BME280[/bold]", "target": "pi",
+     "llm": "chatgpt", "status": "STOPPED", "attempts": 1},
+    {"id": 2, "slug": "word_count", "prompt": "count words", "target": "local",
+     "llm": "chatgpt", "status": "FAILED", "attempts": 3},
+    {"id": 1, "slug": "blink", "prompt": "blink an LED", "target": "pi", "llm": "claude",
+     "status": "FAILED", "attempts": 1},
+    {"id": 0, "slug": "pi_down", "prompt": "read the pi", "target": "pi", "llm": "claude",
+     "status": "TARGET_ERROR", "attempts": 0},
+]
+ATTEMPTS = {
+    3: [{"id": 30, "n": 1, "prompt_id": 300, "status": "STOPPED", "decision": "stop",
+         "exit_code": None}],
+    2: [{"id": 20, "n": 1, "prompt_id": 200, "status": "REJECTED", "decision": "reject",
+         "note": "use [argparse] please", "exit_code": None},
+        {"id": 21, "n": 2, "prompt_id": 201, "status": "PASSED", "decision": "accept",
+         "exit_code": 0},
+        {"id": 22, "n": 3, "prompt_id": 202, "status": "FAILED", "decision": "accept",
+         "exit_code": 1}],
+}
+PROMPTS = {
+    2: [{"id": 200, "kind": "initial", "text": "count words"},
+        {"id": 201, "kind": "reject", "text": "..."},
+        {"id": 202, "kind": "free", "text": "now also count lines\nand bytes"}],
+}
+
+
+class HistoryApp(App):
+    def compose(self):
+        yield HistoryPane(id="history")
+
+
+def labels(pane: HistoryPane) -> list[str]:
+    out: list[str] = []
+
+    def visit(node) -> None:
+        for child in node.children:
+            out.append(str(child.label))
+            visit(child)
+
+    visit(pane.root)
+    return out
+
+
+async def test_history_rows_show_follow_ups_reject_notes_and_stopped_by_you() -> None:
+    app = HistoryApp()
+    async with app.run_test(size=(80, 20)) as pilot:
+        pane = app.query_one(HistoryPane)
+        pane.show_sessions(SESSIONS, ATTEMPTS, PROMPTS)
+        for node in pane.root.children:
+            node.expand()
+        await pilot.pause()
+        shown = labels(pane)
+        assert shown[0].startswith("■ #3 read_[bme280] (pi, 1 tries) stopped by you")
+        assert "■ attempt 1: stopped by you" in shown
+        assert "↺ attempt 1: rejected rejected: 'use [argparse] please'" in shown
+        i_follow = shown.index("» follow-up: now also count lines")
+        assert shown[i_follow + 1].startswith("✘ attempt 3: failed exit 1"), \
+            "a follow-up comes before the attempt it led to"
+        assert shown[i_follow - 1].startswith("✔ attempt 2: passed exit 0")
+        # Session 2 ended FAILED after a follow-up, but attempt 2 had passed: both show.
+        session_2 = next(line for line in shown if line.startswith("✔ #2") or "#2 " in line)
+        assert "✔ attempt 2 passed" in session_2, session_2
+        assert "⚠ #0 pi_down (pi, 0 tries) not sent: target down" in shown
+        # The brackets reach the screen as they are.
+        screen = "\n".join(pane.render_line(y).text for y in range(pane.size.height))
+        assert "read_[bme280]" in screen and "[argparse]" in screen
+
+
+async def test_slash_filters_by_text_status_and_target() -> None:
+    app = HistoryApp()
+    async with app.run_test(size=(80, 20)) as pilot:
+        pane = app.query_one(HistoryPane)
+        pane.show_sessions(SESSIONS, ATTEMPTS, PROMPTS)
+        pane.focus()
+
+        def sessions() -> list[int]:
+            return [n.data.session["id"] for n in pane.root.children if n.data is not None]
+
+        await pilot.press("slash", *"pi")
+        assert sessions() == [3, 1, 0], "target"
+        assert "/pi▏ 3 of 4" in str(pane.border_subtitle)
+        await pilot.press("backspace", "backspace", *"failed")
+        assert sessions() == [2, 1], "status, of a session or of an attempt"
+        await pilot.press(*" lines")
+        assert sessions() == [2], "a follow-up's text"
+        await pilot.press("enter")
+        assert not pane.filtering and sessions() == [2], "Enter keeps the filter"
+        await pilot.press("r")  # a tree key again, not filter text
+        assert pane.filter_text == "failed lines"
+        await pilot.press("escape")
+        assert sessions() == [3, 2, 1, 0] and pane.filter_text == ""
+        await pilot.press("slash", *"stopped by you", "enter")
+        assert sessions() == [3]
+        await pilot.press("slash", *"argparse")
+        assert sessions() == [2], "a reject note"
+        await pilot.press(*"zzz")
+        assert labels(pane) == ["No session matches 'argparsezzz' (Esc clears)"]
+
+
+async def test_notifications_show_brackets_literally(tmp_path) -> None:
+    from tui_support import main, make_app, wait_for, workspace
+
+    app = make_app(workspace(tmp_path))
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        await wait_for(pilot, lambda: main(app).is_mounted)
+        app.notify("add [targets.NAME] tables; accept [a] runs; [b]not bold[/b]")
+        main(app).notify("[ui] theme from a screen")
+        await pilot.pause(0.3)
+        from textual.widgets._toast import Toast
+
+        texts = [str(t.render()) for t in app.screen.query(Toast)]
+        assert any("add [targets.NAME] tables; accept [a] runs; [b]not bold[/b]" in t
+                   for t in texts), texts
+        assert any("[ui] theme from a screen" in t for t in texts), texts
+
+
+async def test_w_wraps_code_and_y_copies_the_file_shown(tmp_path) -> None:
+    from tui_support import main, make_app, type_prompt, wait_approval, workspace, write_answers
+
+    from verifybot_tui.tui.widgets.code import CodePane
+
+    ws = workspace(tmp_path)
+    long_line = "print('" + "wide " * 40 + "')"
+    transcript = write_answers(ws.parent / "t.md", f"# a long line\n{long_line}")
+    app = make_app(ws, transcript)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await type_prompt(pilot, "print a wide line")
+        await wait_approval(pilot)
+        await pilot.pause(0.2)
+        code = main(app).query_one(CodePane)
+        text = code.query_one(".code-text")
+        assert text.size.height == 2, "unwrapped by default: one row per line"
+        code.query_one("VerticalScroll").focus()
+        await pilot.press("w")
+        await pilot.pause()
+        assert code.wrap and text.size.height > 2, "w wraps the code"
+        assert load_ui_state()["wrap_code"] is True, "the choice is remembered"
+        await pilot.press("w")
+        await pilot.pause()
+        assert text.size.height == 2
+        assert load_ui_state()["wrap_code"] is False
+        await pilot.press("y")
+        assert app.clipboard.rstrip("\n") == f"# a long line\n{long_line}"
+        main(app).query_one("#approval").focus()
+        app.copy_to_clipboard("")
+        await pilot.press("y")
+        assert long_line in app.clipboard, "y from the approval bar copies the shown file"
+        await pilot.press("a")
