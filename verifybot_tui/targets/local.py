@@ -281,6 +281,8 @@ class LocalTarget(ReportsState):
         loop = asyncio.get_running_loop()
         started = time.monotonic()
         cgroup = containment.new_cgroup()
+        token = containment.new_token()
+        env = {**env, containment.MARKER: token}
         try:
             transport, protocol = await loop.subprocess_exec(
                 lambda: _Protocol(loop), *argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
@@ -317,7 +319,7 @@ class LocalTarget(ReportsState):
         finally:
             if not stopped:
                 await asyncio.shield(stop_tree(root))
-            escaped = _leftover_check(cgroup)
+            escaped = _leftover_check(cgroup, token)
             for task in pumps:
                 task.cancel()
             transport.close()
@@ -460,21 +462,26 @@ class LocalTarget(ReportsState):
                          workdir=str(workdir), stderr_bytes=len(text.encode()))
 
 
-def _leftover_check(cgroup: Path | None) -> list[str]:
-    """Processes still in the run's cgroup once its tree was stopped: they escaped it
-    (a setsid double fork); named for the verdict, then killed with the cgroup."""
-    if cgroup is None:
-        return []
-    pids = containment.cgroup_pids(cgroup)
-    names = [containment.describe(pid) for pid in pids]
-    for _ in range(50):
-        if not containment.kill_cgroup(cgroup):
-            break
-        time.sleep(0.01)
-    left = containment.cgroup_pids(cgroup)
-    containment.remove_cgroup(cgroup)
-    return [f"{n} killed" for n in names] + [f"{containment.describe(p)} NOT killable"
-                                              for p in left]
+def _leftover_check(cgroup: Path | None, token: str) -> list[str]:
+    """Processes still alive once the run's tree was stopped: they escaped it (a
+    setsid double fork). Found in the run's cgroup, or by the run's marker variable
+    where there is no cgroup; named for the verdict, then killed."""
+    names: list[str] = []
+    left: list[int] = []
+    if cgroup is not None:
+        names = [containment.describe(pid) for pid in containment.cgroup_pids(cgroup)]
+        for _ in range(50):
+            if not containment.kill_cgroup(cgroup):
+                break
+            time.sleep(0.01)
+        left = containment.cgroup_pids(cgroup)
+        containment.remove_cgroup(cgroup)
+    killed, unkillable = containment.kill_marked(token)
+    seen = {n.split(" ", 1)[0] for n in names}
+    names += [n for n in killed if n.split(" ", 1)[0] not in seen]
+    not_killed = [containment.describe(p) for p in left]
+    not_killed += [n for n in unkillable if n not in not_killed]
+    return [f"{n} killed" for n in names] + [f"{n} NOT killable" for n in not_killed]
 
 
 def _lang_names() -> list[str]:
