@@ -124,8 +124,9 @@ def _signal_tree(root: int, pids: set[int], sig: int) -> None:
             pass
 
 
-async def stop_tree(root: int, grace: float = GRACE) -> None:
-    """TERM every process of the tree, wait up to ``grace`` for them, KILL the rest."""
+async def stop_tree(root: int, grace: float | None = None) -> None:
+    """TERM every process of the tree, wait up to ``grace`` (GRACE) for them, KILL the rest."""
+    grace = GRACE if grace is None else grace
     pids = tree_pids(root)
     if not HAVE_PROC:
         return await _stop_group(root, grace)
