@@ -282,8 +282,7 @@ class LocalTarget(ReportsState):
         loop = asyncio.get_running_loop()
         started = time.monotonic()
         cgroup = containment.new_cgroup()
-        token = containment.new_token()
-        env = {**env, containment.MARKER: token}
+        env = {**env, containment.MARKER: containment.new_token()}  # see _leftover_check
         try:
             transport, protocol = await loop.subprocess_exec(
                 lambda: _Protocol(loop), *argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
@@ -320,7 +319,7 @@ class LocalTarget(ReportsState):
         finally:
             if not stopped:
                 await asyncio.shield(stop_tree(root))
-            escaped = _leftover_check(cgroup, token)
+            escaped = _leftover_check(cgroup, env[containment.MARKER])
             for task in pumps:
                 task.cancel()
             transport.close()
