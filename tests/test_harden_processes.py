@@ -336,3 +336,25 @@ def test_tmux_kill_session_of_the_tui_mid_run_leaves_no_process(tmp_path: Path) 
     finally:
         subprocess.run([*tmux, "kill-server"], capture_output=True, timeout=10)
         kill_left(pids)
+
+
+def test_next_start_kills_what_escaped_a_sigkilled_run_by_its_marker(tmp_path: Path) -> None:
+    """A run's note names its marker: an escaped process of a VerifyBot that was
+    SIGKILLed (no group left to kill) is found by it at the next start."""
+    token = containment.new_token()
+    escaped = subprocess.Popen(["sleep", "60"], start_new_session=True,
+                               env={**os.environ, containment.MARKER: token})
+    gone_owner = subprocess.Popen(["true"])
+    gone_owner.wait()
+    ws = tmp_path / "ws"
+    (ws / containment.LIVE_DIR).mkdir(parents=True)
+    (ws / containment.LIVE_DIR / f"{gone_owner.pid}-0.json").write_text(json.dumps({
+        "owner": gone_owner.pid, "owner_start": -1, "pgid": 0, "leader_start": None,
+        "cgroup": None, "token": token}))
+    try:
+        assert containment.sweep_live(ws) == [str(escaped.pid)]
+        assert escaped.wait(timeout=10) == -signal.SIGKILL
+        assert not list((ws / containment.LIVE_DIR).glob("*.json"))
+    finally:
+        escaped.kill()
+        escaped.wait()

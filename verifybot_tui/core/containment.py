@@ -276,7 +276,8 @@ def kill_leftovers(pgid: int, leader_start: int | None, cgroup: str | None) -> l
 LIVE_DIR = Path("runs") / ".live"
 
 
-def record_live(workspace: Path, pgid: int, cgroup: Path | None) -> Path | None:
+def record_live(workspace: Path, pgid: int, cgroup: Path | None,
+                token: str = "") -> Path | None:
     """A note that this process runs group ``pgid``; removed when the run ends."""
     folder = workspace / LIVE_DIR
     try:
@@ -285,7 +286,7 @@ def record_live(workspace: Path, pgid: int, cgroup: Path | None) -> Path | None:
         path.write_text(json.dumps({
             "owner": os.getpid(), "owner_start": start_time(os.getpid()),
             "pgid": pgid, "leader_start": start_time(pgid),
-            "cgroup": str(cgroup) if cgroup else None}))
+            "cgroup": str(cgroup) if cgroup else None, "token": token}))
         return path
     except OSError:
         return None
@@ -315,5 +316,8 @@ def sweep_live(workspace: Path) -> list[str]:
         pids = kill_leftovers(int(note.get("pgid") or 0), note.get("leader_start"),
                               note.get("cgroup"))
         killed += [str(p) for p in pids]
+        # What escaped the group (a setsid double fork) still carries the run's marker.
+        killed += [n.split(" ", 1)[0] for n in kill_marked(str(note.get("token") or ""))[0]
+                   if n.split(" ", 1)[0] not in killed]
         clear_live(path)
     return killed

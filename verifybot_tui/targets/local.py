@@ -295,7 +295,7 @@ class LocalTarget(ReportsState):
         root = transport.get_pid()
         self._running.add(root)
         _LIVE_ROOTS.add(root)
-        live = containment.record_live(self.workspace, root, cgroup)
+        live = containment.record_live(self.workspace, root, cgroup, env[containment.MARKER])
         captures = {"stdout": OutputCapture(), "stderr": OutputCapture()}
         counts = {"stdout": 0, "stderr": 0}
         errors: list[Exception] = []
