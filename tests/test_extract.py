@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from verifybot_tui.core import extract as extract_mod
 from verifybot_tui.core.extract import confine_name, extract, guess_language
+
+ROOT = Path(__file__).resolve().parent.parent
 
 # --------------------------------------------------------------------------- fences
 
@@ -619,3 +624,39 @@ DEPENDENCIES: adafruit-circuitpython-dht
     assert ex.timeout == 30
     assert ex.dependencies == ["adafruit-circuitpython-dht"]
     assert [b.runnable for b in ex.blocks] == [False, True, False, False]
+
+
+# -- huge answers: fence bodies cut out before markdown-it (issue 11, item 9) -----------------
+
+_TRICKY = [
+    "```\nunclosed\ncode", "```\nunclosed\n", "x\n```py\na\n\nb\n```\nafter\n\n```\n",
+    "```\n```\n\n~~~~\n~~~\nin\n~~~~\ntail", "para\n```python\nprint(1)\n```",
+    "- item\n```\ncode\n```\n- two\n\n    ```\n    indented\n    ```\n",
+    "```a`b\nnot fence\n```\nx\n```\n", "> q\n```\nc\n```\n", "```\n\0nul\n```\n",
+    "````\n```\ninner\n```\n````\n", "**main.py**\n```\nprint(1)\n```\n   ```\n",
+    "TIMEOUT: 5\n```python\n# file: a.py\nprint(1)\n  ```  \nDEPENDENCIES: requests\n",
+]
+
+
+@pytest.mark.parametrize("text", _TRICKY + [p.read_text() for p in
+                                             sorted((ROOT / "examples").glob("*.md"))])
+def test_cutting_fence_bodies_out_changes_nothing(text: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    whole = extract(text)
+    monkeypatch.setattr(extract_mod, "COLLAPSE_ABOVE", -1)  # cut even small answers
+    assert repr(extract(text)) == repr(whole)
+
+
+def test_a_huge_answer_keeps_its_blocks_lines_and_directives(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    code = "print('x' * 40)  # a line of code\n" * 60_000  # 2 MB: above COLLAPSE_ABOVE
+    text = (f"TIMEOUT: 7\n\n**main.py**\n\n```python\n{code}```\n\nThen:\n\n"
+            f"```bash\npython3 main.py\n```\n\nDEPENDENCIES: requests\n")
+    assert len(text) > extract_mod.COLLAPSE_ABOVE
+    ex = extract(text)
+    assert [b.language for b in ex.blocks] == ["python", "bash"]
+    assert ex.blocks[0].code == code and ex.blocks[0].line == 5
+    assert ex.blocks[1].line == 5 + 60_000 + 5  # body, closing, blank, "Then:", blank
+    assert ex.timeout == 7 and ex.dependencies == ["requests"]
+    monkeypatch.setattr(extract_mod, "COLLAPSE_ABOVE", 1 << 40)  # markdown-it on it all
+    assert repr(extract(text)) == repr(ex)

@@ -162,37 +162,75 @@ def test_second_ctrl_c_kills_a_term_ignoring_program_at_once(tmp_path: Path) -> 
 # -- 8. containment beyond the process group ---------------------------------------------
 
 
-def test_setsid_double_fork_is_killed_or_named_as_escaped(tmp_path: Path) -> None:
-    """With a writable cgroup v2 (this machine, CI as root in a container) the
-    escaped grandchild is killed and named; without one it is named only if found."""
-    pidfile = tmp_path / "escaped"
-    code = f"""
-        import os, time
+DOUBLE_FORK = """
+    import os, time
+    if os.fork() == 0:
+        os.setsid()
         if os.fork() == 0:
-            os.setsid()
-            if os.fork() == 0:
-                open({str(pidfile)!r}, "w").write(f"{{os.getpid()}} 0\\n")
-                time.sleep(600)
-            os._exit(0)
-        time.sleep(1)
-        print("parent done")
-    """
+            open({pidfile!r}, "w").write(f"{{os.getpid()}} 0\\n")
+            time.sleep(600)
+        os._exit(0)
+    time.sleep(1)
+    print("parent done")
+"""
+
+
+def _run_double_fork(tmp_path: Path, env: dict[str, str] | None = None
+                     ) -> tuple[subprocess.CompletedProcess[str], int]:
+    pidfile = tmp_path / "escaped"
+    code = DOUBLE_FORK.format(pidfile=str(pidfile))
     proc = run_cli("run", "detach", "--llm", f"replay:{transcript(tmp_path, code)}",
                    "--target", "local", "--yes", "--max-retries", "0",
-                   "--workspace", str(tmp_path / "ws"), cwd=tmp_path)
-    escaped = wait_for_pids(pidfile)[0]
+                   "--workspace", str(tmp_path / "ws"), cwd=tmp_path, env=env)
+    return proc, wait_for_pids(pidfile)[0]
+
+
+def test_setsid_double_fork_is_killed_and_named_as_escaped(tmp_path: Path) -> None:
+    """With a writable cgroup v2 (this machine, CI as root in a container) the cgroup
+    catches the escaped grandchild; without one the run's marker variable finds it.
+    Either way it is named in the verdict and killed."""
+    proc, escaped = _run_double_fork(tmp_path)
     try:
         assert proc.returncode == 0, proc.stderr
-        if containment.cgroup_base() is not None:
-            print("cgroup v2 available: the escaped process is killed and named")
-            assert f"escaped the program's process tree: {escaped} (python" in proc.stderr
-            assert "killed" in proc.stderr
-            assert all_gone([escaped])
-        else:
-            print("no writable cgroup here: the escaped process is not contained")
-            assert not gone(escaped)
+        how = "cgroup" if containment.cgroup_base() is not None else "marker only"
+        print(f"containment here: {how}")
+        assert f"escaped the program's process tree: {escaped} (python" in proc.stderr
+        assert "killed" in proc.stderr and "NOT killable" not in proc.stderr
+        assert all_gone([escaped])
     finally:
         kill_left([escaped])
+
+
+def test_setsid_double_fork_without_cgroup_is_found_by_the_marker(tmp_path: Path) -> None:
+    """VERIFYBOT_NO_CGROUP=1 switches the cgroup off (as on a machine without a writable
+    cgroup v2): the leftover check finds the escaped grandchild by VERIFYBOT_RUN."""
+    proc, escaped = _run_double_fork(tmp_path, env={containment.NO_CGROUP: "1"})
+    try:
+        assert proc.returncode == 0, proc.stderr
+        assert f"escaped the program's process tree: {escaped} (python" in proc.stderr
+        assert "killed" in proc.stderr and "NOT killable" not in proc.stderr
+        assert all_gone([escaped])
+        assert not list((tmp_path / "ws").glob("**/verifybot-*")), "no cgroup expected"
+    finally:
+        kill_left([escaped])
+
+
+def test_marker_finds_only_the_runs_own_processes(tmp_path: Path) -> None:
+    """A process with another run's token (or none) is never named nor killed."""
+    token = containment.new_token()
+    mine = subprocess.Popen(["sleep", "60"], env={**os.environ, containment.MARKER: token})
+    other = subprocess.Popen(["sleep", "60"], env={**os.environ,
+                                                   containment.MARKER: token + "0"})
+    try:
+        assert containment.marker_pids(token) == [mine.pid]
+        killed, unkillable = containment.kill_marked(token)
+        assert killed == [f"{mine.pid} (sleep)"] and unkillable == []
+        assert mine.wait(timeout=10) == -signal.SIGKILL
+        assert other.poll() is None
+    finally:
+        for p in (mine, other):
+            p.kill()
+            p.wait()
 
 
 def test_sigkilled_verifybot_takes_its_program_along(tmp_path: Path) -> None:
@@ -298,3 +336,25 @@ def test_tmux_kill_session_of_the_tui_mid_run_leaves_no_process(tmp_path: Path) 
     finally:
         subprocess.run([*tmux, "kill-server"], capture_output=True, timeout=10)
         kill_left(pids)
+
+
+def test_next_start_kills_what_escaped_a_sigkilled_run_by_its_marker(tmp_path: Path) -> None:
+    """A run's note names its marker: an escaped process of a VerifyBot that was
+    SIGKILLed (no group left to kill) is found by it at the next start."""
+    token = containment.new_token()
+    escaped = subprocess.Popen(["sleep", "60"], start_new_session=True,
+                               env={**os.environ, containment.MARKER: token})
+    gone_owner = subprocess.Popen(["true"])
+    gone_owner.wait()
+    ws = tmp_path / "ws"
+    (ws / containment.LIVE_DIR).mkdir(parents=True)
+    (ws / containment.LIVE_DIR / f"{gone_owner.pid}-0.json").write_text(json.dumps({
+        "owner": gone_owner.pid, "owner_start": -1, "pgid": 0, "leader_start": None,
+        "cgroup": None, "token": token}))
+    try:
+        assert containment.sweep_live(ws) == [str(escaped.pid)]
+        assert escaped.wait(timeout=10) == -signal.SIGKILL
+        assert not list((ws / containment.LIVE_DIR).glob("*.json"))
+    finally:
+        escaped.kill()
+        escaped.wait()

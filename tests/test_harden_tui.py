@@ -53,3 +53,58 @@ async def test_hostile_names_and_reasons_are_shown_escaped(tmp_path: Path) -> No
     shown = "\n".join(notices + toasts)
     assert "Verdict for attempt 1" in shown and "\\x1b]0;TITLE\\x07" in shown
     assert "\x1b" not in shown and "\x07" not in shown and "\u202e" not in shown
+
+
+# -- item 3: a second stop (or quit) during the grace period kills at once ------------------
+
+STUBBORN = """
+    import os, signal, subprocess, sys, time
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    child = subprocess.Popen([sys.executable, "-c",
+        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"])
+    open({pidfile!r}, "w").write(f"{{os.getpid()}} {{child.pid}}")
+    print("stubborn", flush=True)
+    time.sleep(600)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("key", ["ctrl+g", "ctrl+q"])
+async def test_a_second_stop_or_quit_kills_a_term_ignoring_program_at_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str) -> None:
+    """The grace period is made 600 s long: the program ignores TERM, so only the
+    second key's KILL can end it before the test's 60 s wait runs out."""
+    from tui_support import prompt_and_accept, wait_for, write_answers
+
+    from verifybot_tui.core.history import History
+    from verifybot_tui.targets import local
+
+    monkeypatch.setattr(local, "GRACE", 600.0)
+    pidfile = tmp_path / "pids"
+    ws = workspace(tmp_path)
+    answers = write_answers(tmp_path / "t.md", STUBBORN.format(pidfile=str(pidfile)))
+    app = make_app(ws, answers, data={"run": {"max_retries": 0, "timeout": 300.0}})
+    async with app.run_test(size=SIZE) as pilot:
+        await prompt_and_accept(pilot, "stubborn")
+        await wait_for(pilot, lambda: pidfile.exists() and " " in pidfile.read_text(),
+                       30, "the program's pids")
+        pids = [int(p) for p in pidfile.read_text().split()]
+        await pilot.press(key)
+        await pilot.pause(0.3)
+        assert all(_alive(p) for p in pids), "TERM is ignored: the first stop only waits"
+        await pilot.press(key)
+        await wait_for(pilot, lambda: not any(_alive(p) for p in pids), 60,
+                       "the second stop to kill the tree")
+        if key == "ctrl+g":
+            await wait_idle(pilot)
+        else:  # the quit goes on once the loop ended
+            await wait_for(pilot, lambda: app._exit, 30, "the app to quit")
+    sessions = History(ws).sessions()
+    assert [s["status"] for s in sessions] == ["STOPPED"], sessions

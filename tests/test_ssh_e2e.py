@@ -59,3 +59,39 @@ def test_wrong_credentials_exit_4_with_a_clear_message(sshd, remote_dir, tmp_pat
     for path in (tmp_path / "ws").rglob("*"):
         if path.is_file():
             assert b"wrong-password" not in path.read_bytes(), path
+
+
+def test_a_password_typed_at_the_prompt_is_redacted_everywhere(sshd, remote_dir, tmp_path):
+    """Issue 11 item 4: no config names a typed password, yet a program that finds and
+    prints it (here from a file on the Pi) never puts it in outputs, transcripts,
+    history.db or the feedback prompt: the prompt's answer joins the redactor."""
+    from test_cli_run import answers, python_answer
+
+    secret_file = Path(remote_dir[1]).parent / "pw.txt"
+    secret_file.write_text(sshd.password)
+    os.chmod(secret_file, 0o644)
+    replay = tmp_path / "leak.md"
+    replay.write_text(answers(
+        python_answer(f"import sys; print('pw:', open({str(secret_file)!r}).read()); "
+                      f"sys.exit(1)"),
+        python_answer("print('fixed')")))
+    home = tmp_path / "home"
+    home.mkdir()
+    ws = tmp_path / "ws"
+    cfg = sshd.write_config_toml(tmp_path / "config.toml", remote_dir[0], key_file="",
+                                 password_env="VB_E2E_UNSET_PW")
+    r = subprocess.run(
+        [*verifybot_cmd(), "run", "leak it", "--llm", f"replay:{replay}", "--target", "pi",
+         "--yes", "--max-retries", "1", "--workspace", str(ws), "--config", str(cfg)],
+        cwd=tmp_path, input=sshd.password + "\n", capture_output=True, text=True, timeout=120,
+        env={**os.environ, "HOME": str(home), "SSH_AUTH_SOCK": ""})
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "Password for" in r.stderr  # it was typed, not configured
+    assert "pw: [redacted]" in r.stdout + r.stderr
+    assert sshd.password not in r.stdout + r.stderr
+    files = [p for p in ws.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".md" for p in files) and any(p.name == "history.db" for p in files)
+    for path in files:
+        assert sshd.password.encode() not in path.read_bytes(), path
+    transcript = next((ws / "raw_md").glob("*.md")).read_text()
+    assert "pw: [redacted]" in transcript  # the feedback prompt carried it, redacted

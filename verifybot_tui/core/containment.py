@@ -11,6 +11,11 @@ everything a program starts unless a process both leaves the session
   the program starts stays in it whatever it does, and ``cgroup.kill`` ends
   them all; what is still there after the tree was stopped had escaped, and is
   named in the verdict;
+- a marker variable ``VERIFYBOT_RUN=<token>`` in each run's environment, which
+  every process the program starts inherits (a setsid double fork too): after
+  the run, /proc/*/environ of our user is searched for the token, so what
+  escaped is found, named and killed even where no cgroup can be made (a
+  process that wipes its environment or execs with ``env -i`` is not found);
 - the process group, leader start time and cgroup of each run are recorded, so
   the next start can kill what a SIGKILLed VerifyBot left behind, after
   checking the group is still the one recorded (an unrelated process that
@@ -24,11 +29,15 @@ import ctypes
 import itertools
 import json
 import os
+import secrets
 import signal
 import sys
+import time
 from pathlib import Path
 
 PR_SET_PDEATHSIG = 1
+MARKER = "VERIFYBOT_RUN"  # the variable that tags every process of one run
+NO_CGROUP = "VERIFYBOT_NO_CGROUP"  # "1": never make a cgroup (the marker check still runs)
 _counter = itertools.count(1)
 _libc: ctypes.CDLL | None = None
 
@@ -101,6 +110,10 @@ _BASE: list[Path | None] = []
 
 
 def cgroup_base() -> Path | None:
+    """The cgroup v2 folder runs get their cgroups in; None where there is none or
+    ``VERIFYBOT_NO_CGROUP=1`` is set (to use, or test, the marker check alone)."""
+    if os.environ.get(NO_CGROUP, "") not in ("", "0"):
+        return None
     if not _BASE:
         _BASE.append(_cgroup2_base())
     return _BASE[0]
@@ -144,6 +157,62 @@ def kill_cgroup(cgroup: Path) -> list[int]:
 def remove_cgroup(cgroup: Path) -> None:
     with contextlib.suppress(OSError):
         cgroup.rmdir()
+
+
+# -- the run marker ------------------------------------------------------------------
+
+
+def new_token() -> str:
+    """A token unique to one run, for its ``VERIFYBOT_RUN`` variable."""
+    return f"{os.getpid()}-{next(_counter)}-{secrets.token_hex(8)}"
+
+
+def marker_pids(token: str) -> list[int]:
+    """Live processes of our user whose environment carries ``VERIFYBOT_RUN=token``."""
+    if not token or not os.path.isdir("/proc/self"):
+        return []
+    needle = f"{MARKER}={token}".encode()
+    me, uid = os.getpid(), os.getuid()
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            if entry.stat().st_uid != uid:
+                continue
+            with open(f"/proc/{entry.name}/environ", "rb") as f:
+                env = f.read()
+        except OSError:
+            continue
+        if needle + b"\0" in env or env.endswith(needle):
+            if not _zombie(int(entry.name)):
+                found.append(int(entry.name))
+    return found
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return True
+    return raw[raw.rfind(b")") + 2:][:1] in (b"Z", b"X")
+
+
+def kill_marked(token: str, rounds: int = 50) -> tuple[list[str], list[str]]:
+    """KILL every process carrying the run's marker: (named killed, named not killable)."""
+    pids = marker_pids(token)
+    names = {pid: describe(pid) for pid in pids}
+    for _ in range(rounds):
+        if not pids:
+            break
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.01)
+        pids = marker_pids(token)
+        names.update((pid, describe(pid)) for pid in pids if pid not in names)
+    return [n for p, n in names.items() if p not in pids], [names[p] for p in pids]
 
 
 # -- processes --------------------------------------------------------------------------
@@ -207,7 +276,8 @@ def kill_leftovers(pgid: int, leader_start: int | None, cgroup: str | None) -> l
 LIVE_DIR = Path("runs") / ".live"
 
 
-def record_live(workspace: Path, pgid: int, cgroup: Path | None) -> Path | None:
+def record_live(workspace: Path, pgid: int, cgroup: Path | None,
+                token: str = "") -> Path | None:
     """A note that this process runs group ``pgid``; removed when the run ends."""
     folder = workspace / LIVE_DIR
     try:
@@ -216,7 +286,7 @@ def record_live(workspace: Path, pgid: int, cgroup: Path | None) -> Path | None:
         path.write_text(json.dumps({
             "owner": os.getpid(), "owner_start": start_time(os.getpid()),
             "pgid": pgid, "leader_start": start_time(pgid),
-            "cgroup": str(cgroup) if cgroup else None}))
+            "cgroup": str(cgroup) if cgroup else None, "token": token}))
         return path
     except OSError:
         return None
@@ -246,5 +316,8 @@ def sweep_live(workspace: Path) -> list[str]:
         pids = kill_leftovers(int(note.get("pgid") or 0), note.get("leader_start"),
                               note.get("cgroup"))
         killed += [str(p) for p in pids]
+        # What escaped the group (a setsid double fork) still carries the run's marker.
+        killed += [n.split(" ", 1)[0] for n in kill_marked(str(note.get("token") or ""))[0]
+                   if n.split(" ", 1)[0] not in killed]
         clear_live(path)
     return killed

@@ -10,8 +10,11 @@ name a file under ``programs/``.
 from __future__ import annotations
 
 import ast
+import bisect
+import itertools
 import re
 import shlex
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -369,6 +372,7 @@ def guess_language(code: str) -> str:
     Pygments' ``guess_lexer`` alone is wrong on most short snippets (it calls a
     print statement "Text only" and C++ "Arduino"), so it only adds weight.
     """
+    code = _sample(code)
     scores = {name: sum(1 for pat in pats if re.search(pat, code, re.M))
               for name, pats in _SIGNALS.items()}
     if _python_program(code):
@@ -413,6 +417,19 @@ _OUTPUT_RE = re.compile(
     re.IGNORECASE | re.M)
 
 
+# Heuristics (console transcript, language guess) read at most this much of a block:
+# a 50 MB block is judged by its start, not parsed whole by ast and Pygments.
+SAMPLE = 256 * 1024
+
+
+def _sample(code: str) -> str:
+    """The first SAMPLE characters of ``code``, cut at a line end."""
+    if len(code) <= SAMPLE:
+        return code
+    cut = code.rfind("\n", 0, SAMPLE)
+    return code[:cut if cut > 0 else SAMPLE]
+
+
 _TRACEBACK_RE = re.compile(r"^\s*Traceback \(most recent call last\):")
 _PARTIAL_RE = re.compile(
     r"^\s*(?:#|//|/\*|--)\s*(?:\.\.\.|…)?\s*\(?\s*(?:the\s+)?(?:rest|remaining|other|existing|"
@@ -421,7 +438,8 @@ _PARTIAL_RE = re.compile(
 
 
 def _transcript(code: str) -> bool:
-    lines = [ln for ln in code.split("\n") if ln.strip()]
+    """Whether the block is a console session; judged on its first SAMPLE characters."""
+    lines = [ln for ln in _sample(code).split("\n") if ln.strip()]
     if not lines:
         return False
     prompts = sum(1 for ln in lines if _PROMPT_RE.match(ln))
@@ -544,6 +562,17 @@ _NONE_WORDS = {"none", "no", "n/a", "na", "-", "nothing", "stdlib", "standard"}
 _MARKUP_CHARS = " \t>*_#/;-+•|`"
 
 
+def _lines_holding(text: str, word: str) -> Iterator[str]:
+    """Each line of ``text`` that holds ``word``, once (no split of a 50 MB answer)."""
+    at = 0
+    while (i := text.find(word, at)) != -1:
+        start = text.rfind("\n", 0, i) + 1
+        end = text.find("\n", i)
+        end = len(text) if end == -1 else end
+        yield text[start:end]
+        at = end + 1
+
+
 def _directive_lines(markdown: str, word: str) -> list[str]:
     """Lines that start (after list, quote, emphasis or comment marks) with ``word``.
 
@@ -551,9 +580,7 @@ def _directive_lines(markdown: str, word: str) -> list[str]:
     followed by ``[*_`]*`` goes quadratic on a line of 20,000 asterisks.
     """
     found = []
-    for line in markdown.split("\n"):
-        if word not in line:
-            continue
+    for line in _lines_holding(markdown, word):
         rest = line.lstrip(_MARKUP_CHARS)
         if rest.startswith("<!--"):
             rest = rest[4:].lstrip(_MARKUP_CHARS)
@@ -616,13 +643,17 @@ class _Fence:
 
 def _items(markdown: str, md: MarkdownIt, offset: int = 0) -> list[_Prose | _Fence]:
     """Prose (paragraphs, headings) and fences in document order, lines absolute."""
+    bodies: dict[int, tuple[int, str]] = {}
+    if offset == 0 and len(markdown) > COLLAPSE_ABOVE:
+        markdown, bodies = _collapse_fences(markdown)
+    line_of = _line_mapper(bodies)
     lines = markdown.split("\n")
     items: list[_Prose | _Fence] = []
     tokens = md.parse(markdown)
     for i, tok in enumerate(tokens):
         if tok.type == "inline" and i > 0 and tokens[i - 1].type in (
                 "paragraph_open", "heading_open"):
-            start = (tok.map or tokens[i - 1].map or [0])[0] + offset + 1
+            start = line_of((tok.map or tokens[i - 1].map or [0])[0]) + offset + 1
             items.append(_Prose(tok, start, tokens[i - 1].type == "heading_open", md))
         elif tok.type == "fence":
             assert tok.map is not None
@@ -630,12 +661,87 @@ def _items(markdown: str, md: MarkdownIt, offset: int = 0) -> list[_Prose | _Fen
             closing = end_line.lstrip(" \t>").strip()
             closed = (tok.map[1] - tok.map[0] >= 2 and closing.startswith(tok.markup)
                       and not closing.strip(tok.markup[0]))
-            items.append(_Fence(tok, tok.map[0] + offset + 1, closed))
+            if tok.map[0] in bodies:
+                tok.content = bodies[tok.map[0]][1]
+            items.append(_Fence(tok, line_of(tok.map[0]) + offset + 1, closed))
         elif tok.type == "code_block" and tok.map is not None:
             # A fence indented too far (inside a list, say) arrives as indented code.
             if re.match(r"^(```|~~~)", tok.content.lstrip(" ")):
-                items.extend(_items(tok.content, md, offset + tok.map[0]))
+                items.extend(_items(tok.content, md, offset + line_of(tok.map[0])))
     return items
+
+
+# Above this many characters, the bodies of fences that start a line are cut out
+# before markdown-it parses the answer: its block parser keeps several Python
+# ints per line, which for a 50 MB answer of code is most of a gigabyte.
+COLLAPSE_ABOVE = 1 << 20
+_OPEN_FENCE_RE = re.compile(r"^(`{3,}|~{3,})([^\n]*)$", re.M)
+
+
+def _collapse_fences(markdown: str) -> tuple[str, dict[int, tuple[int, str]]]:
+    """The answer with the body of each fence at column 0 taken out, and the bodies:
+    {line of the opening fence in the cut text: (lines taken out, body)}.
+
+    A fence at column 0 is a fence wherever it stands (it ends a paragraph or a
+    list, and is never a lazy continuation), so the cut text parses to the same
+    blocks; the one case that differs, a fence line inside a raw HTML block,
+    only shows in huge answers. Bodies are restored into the fence tokens.
+    """
+    out: list[str] = []
+    bodies: dict[int, tuple[int, str]] = {}
+    pos = 0  # how much of the answer is copied to ``out``
+    line = 0  # lines in ``out``
+    at = 0
+    while (m := _OPEN_FENCE_RE.search(markdown, at)) is not None:
+        fence, info = m.group(1), m.group(2)
+        body_start = m.end() + 1
+        if (fence[0] == "`" and "`" in info) or body_start > len(markdown):
+            at = m.end() + 1
+            continue
+        close = _closing_fence(markdown, fence, body_start)
+        body_end = close[0] if close else len(markdown)
+        body = markdown[body_start:body_end]
+        opening = line + markdown.count("\n", pos, m.start())
+        out.append(markdown[pos:body_start])
+        line = opening + 1
+        taken = body.count("\n") + (1 if body and not body.endswith("\n") else 0)
+        if body:
+            bodies[opening] = (taken, body.replace("\0", "\ufffd"))
+        pos = body_end
+        if close is None:
+            break
+        at = close[1]
+    out.append(markdown[pos:])
+    return "".join(out), bodies
+
+
+def _closing_fence(markdown: str, fence: str, start: int) -> tuple[int, int] | None:
+    """(start, end) of the line closing ``fence`` from ``start`` on: up to 3 spaces, at
+    least as many of the fence's character, nothing else (found by str.find: fast)."""
+    at = start
+    while (i := markdown.find(fence, at)) != -1:
+        line_start = markdown.rfind("\n", 0, i) + 1
+        line_end = markdown.find("\n", i)
+        line_end = len(markdown) if line_end == -1 else line_end
+        lead = markdown[line_start:i]
+        if len(lead) <= 3 and not lead.strip(" ") and line_start >= start:
+            if not markdown[i:line_end].rstrip(" \t").strip(fence[0]):
+                return line_start, line_end
+        at = line_end + 1
+    return None
+
+
+def _line_mapper(bodies: dict[int, tuple[int, str]]) -> Callable[[int], int]:
+    """Line in the cut text -> line in the answer (lines after a cut body move down)."""
+    if not bodies:
+        return lambda n: n
+    starts = sorted(bodies)
+    shift = list(itertools.accumulate(bodies[o][0] for o in starts))
+
+    def line_of(n: int) -> int:
+        k = bisect.bisect_left(starts, n)  # bodies whose opening line is before n
+        return n + (shift[k - 1] if k else 0)
+    return line_of
 
 
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
@@ -650,7 +756,7 @@ def _clean_code(content: str) -> tuple[str, bool]:
 
 def _comment_hint(code: str) -> str | None:
     """A first-line comment naming the file: ``# file: main.py`` or just ``// main.c``."""
-    lines = code.split("\n")[:3]
+    lines = code.split("\n", 3)[:3]
     if lines and lines[0].startswith("#!"):
         lines = lines[1:]
     for line in lines[:1]:

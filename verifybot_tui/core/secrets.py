@@ -25,6 +25,15 @@ from verifybot_tui.core.config import API_KINDS, DEFAULT_ENV_DENY, Config, key_e
 DOTENV_SECRETS = ("PI_PASSWORD",)
 MASK = "[redacted]"
 _MIN_SECRET = 4  # shorter values would redact ordinary words
+# Passwords the user typed at a prompt in this process (CLI getpass, TUI dialog):
+# no config names them, yet they are as secret as any; every Redactor uses them.
+_TYPED: set[str] = set()
+
+
+def remember_typed(value: str | None) -> None:
+    """Redact a secret the user typed (an SSH password) from everything, from now on."""
+    if value and len(value) >= _MIN_SECRET:
+        _TYPED.add(value)
 
 
 def read_dotenv(path: Path) -> dict[str, str]:
@@ -114,9 +123,10 @@ class Redactor:
             self.values.add(value)
 
     def __call__(self, text: str) -> str:
-        if not self.values or not text:
+        values = self.values | _TYPED if _TYPED else self.values
+        if not values or not text:
             return text
-        for value in sorted(self.values, key=len, reverse=True):
+        for value in sorted(values, key=len, reverse=True):
             if value in text:
                 text = text.replace(value, MASK)
         return text

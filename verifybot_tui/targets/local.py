@@ -124,8 +124,9 @@ def _signal_tree(root: int, pids: set[int], sig: int) -> None:
             pass
 
 
-async def stop_tree(root: int, grace: float = GRACE) -> None:
-    """TERM every process of the tree, wait up to ``grace`` for them, KILL the rest."""
+async def stop_tree(root: int, grace: float | None = None) -> None:
+    """TERM every process of the tree, wait up to ``grace`` (GRACE) for them, KILL the rest."""
+    grace = GRACE if grace is None else grace
     pids = tree_pids(root)
     if not HAVE_PROC:
         return await _stop_group(root, grace)
@@ -281,6 +282,7 @@ class LocalTarget(ReportsState):
         loop = asyncio.get_running_loop()
         started = time.monotonic()
         cgroup = containment.new_cgroup()
+        env = {**env, containment.MARKER: containment.new_token()}  # see _leftover_check
         try:
             transport, protocol = await loop.subprocess_exec(
                 lambda: _Protocol(loop), *argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
@@ -293,7 +295,7 @@ class LocalTarget(ReportsState):
         root = transport.get_pid()
         self._running.add(root)
         _LIVE_ROOTS.add(root)
-        live = containment.record_live(self.workspace, root, cgroup)
+        live = containment.record_live(self.workspace, root, cgroup, env[containment.MARKER])
         captures = {"stdout": OutputCapture(), "stderr": OutputCapture()}
         counts = {"stdout": 0, "stderr": 0}
         errors: list[Exception] = []
@@ -317,7 +319,7 @@ class LocalTarget(ReportsState):
         finally:
             if not stopped:
                 await asyncio.shield(stop_tree(root))
-            escaped = _leftover_check(cgroup)
+            escaped = _leftover_check(cgroup, env[containment.MARKER])
             for task in pumps:
                 task.cancel()
             transport.close()
@@ -460,21 +462,26 @@ class LocalTarget(ReportsState):
                          workdir=str(workdir), stderr_bytes=len(text.encode()))
 
 
-def _leftover_check(cgroup: Path | None) -> list[str]:
-    """Processes still in the run's cgroup once its tree was stopped: they escaped it
-    (a setsid double fork); named for the verdict, then killed with the cgroup."""
-    if cgroup is None:
-        return []
-    pids = containment.cgroup_pids(cgroup)
-    names = [containment.describe(pid) for pid in pids]
-    for _ in range(50):
-        if not containment.kill_cgroup(cgroup):
-            break
-        time.sleep(0.01)
-    left = containment.cgroup_pids(cgroup)
-    containment.remove_cgroup(cgroup)
-    return [f"{n} killed" for n in names] + [f"{containment.describe(p)} NOT killable"
-                                              for p in left]
+def _leftover_check(cgroup: Path | None, token: str) -> list[str]:
+    """Processes still alive once the run's tree was stopped: they escaped it (a
+    setsid double fork). Found in the run's cgroup, or by the run's marker variable
+    where there is no cgroup; named for the verdict, then killed."""
+    names: list[str] = []
+    left: list[int] = []
+    if cgroup is not None:
+        names = [containment.describe(pid) for pid in containment.cgroup_pids(cgroup)]
+        for _ in range(50):
+            if not containment.kill_cgroup(cgroup):
+                break
+            time.sleep(0.01)
+        left = containment.cgroup_pids(cgroup)
+        containment.remove_cgroup(cgroup)
+    killed, unkillable = containment.kill_marked(token)
+    seen = {n.split(" ", 1)[0] for n in names}
+    names += [n for n in killed if n.split(" ", 1)[0] not in seen]
+    not_killed = [containment.describe(p) for p in left]
+    not_killed += [n for n in unkillable if n not in not_killed]
+    return [f"{n} killed" for n in names] + [f"{n} NOT killable" for n in not_killed]
 
 
 def _lang_names() -> list[str]:

@@ -6,6 +6,13 @@ keepalives so a dropped link is noticed instead of hanging a read forever.
 Each program runs as the leader of its own process group and records the
 group's id in its run folder, so a timeout, a cancel or close can stop the
 whole tree: an SSH signal first, then ``kill -<pgid>`` over a fresh channel.
+Beyond the group: each run carries a marker variable ``VERIFYBOT_RUN=<token>``
+(kept in ``.vb_run``), and after the group is stopped every process of our user
+on the Pi whose environment holds it had escaped (a setsid double fork): it is
+named in the verdict and killed. Where the Pi runs user sessions (probed once
+per connection: ``systemd-run --user --scope true`` works), each run also lives
+in its own transient scope, which holds even a process that wiped its
+environment; its leftovers are killed with the scope.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from pathlib import Path, PurePosixPath
 
 import asyncssh
 
+from verifybot_tui.core import containment
 from verifybot_tui.core.config import TargetConfig
 from verifybot_tui.core.errors import TargetError
 from verifybot_tui.core.languages import build_argv, language_for_filename, language_named
@@ -63,6 +71,71 @@ _OWN = ".vb_"
 _SNAPSHOT = ("find . -type f ! -name '.vb_*' ! -path '*/__pycache__/*' "
              "-printf '%P\\t%s\\t%T@\\n' 2>/dev/null")
 _MARK = "--vb-after--"
+_SCOPE_PROBE = "systemd-run --user --scope --quiet true"
+
+
+def scope_unit(token: str) -> str:
+    """The transient systemd scope of one run (token: ``containment.new_token()``)."""
+    return f"verifybot-{token}.scope"
+
+
+def scope_prefix(token: str) -> str:
+    """What runs the program in its own user scope (where the Pi has user sessions).
+
+    ``systemd-run --scope`` moves itself into the scope and execs the command, so
+    the pid, process group and environment stay the program's own.
+    """
+    return (f"systemd-run --user --scope --quiet --collect "
+            f"--unit={shlex.quote(scope_unit(token))} -- ")
+
+
+def _leftover_sh(scope: bool) -> str:
+    """Name and KILL what of the run still lives once its group was stopped.
+
+    Found by the run's marker (``.vb_run``) in /proc/*/environ of our user
+    (``grep -z`` reads the NUL-separated variables), and with ``scope`` by the
+    run's systemd scope. Prints ``vb-escaped PID NAME`` per process found and
+    ``vb-unkillable PID NAME`` for one still alive after the KILLs.
+    """
+    find = ('vb_marked() { [ -n "$tok" ] && grep -lzxF "VERIFYBOT_RUN=$tok" '
+            '/proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3; }; ')
+    if scope:
+        find += ('vb_cg=$(systemctl --user show -p ControlGroup --value "verifybot-$tok.scope" '
+                 '2>/dev/null); '
+                 'vb_found() { { vb_marked; [ -n "$vb_cg" ] && '
+                 'cat "/sys/fs/cgroup$vb_cg/cgroup.procs" 2>/dev/null; } | sort -u; }; ')
+    else:
+        find += 'vb_found() { vb_marked; }; '
+    kill_scope = ('systemctl --user kill -s KILL "verifybot-$tok.scope" 2>/dev/null; '
+                  if scope else '')
+    return ('tok=$(cat .vb_run 2>/dev/null); ' + find +
+            'for p in $(vb_found); do [ "$p" = "$$" ] && continue; '
+            'echo "vb-escaped $p $(cat /proc/$p/comm 2>/dev/null)"; done; '
+            'i=0; while [ $i -lt 20 ]; do left=; '
+            'for p in $(vb_found); do [ "$p" = "$$" ] || { left=1; kill -KILL "$p" 2>/dev/null; }; '
+            'done; [ -z "$left" ] && break; ' + kill_scope +
+            'sleep 0.05; i=$((i+1)); done; '
+            'for p in $(vb_found); do [ "$p" = "$$" ] && continue; '
+            'echo "vb-unkillable $p $(cat /proc/$p/comm 2>/dev/null)"; done')
+
+
+def _parse_leftovers(text: str) -> tuple[list[str], str]:
+    """('PID (name) killed' / 'PID (name) NOT killable' lines, the rest of the text)."""
+    found: dict[str, str] = {}
+    unkillable: set[str] = set()
+    rest = []
+    for line in text.splitlines(keepends=True):
+        kind, _, what = line.strip().partition(" ")
+        if kind in ("vb-escaped", "vb-unkillable"):
+            pid, _, name = what.partition(" ")
+            found.setdefault(pid, name or "?")
+            if kind == "vb-unkillable":
+                unkillable.add(pid)
+        else:
+            rest.append(line)
+    named = [f"{pid} ({name}) {'NOT killable' if pid in unkillable else 'killed'}"
+             for pid, name in found.items()]
+    return named, "".join(rest)
 
 
 def _group_kill_sh(grace: float) -> str:
@@ -111,6 +184,7 @@ class _Outcome:
     target_error: str | None = None
     duration: float = 0.0
     files_changed: list[str] = field(default_factory=list)
+    escaped: list[str] = field(default_factory=list)  # "PID (name) killed": left the group
 
 
 async def _pump(reader: asyncssh.SSHReader, stream: str, out: _Outcome,
@@ -162,6 +236,7 @@ class SSHTarget(ReportsState):
         self._generation = 0
         self._typed_password: str | None = None  # only in memory, for reconnects
         self._has_venv = False
+        self._scopes = False  # the Pi runs user sessions: each run gets a systemd scope
         self._orphans: list[str] = []  # run folders whose program may outlive a lost link
         self._stops: set[asyncio.Event] = set()
         self._closing = False  # close() is stopping the runs: they end as target errors
@@ -246,13 +321,23 @@ class SSHTarget(ReportsState):
         venv_py = posixpath.join(self.remote_dir, VENV_DIR, "bin", "python")
         r = await conn.run(f"test -x {shlex.quote(venv_py)}", timeout=15)
         self._has_venv = r.exit_status == 0
+        self._scopes = await self._probe_scopes(conn)
+
+    @staticmethod
+    async def _probe_scopes(conn: asyncssh.SSHClientConnection) -> bool:
+        """Whether ``systemd-run --user --scope`` works there (a Pi with user sessions)."""
+        try:
+            r = await conn.run(_SCOPE_PROBE, timeout=15)
+        except (TimeoutError, asyncssh.Error, OSError):
+            return False
+        return r.exit_status == 0
 
     async def _reap_orphans(self, conn: asyncssh.SSHClientConnection) -> None:
         orphans, self._orphans = self._orphans, []
         for run_dir in orphans:
             try:
-                await conn.run(f"cd {shlex.quote(run_dir)} && {_group_kill_sh(self.stop_grace)}",
-                               timeout=self.stop_grace + 10)
+                await conn.run(f"cd {shlex.quote(run_dir)} && {_group_kill_sh(self.stop_grace)}; "
+                               f"{_leftover_sh(self._scopes)}", timeout=self.stop_grace + 10)
             except (TimeoutError, asyncssh.Error, OSError):
                 self._orphans.append(run_dir)
 
@@ -363,9 +448,10 @@ class SSHTarget(ReportsState):
             compile_failed=compile_failed, files_changed=o.files_changed,
             command=f"cd {shlex.quote(run_dir)} && {command}",
             target_error=o.target_error, workdir=run_dir,
-            stdout_bytes=o.stdout_bytes, stderr_bytes=o.stderr_bytes)
+            stdout_bytes=o.stdout_bytes, stderr_bytes=o.stderr_bytes, escaped=o.escaped)
 
-    def _launch_script(self, argv: list[str], run_dir: str, snapshot: bool) -> str:
+    def _launch_script(self, argv: list[str], run_dir: str, snapshot: bool,
+                       token: str = "") -> str:
         """cd, snapshot the folder, then exec the program as its own process group's leader.
 
         sshd already makes the command's shell a session (and group) leader, so
@@ -373,8 +459,13 @@ class SSHTarget(ReportsState):
         not, ``setsid`` makes one.
         """
         cmd = shlex.join(argv)
+        if token and self._scopes:
+            cmd = scope_prefix(token) + cmd
         before = f"{_SNAPSHOT} > .vb_before; " if snapshot else ""
         env = "export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1; "
+        if token:
+            env += (f"printf '%s\\n' {shlex.quote(token)} > .vb_run; "
+                    f"export {containment.MARKER}={shlex.quote(token)}; ")
         if self._has_venv:
             # A shell script's `python3` then finds what `install` put there.
             venv = shlex.quote(posixpath.join(self.remote_dir, VENV_DIR))
@@ -391,7 +482,8 @@ class SSHTarget(ReportsState):
         started = time.monotonic()
         try:
             conn = await self._connection()
-            proc = await conn.create_process(self._launch_script(argv, run_dir, snapshot),
+            token = containment.new_token()
+            proc = await conn.create_process(self._launch_script(argv, run_dir, snapshot, token),
                                              encoding=None)
         except (asyncssh.Error, OSError) as e:
             out.target_error = f"Could not start the program on {self._where}: {e}"
@@ -470,7 +562,8 @@ class SSHTarget(ReportsState):
     async def _after(self, conn: asyncssh.SSHClientConnection, run_dir: str, out: _Outcome,
                      snapshot: bool) -> None:
         """Kill what the program left running in its group; list the files it wrote."""
-        cmd = f"cd {shlex.quote(run_dir)} || exit 0; {_group_kill_sh(self.stop_grace)}"
+        cmd = (f"cd {shlex.quote(run_dir)} || exit 0; {_group_kill_sh(self.stop_grace)}; "
+               f"{_leftover_sh(self._scopes)}")
         if snapshot:
             cmd += f"; cat .vb_before 2>/dev/null; echo {_MARK}; {_SNAPSHOT}"
         try:
@@ -479,6 +572,7 @@ class SSHTarget(ReportsState):
         except (TimeoutError, asyncssh.Error, OSError):
             return
         text = str(r.stdout or "").replace("vb-killed-leftovers\n", "")
+        out.escaped, text = _parse_leftovers(text)
         if snapshot and _MARK in text:
             before_text, after_text = text.split(_MARK + "\n", 1)
             before, after = _parse_snapshot(before_text), _parse_snapshot(after_text)

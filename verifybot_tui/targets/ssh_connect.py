@@ -18,7 +18,10 @@ import asyncssh
 from verifybot_tui.core.config import TargetConfig
 from verifybot_tui.core.errors import TargetError
 from verifybot_tui.core.ports import Prompter
-from verifybot_tui.core.secrets import read_dotenv  # noqa: F401 - kept importable here
+from verifybot_tui.core.secrets import (
+    read_dotenv,  # noqa: F401 - kept importable here
+    remember_typed,
+)
 
 CONNECT_TIMEOUT = 15.0
 PASSWORD_TRIES = 3
@@ -99,6 +102,7 @@ class _Client(asyncssh.SSHClient):
         self.tries += 1
         self.typed = True
         self.password_used = await self._prompter.secret(f"Password for {self._where}{again}:")
+        remember_typed(self.password_used)  # redacted from outputs, transcripts, prompts
         return self.password_used or None
 
     def _can_try_password(self) -> bool:

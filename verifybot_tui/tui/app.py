@@ -176,5 +176,23 @@ class VerifyBotApp(App[int]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.keymap))
 
+    async def action_quit(self) -> None:
+        """Quit; during a run first stop it (its status written), and a second quit
+        while it stops KILLs the program at once, as a second Ctrl+C does in ``run``."""
+        how = self.session.stop_loop()
+        if how == "idle":
+            self.exit()
+            return
+        if how == "stopping":
+            self.notify("Stopping the run, then quitting (again to kill it at once)…")
+            self.run_worker(self._exit_after_stop(), group="quit", exit_on_error=False)
+
+    async def _exit_after_stop(self) -> None:
+        import asyncio
+
+        while self.session.loop is not None and self.session.loop.running:
+            await asyncio.sleep(0.05)
+        self.exit()
+
     async def on_unmount(self) -> None:
         await self.session.close()

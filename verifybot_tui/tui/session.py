@@ -57,6 +57,7 @@ class AppSession:
         self.on_backend_state: Callable[[str, str, str], None] = lambda kind, name, state: None
         self._llm_start: asyncio.Task[None] | None = None
         self._connecting: dict[str, asyncio.Task[Target]] = {}
+        self.stopping = False  # a stop was asked for this run: the next one kills at once
 
     @property
     def target(self) -> Target | None:
@@ -133,6 +134,22 @@ class AppSession:
             setattr(self, attr, task)
         await asyncio.shield(task)
         return value
+
+    def stop_loop(self) -> str:
+        """Stop the running loop, as Ctrl+C does in ``run``: the first call stops the
+        program's tree (TERM, a grace period, KILL); a second one while that is still
+        going on KILLs every local program's tree at once, so a program that ignores
+        TERM is not waited for. Returns "stopping", "killed" or "idle"."""
+        if self.loop is None or not self.loop.running:
+            return "idle"
+        if self.stopping:
+            from verifybot_tui.targets.local import kill_all_now
+
+            kill_all_now()
+            return "killed"
+        self.stopping = True
+        self.loop.stop()
+        return "stopping"
 
     def ensure_loop(self) -> VerifyLoop:
         """The loop, built on first use; later calls follow the current target."""

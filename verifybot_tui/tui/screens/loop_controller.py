@@ -86,6 +86,7 @@ class LoopController:
     async def _drive(self, prompt: str, new_chat: bool, resume: int | None) -> None:
         await self.started.wait()
         loop = self.session.ensure_loop()
+        self.session.stopping = False
         # One start of the browser and one connection at a time: wait for those under
         # way; if they failed, the loop tries again and reports it in its own events.
         with contextlib.suppress(VerifyBotError):
@@ -323,9 +324,12 @@ class LoopController:
             self.decide(Decision("stop"))
         elif self.pending_feedback is not None:
             self.answer_feedback(False)
-        elif self.session.loop is not None and self.session.loop.running:
-            self.session.loop.stop()
-            self.screen.notify("Stopping…")
+        else:
+            how = self.session.stop_loop()
+            if how == "stopping":
+                self.screen.notify("Stopping… (again to kill the program at once)")
+            elif how == "killed":
+                self.screen.notify("Killed the running program at once.")
 
 
 def _run_summary(ev: RunFinished) -> str:
