@@ -54,7 +54,10 @@ class Recipe:
     judge: str | None = None
     max_retries: int | None = None
     timeout: float | None = None
-    auto_accept: bool = True
+    # Run each version without asking. `recipe run` always accepts (nobody is there to
+    # ask); in the app a recipe that sets it turns auto-accept on or off, else the
+    # app's own setting holds (None).
+    auto_accept: bool | None = None
     language: str = ""
     compiler: str = ""
     flags: list[str] = field(default_factory=list)
