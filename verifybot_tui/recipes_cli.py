@@ -145,6 +145,7 @@ async def _run_one(cfg: Config, r: Recipe) -> RecipeResult:
             v = build_verification(cfg, llm_spec=llm_spec, judge=r.resolve(r.judge),
                                    workspace=cfg.workspace, sanity=r.sanity)
             v.criteria = list(r.criteria)
+            v.compiler, v.flags = r.compiler, list(r.flags)
             llm = make_llm(cfg, llm_spec, cfg.workspace)
             stack.push_async_callback(llm.close)
             if v.judge_llm is not None:

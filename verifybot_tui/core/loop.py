@@ -468,7 +468,9 @@ class VerifyLoop:
             timeout = min(code.ex.timeout, MAX_TIMEOUT)
         request = RunRequest(run_id=f"{self.recorder.slug}_{code.version}", files=code.files,
                              entry=code.entry, language=entry.language, timeout=timeout,
-                             long_running=bool(signs), python=python)
+                             long_running=bool(signs), python=python,
+                             compiler=self.verification.compiler,
+                             flags=list(self.verification.flags))
         rec = self.recorder
         out = rec.run_started(code.version, entry, target.name)
         try:
