@@ -129,18 +129,38 @@ SANITY = {
 
 @pytest.mark.parametrize("name", sorted(SANITY))
 def test_each_sanity_check_holds_a_program_that_exits_0(tmp_path, name):
+    """With --yes and the judge off nobody can judge a held run: PASSED with the warnings."""
     llm = tmp_path / "llm.md"
     llm.write_text(answers(python_answer(SANITY[name]), python_answer('print("fine: 42")')))
     r = run_cli("run", "Compute something and print it", "--llm", f"replay:{llm}", "--yes",
                 cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     rec = the_record(tmp_path)
-    first, second = rec["attempts"]
-    assert first["exit_code"] == 0 and first["judge_decision"] == "fail"
+    (first,) = rec["attempts"]  # not sent back: the LLM is not asked to "fix" it
+    assert first["exit_code"] == 0 and first["judge_decision"] == "none"
+    assert first["status"] == "PASSED"
     assert [s["check"] for s in first["sanity"]] == [name]
-    assert "held for a judgement" in r.stderr
+    reason = first["sanity"][0]["reason"]
+    assert "held for a judgement: " + reason in r.stderr
+    assert rec["status"] == "PASSED"  # never VERIFIED
+    assert rec["message"] == "exited 0, but held by sanity checks that nobody judged: " + reason
+    assert f"[verifybot] PASSED: {rec['message']}" in r.stderr + r.stdout
+    text = transcript(tmp_path)
+    assert f"- [sanity] {name}: {reason}" in text
+    assert "ends PASSED (not VERIFIED) with the sanity warnings" in text
+
+
+def test_a_held_run_sent_back_by_the_user_goes_to_the_llm_as_a_failure(tmp_path):
+    llm = tmp_path / "llm.md"
+    llm.write_text(answers(python_answer(SANITY["all-zero"]), python_answer('print("fine: 42")')))
+    r = run_cli("run", "Compute something and print it", "--llm", f"replay:{llm}",
+                cwd=tmp_path, stdin="a\nf\nzero cannot be right\na\n")
+    assert r.returncode == 0, r.stderr
+    rec = the_record(tmp_path)
+    first, second = rec["attempts"]
+    assert first["judge_decision"] == "fail" and first["status"] == "FAILED"
     feedback = transcript(tmp_path).split("## Prompt 2 (feedback)")[1]
-    assert "It exited 0 but was judged a failure: " + first["sanity"][0]["reason"] in feedback
+    assert "It exited 0 but was judged a failure: zero cannot be right" in feedback
     assert rec["status"] == "PASSED" and "sanity" not in second
 
 

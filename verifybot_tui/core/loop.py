@@ -543,11 +543,10 @@ class VerifyLoop:
                     what += ["its tests pass"] if v.ask_for_tests else []
                     return Outcome(Status.VERIFIED, EXIT_SUCCESS, "; ".join(what))
                 return Outcome(Status.PASSED, EXIT_SUCCESS, verdict.reason)
-            reasons = "The run exited 0, but:\n" + sanity.text(verdict.held)
             if self.auto_accept:
-                decision = JudgeDecision("fail")
-            else:
-                decision = await self._wait(partial(JudgementNeeded, n, None, reasons))
+                return self._unjudged(n, verdict)
+            reasons = "The run exited 0, but:\n" + sanity.text(verdict.held)
+            decision = await self._wait(partial(JudgementNeeded, n, None, reasons))
             self.recorder.judge_decision(n, decision, None)
             return self._judged(n, used, result, decision, None, reasons)
         j = await self._ask_judge(n, result, verdict, code, target)
@@ -624,6 +623,20 @@ class VerifyLoop:
         j = llm_judge.parse(answer, v.judge)
         self.recorder.judgement(n, j)
         return j
+
+    def _unjudged(self, n: int, verdict: Verdict) -> Outcome:
+        """A held run nobody judges (judge off, runs auto-accepted): PASSED, never VERIFIED.
+
+        Sending it back as a failure would make the LLM "fix" a program that may be
+        right (a zero can be the answer); calling it verified would hide the doubt. So
+        it passes on the exit status alone, with the sanity warnings printed and kept.
+        """
+        held = "; ".join(h.reason for h in verdict.held)
+        self.recorder.unjudged(n)
+        self._emit(Notice("nobody judges it (judge off, runs auto-accepted): it ends PASSED, "
+                          "not VERIFIED; check the warnings yourself", "warning"))
+        return Outcome(Status.PASSED, EXIT_SUCCESS,
+                       f"exited 0, but held by sanity checks that nobody judged: {held}")
 
     def _judged(self, n: int, used: int, result: RunResult, decision: JudgeDecision,
                 j: Judgement | None, reasons: str) -> Step:

@@ -285,6 +285,14 @@ class SessionRecorder:
             self.attempts[-1]["status"] = Status.VERIFIED
         self.tr.section(f"Judgement decision {n}", f"{decision.action}{note}\n")
 
+    def unjudged(self, n: int) -> None:
+        """A run held by sanity checks that nobody judged: it stays PASSED, with its warnings."""
+        self.attempts[-1]["judge_decision"] = "none"
+        self.history.update_attempt(self._attempt_id, decision="judge:none")
+        self.tr.section(f"Judgement decision {n}",
+                        "none: the judge is off and runs are auto-accepted, so the held run "
+                        "ends PASSED (not VERIFIED) with the sanity warnings above\n")
+
 
 def attempt_status(verdict: Verdict) -> Status:
     if verdict.ok:
