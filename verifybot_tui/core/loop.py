@@ -571,9 +571,11 @@ class VerifyLoop:
                 return Outcome.failed(f"no tests after {used} attempts")
             return Turn(prompts.reject_prompt(reason + " " + tests_alongside.PROMPT), "feedback")
         files, entry = tests_alongside.runnable(code.files, test)
+        # pytest itself is a dependency of pytest-style tests (the runner imports it).
+        python = await self._dependencies(target, files, code.ex)
         request = RunRequest(run_id=f"{self.recorder.slug}_{code.version}_tests", files=files,
                              entry=entry, language="python", timeout=self.timeout,
-                             python=self._python.get(target.name))
+                             python=python)
         self._emit(Notice(f"running the tests in {test.name}"))
         started = time.monotonic()
         try:
