@@ -8,7 +8,7 @@ from verifybot_tui.core import tests_alongside
 from verifybot_tui.core.ports import ProgramFile
 
 
-def test_file(content: str) -> ProgramFile:
+def a_test_file(content: str) -> ProgramFile:
     return ProgramFile("test_main.py", "test_main_1.py", content, "python")
 
 
@@ -21,7 +21,7 @@ def test_file(content: str) -> ProgramFile:
     ("def check_f():\n    assert True\n\ncheck_f()\n", False),
 ])
 def test_pytest_style_is_told_from_plain_asserts(content: str, pytest_style: bool) -> None:
-    t = test_file(content)
+    t = a_test_file(content)
     assert tests_alongside.uses_pytest(t) is pytest_style
     main = ProgramFile("main.py", "main_1.py", "def f():\n    return 1\n", "python")
     files, entry = tests_alongside.runnable([main, t], t)
