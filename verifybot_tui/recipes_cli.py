@@ -214,6 +214,13 @@ async def cmd_recipe(args: argparse.Namespace, cfg: Config) -> int:
     return EXIT_SUCCESS if all(r.verified for r in results) else EXIT_FAILED
 
 
+def _number(value: Any, kind: type) -> Any:
+    """A limit from the run record; None when missing (a record older than the key)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return kind(value)
+
+
 def _new(args: argparse.Namespace, cfg: Config) -> int:
     from verifybot_tui.core.history import History
     from verifybot_tui.core.transcript import read_record
@@ -242,7 +249,9 @@ def _new(args: argparse.Namespace, cfg: Config) -> int:
         record = (read_record(path) if path.exists() else None) or {}
     text = recipe_toml(name=s["slug"], prompt=s["prompt"], target=s.get("target"),
                        llm=s.get("llm"), criteria=list(record.get("criteria", [])),
-                       judge=record.get("judge") or None)
+                       judge=record.get("judge") or None,
+                       max_retries=_number(record.get("max_retries"), int),
+                       timeout=_number(record.get("timeout"), float))
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
         _say(f"recipe written to {args.output}")

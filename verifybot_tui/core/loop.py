@@ -206,6 +206,7 @@ class VerifyLoop:
         rec.max_output_bytes = int(self.config.run.max_output_mb * 1024 * 1024)
         rec.criteria = [c.text for c in self.verification.criteria]
         rec.judge = self.verification.judge
+        rec.max_retries, rec.timeout = self.max_retries, self.timeout
         rec.sweep_interrupted()
         names = {"target": self.target.name, "llm": self.llm.name}
         if resume is not None:

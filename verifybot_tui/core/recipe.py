@@ -129,7 +129,8 @@ def load_recipe(path: Path) -> Recipe:
 
 
 def recipe_toml(*, name: str, prompt: str, target: str | None, llm: str | None,
-                criteria: list[str], judge: str | None = None) -> str:
+                criteria: list[str], judge: str | None = None, max_retries: int | None = None,
+                timeout: float | None = None) -> str:
     """A recipe's text from a finished session (``verifybot recipe new``)."""
     data: dict[str, Any] = {"name": name, "prompt": prompt}
     if target:
@@ -139,6 +140,10 @@ def recipe_toml(*, name: str, prompt: str, target: str | None, llm: str | None,
     data["criteria"] = criteria
     if judge:
         data["judge"] = judge
+    if max_retries is not None:
+        data["max_retries"] = max_retries
+    if timeout is not None:
+        data["timeout"] = int(timeout) if float(timeout).is_integer() else timeout
     head = ("# A task recipe written by `verifybot recipe new` from a finished session.\n"
             "# Run it with `verifybot recipe run FILE`; see config.toml.example for the keys.\n")
     return head + tomli_w.dumps(data)

@@ -42,6 +42,9 @@ class SessionRecorder:
         self.conversation_url: str | None = None
         self.criteria: list[str] = []  # the session's success criteria (KIND:SPEC)
         self.judge = "off"  # who judged passing runs
+        # The loop's limits, so `recipe new` can write them back.
+        self.max_retries: int | None = None
+        self.timeout: float | None = None
         self.attempts: list[dict[str, Any]] = []  # the run record's view of each attempt
         self._attempt_id = 0
         self._transcript: Transcript | None = None
@@ -110,6 +113,7 @@ class SessionRecorder:
             "target": target, "llm": llm, "conversation_url": self.conversation_url,
             "started": self.started, "finished": time.time(),
             "criteria": self.criteria, "judge": self.judge,
+            "max_retries": self.max_retries, "timeout": self.timeout,
             "transcript": self.workspace.rel(self.tr.path),
             "workspace": str(self.workspace.root),
         }
