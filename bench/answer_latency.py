@@ -1,17 +1,21 @@
 """How fast the browser backend notices an answer is done, and how fast text streams.
 
-Against the local test chat site in headless Chromium:
+Against the local test chat site in headless Chromium, on each of chatgpt's
+two pages (the legacy page and the app-shell page):
 - finish lag: from the page's last finish signal (the site stamps the moment it
   shows the finished buttons, performance.timeOrigin + performance.now()) to
   ask() returning the answer (time.time(), same machine, same clock);
 - token lag: from a piece of text appearing on the page (the site stamps each
   render) to on_text receiving it;
 - early finishes: answers returned before the site finished, over scenarios
-  where the model pauses before and during its answer.
+  where the model pauses before and during its answer, and where it thinks
+  with only the activity header saying so (no stop button, the action row
+  flashing, "Answer now" shown).
 
-Run: .venv/bin/python bench/answer_latency.py [--runs N]
-Goals: finish lag median <= 150 ms and p95 <= 300 ms, token lag median <= 100 ms,
-zero early finishes. Prints figures; no thresholds asserted.
+Run: .venv/bin/python bench/answer_latency.py [--runs N] [--renderer NAME]
+Goals: finish lag median <= 300 ms and p95 <= 600 ms (the most used driver waits
+1.2-1.6 s), token lag median <= 100 ms, zero early finishes. Prints figures; no
+thresholds asserted (the machine may be shared: say so with the figures).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ PAUSE_CASES = [
     ("pause_during", {"result_streaming": False, "early_actions": True}),
     ("pause_during", {"result_streaming": False, "early_actions": True,
                       "stop_label_on_send": True}),
+    ("thinking", {"no_stop_while_thinking": True, "flash_actions": True, "answer_now": True}),
 ]
 
 
@@ -58,8 +63,15 @@ async def finish_record(site: ChatSite, before: int) -> dict:
     return site.finishes[before]
 
 
-async def main(runs: int, pause_runs: int) -> None:
+async def main(runs: int, pause_runs: int, renderers: list[str]) -> None:
+    for renderer in renderers:
+        print(f"--- renderer {renderer}")
+        await bench(runs, pause_runs, renderer)
+
+
+async def bench(runs: int, pause_runs: int, renderer: str) -> None:
     site = ChatSite().start()
+    site.renderer = renderer
     tmp = Path(tempfile.mkdtemp(prefix="vb-bench-"))
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
     cfg = LLMConfig(name="bench", site="chatgpt", url=site.url, headless=True,
@@ -112,7 +124,7 @@ async def main(runs: int, pause_runs: int) -> None:
     ms = [x * 1000 for x in finish_lags]
     tk = [x * 1000 for x in token_lags]
     print(f"finish lag over {len(ms)} answers: median {statistics.median(ms):.0f} ms, "
-          f"p95 {pct(ms, 95):.0f} ms, max {max(ms):.0f} ms  (goals: 150 / 300 ms; includes "
+          f"p95 {pct(ms, 95):.0f} ms, max {max(ms):.0f} ms  (goals: 300 / 600 ms; includes "
           f"the {llm.stable_window * 1000:.0f} ms stable-text window)")
     print(f"token lag over {len(tk)} updates: median {statistics.median(tk):.1f} ms, "
           f"p95 {pct(tk, 95):.1f} ms  (goal: median 100 ms)")
@@ -123,5 +135,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--pause-runs", type=int, default=3)
+    ap.add_argument("--renderer", choices=["legacy", "app_shell"], action="append",
+                    help="chatgpt page(s) to measure (default: both)")
     args = ap.parse_args()
-    asyncio.run(main(args.runs, args.pause_runs))
+    asyncio.run(main(args.runs, args.pause_runs, args.renderer or ["legacy", "app_shell"]))

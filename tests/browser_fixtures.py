@@ -1,8 +1,10 @@
 """The local chat site and BrowserLLMs pointed at it, for the browser tests.
 
 One site server per test session (tests set its scenario with configure());
-one browser per test module through the module-scoped `site_llm`, since a
-Chromium launch costs about a second. Modules that use it run their tests on
+one browser per test module and chatgpt renderer through the module-scoped
+`site_llm`, since a Chromium launch costs about a second. chatgpt.com serves
+two pages at once, so every test on `site_llm` (or asking for `renderer`) runs
+on the legacy page and on the app-shell page. Modules that use it run their tests on
 the module's event loop: `pytestmark = pytest.mark.asyncio(loop_scope="module")`.
 Import the fixtures with ``from browser_fixtures import *  # noqa: F403``.
 """
@@ -27,7 +29,10 @@ from verifybot_tui.llm.browser.chromium import profile_dir, read_lock
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
-__all__ = ["CHROMIUM", "chatsite", "site_llm", "site_config", "open_llm", "kill_browser"]
+__all__ = ["CHROMIUM", "RENDERERS", "chatsite", "renderer", "site_llm", "site_config", "open_llm",
+           "kill_browser"]
+
+RENDERERS = ["legacy", "app_shell"]
 
 
 def site_config(chat: ChatSite, profile: Path, variant: str = "chatgpt",
@@ -70,8 +75,16 @@ def chatsite() -> Iterator[ChatSite]:
     site.stop()
 
 
+@pytest.fixture(scope="module", params=RENDERERS)
+def renderer(request: pytest.FixtureRequest, chatsite: ChatSite) -> Iterator[str]:
+    """The chatgpt page the site serves (configure() uses it unless told otherwise)."""
+    chatsite.renderer = request.param
+    yield request.param
+    chatsite.renderer = "legacy"
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def site_llm(chatsite: ChatSite,
+async def site_llm(chatsite: ChatSite, renderer: str,
                    tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[BrowserLLM]:
     """One browser for the module; each test calls configure() then new_chat()."""
     chatsite.configure("answer")

@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module"),
 
 
 async def test_browser_killed_mid_answer_then_relaunched_into_the_same_chat(
-        chatsite: ChatSite, tmp_path: Path) -> None:
+        chatsite: ChatSite, tmp_path: Path, renderer: str) -> None:
     chatsite.configure("slow")
     async with open_llm(chatsite, tmp_path) as llm:
         killed: list[float] = []
@@ -57,7 +57,8 @@ async def test_browser_killed_mid_answer_then_relaunched_into_the_same_chat(
 
 
 async def test_tab_crash_mid_answer_is_reported_and_recovered(chatsite: ChatSite,
-                                                              tmp_path: Path) -> None:
+                                                              tmp_path: Path,
+                                                              renderer: str) -> None:
     chatsite.configure("slow")
     async with open_llm(chatsite, tmp_path) as llm:
         crashed: list[bool] = []

@@ -98,6 +98,39 @@ def test_a_bad_profile_file_names_the_file_and_the_key(tmp_path: Path, text: str
     assert e.value.exit_code == EXIT_LLM
 
 
+def test_chatgpt_has_two_renderers_each_with_its_signature_and_claude_its_2026_page() -> None:
+    gpt = load_site_profile("chatgpt")
+    assert [r.name for r in gpt.renderers] == ["app_shell", "legacy"]
+    shell = gpt.renderer("app_shell")
+    assert shell.signature == ["[data-app-shell-active-page]"]
+    assert shell.scope == ['[data-app-shell-active-page="true"]']
+    assert "#prompt-textarea" not in shell.sel("prompt_box")
+    # lists shared by every page come from the top [selectors] table
+    assert shell.sel("bot_check_markers") == gpt.renderer("legacy").sel("bot_check_markers")
+    claude = load_site_profile("claude")
+    assert [r.name for r in claude.renderers] == ["claude_2026"]
+    assert claude.renderers[0].join_messages
+    assert 'button[data-testid="login-with-google"]' in claude.sel("login_markers")
+    assert "approaching your usage limit" in claude.texts["not_limit"]
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    ('extends = "chatgpt"\n[renderers.app_shell]\nsignatur = ["x"]\n',
+     "renderers.app_shell.signatur"),
+    ('extends = "chatgpt"\nrenderer_order = ["app_shell", "new_page"]\n', "new_page"),
+    ('extends = "chatgpt"\n[renderers.app_shell.selectors]\nstop_button = []\n',
+     "renderers.app_shell.selectors.stop_button"),
+    ('extends = "chatgpt"\n[renderers.app_shell]\njoin_messages = "yes"\n',
+     "renderers.app_shell.join_messages"),
+])
+def test_a_bad_renderer_names_the_file_and_the_key(tmp_path: Path, text: str,
+                                                   names: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(LLMError) as e:
+        load_site_profile(str(path))
+    assert str(path) in e.value.message and names in e.value.message
+
+
 def test_an_unknown_site_name_lists_the_builtins() -> None:
     with pytest.raises(LLMError, match="chatgpt, claude"):
         load_site_profile("gemini")
@@ -120,6 +153,9 @@ READY = {"path": "/", "title": "ChatGPT", "promptBox": True, "login": "", "botCh
     ({"picker": "Welcome back"}, PageState.READY),
     ({"picker": "Welcome back", "pickerInDialog": True}, PageState.ACCOUNT_PICKER),
     ({"promptBox": False, "botCheck": "Just a moment", "login": "Log in"}, PageState.BOT_CHECK),
+    # bot-management scripts on a rendered app are not a bot check
+    ({"botCheck": "challenge", "renderer": "app_shell"}, PageState.READY),
+    ({"promptBox": False, "botCheck": "challenge", "renderer": "legacy"}, PageState.LOADING),
     ({"limit": "You've reached our limit of messages"}, PageState.LIMIT),
     ({"error": "Something went wrong"}, PageState.ERROR),
 ])
@@ -230,3 +266,15 @@ def test_a_lock_held_by_a_live_browser_is_refused(tmp_path: Path) -> None:
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_temporary_chats_need_the_sites_query(tmp_path: Path) -> None:
+    from verifybot_tui.llm.browser import BrowserLLM
+
+    gpt = BrowserLLM(LLMConfig(name="g", site="chatgpt", url="https://chatgpt.com/",
+                               temporary=True), tmp_path)
+    assert gpt.new_chat_url() == "https://chatgpt.com/?temporary-chat=true"
+    claude = BrowserLLM(LLMConfig(name="c", site="claude", url="https://claude.ai/new",
+                                  temporary=True), tmp_path)
+    with pytest.raises(LLMError, match=r"\[llm\.c\] temporary = true.*temporary_chat_query"):
+        claude.new_chat_url()

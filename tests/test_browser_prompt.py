@@ -48,8 +48,8 @@ async def test_a_mangling_editor_falls_back_to_paragraph_injection(
     assert chatsite.received()[-1] == TRICKY
 
 
-async def test_enter_sends_when_no_send_button_matches(chatsite: ChatSite,
-                                                       tmp_path: Path) -> None:
+async def test_enter_sends_when_no_send_button_matches(chatsite: ChatSite, tmp_path: Path,
+                                                       renderer: str) -> None:
     site_file = tmp_path / "mysite.toml"
     site_file.write_text('extends = "chatgpt"\n[selectors]\n'
                          'send_button = ["button[data-testid=\\"no-such-button\\"]"]\n')

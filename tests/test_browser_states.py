@@ -112,7 +112,7 @@ async def test_a_truncated_prompt_is_refused(site_llm: BrowserLLM, chatsite: Cha
 
 
 async def test_login_waits_for_the_page_to_show_the_user_logged_in(
-        chatsite: ChatSite, tmp_path: Path) -> None:
+        chatsite: ChatSite, tmp_path: Path, renderer: str) -> None:
     chatsite.configure("answer", require_login=True, auto_login_after=0.5)
     cfg = site_config(chatsite, tmp_path / "profile")  # noqa: F405
     await login(cfg, tmp_path / "ws", timeout=30, headless=True)
@@ -127,7 +127,8 @@ async def test_login_waits_for_the_page_to_show_the_user_logged_in(
     assert chatsite.prompts[-1].text == "am I logged in?"
 
 
-async def test_login_gives_up_after_its_timeout(chatsite: ChatSite, tmp_path: Path) -> None:
+async def test_login_gives_up_after_its_timeout(chatsite: ChatSite, tmp_path: Path,
+                                                renderer: str) -> None:
     chatsite.configure("answer", require_login=True)
     with pytest.raises(LLMError) as e:
         await login(site_config(chatsite, tmp_path / "p"), tmp_path / "ws",  # noqa: F405

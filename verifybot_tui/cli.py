@@ -57,7 +57,7 @@ from verifybot_tui.core.events import (
 from verifybot_tui.core.outcome import Status
 from verifybot_tui.core.workspace import check_workspace
 
-COMMANDS = ("run", "login", "probe", "extract", "history", "doctor", "recipe")
+COMMANDS = ("run", "login", "probe", "extract", "history", "doctor", "selftest", "recipe")
 
 
 # -- argument parsing ------------------------------------------------------------
@@ -130,8 +130,10 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
     elif command == "history":
         p.description = "List sessions and their attempts."
         p.add_argument("--json", action="store_true")
-    elif command == "doctor":
-        p.description = "Check the config, the browser, the login and the targets."
+    elif command in ("doctor", "selftest"):
+        from verifybot_tui.selftest import add_bridge_args
+
+        add_bridge_args(p, command)
     elif command == "recipe":
         from verifybot_tui.recipes_cli import add_args
 
@@ -620,7 +622,22 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"FAIL config: {e}")
         return EXIT_USAGE
+    if args.site:
+        from verifybot_tui.llm.browser.site_probe import probe_site
+
+        name = args.llm or cfg.run.default_llm
+        if name not in cfg.llm:
+            raise ConfigError(f"--llm {name}: there is no [llm.{name}]")
+        ask = None if args.yes else _Stdin().confirm
+        return await probe_site(cfg.llm[name], cfg.workspace, confirm=ask)
     return await run_doctor(cfg)
+
+
+async def cmd_selftest(args: argparse.Namespace) -> int:
+    from verifybot_tui.selftest import run_selftest
+
+    cfg = _config(args)
+    return await run_selftest(cfg, args.llm or cfg.run.default_llm)
 
 
 async def cmd_recipe(args: argparse.Namespace) -> int:
@@ -630,7 +647,8 @@ async def cmd_recipe(args: argparse.Namespace) -> int:
 
 
 _COMMANDS = {"run": cmd_run, "login": cmd_login, "probe": cmd_probe, "extract": cmd_extract,
-             "history": cmd_history, "doctor": cmd_doctor, "recipe": cmd_recipe}
+             "history": cmd_history, "doctor": cmd_doctor, "selftest": cmd_selftest,
+             "recipe": cmd_recipe}
 
 
 def _tui(args: argparse.Namespace) -> int:

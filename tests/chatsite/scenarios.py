@@ -18,9 +18,12 @@ class Reply:
     rate: float = 4000.0  # characters per second
     pause_before: float = 0.0  # seconds with the stop button shown and no text
     pauses: list[tuple[int, float]] = field(default_factory=list)  # (at character, seconds)
-    # "", "limit", "error", "drop" (connection lost at drop_at), "never", "downgrade"
+    # "", "limit", "error", "drop" (connection lost at drop_at), "never", "downgrade",
+    # "cut" (stops at drop_at with a Continue button; the rest follows when clicked),
+    # "delivery" (an in-turn "Message delivery timed out" with a regenerate button)
     event: str = ""
     drop_at: int = 0
+    artifact: dict | None = None  # claude: code kept in an artifact, not in the text
 
     def as_json(self) -> dict:
         return asdict(self)
@@ -132,6 +135,30 @@ print(json.loads('{"ok": true}')["ok"])
 ```'''
 
 
+def program_150() -> str:
+    """A 150-line program (CodeMirror shows about 36 of its lines at a time)."""
+    body = "\n".join(f"    total += {i}  # step {i:03d}: add {i} to the running total"
+                     for i in range(144))
+    return ("A long program in one block.\n\n```python\ndef main():\n    total = 0\n"
+            f"{body}\n    print(total)\n\n\nmain()\n```")
+
+
+CUT_AT = CODE_BLOCKS.index("\n\nA C version")
+
+ARTIFACT_TEXT = "I put the program in an artifact: run it with `python3 hello_art.py`."
+ARTIFACT = {"id": "hello-art", "type": "application/vnd.ant.code", "language": "python",
+            "title": "hello_art.py",
+            "content": 'print("hello from an artifact")\nprint(6 * 7)\n'}
+ARTIFACT_ANSWER = (ARTIFACT_TEXT + "\n\n**hello_art.py**\n\n```python\n"
+                   'print("hello from an artifact")\nprint(6 * 7)\n```')
+
+SELFTEST = """Here is the program.
+
+```python
+print(sum(range(1, 11)) * 3)
+```"""
+
+
 def bench_words(n: int = 120) -> str:
     return " ".join(f"w{i:04d}" for i in range(n))
 
@@ -156,6 +183,14 @@ SCENARIOS: dict[str, Scenario] = {
     "bench": Scenario([Reply(bench_words(), rate=1500)]),
     "bench_pause": Scenario([Reply(bench_words(60), rate=1500, pause_before=0.5,
                                    pauses=[(150, 0.4)])]),
+    "thinking": Scenario([Reply(PAUSED, pause_before=0.8, rate=2000,
+                                pauses=[(40, 0.5)])]),
+    "long_think": Scenario([Reply(PAUSED, pause_before=2.5, rate=300)]),
+    "cut": Scenario([Reply(CODE_BLOCKS, rate=6000, event="cut", drop_at=CUT_AT)]),
+    "delivery": Scenario([Reply("", event="delivery", pause_before=0.2), Reply(HELLO)]),
+    "long_cm": Scenario([Reply(program_150(), rate=200_000)]),
+    "artifact": Scenario([Reply(ARTIFACT_TEXT, artifact=ARTIFACT)]),
+    "selftest": Scenario([Reply(SELFTEST)]),
     "login_buttons": Scenario([Reply(HELLO)], page="login_buttons"),
     "account_picker": Scenario([Reply(HELLO)], page="account_picker"),
     "bot_check": Scenario([Reply(HELLO)], page="bot_check"),

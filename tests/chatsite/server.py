@@ -1,11 +1,16 @@
 """A local stand-in for chatgpt.com and claude.ai, served on 127.0.0.1.
 
 It reproduces the parts of the real pages a driver depends on (see
-/work/shared/reference/chat-sites.md): the ProseMirror-like prompt box, the
-send/stop buttons, both turn layouts, both code-block layouts, the copy
-button, the URL that changes from /c/WEB:... to /c/<uuid>, and the page states
-a driver must tell apart. Answers come from scripted scenarios; every prompt
-received is recorded so tests compare it byte for byte with what was sent.
+/work/shared/reference/chat-sites.md): chatgpt.com's two pages (`renderer`:
+the legacy page, and the "app-shell" page with its hidden earlier routes,
+per-exchange [data-turn-key] units, id-less composer, activity header,
+windowed thread, three code renderings and gapped CodeMirror blocks), and
+Claude's 2026 page (answers in several blocks, the action bar beside the
+streaming wrapper, artifacts kept out of the copied text); the ProseMirror-like
+prompt box, the send/stop buttons, the copy buttons, the URL that changes from
+a placeholder to /c/<uuid>, and the page states a driver must tell apart.
+Answers come from scripted scenarios; every prompt received is recorded so
+tests compare it byte for byte with what was sent.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from .scenarios import SCENARIOS, Scenario
 
 STATIC = Path(__file__).with_name("static")
 SESSION_COOKIE = "chatsite_session"
+ORG = "0f0e0d0c-0b0a-4909-8807-060504030201"
 
 
 @dataclass
@@ -41,6 +47,17 @@ class Options:
     auto_login_after: float = -1.0  # >= 0: the login page "logs in" by itself (tests)
     result_streaming: bool = True  # the .result-streaming class while streaming
     early_actions: bool = False  # the turn's action buttons show before the answer ends
+    renderer: str = "legacy"  # chatgpt's page: "legacy" or "app_shell"
+    hidden_route: bool = True  # app_shell: an earlier chat stays mounted, hidden, after ours
+    window: int = 6  # app_shell: turns kept mounted (older ones are unmounted)
+    cm_stuck: bool = False  # app_shell CodeMirror: gaps never fill when scrolled
+    flash_actions: bool = False  # the action row flashes while the model thinks
+    answer_now: bool = False  # Pro's "Answer now" placeholder while the model thinks
+    no_stop_while_thinking: bool = False  # only the activity header says "busy"
+    bot_scripts: bool = False  # bot-management markers on a normal page
+    artifact_api: bool = True  # claude: the conversation JSON (with artifacts) answers
+    models: tuple[str, ...] = ("GPT-5 Instant", "GPT-5 Thinking", "GPT-5 Pro")
+    banner: str = ""  # a status banner's text on the page (a limit, or a mere notice)
 
 
 @dataclass
@@ -49,6 +66,8 @@ class Received:
     text: str
     variant: str
     at: float
+    model: str = ""
+    temporary: bool = False
 
 
 @dataclass
@@ -66,6 +85,7 @@ class ChatSite:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.options = Options()
+        self.renderer = "legacy"  # chatgpt's page when configure() names none (tests' param)
         self.prompts: list[Received] = []
         self.finishes: list[dict[str, Any]] = []
         self.conversations: dict[str, Conversation] = {}
@@ -106,6 +126,7 @@ class ChatSite:
         """Options for the next page loads and prompts (the rest back to defaults)."""
         if scenario not in SCENARIOS:
             raise KeyError(f"no scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
+        options.setdefault("renderer", self.renderer)
         with self.lock:
             self.options = Options(scenario=scenario, **options)
 
@@ -127,9 +148,14 @@ class ChatSite:
 
     def page_config(self, variant: str, conversation_id: str) -> dict[str, Any]:
         o = self.options
+        hidden = []
+        if o.hidden_route and o.renderer == "app_shell":
+            hidden = [{"role": "user", "text": "an earlier question"},
+                      {"role": "assistant", "text": "OLD ANSWER from a hidden route"}]
         return {"variant": variant, "conversation_id": conversation_id,
                 "lossy_insert": o.lossy_insert, "max_prompt": o.max_prompt,
-                "page": self.scenario().page}
+                "page": self.scenario().page, "renderer": o.renderer, "hidden": hidden,
+                "bot_scripts": o.bot_scripts, "models": list(o.models), "banner": o.banner}
 
     def send(self, body: dict[str, Any]) -> dict[str, Any]:
         with self.lock:
@@ -141,31 +167,64 @@ class ChatSite:
                 conv = self.conversations[cid] = Conversation(cid, o.scenario,
                                                               body.get("variant", "chatgpt"))
             text = body.get("prompt", "")
-            self.prompts.append(Received(cid, text, conv.variant, time.time()))
+            self.prompts.append(Received(cid, text, conv.variant, time.time(),
+                                         body.get("model", ""), bool(body.get("temporary"))))
             reply = SCENARIOS[conv.scenario].reply(conv.replies)
             conv.replies += 1
             conv.turns.append({"role": "user", "text": text})
             if reply.event not in ("limit", "error"):
-                conv.turns.append({"role": "assistant", "text": reply.markdown})
+                conv.turns.append({"role": "assistant", "text": reply.markdown,
+                                   "artifact": reply.artifact})
             return {"conversation_id": cid, "reply": reply.as_json(),
-                    "render": {"code_layout": o.code_layout, "turn_layout": o.turn_layout,
-                               "copy_button": o.copy_button,
-                               "stop_label_on_send": o.stop_label_on_send,
-                               "url_delay": o.url_delay,
-                               "result_streaming": o.result_streaming,
-                               "early_actions": o.early_actions}}
+                    "render": self._render(o, live=True)}
+
+    @staticmethod
+    def _render(o: Options, live: bool) -> dict[str, Any]:
+        return {"code_layout": o.code_layout, "turn_layout": o.turn_layout,
+                "copy_button": o.copy_button,
+                "stop_label_on_send": o.stop_label_on_send and live,
+                "url_delay": o.url_delay if live else 0,
+                "result_streaming": o.result_streaming and live,
+                "early_actions": o.early_actions and live, "window": o.window,
+                "cm_stuck": o.cm_stuck, "flash_actions": o.flash_actions and live,
+                "answer_now": o.answer_now and live,
+                "no_stop_while_thinking": o.no_stop_while_thinking and live}
+
+    def regenerate(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The regenerate button: the scenario's next reply, no new prompt."""
+        with self.lock:
+            conv = self.conversations.get(body.get("conversation_id") or "")
+            if conv is None:
+                return {"error": "no such conversation"}
+            reply = SCENARIOS[conv.scenario].reply(conv.replies)
+            conv.replies += 1
+            conv.turns.append({"role": "assistant", "text": reply.markdown,
+                               "artifact": reply.artifact})
+            return {"reply": reply.as_json(), "render": self._render(self.options, live=True)}
 
     def conversation_json(self, cid: str) -> dict[str, Any] | None:
         with self.lock:
             conv = self.conversations.get(cid)
             if conv is None:
                 return None
-            o = self.options
             return {"conversation_id": cid, "turns": list(conv.turns),
-                    "render": {"code_layout": o.code_layout, "turn_layout": o.turn_layout,
-                               "copy_button": o.copy_button, "stop_label_on_send": False,
-                               "url_delay": 0, "result_streaming": False,
-                               "early_actions": False}}
+                    "render": self._render(self.options, live=False)}
+
+    def claude_conversation(self, cid: str) -> dict[str, Any] | None:
+        """Claude's conversation JSON: messages with their artifacts as tool_use items."""
+        with self.lock:
+            conv = self.conversations.get(cid)
+            if conv is None or not self.options.artifact_api:
+                return None
+            messages = []
+            for t in conv.turns:
+                content: list[dict[str, Any]] = [{"type": "text", "text": t["text"]}]
+                if t.get("artifact"):
+                    content.append({"type": "tool_use", "name": "artifacts",
+                                    "input": {"command": "create", **t["artifact"]}})
+                messages.append({"sender": "human" if t["role"] == "user" else "assistant",
+                                 "content": content})
+            return {"uuid": cid, "chat_messages": messages}
 
     def finished(self, body: dict[str, Any]) -> None:
         with self.lock:
@@ -222,6 +281,14 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self._reply(404, b"not found", "text/plain")
             return
+        if path == "/claude/api/organizations":
+            self._json([{"uuid": ORG}] if self._logged_in() or not site.options.require_login
+                       else {"error": "unauthorized"})
+            return
+        if path.startswith(f"/claude/api/organizations/{ORG}/chat_conversations/"):
+            data = site.claude_conversation(path.rsplit("/", 1)[-1])
+            self._json(data or {"error": "not found"}, 200 if data else 404)
+            return
         if path.startswith("/api/conversation/"):
             data = site.conversation_json(path.rsplit("/", 1)[-1])
             self._json(data or {"error": "not found"}, 200 if data else 404)
@@ -269,6 +336,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = urlsplit(self.path).path
         if path == "/api/send":
             self._json(site.send(body))
+        elif path == "/api/regenerate":
+            self._json(site.regenerate(body))
         elif path == "/api/finished":
             site.finished(body)
             self._json({"ok": True})
@@ -293,11 +362,18 @@ def _login_page(variant: str, auto_after: float) -> str:
     if auto_after >= 0:
         auto = (f"<script>setTimeout(() => document.getElementById('login').click(), "
                 f"{int(auto_after * 1000)});</script>")
+    if variant == "claude":  # Claude's 2026 login page: Google, or an e-mailed code
+        buttons = (f'<button id="login" data-testid="login-with-google" '
+                   f"onclick=\"location.href='{action}'\">Continue with Google</button>\n"
+                   f'<input data-testid="code" placeholder="Enter verification code">')
+    else:
+        buttons = (f'<button id="login" data-testid="login-button" '
+                   f"onclick=\"location.href='{action}'\">Log in</button>\n"
+                   f'<button data-testid="signup-button">Sign up for free</button>')
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Log in</title></head><body>
 <h1>Get smarter responses, upload files and images, and more.</h1>
-<button id="login" data-testid="login-button" onclick="location.href='{action}'">Log in</button>
-<button data-testid="signup-button">Sign up for free</button>
+{buttons}
 {auto}</body></html>"""
 
 

@@ -72,6 +72,14 @@ class LLMConfig:
     """Empty: a folder per site in the user data dir."""
     answer_timeout: float = 600.0
     """Seconds to wait for one whole answer (reasoning models can think for minutes)."""
+    auto_continue: bool = True
+    """Click "Continue generating" (Claude: "Continue") and join the parts into one answer."""
+    regenerate_on_error: bool = False
+    """After an in-turn delivery error, press the site's regenerate button once."""
+    temporary: bool = False
+    """New chats as temporary chats (not in the site's history; not resumable)."""
+    model: str = ""
+    """A model chosen in the site's model picker by its visible name; empty: the site's."""
 
 
 @dataclass

@@ -328,7 +328,9 @@ class VerifyLoop:
             raise
         url = answer.conversation_url or self.llm.conversation_url
         self._check_answer_size(answer.markdown)
-        rec.answer(prompt_id, answer.markdown, url)
+        # A temporary chat cannot be reopened: its session keeps no URL to resume.
+        rec.answer(prompt_id, answer.markdown, url if answer.resumable else None,
+                   renderer=answer.renderer)
         self._emit(AnswerDone(answer.markdown, url))
         return prompt_id, answer.markdown
 

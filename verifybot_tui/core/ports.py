@@ -145,6 +145,8 @@ TextCallback = Callable[[str], None]
 class Answer:
     markdown: str  # the model's own markdown, fences and language tags included
     conversation_url: str | None = None
+    renderer: str = ""  # the site's page layout that gave it (browser backends), for records
+    resumable: bool = True  # False: a temporary chat the site will not reopen
 
 
 class LLMBackend(Protocol):

@@ -142,10 +142,12 @@ class SessionRecorder:
         self.history.set_conversation(self.session_id, url)
         self.conversation_url = url or self.conversation_url
 
-    def answer(self, prompt_id: int, markdown: str, url: str | None) -> None:
+    def answer(self, prompt_id: int, markdown: str, url: str | None, *,
+               renderer: str = "") -> None:
         self.history.set_answer(prompt_id, markdown)
         self.conversation(url)
-        self.tr.block(f"Answer {self.prompts}", markdown, "markdown")
+        via = f" (renderer {renderer})" if renderer else ""  # the chat page that gave it
+        self.tr.block(f"Answer {self.prompts}{via}", markdown, "markdown")
 
     def extraction(self, n: int, ex: Extraction) -> None:
         lines = []

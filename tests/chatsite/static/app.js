@@ -1,9 +1,13 @@
-// The test site's page: a chatgpt.com look-alike (or claude.ai with
-// variant "claude") with a ProseMirror-like prompt box, send/stop buttons,
-// streamed scripted answers and the page states a driver must recognise.
+// The test site's page: a chatgpt.com look-alike in either of its two
+// renderers ("legacy", or "app_shell" with its hidden earlier route, turn-key
+// units, id-less composer, activity header, windowed thread and gapped
+// CodeMirror blocks), or claude.ai's 2026 page (variant "claude"), with a
+// ProseMirror-like prompt box, send/stop buttons, streamed scripted answers
+// and the page states a driver must recognise.
 (function () {
   const SITE = window.__SITE;
   const CLAUDE = SITE.variant === "claude";
+  const APPSHELL = !CLAUDE && SITE.renderer === "app_shell";
   const PREFIX = CLAUDE ? "/claude" : "";
   const now = () => performance.timeOrigin + performance.now();
   const sleep = (s) => new Promise((r) => setTimeout(r, s * 1000));
@@ -13,12 +17,19 @@
     return t.content.firstElementChild;
   };
   const esc = (s) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  const uuid = () => crypto.randomUUID ? crypto.randomUUID()
+    : "10000000-1000-4000-8000-100000000000".replace(/[018]/g, (c) =>
+      (c ^ (Math.random() * 16 >> (c / 4))).toString(16));
 
   let conversationId = SITE.conversation_id || "";
   let streaming = false;
+  let thinking = false;  // the model thinks (activity header says so)
+  let hideStop = false;  // no_stop_while_thinking
   let turnCount = 0;
   let stopLabelOnSend = false;
   let stopped = null;  // {promise, done()} while an answer streams: the Stop button ends it
+  let currentModel = SITE.models && SITE.models[0] || "";
+  let windowSize = 6;
   window.__chatsite = {finishes: [], renders: []};
 
   // --- page skeleton --------------------------------------------------------
@@ -27,25 +38,91 @@
     body.appendChild(el('<header><button data-testid="login-button">Log in</button>' +
       '<button data-testid="signup-button">Sign up for free</button></header>'));
   }
-  if (!CLAUDE) {
-    body.appendChild(el('<nav><a data-testid="create-new-chat-button" href="/">New chat</a></nav>'));
+  if (SITE.bot_scripts) {
+    // Bot-management scripts leave their markers on normal pages too.
+    body.appendChild(el('<div id="cf-challenge-running" style="display:none"></div>'));
   }
-  const thread = body.appendChild(el('<main id="thread"></main>'));
+  if (!CLAUDE) {
+    body.appendChild(el('<nav><a data-testid="create-new-chat-button" href="/">New chat</a>' +
+      "</nav>"));
+  }
+  let route = body;
+  if (APPSHELL) {
+    const routes = body.appendChild(el('<div id="routes"></div>'));
+    route = routes.appendChild(el('<div data-app-shell-active-page="true" class="route"></div>'));
+    if (SITE.hidden && SITE.hidden.length) routes.appendChild(hiddenRoute(SITE.hidden));
+  }
+  const picker = route.appendChild(el(CLAUDE
+    ? '<button data-testid="model-selector-dropdown" aria-haspopup="menu"></button>'
+    : APPSHELL
+      ? '<button data-codex-intelligence-trigger aria-haspopup="menu" ' +
+        'aria-label="Select ChatGPT model"></button>'
+      : '<button data-testid="model-switcher-dropdown-button" aria-haspopup="menu"></button>'));
+  picker.textContent = currentModel;
+  picker.addEventListener("click", openModelMenu);
+  const thread = APPSHELL
+    ? route.appendChild(el('<div data-app-action-timeline-scroll class="timeline">' +
+      '<div id="thread"></div></div>')).firstElementChild
+    : route.appendChild(el('<main id="thread"></main>'));
   if (SITE.page === "limit_banner") {
     body.appendChild(el('<div role="alert" class="limit">You\'ve reached our limit of messages ' +
       "per hour. Please wait a few minutes before trying again.</div>"));
   }
-  const composer = body.appendChild(CLAUDE
+  if (SITE.banner) {
+    const b = body.appendChild(el('<div role="status" class="banner"></div>'));
+    b.textContent = SITE.banner;
+  }
+  const composer = route.appendChild(CLAUDE
     ? el('<fieldset id="composer"><div contenteditable="true" role="textbox" ' +
       'data-testid="chat-input" class="ProseMirror" aria-label="Write your prompt to Claude">' +
       '<p><br class="ProseMirror-trailingBreak"></p></div><div id="actions"></div></fieldset>')
-    : el('<form id="composer"><textarea name="prompt-textarea" style="display:none"></textarea>' +
-      '<div id="prompt-textarea" contenteditable="true" class="ProseMirror">' +
-      '<p><br class="ProseMirror-trailingBreak"></p></div><div id="actions"></div></form>'));
-  composer.addEventListener("submit", (e) => e.preventDefault());
+    : APPSHELL
+      ? el('<form data-chatgpt-composer class="composer"><div contenteditable="true" ' +
+        'role="textbox" class="ProseMirror"><p><br class="ProseMirror-trailingBreak"></p></div>' +
+        '<div class="slot"></div></form>')
+      : el('<form id="composer"><textarea name="prompt-textarea" style="display:none">' +
+        '</textarea><div id="prompt-textarea" contenteditable="true" class="ProseMirror">' +
+        '<p><br class="ProseMirror-trailingBreak"></p></div><div id="actions"></div></form>'));
+  composer.addEventListener("submit", (e) => { e.preventDefault(); send(); });
   const box = composer.querySelector("[contenteditable]");
-  const actions = composer.querySelector("#actions");
+  const actions = composer.querySelector("#actions, .slot");
   const toasts = body.appendChild(el('<div id="toasts"></div>'));
+
+  function hiddenRoute(turns) {
+    // An earlier chat, still mounted but hidden, after ours in the DOM: its own
+    // finished answer and a composer holding a draft with its send button.
+    const r = el('<div data-app-shell-active-page="false" class="route" style="display:none">' +
+      '<div data-app-action-timeline-scroll><div class="old-thread"></div></div>' +
+      '<form data-chatgpt-composer><div contenteditable="true" role="textbox" ' +
+      'class="ProseMirror"><p>a stale draft</p></div><button type="submit" aria-label="Send">' +
+      "Send</button></form></div>");
+    const t = r.querySelector(".old-thread");
+    const key = "old-" + uuid();
+    const wrap = t.appendChild(el('<div data-turn-key="' + key + '"></div>'));
+    wrap.appendChild(userUnit(turns[0].text, key));
+    const a = assistantUnit(key, {copy_button: true});
+    a.md.innerHTML = renderMarkdown(turns[1].text, "appshell-pre");
+    wrap.appendChild(a.node);
+    addActions(a, turns[1].text, {copy_button: true});
+    return r;
+  }
+
+  function openModelMenu() {
+    const old = document.querySelector('[role="menu"]');
+    if (old) { old.remove(); return; }
+    const menu = body.appendChild(el('<div role="menu" class="menu"></div>'));
+    for (const name of SITE.models) {
+      const item = menu.appendChild(el('<div role="menuitemradio" tabindex="0"></div>'));
+      item.appendChild(document.createTextNode(name));
+      item.appendChild(el('<div class="desc">A model of the test site</div>'));
+      item.setAttribute("aria-checked", String(name === currentModel));
+      item.addEventListener("click", () => {
+        currentModel = name;
+        picker.textContent = name;
+        menu.remove();
+      });
+    }
+  }
 
   // --- the prompt box: one <p> per line, edits through beforeinput ------------
   const boxText = () => Array.from(box.children, (p) => p.textContent).join("\n");
@@ -142,15 +219,28 @@
   // --- composer buttons -------------------------------------------------------
   function updateButtons() {
     const hasText = boxText().trim().length > 0;
+    const showStop = streaming && !(hideStop && thinking);
     let html = "";
-    if (streaming) {
+    if (APPSHELL) {
+      // One slot: voice (empty box), send (text), stop (answering); no ids, no test ids.
+      if (showStop) {
+        html = '<button type="button" class="size-token-button-composer" ' +
+          'aria-label="Stop">Stop</button>';
+      } else if (hasText && !streaming) {
+        html = '<button type="submit" aria-label="Send">Send</button>';
+      } else {
+        html = '<button type="button" class="size-token-button-composer" ' +
+          'aria-label="Start Voice">Voice</button>';
+      }
+    } else if (showStop) {
       if (CLAUDE) html = '<button aria-label="Stop response">Stop</button>';
       else if (stopLabelOnSend) {
         html = '<button data-testid="send-button" aria-label="Stop streaming">Stop</button>';
       } else html = '<button data-testid="stop-button" aria-label="Stop streaming">Stop</button>';
     } else if (CLAUDE) {
-      html = '<button aria-label="Send message"' + (hasText ? "" : " disabled") + ">Send</button>";
-    } else if (hasText) {
+      html = '<button aria-label="Send message"' + (hasText && !streaming ? "" : " disabled") +
+        ">Send</button>";
+    } else if (hasText && !streaming) {
       html = '<button data-testid="send-button" id="composer-submit-button" ' +
         'aria-label="Send prompt">Send</button>';
     } else {
@@ -160,24 +250,75 @@
       actions.innerHTML = html;
       const b = actions.querySelector("button");
       const label = b.getAttribute("aria-label");
-      if (label === "Send prompt" || label === "Send message") b.addEventListener("click", send);
-      if (/^Stop/.test(label)) b.addEventListener("click", () => { if (stopped) stopped.done(); });
+      if (label === "Send prompt" || label === "Send message") {
+        b.addEventListener("click", (e) => { e.preventDefault(); send(); });
+      }
+      if (/^Stop/.test(label)) {
+        b.addEventListener("click", (e) => {
+          e.preventDefault();
+          if (stopped) stopped.done();
+        });
+      }
     }
   }
 
   // --- turns --------------------------------------------------------------------
+  function userBubble(text) {
+    if (text.includes("```")) {
+      // A prompt holding a fenced block is shown rendered as markdown.
+      return '<div data-markdown-text-tone="user-message">' +
+        renderMarkdown(text, "appshell-pre") + "</div>";
+    }
+    // Backtick-quoted spans show as <code>, the backticks dropped.
+    const html = text.split(/(`[^`\n]+`)/).map((part, k) =>
+      k % 2 ? "<code>" + esc(part.slice(1, -1)) + "</code>" : esc(part)).join("");
+    return '<div data-user-message-bubble><div class="whitespace-pre-wrap">' + html +
+      "</div></div>";
+  }
+  function userUnit(text, key) {
+    return el('<div data-chatgpt-search-unit-key="' + key + ':user" ' +
+      'data-chatgpt-search-message-ids="' + uuid() + '" class="group/user-message">' +
+      '<h5 class="sr-only">You said:</h5>' + userBubble(text) +
+      '<div class="turn-action-controls"><button aria-label="Copy message">Copy</button>' +
+      '<button aria-label="Edit message">Edit</button></div></div>');
+  }
+  function assistantUnit(key) {
+    const id = uuid();
+    const node = el('<div data-chatgpt-search-unit-key="' + key + ':assistant" ' +
+      'data-chatgpt-search-message-ids="' + uuid() + " " + id + '">' +
+      '<h6 class="sr-only" data-conversation-role="assistant">ChatGPT said:</h6>' +
+      '<div data-chatgpt-selection-message-id="' + id + '">' +
+      '<div data-markdown-text-style="assistant-message" class="markdown"></div></div>' +
+      '<div class="turn-action-controls"></div></div>');
+    return {node, md: node.querySelector("[data-markdown-text-style]"),
+      actions: node.querySelector(".turn-action-controls")};
+  }
+  function windowTurns() {
+    // Only the last few exchanges stay mounted.
+    const turns = thread.querySelectorAll(":scope > [data-turn-key]");
+    for (let i = 0; i < turns.length - windowSize; i++) turns[i].remove();
+  }
+  let lastWrap = null;
   function addUserTurn(text) {
     turnCount++;
     let node;
     if (CLAUDE) {
-      node = el('<div class="mb-1"><div data-testid="user-message"></div></div>');
-      const m = node.firstElementChild;
+      node = el('<div class="turn" data-test-render-count="1"><div class="group">' +
+        '<div data-testid="user-message"></div></div><div role="group" class="action-bar">' +
+        '<button data-testid="action-bar-copy" aria-label="Copy">Copy</button>' +
+        '<button data-testid="action-bar-edit" aria-label="Edit">Edit</button></div></div>');
+      const m = node.querySelector('[data-testid="user-message"]');
       for (const line of text.split("\n")) {
         const p = document.createElement("p");
         p.className = "whitespace-pre-wrap break-words";
         p.textContent = line;
         m.appendChild(p);
       }
+    } else if (APPSHELL) {
+      const key = "t" + uuid();
+      node = el('<div data-turn-key="' + key + '"></div>');
+      node.appendChild(userUnit(text, key));
+      lastWrap = node;
     } else {
       node = el(turnTag("user") + '<h5 class="sr-only">You said:</h5>' +
         '<div data-message-author-role="user" data-message-id="u' + turnCount + '">' +
@@ -185,6 +326,7 @@
       node.querySelector(".whitespace-pre-wrap").textContent = text;
     }
     thread.appendChild(node);
+    if (APPSHELL) windowTurns();
   }
   let layout = "section";
   function turnTag(role) {
@@ -198,23 +340,109 @@
   function addAssistantTurn(render) {
     turnCount++;
     let node;
+    let turn;
     if (CLAUDE) {
-      node = el('<div data-is-streaming="true" class="group"><div class="font-claude-response">' +
-        '<div class="standard-markdown"></div></div>' +
-        '<div role="group" aria-label="Message actions" class="turn-actions"></div></div>');
+      node = el('<div class="turn" data-test-render-count="1"><div data-is-streaming="true" ' +
+        'class="group"><div class="font-claude-response"></div></div>' +
+        '<div role="group" aria-label="Message actions" class="action-bar"></div></div>');
+      turn = {node, md: node.querySelector(".font-claude-response"),
+        actions: node.querySelector(".action-bar"),
+        streamingEl: node.querySelector("[data-is-streaming]")};
+      thread.appendChild(node);
+    } else if (APPSHELL) {
+      turn = assistantUnit(lastWrap.getAttribute("data-turn-key"));
+      lastWrap.appendChild(turn.node);
     } else {
       node = el(turnTag("assistant") + '<h6 class="sr-only">ChatGPT said:</h6>' +
         '<div data-message-author-role="assistant" data-message-id="a' + turnCount + '">' +
         '<div class="markdown prose' + (render.result_streaming ? " result-streaming" : "") +
         '"></div></div><div class="turn-actions"></div>' + turnClose());
+      turn = {node, md: node.querySelector(".markdown"),
+        actions: node.querySelector(".turn-actions")};
+      thread.appendChild(node);
     }
-    thread.appendChild(node);
-    return {node, md: node.querySelector(CLAUDE ? ".standard-markdown" : ".markdown"),
-      actions: node.querySelector(".turn-actions")};
+    return turn;
+  }
+  function setActivity(turn, text) {
+    if (CLAUDE) return;
+    let h = turn.node.querySelector('[class~="group/activity-header"]');
+    if (!h) {
+      h = el('<div class="group/activity-header"></div>');
+      turn.md.parentElement.before(h);
+    }
+    h.textContent = text;
+  }
+  function renderInto(turn, text, render, extra) {
+    if (CLAUDE) {
+      // Several .standard-markdown blocks with tool chips between them; thinking
+      // text (in .font-ui) and artifact cards are not part of the copied answer.
+      let html = turn.thought
+        ? '<div class="font-ui"><div class="standard-markdown"><p>' + esc(turn.thought) +
+          "</p></div></div>" : "";
+      html += claudeChunks(text).map((c) => '<div class="standard-markdown">' +
+        renderMarkdown(c, "claude") + "</div>").join(
+        '<button class="group/status">Ran a tool</button>');
+      if (turn.artifact) {
+        html += '<div class="artifact-block-cell">' + esc(turn.artifact.title) +
+          "<div>Code</div></div>";
+      }
+      turn.md.innerHTML = html;
+      return;
+    }
+    window.__cmCodes = [];
+    turn.md.innerHTML = renderMarkdown(text, codeLayout(render));
+    mountCodeMirror(turn.md, render);
+  }
+  function claudeChunks(text) {
+    // Split before each fenced block or heading outside a fence, at "\n\n".
+    const lines = text.split("\n");
+    const chunks = [];
+    let cur = [];
+    let inFence = false;
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i];
+      const fence = /^`{3,}/.test(line);
+      if (!inFence && (fence || /^#{1,6} /.test(line)) && cur.length >= 2 &&
+          cur[cur.length - 1] === "") {
+        cur.pop();
+        chunks.push(cur.join("\n"));
+        cur = [];
+      }
+      if (fence) inFence = !inFence;
+      cur.push(line);
+    }
+    chunks.push(cur.join("\n"));
+    return chunks.filter((c) => c.length);
+  }
+  // CodeMirror 6 as ChatGPT shows it: one .cm-line per line, lines outside the
+  // viewer's viewport replaced by .cm-gap spacers, filled in when scrolled to.
+  const LINE = 18;
+  function mountCodeMirror(root, render) {
+    for (const content of root.querySelectorAll(".cm-content[data-cm]")) {
+      const lines = window.__cmCodes[+content.getAttribute("data-cm")].split("\n");
+      const sc = content.closest(".cm-scroller");
+      const draw = () => {
+        const top = sc.scrollTop;
+        const first = Math.max(0, Math.floor(top / LINE) - 16);
+        const last = Math.min(lines.length,
+          Math.ceil((top + (sc.clientHeight || 360)) / LINE) + 16);
+        let html = first ? '<div class="cm-gap" style="height:' + first * LINE + 'px"></div>' : "";
+        for (let i = first; i < last; i++) {
+          html += '<div class="cm-line">' + (lines[i] ? esc(lines[i]) : "<br>") + "</div>";
+        }
+        if (last < lines.length) {
+          html += '<div class="cm-gap" style="height:' + (lines.length - last) * LINE +
+            'px"></div>';
+        }
+        content.innerHTML = html;
+      };
+      draw();
+      if (!render.cm_stuck) sc.addEventListener("scroll", draw);
+    }
   }
   function finishTurn(turn, markdown, render) {
     if (CLAUDE) {
-      turn.node.setAttribute("data-is-streaming", "false");
+      turn.streamingEl.setAttribute("data-is-streaming", "false");
     } else {
       turn.md.classList.remove("result-streaming");
     }
@@ -224,7 +452,8 @@
     if (render.copy_button) {
       const copy = CLAUDE
         ? el('<button data-testid="action-bar-copy" aria-label="Copy">Copy</button>')
-        : el('<button data-testid="copy-turn-action-button" aria-label="Copy">Copy</button>');
+        : APPSHELL ? el('<button aria-label="Copy">Copy</button>')
+          : el('<button data-testid="copy-turn-action-button" aria-label="Copy">Copy</button>');
       copy.addEventListener("click", () => {
         // What the turn shows now, as the real sites copy it.
         if (turn.shown !== undefined) markdown = turn.shown;
@@ -237,17 +466,27 @@
       });
       turn.actions.appendChild(copy);
     }
-    if (!CLAUDE) {
+    if (CLAUDE) {
+      turn.actions.appendChild(el('<button data-testid="action-bar-retry" ' +
+        'aria-label="Retry">Retry</button>'));
+    } else if (APPSHELL) {
+      turn.actions.appendChild(el('<button aria-haspopup="menu" aria-label="Rate">R</button>'));
+      turn.actions.appendChild(el('<button aria-haspopup="menu" aria-label="More actions">' +
+        "...</button>"));
+    } else {
       turn.actions.appendChild(el('<button data-testid="good-response-turn-action-button" ' +
         'aria-label="Good response">+</button>'));
       turn.actions.appendChild(el('<button data-testid="bad-response-turn-action-button" ' +
         'aria-label="Bad response">-</button>'));
-    } else {
-      turn.actions.appendChild(el('<button aria-label="Retry">Retry</button>'));
     }
   }
   function codeLayout(render) {
-    return CLAUDE ? "claude" : render.code_layout;
+    if (CLAUDE) return "claude";
+    if (APPSHELL) {
+      return {cm: "appshell-cm", hljs: "appshell-pre", bare: "appshell-bare"}[
+        render.code_layout] || "appshell-cm";
+    }
+    return render.code_layout;
   }
   function toast(text, testid) {
     toasts.appendChild(el('<div class="toast" role="alert" data-testid="' + testid + '">' +
@@ -260,12 +499,13 @@
     if (!text.trim() || streaming) return;
     streaming = true;
     renderBox("", 0);
+    const temporary = location.search.includes("temporary-chat=true");
     let r;
     try {
       const resp = await fetch("/api/send", {method: "POST",
         headers: {"Content-Type": "application/json"},
         body: JSON.stringify({conversation_id: conversationId, prompt: text,
-          variant: SITE.variant})});
+          variant: SITE.variant, model: currentModel, temporary})});
       r = await resp.json();
     } catch (e) {
       streaming = false;
@@ -274,31 +514,78 @@
       return;
     }
     layout = r.render.turn_layout;
+    windowSize = r.render.window || 6;
     stopLabelOnSend = r.render.stop_label_on_send;
+    hideStop = r.render.no_stop_while_thinking;
     addUserTurn(text);
     updateButtons();
     if (!conversationId) {
       conversationId = r.conversation_id;
-      const final = PREFIX + (CLAUDE ? "/chat/" : "/c/") + conversationId;
-      if (!CLAUDE) history.pushState({}, "", "/c/WEB:" + Math.random().toString(36).slice(2));
+      const query = location.search;
+      const final = PREFIX + (CLAUDE ? "/chat/" : "/c/") + conversationId + query;
+      if (APPSHELL) {
+        history.pushState({}, "", "/c/local-chatgpt%3A" + uuid() + query);
+      } else if (!CLAUDE) {
+        history.pushState({}, "", "/c/WEB:" + Math.random().toString(36).slice(2));
+      }
       setTimeout(() => history.replaceState({}, "", final), r.render.url_delay * 1000);
     }
-    await stream(r.reply, r.render);
+    await stream(r.reply, r.render, null);
   }
 
-  async function stream(reply, render) {
+  function stopper() {
+    let resolve;
+    const st = {promise: new Promise((r) => { resolve = r; }), is: false};
+    st.done = () => { st.is = true; resolve(); };
+    stopped = st;
+    return st;
+  }
+
+  // Thinking: the activity header says so; Pro shows "Answer now"; the action row
+  // may flash; with no_stop_while_thinking only the header says "busy".
+  async function think(turn, secs, render, wait) {
+    thinking = true;
+    updateButtons();
+    setActivity(turn, "Thinking");
+    const started = now();
+    let answerNow = null;
+    if (render.answer_now) {
+      answerNow = el("<button>Answer now</button>");
+      turn.md.parentElement.after(answerNow);
+    }
+    let flash = null;
+    if (render.flash_actions) {
+      flash = setInterval(() => {
+        if (turn.actions.children.length) turn.actions.replaceChildren();
+        else addActions(turn, "", render);
+      }, 90);
+    }
+    await wait(secs);
+    if (flash) clearInterval(flash);
+    turn.actions.replaceChildren();
+    if (answerNow) answerNow.remove();
+    setActivity(turn, "Thought for " + Math.max(1, Math.round((now() - started) / 1000)) + "s");
+    thinking = false;
+    updateButtons();
+  }
+
+  async function stream(reply, render, into, from) {
     const md = reply.markdown;
     if (reply.event === "downgrade") {
       body.appendChild(el('<div role="status">Responses will use another model until ' +
         "5:00 PM.</div>"));
     }
-    const turn = ["limit", "error"].includes(reply.event) ? null : addAssistantTurn(render);
-    let resolve;
-    const st = {promise: new Promise((r) => { resolve = r; }), is: false};
-    st.done = () => { st.is = true; resolve(); };
-    stopped = st;
+    const turn = ["limit", "error"].includes(reply.event) ? null
+      : into || addAssistantTurn(render);
+    if (turn && reply.artifact) turn.artifact = reply.artifact;
+    const st = stopper();
     const wait = (secs) => Promise.race([sleep(secs), st.promise]);
-    await wait(reply.pause_before);
+    if (turn && reply.pause_before > 0 && !from) {
+      if (CLAUDE) turn.thought = "Let me think about how to do this.";
+      await think(turn, reply.pause_before, render, wait);
+    } else {
+      await wait(reply.pause_before);
+    }
     if (reply.event === "limit" || reply.event === "error") stopped = null;
     if (reply.event === "limit") {
       streaming = false;
@@ -315,11 +602,24 @@
       toast("Something went wrong while generating the response.", "toast-error");
       return;
     }
+    if (reply.event === "delivery") {
+      stopped = null;
+      streaming = false;
+      updateButtons();
+      turn.md.classList.remove("result-streaming");
+      const err = el('<div class="delivery"><div class="text-token-text-error">Message ' +
+        "delivery timed out</div><button data-testid=\"regenerate-thread-error-button\">" +
+        "Regenerate</button></div>");
+      (CLAUDE ? turn.node : turn.actions.parentElement).appendChild(err);
+      err.querySelector("button").addEventListener("click", () => regenerate(turn, render, err));
+      return;
+    }
     const pauses = (reply.pauses || []).slice();
     const renders = [];
-    let shown = 0;
+    let shown = from || 0;
     let last = now();
-    const end = reply.event === "drop" ? Math.min(reply.drop_at, md.length) : md.length;
+    const cut = reply.event === "cut" && !from;
+    const end = reply.event === "drop" || cut ? Math.min(reply.drop_at, md.length) : md.length;
     while (shown < end && !st.is) {
       await wait(0.016);
       if (st.is) break;
@@ -330,12 +630,16 @@
         next = Math.max(shown, Math.min(next, pauses[0][0]));
       }
       shown = next;
-      turn.shown = md.slice(0, shown);
-      turn.md.innerHTML = renderMarkdown(turn.shown, codeLayout(render));
+      turn.shown = md.slice(CLAUDE && from ? from : 0, shown);
+      renderInto(turn, turn.shown, render);
       renders.push([now(), shown]);
       if (pauses.length && shown >= pauses[0][0]) {
         if (render.early_actions && !turn.actions.children.length) addActions(turn, md, render);
-        await wait(pauses.shift()[1]);
+        if (hideStop || render.flash_actions) {
+          await think(turn, pauses.shift()[1], render, wait);  // a preamble, then more thinking
+        } else {
+          await wait(pauses.shift()[1]);
+        }
         last = now();
       }
     }
@@ -353,18 +657,58 @@
       toast("Network connection lost. Attempting to reconnect...", "toast-error");
       return;
     }
-    const final = partial ? turn.shown || "" : md;
+    const final = partial ? turn.shown || "" : md.slice(CLAUDE && from ? from : 0, end);
     turn.shown = final;
-    turn.md.innerHTML = renderMarkdown(final, codeLayout(render));
+    renderInto(turn, final, render);
     streaming = false;
     updateButtons();
     finishTurn(turn, final, render);
+    if (cut && !partial) {
+      showContinue(turn, reply, render);
+      return;
+    }
     const finishT = now();
     window.__chatsite.finishes.push(finishT);
     window.__chatsite.renders = renders;
     fetch("/api/finished", {method: "POST", headers: {"Content-Type": "application/json"},
       body: JSON.stringify({conversation_id: conversationId, t: finishT, renders,
         length: final.length, stopped: partial})});
+  }
+
+  // An answer cut at a length limit (ChatGPT: "Continue generating", the rest
+  // grows in the same message) or Claude's tool-use limit ("Continue": the rest
+  // comes as a new message).
+  function showContinue(turn, reply, render) {
+    const row = CLAUDE
+      ? el('<div class="tool-limit">Claude reached its tool use limit for this turn. ' +
+        "<button>Continue</button></div>")
+      : el('<div class="continue-row"><button data-testid="continue-generating-button">' +
+        "Continue generating</button></div>");
+    thread.appendChild(row);
+    row.querySelector("button").addEventListener("click", async () => {
+      row.remove();
+      streaming = true;
+      updateButtons();
+      if (CLAUDE) {
+        await stream(reply, render, null, reply.drop_at + 2);
+      } else {
+        turn.actions.replaceChildren();
+        await stream(reply, render, turn, reply.drop_at);
+      }
+    });
+  }
+
+  async function regenerate(turn, render, err) {
+    err.remove();
+    streaming = true;
+    updateButtons();
+    const resp = await fetch("/api/regenerate", {method: "POST",
+      headers: {"Content-Type": "application/json"},
+      body: JSON.stringify({conversation_id: conversationId})});
+    const r = await resp.json();
+    turn.md.innerHTML = "";
+    turn.actions.replaceChildren();
+    await stream(r.reply, render, turn);
   }
 
   // --- a saved conversation -----------------------------------------------------
@@ -376,15 +720,30 @@
     }
     const data = await resp.json();
     layout = data.render.turn_layout;
+    windowSize = data.render.window || 6;
     for (const t of data.turns) {
       if (t.role === "user") addUserTurn(t.text);
       else {
         const turn = addAssistantTurn(data.render);
-        turn.md.innerHTML = renderMarkdown(t.text, codeLayout(data.render));
+        if (t.artifact) turn.artifact = t.artifact;
+        renderInto(turn, t.text, data.render);
         finishTurn(turn, t.text, data.render);
       }
     }
   }
+
+  // The other copy buttons a driver must not take for the answer's: a code
+  // block header's "Copy" (the code only) and the user's "Copy message".
+  document.addEventListener("click", (e) => {
+    const head = e.target.closest('[data-markdown-copy="exclude"] button');
+    const user = e.target.closest('button[aria-label="Copy message"]');
+    if (head) {
+      const block = head.closest('[data-markdown-copy="code-block"]');
+      navigator.clipboard.writeText(block.querySelector("code, .cm-content").textContent);
+    } else if (user) {
+      navigator.clipboard.writeText(user.closest('[class~="group/user-message"]').textContent);
+    }
+  });
 
   updateButtons();
   if (conversationId) loadConversation();

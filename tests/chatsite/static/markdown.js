@@ -3,7 +3,10 @@
 // rendered the way the real sites render it, in three code-block layouts:
 // "cm" (ChatGPT 2025-26: CodeMirror viewer, <br> lines, a language header),
 // "hljs" (ChatGPT before 2025: code.language-xxx with highlight spans), and
-// "claude" (div[role=group][aria-label="<lang> code"] > pre > code).
+// "claude" (div[role=group][aria-label="<lang> code"] > pre > code), and the
+// app-shell page's three ("appshell-pre", "appshell-bare", "appshell-cm": a
+// CodeMirror viewer whose lines app.js mounts, with gaps, from
+// window.__cmCodes), where inline code is a span[data-markdown-copy].
 (function () {
   const esc = (s) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
     .replace(/"/g, "&quot;");
@@ -16,14 +19,38 @@
       .replace(/\*([^*\s][^*]*)\*/g, "<em>$1</em>")
       .replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, '<a href="$2">$1</a>');
   }
+  let appshell = false;
   function inline(t) {
     return t.split(/(`[^`\n]+`)/).map((part, k) =>
-      k % 2 ? "<code>" + esc(part.slice(1, -1)) + "</code>" : fmt(esc(part))).join("");
+      k % 2 ? (appshell ? '<span data-markdown-copy="inline-code" class="font-mono">' +
+        esc(part.slice(1, -1)) + "</span>" : "<code>" + esc(part.slice(1, -1)) + "</code>")
+        : fmt(esc(part))).join("");
   }
   function highlight(line, cls) {
     return esc(line).replace(KEYWORDS, '<span class="' + cls + '">$1</span>');
   }
   function codeBlock(code, lang, layout) {
+    if (layout.startsWith("appshell-")) {
+      const label = lang ? (DISPLAY[lang] || lang) : "";
+      const head = '<div data-markdown-copy="exclude" class="code-header">' + esc(label) +
+        '<button aria-label="Copy">Copy</button></div>';
+      let inner;
+      if (layout === "appshell-bare") {
+        inner = '<code class="whitespace-pre! language-' + esc(lang) + '">' + esc(code) +
+          "\n</code>";  // react-markdown ends a code element with a line break
+      } else if (layout === "appshell-cm") {
+        window.__cmCodes = window.__cmCodes || [];
+        window.__cmCodes.push(code);
+        inner = '<div class="cm-editor"><div class="cm-scroller"><div class="cm-content" ' +
+          'data-language="' + esc(lang) + '" data-cm="' + (window.__cmCodes.length - 1) +
+          '"></div></div></div>';
+      } else {
+        inner = "<pre><code" + (lang ? ' class="language-' + esc(lang) + '"' : "") + ">" +
+          esc(code) + "\n</code></pre>";
+      }
+      return '<div data-markdown-copy="code-block" class="code-block">' + head + inner +
+        "</div>";
+    }
     if (layout === "claude") {
       const body = code.split("\n").map((l) => highlight(l, "token keyword")).join("\n") + "\n";
       if (!lang) return "<pre><code>" + body + "</code></pre>";
@@ -56,6 +83,7 @@
   const BLOCK_START = /^(`{3,}|#{1,6} |[-*] |\d+\. |---+$)/;
 
   window.renderMarkdown = function (src, layout) {
+    appshell = layout.startsWith("appshell-");
     const lines = src.split("\n");
     const out = [];
     let i = 0;

@@ -3,7 +3,13 @@
 // layouts (a CodeMirror viewer with <br> line breaks and a plain-text language
 // header; the older code.language-xxx with hljs spans), Claude's code groups,
 // and drops the screen-reader headings ("You said:", "ChatGPT said:") that
-// leak into innerText. Defines one function, vbDomToMarkdown(root).
+// leak into innerText. The app-shell page's markup too: every code block is a
+// [data-markdown-copy="code-block"] in one of three renderings (<pre><code>, a
+// bare code.whitespace-pre!, a CodeMirror viewer with .cm-line rows), its
+// header marked [data-markdown-copy="exclude"], inline code as
+// span[data-markdown-copy="inline-code"]. Defines one function,
+// vbDomToMarkdown(root); vbDomToMarkdown.lines (a Map from a .cm-content to
+// its lines, read by scrolling) fills CodeMirror blocks whose lines have gaps.
 function vbDomToMarkdown(root) {
   const SKIP_TAGS = new Set(["BUTTON", "SVG", "svg", "STYLE", "SCRIPT", "NOSCRIPT", "TEMPLATE",
     "TEXTAREA", "INPUT", "SELECT", "OPTION", "IFRAME", "CANVAS"]);
@@ -17,7 +23,9 @@ function vbDomToMarkdown(root) {
   function skipped(el) {
     if (SKIP_TAGS.has(el.tagName)) return true;
     const cls = el.classList;
-    if (cls && (cls.contains("sr-only") || cls.contains("visually-hidden"))) return true;
+    if (cls && (cls.contains("sr-only") || cls.contains("visually-hidden") ||
+        cls.contains("group/activity-header"))) return true;
+    if (el.getAttribute && el.getAttribute("data-markdown-copy") === "exclude") return true;
     return el.hasAttribute && el.hasAttribute("hidden");
   }
   function isBlock(el) {
@@ -48,7 +56,9 @@ function vbDomToMarkdown(root) {
       if (m !== null) return m;
     }
     if (tag === "BR") return "\n";
-    if (tag === "CODE") return codeTicks(node.textContent);
+    if (tag === "CODE" || node.getAttribute("data-markdown-copy") === "inline-code") {
+      return codeTicks(node.textContent);
+    }
     if (tag === "IMG") return "![" + (node.getAttribute("alt") || "") + "](" +
       (node.getAttribute("src") || "") + ")";
     const inner = inlineChildren(node);
@@ -116,8 +126,10 @@ function vbDomToMarkdown(root) {
     const cm = pre.querySelector(".cm-content");
     if (cm) {
       const lines = cm.querySelectorAll(":scope > .cm-line");
-      code = lines.length ? Array.from(lines, (l) => codeText(l, false)).join("\n")
-        : codeText(cm, true);
+      const read = vbDomToMarkdown.lines && vbDomToMarkdown.lines.get(cm);
+      code = read ? read.join("\n") : lines.length
+        ? Array.from(lines, (l) => codeText(l, false)).join("\n") : codeText(cm, true);
+      if (!lang) lang = cm.getAttribute("data-language") || "";
       // A last <br> ends the last line; it does not start an empty one (HTML shows none).
       if (!lines.length && endsWithBr(cm) && code.endsWith("\n")) code = code.slice(0, -1);
       if (!lang) lang = headerLang(pre, cm.closest(".cm-editor") || cm);
@@ -156,8 +168,30 @@ function vbDomToMarkdown(root) {
     for (const tr of rows.slice(1)) lines.push("| " + cells(tr).join(" | ") + " |");
     return lines.join("\n");
   }
+  // The app-shell page: the language is on the viewer, in the code's class, or in
+  // the (excluded) header; the code in one of three renderings.
+  function copyBlock(el) {
+    const head = el.querySelector('[data-markdown-copy="exclude"]');
+    const label = head ? (head.textContent || "").trim().split("\n")[0].trim() : "";
+    if (el.querySelector(".cm-content") || el.querySelector("pre")) {
+      return codeBlock(el, (el.querySelector(".cm-content") || {getAttribute: () => ""})
+        .getAttribute("data-language") || langOfCode(el.querySelector("code")) || label);
+    }
+    const c = el.querySelector("code") || el;
+    let code = codeText(c, true);
+    if (code.endsWith("\n")) code = code.slice(0, -1);
+    const lang = normLang(langOfCode(c) || label);
+    let fence = "```";
+    while (code.includes(fence)) fence += "`";
+    return fence + lang + "\n" + code + "\n" + fence;
+  }
+  function langOfCode(c) {
+    const m = c && /(?:^|\s)language-([\w+#.-]+)/.exec(c.className);
+    return m ? m[1] : "";
+  }
   function blockOf(el) {
     const tag = el.tagName;
+    if (el.getAttribute("data-markdown-copy") === "code-block") return [copyBlock(el)];
     const group = el.getAttribute("role") === "group" &&
       /code$/i.test(el.getAttribute("aria-label") || "") && el.querySelector("pre");
     if (group) {
@@ -188,7 +222,8 @@ function vbDomToMarkdown(root) {
     for (const c of el.childNodes) {
       if (c.nodeType === Node.ELEMENT_NODE) {
         if (skipped(c)) continue;
-        if (c.classList.contains("katex") || !(isBlock(c) || hasBlockChild(c))) {
+        if (c.classList.contains("katex") || !(isBlock(c) || hasBlockChild(c) ||
+            c.getAttribute("data-markdown-copy") === "code-block")) {
           buf += inline(c);
           continue;
         }

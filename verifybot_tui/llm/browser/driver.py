@@ -51,30 +51,50 @@ class Observed:
     doc: str = ""
     text_t: float = 0.0  # page clock (ms since the epoch) of the answer text's last change
     url: str = ""
+    renderer: str = ""  # the site's page layout in use ("" : none matched)
     users: int = 0
+    user_key: str = ""  # the last prompt's message id (or element), never a count
     user_text: str = ""
+    user_rich: bool = False  # the prompt is shown rendered as markdown
     answer_id: int = 0
+    answer_key: str = ""
     text: str = ""
     finished: bool = False
     busy: bool = False
+    stop: bool = False
+    activity: str = ""  # "Thinking", "Thought for 12s"...
+    thinking: bool = False
+    can_continue: bool = False
+    turn_error: str = ""
+    artifacts: bool = False
     facts: dict[str, Any] = field(default_factory=dict)
 
     def apply(self, st: dict[str, Any]) -> None:
         self.text_t = st["textT"]
         self.url = st["url"]
+        self.renderer = st["renderer"]
         self.users = st["users"]
+        self.user_key = st["userKey"]
+        self.user_rich = st["userRich"]
         if "userText" in st:
             self.user_text = st["userText"]
         self.answer_id = st["answerId"]
+        self.answer_key = st["answerKey"]
         self.text = self.text[: st["keep"]] + st["add"]
         self.finished = st["finished"]
         self.busy = st["busy"]
+        self.stop = st["stop"]
+        self.activity = st["activity"]
+        self.thinking = st["thinking"]
+        self.can_continue = st["canContinue"]
+        self.turn_error = st["turnError"]
+        self.artifacts = st["artifacts"]
         self.facts = st["facts"]
 
 
 @dataclass
 class _Stream:
-    base_users: int
+    base_user: str  # the last prompt's key before this one was sent
     callback: TextCallback | None
     last: str = ""
     error: BaseException | None = None
@@ -94,7 +114,11 @@ class BrowserLLM(ReportsState):
         self.answer_timeout = answer_timeout
         self.page_timeout = page_timeout
         self.stable_window = stable_window
+        self._thinking_since: float | None = None
+        self._ticker: asyncio.Task[None] | None = None
+        self._reported = ""
         self.state = "stopped"
+        self.renderer = ""  # the page layout in use (a renderer of the site profile)
         self.conversation_url: str | None = None
         self._pw: Any = None
         self._context: Any = None
@@ -112,6 +136,42 @@ class BrowserLLM(ReportsState):
         self._script = init_script(self.profile)
 
     # --- public protocol -------------------------------------------------------------
+
+    @property
+    def state(self) -> str:
+        """"stopped", "starting", "logged_out", "idle", "streaming", "error", or while a
+        reasoning model thinks "thinking (23 s)" (what the status bar shows)."""
+        if self._state == "streaming" and self._thinking_since is not None:
+            return f"thinking ({time.monotonic() - self._thinking_since:.0f} s)"
+        return self._state
+
+    @state.setter
+    def state(self, value: str) -> None:
+        self._state = value
+        self._report_state()
+
+    def _report_state(self) -> None:
+        """Tell the listeners the shown state (the thinking seconds change on their own)."""
+        shown = self.state
+        if shown != self._reported:
+            self._reported = shown
+            for listener in list(self.__dict__.get("_state_listeners", ())):
+                listener(shown)
+
+    def _thinking_changed(self, thinking: bool) -> None:
+        if thinking and self._thinking_since is None:
+            self._thinking_since = time.monotonic()
+            if self._ticker is None or self._ticker.done():
+                self._ticker = asyncio.get_running_loop().create_task(self._tick())
+        elif not thinking:
+            self._thinking_since = None
+        self._report_state()
+
+    async def _tick(self) -> None:
+        """While the model thinks, "thinking (N s)" counts up once a second."""
+        while self._thinking_since is not None:
+            await asyncio.sleep(1.0)
+            self._report_state()
 
     @property
     def page(self) -> Any:
@@ -143,19 +203,21 @@ class BrowserLLM(ReportsState):
         if not prompt.strip():
             raise LLMError("Nothing to send: the prompt is empty.")
 
+        self._thinking_since = None
+
         async def steps(phase: _Phase) -> str:
             if self._gone or self._context is None or self._navigate:
                 self.state = "starting"
                 await self._ensure_page()
             await self._raise_if_blocked("before_prompt")
             await self._wait_not_busy()
-            base_users = self._obs.users
+            base_user = self._obs.user_key
             phase.text = "typing the prompt"
             await self._type_prompt(prompt)
             phase.text = "sending the prompt"
             await self._send()
-            self._stream = _Stream(base_users, on_text)
-            await self._wait_user_turn(prompt, base_users)
+            self._stream = _Stream(base_user, on_text)
+            await self._wait_user_turn(prompt, base_user)
             self._fresh = False
             phase.text = "waiting for the answer"
             self.state = "streaming"
@@ -166,7 +228,8 @@ class BrowserLLM(ReportsState):
         async with self._asking:  # one prompt at a time: they share one page
             markdown = await self._guarded(steps)
         self.state = "idle"
-        return Answer(markdown=markdown, conversation_url=self.conversation_url)
+        return Answer(markdown=markdown, conversation_url=self.conversation_url,
+                      renderer=self.renderer, resumable=not self.config.temporary)
 
     async def _guarded(self, steps: Any) -> Any:
         """Run steps, turning every way the browser can fail into an LLMError with evidence."""
@@ -174,7 +237,7 @@ class BrowserLLM(ReportsState):
         try:
             return await steps(phase)
         except LLMError:
-            if self.state != "logged_out":
+            if self._state != "logged_out":
                 self.state = "error"
             raise
         except _Gone:
@@ -194,7 +257,7 @@ class BrowserLLM(ReportsState):
         except asyncio.CancelledError:
             # The user stopped the loop: stop the site's answer too, so the next prompt
             # is not sent into a page that is still busy.
-            if self.state == "streaming" and self._page is not None and not self._gone:
+            if self._state == "streaming" and self._page is not None and not self._gone:
                 task = asyncio.get_running_loop().create_task(self._click_stop())
                 _BACKGROUND.add(task)
                 task.add_done_callback(_BACKGROUND.discard)
@@ -210,6 +273,9 @@ class BrowserLLM(ReportsState):
             pass
 
     async def close(self) -> None:
+        self._thinking_since = None
+        if self._ticker is not None:
+            self._ticker.cancel()
         await self._shutdown()
         self.state = "stopped"
 
@@ -232,7 +298,16 @@ class BrowserLLM(ReportsState):
         return self._gone
 
     def new_chat_url(self) -> str:
-        return self.profile.new_chat_url or self.config.url
+        url = self.profile.new_chat_url or self.config.url
+        if self.config.temporary:
+            # A temporary chat: not kept in the site's history, cannot be resumed.
+            if not self.profile.temporary_chat_query:
+                raise LLMError(f"[llm.{self.name}] temporary = true, but the site profile "
+                               f"{self.profile.source} names no temporary_chat_query for "
+                               f"{self.profile.name}: set temporary = false, or add the "
+                               f"query to a profile of your own.")
+            url += ("&" if "?" in url else "?") + self.profile.temporary_chat_query
+        return url
 
     # --- browser lifecycle ------------------------------------------------------------
 
@@ -324,12 +399,47 @@ class BrowserLLM(ReportsState):
                 if self._gone:
                     raise await self._gone_error("opening the page")
                 raise await self._fail(self._message(v), "no_prompt_box")
+        if v.state is PageState.READY and not resume and self.config.model:
+            await self._choose_model(self.config.model)
         if resume and v.state is PageState.READY:
             # A saved chat's turns load after the page: wait for them, briefly.
             turn_deadline = min(deadline, time.monotonic() + 10)
             while self._obs.users == 0 and not self._gone:
                 if not await self.wait_change(turn_deadline - time.monotonic()):
                     break
+
+    async def _choose_model(self, wanted: str) -> None:
+        """Pick a model in the site's picker by its visible name; a name not offered is an
+        error listing the names seen."""
+        got = await self._eval("() => window.__vb.probe()")
+        picker = got["signals"].get("model_picker", {}).get("selector") if got else ""
+        if not picker:
+            raise await self._fail(f"[llm.{self.name}] model = {wanted!r}, but no model picker "
+                                   f"(model_picker selectors of {self.profile.source}) is on "
+                                   f"the page.", "no_model_picker")
+        await self._page.locator(picker).first.click(timeout=self.page_timeout * 1000)
+        options = self.profile.renderer(self.renderer).sel("model_option") if self.renderer \
+            else []
+        names: list[str] = []
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not names:
+            for sel in options:
+                loc = self._page.locator(sel)
+                # An option's first line is its name (a description may follow).
+                names = [(t.strip().splitlines() or [""])[0].strip()
+                         for t in await loc.all_inner_texts()]
+                if names:
+                    for i, name in enumerate(names):
+                        if name.lower() == wanted.strip().lower():
+                            await loc.nth(i).click(timeout=self.page_timeout * 1000)
+                            return
+                    break
+            await asyncio.sleep(0.05)
+        await self._page.keyboard.press("Escape")
+        raise await self._fail(f"[llm.{self.name}] model = {wanted!r} is not offered by "
+                               f"{self.profile.name}'s model picker; names seen: "
+                               f"{', '.join(repr(n) for n in names) or 'none'}. Set model to "
+                               f"one of them, or empty for the site's default.", "no_such_model")
 
     # --- the page's pushes ----------------------------------------------------------
 
@@ -346,8 +456,12 @@ class BrowserLLM(ReportsState):
         self._obs.apply(st)
         self._changed.set()
         s = self._stream
+        if self._obs.renderer:
+            self.renderer = self._obs.renderer
+        if self._obs.thinking != (self._thinking_since is not None):
+            self._thinking_changed(self._obs.thinking)
         if (s is not None and s.callback is not None and self._obs.answer_id
-                and self._obs.users > s.base_users and self._obs.text != s.last):
+                and self._obs.user_key != s.base_user and self._obs.text != s.last):
             s.last = self._obs.text
             try:
                 s.callback(self._obs.text)
@@ -412,14 +526,13 @@ class BrowserLLM(ReportsState):
                     f"{self.page_timeout:g} s. Wait for it to finish or press Stop in the "
                     f"browser, then try again.", "still_busy")
 
-    async def _wait_user_turn(self, prompt: str, base_users: int) -> None:
+    async def _wait_user_turn(self, prompt: str, base_user: str) -> None:
         limit = min(self.page_timeout, 20.0)
         deadline = time.monotonic() + limit
-        want = _squash(prompt)
         while True:
             self._check_gone_sync()
             o = self._obs
-            if o.users > base_users and _squash(o.user_text) == want:
+            if o.user_key != base_user and _shown_as(o.user_text, prompt, o.user_rich):
                 return
             await self._raise_if_blocked("after_send")
             if not await self.wait_change(deadline - time.monotonic()):
@@ -427,7 +540,7 @@ class BrowserLLM(ReportsState):
         if self._gone:
             raise await self._gone_error("sending the prompt")
         o = self._obs
-        if o.users <= base_users:
+        if o.user_key == base_user:
             raise await self._fail(
                 f"The prompt did not appear on the page within {limit:g} s "
                 f"(no new message; send_button selectors of {self.profile.source} may be out of "
@@ -440,32 +553,139 @@ class BrowserLLM(ReportsState):
     # --- the answer -------------------------------------------------------------------
 
     async def _wait_answer(self, deadline: float) -> str:
+        """The whole answer: finished, continued when cut off, read exactly."""
+        parts: list[tuple[str, str]] = []  # (answer key, markdown) of cut-off parts
+        regenerated = False
+        while True:
+            await self._wait_finished(deadline)
+            o = self._obs
+            if o.turn_error:
+                if self.config.regenerate_on_error and not regenerated:
+                    regenerated = True
+                    await self._click_and_wait("clickRegenerate", lambda ob: not ob.turn_error)
+                    continue
+                raise await self._fail(
+                    f"{self.profile.name} could not deliver the answer: the page says "
+                    f'"{o.turn_error[:200]}". Send the prompt again (or set regenerate_on_error '
+                    f"= true in [llm.{self.name}] to retry once by itself).", "delivery_error")
+            markdown = await self._read_answer()
+            if o.can_continue and self.config.auto_continue and len(parts) < MAX_CONTINUES:
+                parts.append((o.answer_key, markdown))
+                key, text = o.answer_key, o.text
+                await self._click_and_wait(
+                    "clickContinue",
+                    lambda ob, k=key, t=text: ob.answer_key != k or ob.text != t or ob.busy)
+                continue
+            break
+        if parts:
+            # A continued answer grows in its own message (ChatGPT) or comes as a new
+            # message (Claude): keep each message's last reading, in order.
+            latest: dict[str, str] = {}
+            for key, md in [*parts, (self._obs.answer_key, markdown)]:
+                latest[key] = md
+            markdown = "\n\n".join(md.strip("\n") for md in latest.values())
+        return markdown
+
+    async def _wait_finished(self, deadline: float) -> None:
         stream = self._stream
         assert stream is not None
         while True:
             self._check_gone_sync()
             if stream.error is not None:
                 raise stream.error
-            await self._raise_if_blocked("during_answer")
             o = self._obs
+            if not o.turn_error:
+                await self._raise_if_blocked("during_answer")
             self._note_url(o.url)
-            present = bool(o.answer_id) and o.users > stream.base_users
+            present = bool(o.answer_id) and o.user_key != stream.base_user
             wait = deadline - time.monotonic()
-            if present and o.finished and not o.busy:
+            if present and not o.busy and (o.finished or o.turn_error):
                 quiet = time.time() - o.text_t / 1000.0
                 if quiet >= self.stable_window:
-                    break
+                    return
                 wait = min(wait, self.stable_window - quiet)
             if deadline - time.monotonic() <= 0:
                 raise await self._fail(self._timeout_message(present, o), "answer_timeout")
             await self.wait_change(wait)
+
+    async def _click_and_wait(self, helper: str, changed: Any) -> None:
+        """Click a button of the answer (continue, regenerate) and wait for the page to react."""
+        if not await self._eval(f"() => window.__vb.{helper}()"):
+            return
+        deadline = time.monotonic() + self.page_timeout
+        while not changed(self._obs):
+            self._check_gone_sync()
+            if not await self.wait_change(deadline - time.monotonic()):
+                raise await self._fail(f"{self.profile.name} did not react to the "
+                                       f"{helper.removeprefix('click').lower()} button within "
+                                       f"{self.page_timeout:g} s. Try again.", "no_reaction")
+
+    async def _read_answer(self) -> str:
+        """The site's own markdown through its copy button, else the DOM, never less."""
         markdown = await self._eval("t => window.__vb.copyAnswer(t)", 2000)
         if not isinstance(markdown, str) or not markdown.strip():
-            markdown = await self._eval("() => window.__vb.answerMarkdown()")
-        if markdown is None:
-            raise await self._fail("The answer vanished from the page before it could be read. "
-                                   "Try again.", "answer_vanished")
+            got = await self._eval("t => window.__vb.answerMarkdown(t)", self.page_timeout * 700,
+                                   timeout=self.page_timeout)
+            if got is None:
+                raise await self._fail("The answer vanished from the page before it could be "
+                                       "read. Try again.", "answer_vanished")
+            if got["incomplete"]:
+                blocks = ", ".join(f"block {b['block']}"
+                                   + (f" ({b['language']})" if b["language"] else "")
+                                   + f", {b['shown']} lines shown"
+                                   for b in got["incomplete"])
+                raise await self._fail(
+                    f"The answer's copy button gave nothing and its code could not be read "
+                    f"whole from the page: CodeMirror code {blocks} kept lines hidden while "
+                    f"scrolled through. Nothing was extracted (a shorter program would be "
+                    f"wrong). Try again, or open the conversation and copy the code.",
+                    "incomplete_code")
+            markdown = got["markdown"]
+        if self._obs.artifacts:
+            markdown = await self._with_artifacts(markdown)
         return markdown
+
+    async def _with_artifacts(self, markdown: str) -> str:
+        """Claude keeps code put in an artifact out of the copied text: read it from the
+        conversation JSON the page itself fetches (the site's own session and cookies)."""
+        await self._settle_url()  # the JSON is found by the saved chat's id
+        url = self._obs.url or self._page.url
+        cid = self.profile.conversation_id(url)
+        found: list[dict[str, Any]] = []
+        if cid:
+            base = url[: url.index(cid)]
+            conv_id = cid.rsplit("/", 1)[-1]
+            try:
+                orgs = await self._eval("u => window.__vb.fetchJson(u)",
+                                        base + "/api/organizations")
+                org_list = orgs.get("data") if isinstance(orgs, dict) else None
+                if isinstance(org_list, list):
+                    for org in org_list:
+                        got = await self._eval(
+                            "u => window.__vb.fetchJson(u)",
+                            f"{base}/api/organizations/{org.get('uuid')}/chat_conversations/"
+                            f"{conv_id}?tree=True&rendering_mode=messages&render_all_tools=true")
+                        if isinstance(got, dict) and isinstance(got.get("data"), dict):
+                            found = _artifacts_of(got["data"])
+                            break
+            except (PlaywrightError, TimeoutError, AttributeError):
+                found = []
+        if not found:
+            raise await self._fail(
+                f"The answer's code is in a {self.profile.name} artifact, which the copied "
+                f"text leaves out, and the conversation data could not be read from the page. "
+                f"Ask again for the code in the answer itself (not an artifact), or copy it "
+                f"from the artifact panel.", "artifact")
+        blocks = []
+        for art in found:
+            code = art["content"]
+            fence = "```"
+            while fence in code:
+                fence += "`"
+            title = f"**{art['title']}**\n\n" if art.get("title") else ""
+            blocks.append(f"{title}{fence}{art.get('language', '')}\n{code.rstrip(chr(10))}\n"
+                          f"{fence}")
+        return markdown.rstrip("\n") + "\n\n" + "\n\n".join(blocks)
 
     def _timeout_message(self, present: bool, o: Observed) -> str:
         waited = []
@@ -499,6 +719,12 @@ class BrowserLLM(ReportsState):
     # --- page states and failures -----------------------------------------------------
 
     def _message(self, v: Verdict) -> str:
+        if v.state is PageState.LOADING and self._obs.facts and not self._obs.renderer:
+            return (f"{self.profile.name} shows a page that no renderer of "
+                    f"{self.profile.source} recognises (signatures tried: "
+                    f"{self.profile.signatures()}). The site may have changed its page: run "
+                    f"`verifybot doctor --site --llm {self.name}` to see which selectors "
+                    f"still match, and fix the site profile.")
         return message(v, llm=self.name, site=self.profile.name, headless=self.headless,
                        profile_dir=str(profile_dir(self.config)), site_file=self.profile.source,
                        url=self.conversation_url or "")
@@ -586,6 +812,44 @@ class _Phase:
 
 class _Gone(Exception):
     """Internal: the browser went away; turned into an LLMError by the caller."""
+
+
+MAX_CONTINUES = 5  # "Continue generating" clicks per answer, at most
+
+
+def _artifacts_of(conversation: dict[str, Any]) -> list[dict[str, str]]:
+    """Code artifacts of the last assistant message in Claude's conversation JSON."""
+    messages = [m for m in conversation.get("chat_messages", []) if isinstance(m, dict)
+                and m.get("sender") == "assistant"]
+    if not messages:
+        return []
+    out = []
+    for item in messages[-1].get("content", []):
+        inp = item.get("input") if isinstance(item, dict) else None
+        if (item.get("type") == "tool_use" and isinstance(inp, dict)
+                and isinstance(inp.get("content"), str)):
+            out.append({"content": inp["content"], "language": str(inp.get("language") or ""),
+                        "title": str(inp.get("title") or "")})
+    return out
+
+
+_FENCE_LINE = re.compile(r"^\s*`{3,}[\w+#.-]*\s*$", re.M)
+_NOT_LETTER = re.compile(r"[\W\d_]+")
+
+
+def _shown_as(shown: str, prompt: str, rich: bool) -> bool:
+    """The page's bubble shows this prompt. It is not the prompt verbatim: lines are
+    re-wrapped, the app-shell page drops the backticks of inline code, and a prompt
+    holding a fenced block is shown rendered as markdown (its markers gone). The box
+    was read back exactly before sending; this only tells our prompt from another."""
+    def squash(t: str) -> str:
+        return _squash(t).replace("`", "")
+    if squash(shown) == squash(prompt):
+        return True
+    if rich:
+        return (_NOT_LETTER.sub("", shown).lower()
+                == _NOT_LETTER.sub("", _FENCE_LINE.sub("", prompt)).lower())
+    return False
 
 
 def _same_box_text(got: str | None, sent: str) -> bool:

@@ -6,14 +6,45 @@
 // the driver calls (prompt box read-back and injection, copy capture).
 // Runs inside an IIFE after `const VB_CONFIG = {...}` and dom_markdown.js.
 if (window.top === window && !window.__vb) {
-  const S = VB_CONFIG.selectors;
   const T = VB_CONFIG.texts;
+  const RENDERERS = VB_CONFIG.renderers;
   const now = () => performance.timeOrigin + performance.now();
   const DOC = Math.random().toString(36).slice(2) + now().toString(36);
   const lower = (s) => (s || "").toLowerCase();
 
+  // The renderer (page layout) in use: the first whose signature is on the page.
+  // Checked on every snapshot, so a navigation to the other page switches it.
+  let R = RENDERERS[0];
+  let S = R.selectors;
+  let rendererName = "";
+  function pickRenderer() {
+    for (const r of RENDERERS) {
+      for (const s of r.signature) {
+        let hit = null;
+        try { hit = document.querySelector(s); } catch (e) { /* unparsable: skip */ }
+        if (hit) {
+          R = r; S = r.selectors; rendererName = r.name;
+          return r;
+        }
+      }
+    }
+    rendererName = "";
+    return null;
+  }
+  // The part of the page the conversation queries run in (app-shell: the visible
+  // route page; hidden earlier routes keep their own threads and composers).
+  function scopeRoot() {
+    for (const s of R.scope || []) {
+      let r;
+      try { r = document.querySelectorAll(s); } catch (e) { continue; }
+      for (const el of r) if (visible(el)) return el;
+      if (r.length) return r[r.length - 1];
+    }
+    return document;
+  }
+
   function all(list, root) {
-    root = root || document;
+    root = root || scopeRoot();
     for (const s of list) {
       try {
         const r = root.querySelectorAll(s);
@@ -37,7 +68,7 @@ if (window.top === window && !window.__vb) {
   function firstVisible(list, root) {
     for (const s of list) {
       let r;
-      try { r = (root || document).querySelectorAll(s); } catch (e) { continue; }
+      try { r = (root || scopeRoot()).querySelectorAll(s); } catch (e) { continue; }
       for (const el of r) if (visible(el)) return el;
     }
     return null;
@@ -53,7 +84,8 @@ if (window.top === window && !window.__vb) {
     const walk = (n) => {
       if (n.nodeType === Node.TEXT_NODE) { s += n.data; return; }
       if (n.nodeType !== Node.ELEMENT_NODE) return;
-      if (n.tagName === "BUTTON" || n.tagName === "svg" || n.classList.contains("sr-only")) return;
+      if (n.tagName === "BUTTON" || n.tagName === "svg" || n.classList.contains("sr-only") ||
+          n.getAttribute("data-markdown-copy") === "exclude") return;
       if (n.tagName === "BR") { s += "\n"; return; }
       for (const c of n.childNodes) walk(c);
       if (n.tagName === "P" || n.tagName === "DIV") s += "\n";
@@ -61,9 +93,11 @@ if (window.top === window && !window.__vb) {
     walk(el);
     return s;
   }
-  const turnSelector = [...S.user_turn, ...S.assistant_turn].join(", ");
+  function turnSelector() {
+    return [...S.user_turn, ...S.assistant_turn].join(", ");
+  }
   function inTurn(el) {
-    try { return !!el.closest(turnSelector); } catch (e) { return false; }
+    try { return !!el.closest(turnSelector()); } catch (e) { return false; }
   }
 
   const ids = new WeakMap();
@@ -73,10 +107,23 @@ if (window.top === window && !window.__vb) {
     if (!ids.has(el)) ids.set(el, nextId++);
     return ids.get(el);
   }
+  // A turn's identity: the site's own message id when it has one (the last of a
+  // unit's space-separated ids is the reply's), else the element itself. Never a
+  // count: the app-shell page keeps only about six turns mounted.
+  function keyOf(el) {
+    if (!el) return "";
+    for (const a of R.idAttrs || []) {
+      const holder = el.hasAttribute(a) ? el : el.querySelector("[" + a + "]");
+      const v = holder && (holder.getAttribute(a) || "").trim();
+      if (v) return "m:" + v.split(/\s+/).pop();
+    }
+    return "e:" + idOf(el);
+  }
 
   function turns() {
-    const users = all(S.user_turn);
-    const assts = all(S.assistant_turn);
+    const root = scopeRoot();
+    const users = all(S.user_turn, root);
+    const assts = all(S.assistant_turn, root);
     const lastUser = users.length ? users[users.length - 1] : null;
     let answer = assts.length ? assts[assts.length - 1] : null;
     if (answer && lastUser &&
@@ -85,31 +132,114 @@ if (window.top === window && !window.__vb) {
     }
     return {users, lastUser, answer};
   }
-  function messageOf(answer) {
-    const msgs = all(S.assistant_message, answer);
-    return msgs.length ? msgs[msgs.length - 1] : answer;
+  function excluded(el) {
+    for (const s of S.message_exclude || []) {
+      try { if (el.matches(s) || el.closest(s)) return true; } catch (e) { /* skip */ }
+    }
+    return false;
+  }
+  // The answer's markdown blocks: the last one, or (join_messages) all, in order.
+  function messagesOf(answer) {
+    const msgs = all(S.assistant_message, answer).filter((m) => !excluded(m));
+    const top = msgs.filter((m) => !msgs.some((o) => o !== m && o.contains(m)));
+    if (!top.length) return [answer];
+    return R.joinMessages ? top : [top[top.length - 1]];
+  }
+  function answerText(answer) {
+    return messagesOf(answer).map((m) => vbDomToMarkdown(m)).filter((t) => t).join("\n\n");
   }
   function userTextOf(turn) {
-    if (!turn) return "";
+    if (!turn) return {text: "", rich: false};
     const m = all(S.user_message, turn);
-    return plainText(m.length ? m[m.length - 1] : turn);
+    const el = m.length ? m[m.length - 1] : turn;
+    return {text: plainText(el), rich: has(el, S.user_markdown || [])};
   }
   function findBox() {
     return firstVisible(S.prompt_box) || all(S.prompt_box)[0] || null;
   }
+  // Elements near an answer that belong to it: the answer itself, then the next
+  // sibling and the parent (Claude's action bar sits beside div[data-is-streaming]).
+  function near(answer) {
+    const out = [answer];
+    if (answer.nextElementSibling) out.push(answer.nextElementSibling);
+    if (answer.parentElement) out.push(answer.parentElement);
+    return out;
+  }
+  function findNear(answer, list) {
+    for (const root of near(answer)) {
+      const hit = all(list, root).filter((b) => !b.closest || !excludedOwner(b, answer));
+      if (hit.length) return hit[hit.length - 1];
+    }
+    return null;
+  }
+  // A copy button found through the parent must not be another turn's.
+  function excludedOwner(el, answer) {
+    const owner = el.closest(turnSelector());
+    return !!owner && owner !== answer && !owner.contains(answer) && !answer.contains(owner);
+  }
+  function buttonWithText(root, texts) {
+    if (!texts || !texts.length) return null;
+    const wanted = texts.map(lower);
+    for (const b of root.querySelectorAll("button, [role=button]")) {
+      const t = lower((b.textContent || "").trim());
+      if (t && wanted.includes(t) && visible(b)) return b;
+    }
+    return null;
+  }
+  // What the model is doing: "Thinking" (busy) or "Thought for 12s" (done).
+  function activity(answer) {
+    const root = answer ? answer.closest("[data-turn-key]") || answer : null;
+    if (!root) return {text: "", thinking: false};
+    let text = "";
+    for (const h of union(S.activity_header || [], root)) {
+      if (visible(h)) text = (h.textContent || "").trim().slice(0, 80);
+    }
+    let thinking = !!text && !!matchText(text, T.thinking) && !/\bfor\s+\d/i.test(text);
+    if (!thinking && buttonWithText(root, T.thinking)) {
+      thinking = true;
+      text = text || "Answer now";
+    }
+    return {text, thinking};
+  }
+  function continueButton(answer) {
+    const root = scopeRoot();
+    const b = (answer && findNear(answer, S.continue_button || [])) ||
+      firstVisible(S.continue_button || [], root);
+    if (b && visible(b)) return b;
+    if (!answer || !T.continue || !T.continue.length) return null;
+    // By its text ("Continue generating"; Claude's "Continue" after its tool-use
+    // limit), in or after the last answer, never before it.
+    const wanted = T.continue.map(lower);
+    for (const c of root.querySelectorAll("button, [role=button]")) {
+      const t = lower((c.textContent || "").trim());
+      if (!t || !wanted.includes(t) || !visible(c)) continue;
+      if (answer.contains(c) ||
+          (answer.compareDocumentPosition(c) & Node.DOCUMENT_POSITION_FOLLOWING)) return c;
+    }
+    return null;
+  }
+  function turnError(answer) {
+    if (!answer) return "";
+    const root = answer.closest("[data-turn-key]") || answer;
+    for (const el of union(S.turn_error || [], root)) {
+      const t = (el.textContent || "").trim();
+      if (t && visible(el)) return t.slice(0, 300);
+    }
+    return "";
+  }
 
   function matchText(text, list) {
     const t = lower(text);
-    return list.find((x) => t.includes(lower(x))) || "";
+    return (list || []).find((x) => t.includes(lower(x))) || "";
   }
   function facts(answer) {
     const f = {path: location.pathname, host: location.host, title: document.title,
-      promptBox: !!firstVisible(S.prompt_box), login: "", botCheck: "", picker: "",
-      pickerInDialog: false, limit: "", error: ""};
+      renderer: rendererName, promptBox: !!rendererName && !!firstVisible(S.prompt_box),
+      login: "", botCheck: "", picker: "", pickerInDialog: false, limit: "", error: ""};
     const title = matchText(document.title, T.bot_check_titles);
-    const bot = all(S.bot_check_markers);
+    const bot = union(S.bot_check_markers, document);
     if (title || bot.length) f.botCheck = title || "challenge";
-    const lm = firstVisible(S.login_markers);
+    const lm = firstVisible(S.login_markers, document);
     if (lm) f.login = (lm.textContent || "").trim() || "login";
     if (!f.login && T.login_buttons.length) {
       const wanted = T.login_buttons.map(lower);
@@ -121,7 +251,7 @@ if (window.top === window && !window.__vb) {
         }
       }
     }
-    const pm = firstVisible(S.account_picker_markers);
+    const pm = firstVisible(S.account_picker_markers, document);
     if (pm) f.picker = (pm.textContent || "").trim().slice(0, 200) || "account picker";
     if (!f.picker && T.account_picker.length) {
       for (const h of document.querySelectorAll("h1, h2, h3, [role=dialog] p")) {
@@ -141,7 +271,7 @@ if (window.top === window && !window.__vb) {
     }
     if (!f.error) {
       for (const el of union(S.error_toast)) {
-        const turn = inTurn(el) ? el.closest(turnSelector) : null;
+        const turn = inTurn(el) ? el.closest(turnSelector()) : null;
         if (turn && !(answer && (turn === answer || answer.contains(turn) ||
             turn.contains(answer)))) continue;  // an old turn's error, not this answer's
         if (!visible(el)) continue;
@@ -155,16 +285,32 @@ if (window.top === window && !window.__vb) {
   }
 
   function snapshot() {
+    pickRenderer();
     const {users, lastUser, answer} = turns();
-    const msg = answer ? messageOf(answer) : null;
+    const act = activity(answer);
+    const user = userTextOf(lastUser);
+    const stop = !!firstVisible(S.stop_button);
+    const finished = !!answer && has(answer, S.finished_markers);
     return {
       url: location.href,
+      renderer: rendererName,
       users: users.length,
-      userText: userTextOf(lastUser),
+      userKey: keyOf(lastUser),
+      userText: user.text,
+      userRich: user.rich,
       answerId: idOf(answer),
-      text: msg ? vbDomToMarkdown(msg) : "",
-      finished: !!answer && has(answer, S.finished_markers),
-      busy: !!firstVisible(S.stop_button) || (!!answer && has(answer, S.busy_markers)),
+      answerKey: keyOf(answer),
+      text: answer ? answerText(answer) : "",
+      finished,
+      busy: stop || act.thinking || (!!answer && has(answer, S.busy_markers)),
+      stop,
+      activity: act.text,
+      thinking: act.thinking,
+      // Only a finished answer can be continued (and the button scan is not free).
+      canContinue: finished && !stop && !!continueButton(answer),
+      turnError: turnError(answer),
+      artifacts: answer ? near(answer).slice(0, 1).concat([answer.parentElement])
+        .filter((x) => x).some((r) => union(S.artifact_markers || [], r).length) : false,
       facts: facts(answer),
     };
   }
@@ -190,14 +336,19 @@ if (window.top === window && !window.__vb) {
     const s = snapshot();
     const sameAnswer = s.answerId === sentAnswerId;
     if (!sameAnswer || s.text !== sentText) textT = lastMutationT;
-    const key = JSON.stringify([s.url, s.users, s.answerId, s.finished, s.busy, s.facts]);
+    const key = JSON.stringify([s.url, s.renderer, s.users, s.userKey, s.userRich, s.answerId,
+      s.answerKey, s.finished, s.busy, s.stop, s.activity, s.thinking, s.canContinue,
+      s.turnError, s.artifacts, s.facts]);
     if (sameAnswer && s.text === sentText && s.userText === sentUserText && key === sentKey) {
       return null;
     }
     const keep = sameAnswer ? commonPrefix(sentText, s.text) : 0;
-    const st = {doc: DOC, seq: ++seq, t: now(), textT, url: s.url, users: s.users,
-      answerId: s.answerId, keep, add: s.text.slice(keep), finished: s.finished,
-      busy: s.busy, facts: s.facts};
+    const st = {doc: DOC, seq: ++seq, t: now(), textT, url: s.url, renderer: s.renderer,
+      users: s.users, userKey: s.userKey, userRich: s.userRich, answerId: s.answerId,
+      answerKey: s.answerKey, keep, add: s.text.slice(keep), finished: s.finished,
+      busy: s.busy, stop: s.stop, activity: s.activity, thinking: s.thinking,
+      canContinue: s.canContinue, turnError: s.turnError, artifacts: s.artifacts,
+      facts: s.facts};
     if (s.userText !== sentUserText) st.userText = s.userText;
     sentText = s.text;
     sentAnswerId = s.answerId;
@@ -254,6 +405,7 @@ if (window.top === window && !window.__vb) {
 
   // --- helpers the driver calls --------------------------------------------
   function readBox() {
+    pickRenderer();
     const box = findBox();
     if (!box) return null;
     if (box.tagName === "TEXTAREA" || box.tagName === "INPUT") return box.value;
@@ -276,6 +428,7 @@ if (window.top === window && !window.__vb) {
     sel.addRange(r);
   }
   function setBox(text) {
+    pickRenderer();
     const box = findBox();
     if (!box) return false;
     if (box.tagName === "TEXTAREA" || box.tagName === "INPUT") {
@@ -295,9 +448,11 @@ if (window.top === window && !window.__vb) {
     return true;
   }
   function sendButton() {
+    pickRenderer();
+    const root = scopeRoot();
     for (const s of S.send_button) {
       let r;
-      try { r = document.querySelectorAll(s); } catch (e) { continue; }
+      try { r = root.querySelectorAll(s); } catch (e) { continue; }
       for (const b of r) {
         const label = lower(b.getAttribute("aria-label") + " " + b.textContent);
         if (visible(b) && !b.disabled && b.getAttribute("aria-disabled") !== "true" &&
@@ -307,6 +462,7 @@ if (window.top === window && !window.__vb) {
     return null;
   }
   function clickStop() {
+    pickRenderer();
     const b = firstVisible(S.stop_button);
     if (b) b.click();
     return !!b;
@@ -317,12 +473,27 @@ if (window.top === window && !window.__vb) {
     b.click();
     return true;
   }
+  function clickContinue() {
+    pickRenderer();
+    const b = continueButton(turns().answer);
+    if (b) b.click();
+    return !!b;
+  }
+  function clickRegenerate() {
+    pickRenderer();
+    const {answer} = turns();
+    const b = (answer && findNear(answer, S.regenerate_button || [])) ||
+      firstVisible(S.regenerate_button || []);
+    if (b) b.click();
+    return !!b;
+  }
   // Click the answer's copy button with the page's clipboard replaced, so the
   // site hands us its own markdown without touching the OS clipboard.
   async function copyAnswer(timeoutMs) {
+    pickRenderer();
     const {answer} = turns();
     if (!answer) return null;
-    const btn = all(S.copy_button, answer).pop();
+    const btn = findNear(answer, S.copy_button);
     if (!btn) return null;
     const cb = navigator.clipboard;
     if (!cb) return null;
@@ -351,14 +522,179 @@ if (window.top === window && !window.__vb) {
       }
     }
   }
-  function answerMarkdown() {
+
+  // --- CodeMirror blocks with gaps -----------------------------------------
+  // CodeMirror 6 replaces lines outside its viewport with .cm-gap spacers. The
+  // lines are read by scrolling the block through its scroll container, each
+  // line placed by its position (all lines of a code viewer are one height);
+  // a block that cannot be read whole is reported, never shortened.
+  const frame = () => new Promise((r) => requestAnimationFrame(() => r()));
+  function scroller(el) {
+    for (let p = el.parentElement; p; p = p.parentElement) {
+      const st = getComputedStyle(p);
+      if (/(auto|scroll)/.test(st.overflowY) && p.scrollHeight > p.clientHeight + 1) return p;
+    }
+    return document.scrollingElement;
+  }
+  async function readCodeMirror(content, deadline) {
+    const st = getComputedStyle(content);
+    const padTop = parseFloat(st.paddingTop) || 0;
+    const padBottom = parseFloat(st.paddingBottom) || 0;
+    const got = new Map();
+    let h = 0;
+    const top = () => content.getBoundingClientRect().top + padTop;
+    const collect = () => {
+      for (const line of content.querySelectorAll(":scope > .cm-line")) {
+        const r = line.getBoundingClientRect();
+        if (!h) h = r.height;
+        if (!h || Math.abs(r.height - h) > 1) return false;  // wrapped lines: cannot place
+        got.set(Math.round((r.top - top()) / h), line.textContent);
+      }
+      return true;
+    };
+    const sc = scroller(content);
+    const start = sc.scrollTop;
+    try {
+      for (;;) {
+        if (!collect() || !h) return null;
+        const total = Math.round((content.getBoundingClientRect().height - padTop - padBottom) / h);
+        let missing = -1;
+        for (let i = 0; i < total; i++) if (!got.has(i)) { missing = i; break; }
+        if (missing < 0) {
+          return Array.from({length: total}, (_, i) => got.get(i));
+        }
+        if (now() > deadline) return null;
+        const view = sc === document.scrollingElement ? 0 : sc.getBoundingClientRect().top;
+        const before = sc.scrollTop;
+        sc.scrollTop += top() + missing * h - view;
+        await frame(); await frame();
+        if (sc.scrollTop === before) {
+          await new Promise((r) => setTimeout(r, 50));
+          collect();
+          if (!got.has(missing)) return null;  // scrolling shows nothing new
+        }
+      }
+    } finally {
+      sc.scrollTop = start;
+    }
+  }
+  // The answer as markdown from the DOM (the copy button's fallback), with every
+  // gapped CodeMirror block scrolled through. {markdown, incomplete: [...]}.
+  async function answerMarkdown(timeoutMs) {
+    pickRenderer();
     const {answer} = turns();
-    return answer ? vbDomToMarkdown(messageOf(answer)) : null;
+    if (!answer) return null;
+    const deadline = now() + (timeoutMs || 15000);
+    const lines = new Map();
+    const incomplete = [];
+    const msgs = messagesOf(answer);
+    let n = 0;
+    for (const m of msgs) {
+      for (const content of m.querySelectorAll(".cm-content")) {
+        n++;
+        if (!content.querySelector(":scope > .cm-gap")) continue;
+        const got = await readCodeMirror(content, deadline);
+        if (got) lines.set(content, got);
+        else {
+          incomplete.push({block: n, language: content.getAttribute("data-language") || "",
+            shown: content.querySelectorAll(":scope > .cm-line").length});
+        }
+      }
+    }
+    vbDomToMarkdown.lines = lines;
+    try {
+      const markdown = msgs.map((m) => vbDomToMarkdown(m)).filter((t) => t).join("\n\n");
+      return {markdown, incomplete};
+    } finally {
+      vbDomToMarkdown.lines = null;
+    }
+  }
+  // Artifact code (Claude): the conversation JSON, fetched by the page itself.
+  async function fetchJson(url) {
+    const resp = await fetch(url, {credentials: "include"});
+    if (!resp.ok) return {status: resp.status};
+    return {status: resp.status, data: await resp.json()};
   }
 
-  window.__vb = {snapshot, resync, readBox, setBox, clickSend, clickStop,
-    canSend: () => !!sendButton(), hasBox: () => !!findBox(),
-    focusBox: () => { const b = findBox(); if (b) focusEnd(b); return !!b; },
-    copyAnswer, answerMarkdown, toMarkdown: vbDomToMarkdown};
+  // --- for `verifybot doctor --site`: what each signal of a renderer matches --
+  function probe() {
+    const r = pickRenderer();
+    const {users, lastUser, answer} = turns();
+    const root = scopeRoot();
+    const count = (list, where) => {
+      for (const s of list || []) {
+        try {
+          const n = (where || root).querySelectorAll(s).length;
+          if (n) return {selector: s, count: n};
+        } catch (e) { /* skip */ }
+      }
+      return {selector: "", count: 0};
+    };
+    const sig = {};
+    for (const key of Object.keys(S)) {
+      const where = ["finished_markers", "copy_button", "assistant_message", "activity_header",
+        "busy_markers", "turn_error", "continue_button", "regenerate_button"].includes(key) &&
+        answer ? answer.closest("[data-turn-key]") || answer.parentElement || answer : null;
+      const hit = count(S[key], where);
+      if (!hit.count && where) Object.assign(hit, count(S[key]));
+      sig[key] = hit;
+    }
+    return {renderer: r ? r.name : "", scoped: root !== document, signals: sig,
+      users: users.length, answer: !!answer, lastUser: !!lastUser,
+      boxText: readBox() || "", busy: !!firstVisible(S.stop_button)};
+  }
+  // Redacted evidence: enough to write a new selector, no conversation text.
+  function evidence() {
+    pickRenderer();
+    const hist = {};
+    for (const el of document.querySelectorAll("*")) {
+      for (const a of el.attributes) {
+        if (!a.name.startsWith("data-")) continue;
+        const v = a.value.length <= 40 && !/\s/.test(a.value) ? a.value : "…";
+        const k = a.name + (/^[\w:.\/-]*$/.test(v) && !/[0-9a-f]{8}-/.test(v) ? "=" + v : "");
+        hist[k] = (hist[k] || 0) + 1;
+      }
+    }
+    const describe = (el) => {
+      if (!el || el.nodeType !== Node.ELEMENT_NODE) return "";
+      let s = el.tagName.toLowerCase();
+      for (const a of el.attributes) {
+        if (a.name === "style") continue;
+        const v = a.name === "class" || a.name.startsWith("data-") || a.name.startsWith("aria-") ||
+          ["type", "role", "id", "name", "contenteditable"].includes(a.name) ? a.value : "…";
+        s += "[" + a.name + '="' + v.slice(0, 80) + '"]';
+      }
+      return s;
+    };
+    const redact = (el) => {
+      const c = el.cloneNode(true);
+      const walker = document.createTreeWalker(c, NodeFilter.SHOW_TEXT);
+      for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+        t.data = t.data.replace(/[^\s]/g, "x");
+      }
+      return c.outerHTML.slice(0, 20000);
+    };
+    const forms = Array.from(document.querySelectorAll("form"));
+    const buttons = [];
+    for (const f of forms) {
+      for (const b of f.querySelectorAll("button")) buttons.push(describe(b));
+    }
+    const turnsAll = document.querySelectorAll(
+      "[data-turn-key], [data-message-author-role], [data-is-streaming], article, section");
+    const last = turnsAll.length ? turnsAll[turnsAll.length - 1] : null;
+    const chain = [];
+    for (let p = last; p && p !== document.documentElement; p = p.parentElement) {
+      chain.push(describe(p));
+    }
+    return {url: location.origin + location.pathname.replace(/[0-9a-f-]{36}/g, "<id>"),
+      title: document.title, renderer: rendererName, dataAttributes: hist,
+      composerButtons: buttons, lastTurnAncestors: chain,
+      lastTurnMarkup: last ? redact(last) : ""};
+  }
+
+  window.__vb = {snapshot, resync, readBox, setBox, clickSend, clickStop, clickContinue,
+    clickRegenerate, canSend: () => !!sendButton(), hasBox: () => { pickRenderer(); return !!findBox(); },
+    focusBox: () => { pickRenderer(); const b = findBox(); if (b) focusEnd(b); return !!b; },
+    copyAnswer, answerMarkdown, fetchJson, probe, evidence, toMarkdown: vbDomToMarkdown};
   schedule();
 }

@@ -39,7 +39,10 @@ def classify(facts: dict[str, Any], profile: SiteProfile) -> Verdict:
     if not facts:
         return Verdict(PageState.LOADING)
     prompt_box = bool(facts.get("promptBox"))
-    if facts.get("botCheck") and not prompt_box:
+    # Bot-management scripts sit on normal pages too: a challenge marker is a bot
+    # check only when the app itself is not rendered (no renderer, no prompt box).
+    app = prompt_box or bool(facts.get("renderer"))
+    if facts.get("botCheck") and not app:
         return Verdict(PageState.BOT_CHECK, str(facts.get("title") or facts["botCheck"]))
     path = str(facts.get("path") or "")
     on_login_path = any(path == p or path.startswith(p.rstrip("/") + "/")
@@ -52,8 +55,6 @@ def classify(facts: dict[str, Any], profile: SiteProfile) -> Verdict:
         return Verdict(PageState.LIMIT, str(facts["limit"]))
     if facts.get("error"):
         return Verdict(PageState.ERROR, str(facts["error"]))
-    if facts.get("botCheck"):
-        return Verdict(PageState.BOT_CHECK, str(facts.get("title") or facts["botCheck"]))
     return Verdict(PageState.READY if prompt_box else PageState.LOADING)
 
 
