@@ -220,3 +220,29 @@ async def test_a_recipe_with_auto_accept_false_asks_even_if_the_app_accepted(
     assert len(of(seen, ApprovalNeeded)) == 2
     (fin,) = of(seen, Finished)
     assert fin.status == "VERIFIED"
+
+
+async def test_a_recipes_compiler_and_flags_build_the_code_in_the_app(
+    tmp_path, app_messages
+) -> None:
+    from test_cli_run import answers
+    from test_recipe_build import C_ANSWER, CLEAN, UNUSED
+
+    ws = workspace(tmp_path)
+    seen, hook = app_messages.events, app_messages.hook
+    coder = tmp_path / "c.md"
+    coder.write_text(answers(C_ANSWER.format(UNUSED), C_ANSWER.format(CLEAN)))
+    recipe = tmp_path / "r.toml"
+    recipe.write_text('name = "hi"\nprompt = "Print hi in C"\nauto_accept = true\n'
+                      'compiler = "gcc"\nflags = ["-Wall", "-Werror"]\n')
+    app = make_app(ws, coder)
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await wait_for(pilot, lambda: main(app).is_mounted)
+        await open_recipe_file(pilot, recipe)
+        await wait_idle(pilot)
+    assert [v.verdict.status for v in of(seen, VerdictReached)] == ["compile_error", "success"]
+    (fin,) = of(seen, Finished)
+    assert (fin.status, fin.message) == ("VERIFIED", "all 1 success criteria met")
+    assert fin.record["criteria"] == ["compiles-clean"]
+    text = (ws / fin.record["transcript"]).read_text()
+    assert "- command: gcc -Wall -Werror -o prog " in text
