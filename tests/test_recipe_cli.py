@@ -10,6 +10,8 @@ from conftest import EXAMPLES
 from test_cli_run import run_cli
 from test_recipe import check_junit_shape
 
+from verifybot_tui.core.recipe import load_recipe
+
 
 def copy_examples(tmp_path: Path) -> Path:
     ex = tmp_path / "examples"
@@ -65,10 +67,14 @@ def test_a_bad_recipe_stops_everything_with_exit_2(tmp_path: Path):
 def test_recipe_new_writes_a_recipe_from_the_last_session(tmp_path: Path):
     r = run_cli("run", "Simulate a small rocket launched straight up and print its apogee",
                 "--llm", f"replay:{EXAMPLES / 'rocket.md'}", "--yes", "--expect",
-                "range:Apogee: ([0-9.]+) m:100..5000", cwd=tmp_path)
+                "range:Apogee: ([0-9.]+) m:100..5000", "--max-retries", "1", "--timeout", "7.5",
+                cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     r = run_cli("recipe", "new", "-o", "again.toml", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
+    again = load_recipe(tmp_path / "again.toml")
+    assert (again.max_retries, again.timeout) == (1, 7.5)  # the session's limits kept
+    assert [c.text for c in again.criteria] == ["range:Apogee: ([0-9.]+) m:100..5000"]
     r = run_cli("recipe", "run", "again.toml", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "VERIFIED" in r.stdout.splitlines()[1]

@@ -23,7 +23,13 @@ from tui_support import (
     write_answers,
 )
 
-from verifybot_tui.core.events import Finished, Judged, JudgementNeeded, VerdictReached
+from verifybot_tui.core.events import (
+    ApprovalNeeded,
+    Finished,
+    Judged,
+    JudgementNeeded,
+    VerdictReached,
+)
 from verifybot_tui.tui.commands import VerifyBotCommands, edit_criteria, open_recipe
 from verifybot_tui.tui.screens.criteria import CriteriaScreen
 from verifybot_tui.tui.screens.judgement import JudgementScreen
@@ -155,3 +161,88 @@ async def test_a_recipe_opened_from_the_palette_runs_with_its_criteria(
     assert fin.status == "VERIFIED"
     assert fin.record["prompt"] == "Simulate a rocket"
     assert fin.record["criteria"] == ["range:Apogee: ([0-9.]+) m:100..5000"]
+
+
+async def open_recipe_file(pilot, path: Path) -> None:
+    app = pilot.app
+    app.call_later(open_recipe, main(app))  # what the palette's "Open recipe…" calls
+    box = await wait_for(pilot, lambda: app.screen.query("#recipe-path")
+                         and app.screen.query_one("#recipe-path", Input))
+    box.value = str(path)
+    await pilot.press("enter")
+
+
+async def test_a_recipe_with_auto_accept_runs_each_version_without_asking(
+    tmp_path, app_messages
+) -> None:
+    ws = workspace(tmp_path)
+    seen, hook = app_messages.events, app_messages.hook
+    recipe = tmp_path / "r.toml"
+    recipe.write_text('name = "rocket"\nprompt = "Simulate a rocket"\nauto_accept = true\n'
+                      'criteria = ["range:Apogee: ([0-9.]+) m:100..5000"]\n')
+    app = make_app(ws, EXAMPLES / "rocket.md")
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await wait_for(pilot, lambda: main(app).is_mounted)
+        assert main(app).auto_accept is False  # the app asks by default
+        await open_recipe_file(pilot, recipe)
+        await wait_idle(pilot)
+        assert main(app).auto_accept is True and app.session.auto_accept is True
+        assert "auto-accept [b]on[/]" in str(app.screen.query_one("StatusBar").render())
+    assert of(seen, ApprovalNeeded) == []  # both versions ran without a question
+    (fin,) = of(seen, Finished)
+    assert fin.status == "VERIFIED" and len(fin.record["attempts"]) == 2
+
+
+async def test_a_recipe_with_auto_accept_false_asks_even_if_the_app_accepted(
+    tmp_path, app_messages
+) -> None:
+    ws = workspace(tmp_path)
+    seen, hook = app_messages.events, app_messages.hook
+    recipe = tmp_path / "r.toml"
+    recipe.write_text('name = "rocket"\nprompt = "Simulate a rocket"\nauto_accept = false\n'
+                      'criteria = ["range:Apogee: ([0-9.]+) m:100..5000"]\n')
+    app = make_app(ws, EXAMPLES / "rocket.md")
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await wait_for(pilot, lambda: main(app).is_mounted)
+        await pilot.press("ctrl+o")
+        assert main(app).auto_accept is True
+        await open_recipe_file(pilot, recipe)
+        await wait_approval(pilot)  # the usual approval: the user accepts each version
+        assert main(app).auto_accept is False
+        await pilot.press("a")
+        screen = main(app)
+        await wait_for(pilot, lambda: screen.pending_feedback, what="feedback for review")
+        await pilot.press("ctrl+s")  # the feedback is reviewed too: auto-accept is off
+        await wait_for(pilot, lambda: screen.pending_approval
+                       and screen.pending_approval.attempt == 2, what="approval 2")
+        await pilot.press("a")
+        await wait_idle(pilot)
+    assert len(of(seen, ApprovalNeeded)) == 2
+    (fin,) = of(seen, Finished)
+    assert fin.status == "VERIFIED"
+
+
+async def test_a_recipes_compiler_and_flags_build_the_code_in_the_app(
+    tmp_path, app_messages
+) -> None:
+    from test_cli_run import answers
+    from test_recipe_build import C_ANSWER, CLEAN, UNUSED
+
+    ws = workspace(tmp_path)
+    seen, hook = app_messages.events, app_messages.hook
+    coder = tmp_path / "c.md"
+    coder.write_text(answers(C_ANSWER.format(UNUSED), C_ANSWER.format(CLEAN)))
+    recipe = tmp_path / "r.toml"
+    recipe.write_text('name = "hi"\nprompt = "Print hi in C"\nauto_accept = true\n'
+                      'compiler = "gcc"\nflags = ["-Wall", "-Werror"]\n')
+    app = make_app(ws, coder)
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await wait_for(pilot, lambda: main(app).is_mounted)
+        await open_recipe_file(pilot, recipe)
+        await wait_idle(pilot)
+    assert [v.verdict.status for v in of(seen, VerdictReached)] == ["compile_error", "success"]
+    (fin,) = of(seen, Finished)
+    assert (fin.status, fin.message) == ("VERIFIED", "all 1 success criteria met")
+    assert fin.record["criteria"] == ["compiles-clean"]
+    text = (ws / fin.record["transcript"]).read_text()
+    assert "- command: gcc -Wall -Werror -o prog " in text

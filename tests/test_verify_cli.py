@@ -129,18 +129,38 @@ SANITY = {
 
 @pytest.mark.parametrize("name", sorted(SANITY))
 def test_each_sanity_check_holds_a_program_that_exits_0(tmp_path, name):
+    """With --yes and the judge off nobody can judge a held run: PASSED with the warnings."""
     llm = tmp_path / "llm.md"
     llm.write_text(answers(python_answer(SANITY[name]), python_answer('print("fine: 42")')))
     r = run_cli("run", "Compute something and print it", "--llm", f"replay:{llm}", "--yes",
                 cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     rec = the_record(tmp_path)
-    first, second = rec["attempts"]
-    assert first["exit_code"] == 0 and first["judge_decision"] == "fail"
+    (first,) = rec["attempts"]  # not sent back: the LLM is not asked to "fix" it
+    assert first["exit_code"] == 0 and first["judge_decision"] == "none"
+    assert first["status"] == "PASSED"
     assert [s["check"] for s in first["sanity"]] == [name]
-    assert "held for a judgement" in r.stderr
+    reason = first["sanity"][0]["reason"]
+    assert "held for a judgement: " + reason in r.stderr
+    assert rec["status"] == "PASSED"  # never VERIFIED
+    assert rec["message"] == "exited 0, but held by sanity checks that nobody judged: " + reason
+    assert f"[verifybot] PASSED: {rec['message']}" in r.stderr + r.stdout
+    text = transcript(tmp_path)
+    assert f"- [sanity] {name}: {reason}" in text
+    assert "ends PASSED (not VERIFIED) with the sanity warnings" in text
+
+
+def test_a_held_run_sent_back_by_the_user_goes_to_the_llm_as_a_failure(tmp_path):
+    llm = tmp_path / "llm.md"
+    llm.write_text(answers(python_answer(SANITY["all-zero"]), python_answer('print("fine: 42")')))
+    r = run_cli("run", "Compute something and print it", "--llm", f"replay:{llm}",
+                cwd=tmp_path, stdin="a\nf\nzero cannot be right\na\n")
+    assert r.returncode == 0, r.stderr
+    rec = the_record(tmp_path)
+    first, second = rec["attempts"]
+    assert first["judge_decision"] == "fail" and first["status"] == "FAILED"
     feedback = transcript(tmp_path).split("## Prompt 2 (feedback)")[1]
-    assert "It exited 0 but was judged a failure: " + first["sanity"][0]["reason"] in feedback
+    assert "It exited 0 but was judged a failure: zero cannot be right" in feedback
     assert rec["status"] == "PASSED" and "sanity" not in second
 
 
@@ -186,3 +206,65 @@ def test_tests_written_alongside_fail_a_run_that_exits_0(tmp_path):
     feedback = text.split("## Prompt 2 (feedback)")[1]
     assert "its tests (test_main.py) failed: they exited 1" in feedback
     assert "AssertionError: square(3) gave 6" in feedback
+
+
+PYTEST_WRONG = '''**main.py**
+
+```python
+def square(x):
+    return x * 2
+
+
+if __name__ == "__main__":
+    print("square(3) =", square(3))
+```
+
+**test_main.py**
+
+```python
+from main import square
+
+
+def test_square_of_three():
+    assert square(3) == 9
+
+
+def test_square_of_zero():
+    assert square(0) == 0
+```
+'''
+
+
+def base_python_has_pytest() -> bool:
+    """Local runs use the python the tool's venv was made from (targets.venv.base_python),
+    not the test venv: pytest must be there, else the run would try to install it."""
+    import subprocess
+
+    from verifybot_tui.targets.venv import base_python
+
+    return subprocess.run([base_python(), "-c", "import pytest"],
+                          capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not base_python_has_pytest(), reason="the runs' python has no pytest")
+def test_pytest_tests_written_alongside_run_under_pytest(tmp_path):
+    """pytest-style tests (no `import pytest` even) run under pytest, not as a script that
+    would define the test functions and exit 0 having checked nothing."""
+    config = tmp_path / "config.toml"
+    config.write_text("[run]\nask_for_tests = true\n")
+    llm = tmp_path / "llm.md"
+    llm.write_text(answers(PYTEST_WRONG, PYTEST_WRONG.replace("x * 2", "x * x")))
+    r = run_cli("run", "Square a number", "--llm", f"replay:{llm}", "--yes",
+                "--config", str(config), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rec = the_record(tmp_path)
+    assert rec["status"] == "VERIFIED" and rec["message"] == "its tests pass"
+    first, second = rec["attempts"]
+    assert first["tests"] == {"file": "test_main.py", "passed": False, "exit_code": 1}
+    assert second["tests"] == {"file": "test_main.py", "passed": True, "exit_code": 0}
+    feedback = transcript(tmp_path).split("## Prompt 2 (feedback)")[1]
+    assert "its tests (test_main.py) failed: they exited 1" in feedback
+    assert "1 failed, 1 passed" in feedback and "assert 6 == 9" in feedback
+    assert "2 passed" in r.stdout + r.stderr  # pytest's own summary of the second run
+    runs = sorted(p.name for p in (tmp_path / "runs").iterdir())
+    assert not any((tmp_path / "runs" / n / ".pytest_cache").exists() for n in runs)

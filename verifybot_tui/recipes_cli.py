@@ -149,6 +149,7 @@ async def _run_one(cfg: Config, r: Recipe) -> RecipeResult:
             v = build_verification(cfg, llm_spec=llm_spec, judge=r.resolve(r.judge),
                                    workspace=cfg.workspace, sanity=r.sanity)
             v.criteria = list(r.criteria)
+            v.compiler, v.flags = r.compiler, list(r.flags)
             llm = make_llm(cfg, llm_spec, cfg.workspace)
             stack.push_async_callback(llm.close)
             if v.judge_llm is not None:
@@ -217,6 +218,13 @@ async def cmd_recipe(args: argparse.Namespace, cfg: Config) -> int:
     return EXIT_SUCCESS if all(r.verified for r in results) else EXIT_FAILED
 
 
+def _number(value: Any, kind: type) -> Any:
+    """A limit from the run record; None when missing (a record older than the key)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return kind(value)
+
+
 def _new(args: argparse.Namespace, cfg: Config) -> int:
     from verifybot_tui.core.history import History
     from verifybot_tui.core.transcript import read_record
@@ -245,7 +253,9 @@ def _new(args: argparse.Namespace, cfg: Config) -> int:
         record = (read_record(path) if path.exists() else None) or {}
     text = recipe_toml(name=s["slug"], prompt=s["prompt"], target=s.get("target"),
                        llm=s.get("llm"), criteria=list(record.get("criteria", [])),
-                       judge=record.get("judge") or None)
+                       judge=record.get("judge") or None,
+                       max_retries=_number(record.get("max_retries"), int),
+                       timeout=_number(record.get("timeout"), float))
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
         _say(f"recipe written to {args.output}")

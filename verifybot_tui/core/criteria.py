@@ -19,9 +19,9 @@ One grammar everywhere (CLI, criteria files, recipes): ``KIND:SPEC`` strings.
                              MINSIZE bytes)
 - ``no-stderr``              nothing on stderr
 - ``duration:<=S``           the run took at most S seconds
-- ``compiles-clean``         the build passed (the target's build command; warnings of a
-                             build that passed are not in the run result, so only an
-                             error fails it)
+- ``compiles-clean``         the build passed without a word from the compiler: an error
+                             fails it, and so does a warning (anything the compiler wrote
+                             on stderr in a build that passed; with -Werror it is an error)
 
 "The output" is the program's stdout as the target reported it (a very long output is
 cut in the middle by the target; the whole output stays in outputs/).
@@ -88,7 +88,7 @@ class Criterion:
             return "the program prints nothing on stderr"
         if k == "duration":
             return f"the run takes at most {self.high:g} seconds"
-        return "the program compiles without errors"
+        return "the program compiles without errors or warnings"
 
     @property
     def pattern(self) -> str:
@@ -338,10 +338,18 @@ def _duration(c: Criterion, result: RunResult, lines: list[str],
 def _compiles_clean(c: Criterion, result: RunResult, lines: list[str],
                     run_dir: Path | None) -> Check:
     if result.compile_failed:
-        first = next((ln for ln in (result.stderr + "\n" + result.stdout).splitlines()
-                      if ln.strip()), "")
-        return Check(c, False, f"the build failed: {_quote(first)}")
+        return Check(c, False, "the build failed: "
+                     + _quote(_telling_line(result.stderr + "\n" + result.stdout)))
+    if result.build_stderr.strip():
+        return Check(c, False, f"the compiler warned: {_quote(_telling_line(result.build_stderr))}")
     return Check(c, True, "the build passed")
+
+
+def _telling_line(text: str) -> str:
+    """The compiler's first warning or error line, else its first line."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return next((ln for ln in lines if re.search(r"\b(error|warning)\b", ln, re.I)),
+                lines[0] if lines else "")
 
 
 _CHECKS = {

@@ -79,3 +79,20 @@ def build_argv(template: tuple[str, ...], *, entry: str, sources: list[str],
         else:
             argv.append(part.format(entry=entry, exe=exe, python=python))
     return argv
+
+
+def compile_argv(lang: Language, *, entry: str, sources: list[str], exe: str,
+                 compiler: str = "", flags: list[str] | None = None) -> list[str]:
+    """The build command: the language's own, or with a recipe's compiler and flags.
+
+    The flags replace the default ones (so ``-Wall -Werror`` means exactly that);
+    the output name, the sources and the link libraries (``-lm``) stay, since the
+    run step needs them. No compiler and no flags: the language's own command.
+    """
+    template = lang.compile or ()
+    if flags:
+        at = template.index("{sources}")
+        template = (template[0], *flags, "-o", "{exe}", *template[at:])
+    if compiler and template:
+        template = (compiler, *template[1:])
+    return build_argv(template, entry=entry, sources=sources, exe=exe)

@@ -214,6 +214,7 @@ class VerifyLoop:
         rec.max_output_bytes = int(self.config.run.max_output_mb * 1024 * 1024)
         rec.criteria = [c.text for c in self.verification.criteria]
         rec.judge = self.verification.judge
+        rec.max_retries, rec.timeout = self.max_retries, self.timeout
         rec.sweep_interrupted()
         names = {"target": self.target.name, "llm": self.llm.name}
         if resume is not None:
@@ -481,7 +482,9 @@ class VerifyLoop:
             timeout = min(code.ex.timeout, MAX_TIMEOUT)
         request = RunRequest(run_id=f"{self.recorder.slug}_{code.version}", files=code.files,
                              entry=code.entry, language=entry.language, timeout=timeout,
-                             long_running=bool(signs), python=python)
+                             long_running=bool(signs), python=python,
+                             compiler=self.verification.compiler,
+                             flags=list(self.verification.flags))
         rec = self.recorder
         out = rec.run_started(code.version, entry, target.name)
         try:
@@ -554,11 +557,10 @@ class VerifyLoop:
                     what += ["its tests pass"] if v.ask_for_tests else []
                     return Outcome(Status.VERIFIED, EXIT_SUCCESS, "; ".join(what))
                 return Outcome(Status.PASSED, EXIT_SUCCESS, verdict.reason)
-            reasons = "The run exited 0, but:\n" + sanity.text(verdict.held)
             if self.auto_accept:
-                decision = JudgeDecision("fail")
-            else:
-                decision = await self._wait(partial(JudgementNeeded, n, None, reasons))
+                return self._unjudged(n, verdict)
+            reasons = "The run exited 0, but:\n" + sanity.text(verdict.held)
+            decision = await self._wait(partial(JudgementNeeded, n, None, reasons))
             self.recorder.judge_decision(n, decision, None)
             return self._judged(n, used, result, decision, None, reasons)
         j = await self._ask_judge(n, result, verdict, code, target)
@@ -583,9 +585,11 @@ class VerifyLoop:
                 return Outcome.failed(f"no tests after {used} attempts")
             return Turn(prompts.reject_prompt(reason + " " + tests_alongside.PROMPT), "feedback")
         files, entry = tests_alongside.runnable(code.files, test)
+        # pytest itself is a dependency of pytest-style tests (the runner imports it).
+        python = await self._dependencies(target, files, code.ex)
         request = RunRequest(run_id=f"{self.recorder.slug}_{code.version}_tests", files=files,
                              entry=entry, language="python", timeout=self.timeout,
-                             python=self._python.get(target.name))
+                             python=python)
         self._emit(Notice(f"running the tests in {test.name}"))
         started = time.monotonic()
         try:
@@ -635,6 +639,20 @@ class VerifyLoop:
         j = llm_judge.parse(answer, v.judge)
         self.recorder.judgement(n, j)
         return j
+
+    def _unjudged(self, n: int, verdict: Verdict) -> Outcome:
+        """A held run nobody judges (judge off, runs auto-accepted): PASSED, never VERIFIED.
+
+        Sending it back as a failure would make the LLM "fix" a program that may be
+        right (a zero can be the answer); calling it verified would hide the doubt. So
+        it passes on the exit status alone, with the sanity warnings printed and kept.
+        """
+        held = "; ".join(h.reason for h in verdict.held)
+        self.recorder.unjudged(n)
+        self._emit(Notice("nobody judges it (judge off, runs auto-accepted): it ends PASSED, "
+                          "not VERIFIED; check the warnings yourself", "warning"))
+        return Outcome(Status.PASSED, EXIT_SUCCESS,
+                       f"exited 0, but held by sanity checks that nobody judged: {held}")
 
     def _judged(self, n: int, used: int, result: RunResult, decision: JudgeDecision,
                 j: Judgement | None, reasons: str) -> Step:

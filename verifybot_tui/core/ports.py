@@ -44,6 +44,10 @@ class RunRequest:
     timeout: float
     long_running: bool = False  # static analysis: may not end by itself
     python: str | None = None  # interpreter override (a venv's python)
+    # A recipe's build for C/C++: another compiler, and flags that replace the default
+    # ones (e.g. ["-Wall", "-Werror"]); empty means the language's own build command.
+    compiler: str = ""
+    flags: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -55,6 +59,7 @@ class RunResult:
     timed_out: bool = False
     cancelled: bool = False
     compile_failed: bool = False  # stderr/stdout then carry the compiler's output
+    build_stderr: str = ""  # a build that passed: what the compiler wrote (its warnings)
     files_changed: list[str] = field(default_factory=list)  # relative to the run folder
     command: str = ""  # what ran, for the transcript
     target_error: str | None = None  # e.g. connection lost mid-run; output so far kept

@@ -54,7 +54,10 @@ class Recipe:
     judge: str | None = None
     max_retries: int | None = None
     timeout: float | None = None
-    auto_accept: bool = True
+    # Run each version without asking. `recipe run` always accepts (nobody is there to
+    # ask); in the app a recipe that sets it turns auto-accept on or off, else the
+    # app's own setting holds (None).
+    auto_accept: bool | None = None
     language: str = ""
     compiler: str = ""
     flags: list[str] = field(default_factory=list)
@@ -126,7 +129,8 @@ def load_recipe(path: Path) -> Recipe:
 
 
 def recipe_toml(*, name: str, prompt: str, target: str | None, llm: str | None,
-                criteria: list[str], judge: str | None = None) -> str:
+                criteria: list[str], judge: str | None = None, max_retries: int | None = None,
+                timeout: float | None = None) -> str:
     """A recipe's text from a finished session (``verifybot recipe new``)."""
     data: dict[str, Any] = {"name": name, "prompt": prompt}
     if target:
@@ -136,6 +140,10 @@ def recipe_toml(*, name: str, prompt: str, target: str | None, llm: str | None,
     data["criteria"] = criteria
     if judge:
         data["judge"] = judge
+    if max_retries is not None:
+        data["max_retries"] = max_retries
+    if timeout is not None:
+        data["timeout"] = int(timeout) if float(timeout).is_integer() else timeout
     head = ("# A task recipe written by `verifybot recipe new` from a finished session.\n"
             "# Run it with `verifybot recipe run FILE`; see config.toml.example for the keys.\n")
     return head + tomli_w.dumps(data)

@@ -42,6 +42,9 @@ class SessionRecorder:
         self.conversation_url: str | None = None
         self.criteria: list[str] = []  # the session's success criteria (KIND:SPEC)
         self.judge = "off"  # who judged passing runs
+        # The loop's limits, so `recipe new` can write them back.
+        self.max_retries: int | None = None
+        self.timeout: float | None = None
         self.attempts: list[dict[str, Any]] = []  # the run record's view of each attempt
         self._attempt_id = 0
         self._transcript: Transcript | None = None
@@ -110,6 +113,7 @@ class SessionRecorder:
             "target": target, "llm": llm, "conversation_url": self.conversation_url,
             "started": self.started, "finished": time.time(),
             "criteria": self.criteria, "judge": self.judge,
+            "max_retries": self.max_retries, "timeout": self.timeout,
             "transcript": self.workspace.rel(self.tr.path),
             "workspace": str(self.workspace.root),
         }
@@ -292,6 +296,14 @@ class SessionRecorder:
             self.history.update_attempt(self._attempt_id, status=Status.VERIFIED)
             self.attempts[-1]["status"] = Status.VERIFIED
         self.tr.section(f"Judgement decision {n}", f"{decision.action}{note}\n")
+
+    def unjudged(self, n: int) -> None:
+        """A run held by sanity checks that nobody judged: it stays PASSED, with its warnings."""
+        self.attempts[-1]["judge_decision"] = "none"
+        self.history.update_attempt(self._attempt_id, decision="judge:none")
+        self.tr.section(f"Judgement decision {n}",
+                        "none: the judge is off and runs are auto-accepted, so the held run "
+                        "ends PASSED (not VERIFIED) with the sanity warnings above\n")
 
 
 def attempt_status(verdict: Verdict) -> Status:

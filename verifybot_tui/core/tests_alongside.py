@@ -9,6 +9,7 @@ pytest only when the LLM chose it.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from verifybot_tui.core.ports import ProgramFile
@@ -32,12 +33,27 @@ def test_file(files: list[ProgramFile], entry: str) -> ProgramFile | None:
     return None
 
 
+# pytest style: it imports pytest, or defines test functions that only pytest would call
+# (run as a plain script, such a file would define them and exit 0 having checked nothing).
+_PYTEST_STYLE = re.compile(r"^\s*(?:import pytest|from pytest\b)|^(?:async )?def test_\w*\(",
+                           re.M)
+
+
+def uses_pytest(test: ProgramFile) -> bool:
+    return bool(_PYTEST_STYLE.search(test.content))
+
+
 def runnable(files: list[ProgramFile], test: ProgramFile) -> tuple[list[ProgramFile], str]:
-    """The files to put in place and the entry that runs the tests."""
-    if "pytest" not in test.content:
+    """The files to put in place and the entry that runs the tests.
+
+    pytest runs in the run folder only: ``--rootdir .`` and ``--confcutdir .`` keep a
+    workspace's own pytest settings and conftest.py out of the LLM's tests, and no
+    cache folder is left among the run's files.
+    """
+    if not uses_pytest(test):
         return files, test.name
     runner = ProgramFile(RUNNER, RUNNER,
                          "import sys\nimport pytest\n\n"
-                         f"sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', "
-                         f"{test.name!r}]))\n", "python")
+                         "sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', '--rootdir', "
+                         f"'.', '--confcutdir', '.', {test.name!r}]))\n", "python")
     return [*files, runner], RUNNER

@@ -38,6 +38,9 @@ class Verification:
     judge_llm: LLMBackend | None = None  # a separate judge
     fresh_chat: bool = True  # a separate judge opens a new chat per judgement (not replay)
     ask_for_tests: bool = False  # a test file is asked for and run after the program
+    # A recipe's build (C/C++): the target compiles with these; compiles-clean checks it.
+    compiler: str = ""
+    flags: list[str] = field(default_factory=list)
 
     @property
     def judging(self) -> bool:

@@ -351,7 +351,8 @@ class LocalTarget(ReportsState):
         python = self.python_for(request.python)
         env = self._env(python)
         exe = "prog" if "prog" not in written else "prog.out"
-        tool = python if lang.name == "python" else lang.tool
+        tool = python if lang.name == "python" else (
+            request.compiler if lang.compile and request.compiler else lang.tool)
         if not (os.access(tool, os.X_OK) if os.sep in tool else
                 shutil.which(tool, path=env["PATH"])):
             return self._not_started(f"{tool} is not installed on this machine", workdir,
@@ -361,7 +362,8 @@ class LocalTarget(ReportsState):
             sources.insert(0, entry)
         command = ""
         if lang.compile:
-            cargv = languages.build_argv(lang.compile, entry=entry, sources=sources, exe=exe)
+            cargv = languages.compile_argv(lang, entry=entry, sources=sources, exe=exe,
+                                           compiler=request.compiler, flags=request.flags)
             command = shlex.join(cargv)
             try:
                 built = await self._exec(cargv, workdir, on_output, COMPILE_TIMEOUT, env)
@@ -381,7 +383,10 @@ class LocalTarget(ReportsState):
         after = _snapshot(workdir)
         changed = sorted(name for name, stat in after.items()
                          if before.get(name) != stat and name not in written)
-        return _result(done, command, workdir, files_changed=changed)
+        result = _result(done, command, workdir, files_changed=changed)
+        if lang.compile:
+            result.build_stderr = built.stderr  # the warnings of a build that passed
+        return result
 
     async def missing_modules(self, modules: list[str], python: str | None = None) -> list[str]:
         if not modules:

@@ -31,7 +31,12 @@ import asyncssh
 from verifybot_tui.core import containment
 from verifybot_tui.core.config import TargetConfig
 from verifybot_tui.core.errors import TargetError
-from verifybot_tui.core.languages import build_argv, language_for_filename, language_named
+from verifybot_tui.core.languages import (
+    build_argv,
+    compile_argv,
+    language_for_filename,
+    language_named,
+)
 from verifybot_tui.core.ports import (
     OutputCallback,
     Prompter,
@@ -423,7 +428,8 @@ class SSHTarget(ReportsState):
         if entry not in sources:
             sources.insert(0, entry)
         if lang.compile:
-            argv = build_argv(lang.compile, entry=entry, sources=sources, exe=exe, python=python)
+            argv = compile_argv(lang, entry=entry, sources=sources, exe=exe,
+                                compiler=request.compiler, flags=request.flags)
             built = await self._exec(argv, run_dir, max(request.timeout, self.compile_timeout),
                                      on_output)
             if built.exit_code != 0 or built.target_error:
@@ -433,7 +439,10 @@ class SSHTarget(ReportsState):
             command = ""
         argv = build_argv(lang.run, entry=entry, sources=sources, exe=exe, python=python)
         outcome = await self._exec(argv, run_dir, request.timeout, on_output, snapshot=True)
-        return self._result(outcome, command + shlex.join(argv), run_dir)
+        result = self._result(outcome, command + shlex.join(argv), run_dir)
+        if lang.compile:
+            result.build_stderr = built.stderr.text  # the warnings of a build that passed
+        return result
 
     def _lost_before_start(self, e: Exception, run_dir: str, started: float) -> RunResult:
         return RunResult(exit_code=None, stdout="", stderr="", workdir=run_dir,

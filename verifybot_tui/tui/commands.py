@@ -94,9 +94,12 @@ def open_recipe(main: Any) -> None:
         except VerifyBotError as e:
             main.notify(str(e), title="Recipe", severity="error")
             return
+        if recipe.auto_accept is not None:
+            main.auto_accept = recipe.auto_accept
         main.show_criteria()
+        accept = "auto-accept on" if main.auto_accept else "each version asks first"
         main.notify(f"{recipe.name}: {len(recipe.criteria)} criteria, judge "
-                    f"{main.session.verification.judge}", title="Recipe")
+                    f"{main.session.verification.judge}, {accept}", title="Recipe")
         main.submit(recipe.task, new_chat=True)
 
     main.app.push_screen(RecipeScreen(), callback=opened)

@@ -167,11 +167,15 @@ class AppSession:
         return self.loop
 
     def use_recipe(self, recipe: Recipe) -> None:
-        """A recipe's criteria, sanity switch and judge become this session's."""
+        """A recipe's criteria, sanity switch, judge and build become this session's.
+
+        Its auto_accept is the screen's to apply (the status bar shows it).
+        """
         v = build_verification(self.config, llm_spec=self.llm_spec,
                                judge=recipe.resolve(recipe.judge), workspace=self.workspace,
                                sanity=recipe.sanity)
         v.criteria = list(recipe.criteria)
+        v.compiler, v.flags = recipe.compiler, list(recipe.flags)
         old = self.verification
         self.verification = v
         if self.loop is not None:

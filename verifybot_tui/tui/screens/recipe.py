@@ -1,6 +1,7 @@
 """Open a task recipe in the app: its criteria and judge become the session's, and its
-prompt is sent as a new chat, with the usual approvals (the recipe's auto_accept aside:
-in the app the user approves unless auto-accept is on)."""
+prompt is sent as a new chat, with the usual approvals: a recipe's ``auto_accept`` turns
+the app's auto-accept on or off (ctrl+o still toggles it); without the key the app's
+setting holds."""
 
 from __future__ import annotations
 
