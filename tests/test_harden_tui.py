@@ -97,6 +97,12 @@ async def test_a_second_stop_or_quit_kills_a_term_ignoring_program_at_once(
                        30, "the program's pids")
         pids = [int(p) for p in pidfile.read_text().split()]
         await pilot.press(key)
+        if key == "ctrl+q":  # quitting during a run asks first
+            from verifybot_tui.tui.screens.dialogs import ConfirmScreen
+
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), 10, "asked")
+            await pilot.press("y")
+            await wait_for(pilot, lambda: app.session.stopping, 10, "the stop to begin")
         await pilot.pause(0.3)
         assert all(_alive(p) for p in pids), "TERM is ignored: the first stop only waits"
         await pilot.press(key)

@@ -147,29 +147,6 @@ class VerifyBotApp(App[int]):
         self.copy_to_clipboard(shown.content)
         self.notify(f"Copied {shown.saved_name} ({len(shown.content.splitlines())} lines).")
 
-    async def action_quit(self) -> None:
-        """ctrl+q: quit, but ask first while a run is going on (it would be stopped).
-
-        Textual's own ctrl+q binding calls this too, so no key quits unasked."""
-        main = self.main_screen
-        loop = self.session.loop
-        busy = main is not None and (main.running or (loop is not None and loop.running))
-        if not busy:
-            self.exit()
-            return
-        from verifybot_tui.tui.screens.dialogs import ConfirmScreen
-
-        if isinstance(self.screen, ConfirmScreen):
-            return
-
-        def answer(yes: bool | None) -> None:
-            if yes:
-                self.exit()
-
-        self.push_screen(ConfirmScreen("A run is going on. Quit anyway? The program is "
-                                       "stopped, and what ran so far is kept.",
-                                       "Quit?"), callback=answer)
-
     def action_help(self) -> None:
         from verifybot_tui.tui.screens.help import HelpScreen
 
@@ -177,14 +154,38 @@ class VerifyBotApp(App[int]):
             self.push_screen(HelpScreen(self.keymap))
 
     async def action_quit(self) -> None:
-        """Quit; during a run first stop it (its status written), and a second quit
-        while it stops KILLs the program at once, as a second Ctrl+C does in ``run``."""
+        """ctrl+q: quit at once when idle; during a run ask first, then stop the run (its
+        status written) and quit; a quit while that stop waits KILLs the program at once,
+        as a second Ctrl+C does in ``run``. Textual's own ctrl+q binding calls this too,
+        so no key quits unasked."""
+        from verifybot_tui.tui.screens.dialogs import ConfirmScreen
+
+        if isinstance(self.screen, ConfirmScreen):
+            return
+        if self.session.stopping:
+            self._stop_and_exit()
+            return
+        main = self.main_screen
+        loop = self.session.loop
+        busy = main is not None and (main.running or (loop is not None and loop.running))
+        if not busy:
+            self.exit()
+            return
+
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self._stop_and_exit()
+
+        self.push_screen(ConfirmScreen("A run is going on. Quit anyway? The program is "
+                                       "stopped, and what ran so far is kept.",
+                                       "Quit?"), callback=answer)
+
+    def _stop_and_exit(self) -> None:
         how = self.session.stop_loop()
         if how == "idle":
             self.exit()
-            return
-        if how == "stopping":
-            self.notify("Stopping the run, then quitting (again to kill it at once)…")
+        elif how == "stopping":
+            self.notify("Stopping the run, then quitting (ctrl+q again kills it at once)…")
             self.run_worker(self._exit_after_stop(), group="quit", exit_on_error=False)
 
     async def _exit_after_stop(self) -> None:
