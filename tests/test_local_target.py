@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from output_order import INTERLEAVED, expected_interleaving, interleaved_lines
 
 from verifybot_tui.core.config import TargetConfig
 from verifybot_tui.core.ports import ProgramFile, RunRequest, RunResult
@@ -373,3 +374,12 @@ def test_result_type(target: LocalTarget) -> None:
     assert (target.name, target.kind, target.state) == ("local", "local", "connected")
     assert RunResult(exit_code=0, stdout="", stderr="", duration=0).files_changed == []
     assert os.path.isabs(venv.base_python())
+
+
+async def test_stdout_and_stderr_arrive_in_the_order_they_were_written(
+        target: LocalTarget) -> None:
+    rec = Recorder()
+    result = await target.run(request(INTERLEAVED), rec)
+    assert result.exit_code == 0
+    assert interleaved_lines([(s, t) for _, s, t in rec.chunks]) == expected_interleaving()
+    assert result.stdout.count("out ") == 12 and result.stderr.count("err ") == 12

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from output_order import INTERLEAVED, expected_interleaving, interleaved_lines
 from ssh_helpers import Recorder, alive, pids_in, request, wait_until
 from sshd_fixtures import *  # noqa: F403
 from sshd_fixtures import leftover_pids, wait_gone
@@ -344,3 +345,11 @@ def test_with_user_sessions_each_run_gets_its_own_scope(ssh_config, tmp_path):
     assert scope_prefix("1-2-3") in script.replace("123-4-ab", "1-2-3")
     assert 'systemctl --user kill -s KILL "verifybot-$tok.scope"' in _leftover_sh(True)
     assert "cgroup.procs" in _leftover_sh(True) and "systemctl" not in _leftover_sh(False)
+
+
+async def test_stdout_and_stderr_arrive_in_the_order_they_were_written(target):
+    rec = Recorder()
+    result = await target.run(request("order_1", {"main.py": INTERLEAVED}), rec)
+    assert result.exit_code == 0 and result.target_error is None
+    assert interleaved_lines([(s, t) for _, s, t in rec.chunks]) == expected_interleaving()
+    assert result.stdout.count("out ") == 12 and result.stderr.count("err ") == 12

@@ -45,7 +45,6 @@ COMPILE_TIMEOUT = 120.0
 INSTALL_TIMEOUT = 900.0
 CHECK_TIMEOUT = 60.0
 SNAPSHOT_LIMIT = 5000  # files looked at for files_changed; a run that makes more is cut
-READ_SIZE = 65536
 EXIT_NOT_FOUND = 127  # what a shell reports for a missing command
 HAVE_PROC = os.path.isdir("/proc/self")
 
@@ -167,22 +166,76 @@ async def _stop_group(root: int, grace: float) -> None:
 # -- one process, streamed ----------------------------------------------------------
 
 
-class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
-    """The stream protocol plus a future set when the process itself exits.
+class _Reader(asyncio.SubprocessProtocol):
+    """Both pipes of one process, read in one place in the order their data arrives.
 
-    ``Process.wait()`` (Python 3.11) also waits for the pipes to close, which a
-    background child can keep open forever; the run must know when the program
-    ended even then.
+    Two readers (one task per pipe) would each see its own pipe in order but
+    could hand the callback a later stderr chunk before an earlier stdout one;
+    here every chunk of either pipe passes through ``pipe_data_received`` on the
+    event loop, one after the other, as the loop sees the pipes become readable.
+    Each chunk is decoded, kept in the bounded capture and passed on at once,
+    so no queue can grow: while the callback works, the pipes simply wait.
+    ``exited`` is set when the process itself exits (a background child can keep
+    the pipes open long after); ``closed`` once both pipes reached their end.
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        super().__init__(limit=READ_SIZE, loop=loop)
+    STREAMS = {1: "stdout", 2: "stderr"}
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, on_output: OutputCallback) -> None:
+        self.on_output = on_output
         self.exited: asyncio.Future[None] = loop.create_future()
+        self.closed: asyncio.Future[None] = loop.create_future()
+        self.captures = {name: OutputCapture() for name in self.STREAMS.values()}
+        self.counts = {name: 0 for name in self.STREAMS.values()}
+        self.errors: list[Exception] = []
+        self._decoders = {name: codecs.getincrementaldecoder("utf-8")(errors="replace")
+                          for name in self.STREAMS.values()}
+        self._open = set(self.STREAMS.values())
+        self._done = False
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        stream = self.STREAMS.get(fd)
+        if stream is None or self._done:
+            return
+        raw = data.encode() if isinstance(data, str) else data
+        self.counts[stream] += len(raw)
+        self._deliver(stream, self._decoders[stream].decode(raw))
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        stream = self.STREAMS.get(fd)
+        if stream is None or stream not in self._open:
+            return
+        self._open.discard(stream)
+        if not self._done:
+            self._deliver(stream, self._decoders[stream].decode(b"", final=True))
+        if not self._open and not self.closed.done():
+            self.closed.set_result(None)
 
     def process_exited(self) -> None:
-        super().process_exited()
         if not self.exited.done():
             self.exited.set_result(None)
+
+    def finish(self) -> None:
+        """No more output is passed on (the run is over); a pipe an escaped child still
+        holds gives up the bytes of a character it had begun."""
+        for stream in list(self._open):
+            self._deliver(stream, self._decoders[stream].decode(b"", final=True))
+        self._done = True
+
+    def _deliver(self, stream: str, text: str) -> None:
+        """Keep and pass on; a failing callback is kept, never allowed to stop the reading.
+
+        Were the reading to stop, the program would block on a full pipe until its
+        timeout; the callback's error is raised once the run is over instead.
+        """
+        if not text:
+            return
+        self.captures[stream].add(text)
+        try:
+            self.on_output(stream, text)
+        except Exception as e:  # noqa: BLE001 - re-raised by _exec
+            self.errors.append(e)
+            self.on_output = _noop
 
 
 @dataclass
@@ -196,30 +249,6 @@ class _Outcome:
     stderr_bytes: int
     interrupted: bool = False  # stopped from outside (close()) rather than by the timeout
     escaped: list[str] = field(default_factory=list)  # found in the cgroup after the stop
-
-
-async def _pump(reader: asyncio.StreamReader, stream: str, capture: OutputCapture,
-                on_output: OutputCallback, counts: dict[str, int],
-                errors: list[Exception]) -> None:
-    """Read one pipe to its end; a failing callback is kept, not allowed to stop the read.
-
-    Were the read to stop, the program would block on a full pipe until its
-    timeout; the callback's error is raised once the run is over instead.
-    """
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    while True:
-        chunk = await reader.read(READ_SIZE)
-        counts[stream] += len(chunk)
-        text = decoder.decode(chunk, final=not chunk)
-        if text:
-            capture.add(text)
-            try:
-                on_output(stream, text)
-            except Exception as e:  # noqa: BLE001 - re-raised by _exec
-                errors.append(e)
-                on_output = _noop
-        if not chunk:
-            return
 
 
 def _result(run: _Outcome, command: str, workdir: Path, *, compile_failed: bool = False,
@@ -285,7 +314,7 @@ class LocalTarget(ReportsState):
         env = {**env, containment.MARKER: containment.new_token()}  # see _leftover_check
         try:
             transport, protocol = await loop.subprocess_exec(
-                lambda: _Protocol(loop), *argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                lambda: _Reader(loop, on_output), *argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                 preexec_fn=containment.preexec(cgroup))
         except BaseException:
@@ -296,12 +325,6 @@ class LocalTarget(ReportsState):
         self._running.add(root)
         _LIVE_ROOTS.add(root)
         live = containment.record_live(self.workspace, root, cgroup, env[containment.MARKER])
-        captures = {"stdout": OutputCapture(), "stderr": OutputCapture()}
-        counts = {"stdout": 0, "stderr": 0}
-        errors: list[Exception] = []
-        pumps = [asyncio.create_task(_pump(reader, stream, captures[stream], on_output, counts,
-                                           errors))
-                 for stream, reader in (("stdout", protocol.stdout), ("stderr", protocol.stderr))]
         timed_out = False
         stopped = False
         try:
@@ -313,29 +336,26 @@ class LocalTarget(ReportsState):
             await asyncio.shield(stop_tree(root))
             stopped = True
             # Pipes close once every holder is dead; one that escaped keeps them open.
-            _, pending = await asyncio.wait(pumps, timeout=1.0)
-            for task in pending:
-                task.cancel()
+            await asyncio.wait([protocol.closed], timeout=1.0)
         finally:
             if not stopped:
                 await asyncio.shield(stop_tree(root))
             escaped = _leftover_check(cgroup, env[containment.MARKER])
-            for task in pumps:
-                task.cancel()
+            protocol.finish()
             transport.close()
             self._running.discard(root)
             _LIVE_ROOTS.discard(root)
             containment.clear_live(live)
         interrupted = root in self._closing
         self._closing.discard(root)
-        if errors:
-            raise errors[0]
+        if protocol.errors:
+            raise protocol.errors[0]
         code = transport.get_returncode()
         return _Outcome(
             exit_code=None if timed_out or interrupted else code,
-            stdout=captures["stdout"].text, stderr=captures["stderr"].text,
+            stdout=protocol.captures["stdout"].text, stderr=protocol.captures["stderr"].text,
             duration=time.monotonic() - started, timed_out=timed_out,
-            stdout_bytes=counts["stdout"], stderr_bytes=counts["stderr"],
+            stdout_bytes=protocol.counts["stdout"], stderr_bytes=protocol.counts["stderr"],
             interrupted=interrupted, escaped=escaped)
 
     # -- Target protocol ------------------------------------------------------------

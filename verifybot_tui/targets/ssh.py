@@ -192,27 +192,57 @@ class _Outcome:
     escaped: list[str] = field(default_factory=list)  # "PID (name) killed": left the group
 
 
-async def _pump(reader: asyncssh.SSHReader, stream: str, out: _Outcome,
-                on_output: OutputCallback, problems: list[str]) -> None:
-    """Stream one of a remote program's outputs to the callback and the capture."""
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    cap = out.stdout if stream == "stdout" else out.stderr
-    try:
-        while True:
-            chunk = await reader.read(65536)
-            if not chunk:
-                break
-            setattr(out, f"{stream}_bytes", getattr(out, f"{stream}_bytes") + len(chunk))
-            text = decoder.decode(chunk)
-            if text:
-                cap.add(text)
-                on_output(stream, text)
-    except (asyncssh.Error, OSError) as e:
-        problems.append(str(e) or type(e).__name__)
-    tail = decoder.decode(b"", final=True)
-    if tail:
-        cap.add(tail)
-        on_output(stream, tail)
+def _ignore(stream: str, text: str) -> None:
+    pass
+
+
+class _Session(asyncssh.SSHClientSession[bytes]):
+    """Both outputs of one remote program, read in one place in the order they arrive.
+
+    SSH carries stdout and stderr over one channel (stderr as "extended data"),
+    so one session's ``data_received`` sees every chunk of either in the order
+    the server sent them; each is decoded, kept in the bounded capture and passed
+    on at once. While the callback works the channel's window is not reopened,
+    so a flood waits on the Pi rather than in memory here.
+    """
+
+    def __init__(self, out: _Outcome, on_output: OutputCallback, problems: list[str]) -> None:
+        self.out = out
+        self.on_output = on_output
+        self.problems = problems
+        self._decoders = {name: codecs.getincrementaldecoder("utf-8")(errors="replace")
+                          for name in ("stdout", "stderr")}
+        self._flushed = False
+        self.errors: list[Exception] = []  # the callback's, raised once the run is over
+
+    def data_received(self, data: bytes, datatype: asyncssh.DataType) -> None:
+        stream = "stderr" if datatype == asyncssh.EXTENDED_DATA_STDERR else "stdout"
+        setattr(self.out, f"{stream}_bytes", getattr(self.out, f"{stream}_bytes") + len(data))
+        self._deliver(stream, self._decoders[stream].decode(data))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if exc is not None:
+            self.problems.append(str(exc) or type(exc).__name__)
+        self.flush()
+
+    def flush(self) -> None:
+        """Pass on the end of a character split across the last chunk, once."""
+        if self._flushed:
+            return
+        self._flushed = True
+        for stream, decoder in self._decoders.items():
+            self._deliver(stream, decoder.decode(b"", final=True))
+
+    def _deliver(self, stream: str, text: str) -> None:
+        """Keep and pass on; a failing callback must not break the SSH connection's reader."""
+        if not text:
+            return
+        (self.out.stdout if stream == "stdout" else self.out.stderr).add(text)
+        try:
+            self.on_output(stream, text)
+        except Exception as e:  # noqa: BLE001 - re-raised by SSHTarget._exec
+            self.errors.append(e)
+            self.on_output = _ignore
 
 
 class SSHTarget(ReportsState):
@@ -492,19 +522,14 @@ class SSHTarget(ReportsState):
         try:
             conn = await self._connection()
             token = containment.new_token()
-            proc = await conn.create_process(self._launch_script(argv, run_dir, snapshot, token),
-                                             encoding=None)
+            problems: list[str] = []
+            proc, session = await conn.create_session(
+                lambda: _Session(out, on_output, problems),
+                self._launch_script(argv, run_dir, snapshot, token), encoding=None)
         except (asyncssh.Error, OSError) as e:
             out.target_error = f"Could not start the program on {self._where}: {e}"
             return out
-        problems: list[str] = []
-
-        async def drain() -> None:
-            await asyncio.gather(_pump(proc.stdout, "stdout", out, on_output, problems),
-                                 _pump(proc.stderr, "stderr", out, on_output, problems))
-            await proc.wait_closed()
-
-        done = asyncio.ensure_future(drain())
+        done = asyncio.ensure_future(proc.wait_closed())
         stop = asyncio.Event()
         self._stops.add(stop)
         stopper = asyncio.ensure_future(stop.wait())
@@ -523,10 +548,11 @@ class SSHTarget(ReportsState):
         finally:
             stopper.cancel()
             self._stops.discard(stop)
+            session.flush()
             out.duration = time.monotonic() - started
         if done.done() and not done.cancelled() and done.exception() is not None:
             problems.append(str(done.exception()))
-        no_status = proc.exit_status is None and proc.exit_signal is None
+        no_status = proc.get_exit_status() is None and proc.get_exit_signal() is None
         ended_by_us = out.timed_out or out.cancelled or out.target_error
         if self._conn is not conn or conn.is_closed() or (no_status and not ended_by_us):
             if self._conn is conn:  # the channel died first; the connection follows
@@ -537,13 +563,15 @@ class SSHTarget(ReportsState):
             out.target_error = (f"{why}. The output so far is kept; the next action reconnects "
                                 f"and stops the program if it still runs there.")
             self._orphans.append(run_dir)
-            return out
-        if not (out.timed_out or out.cancelled or out.target_error):
-            out.exit_code = proc.returncode
-        await self._after(conn, run_dir, out, snapshot)
+        else:
+            if not (out.timed_out or out.cancelled or out.target_error):
+                out.exit_code = proc.get_returncode()
+            await self._after(conn, run_dir, out, snapshot)
+        if session.errors:
+            raise session.errors[0]
         return out
 
-    async def _stop(self, conn: asyncssh.SSHClientConnection, proc: asyncssh.SSHClientProcess,
+    async def _stop(self, conn: asyncssh.SSHClientConnection, proc: asyncssh.SSHClientChannel,
                     run_dir: str, done: asyncio.Future, problems: list[str]) -> None:
         """SSH TERM, grace, SSH KILL, then kill the recorded group over a new channel."""
         for signal_name, wait in (("TERM", self.stop_grace), ("KILL", 1.0)):
