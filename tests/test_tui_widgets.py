@@ -12,13 +12,14 @@ pytestmark = pytest.mark.usefixtures("tui_env")
 
 SESSIONS = [
     {"id": 3, "slug": "read_[bme280]", "prompt": "read the [bold]BME280[/bold]", "target": "pi",
-     "llm": "chatgpt", "status": "STOPPED", "attempts": 1},
+     "llm": "chatgpt", "status": "STOPPED", "attempts": 1, "llm_reached": True},
     {"id": 2, "slug": "word_count", "prompt": "count words", "target": "local",
-     "llm": "chatgpt", "status": "FAILED", "attempts": 3},
+     "llm": "chatgpt", "status": "FAILED", "attempts": 3, "llm_reached": True,
+     "success_status": "PASSED", "success_attempt": 2},
     {"id": 1, "slug": "blink", "prompt": "blink an LED", "target": "pi", "llm": "claude",
-     "status": "FAILED", "attempts": 1},
+     "status": "FAILED", "attempts": 1, "llm_reached": True},
     {"id": 0, "slug": "pi_down", "prompt": "read the pi", "target": "pi", "llm": "claude",
-     "status": "TARGET_ERROR", "attempts": 0},
+     "status": "TARGET_ERROR", "attempts": 0, "llm_reached": False},
 ]
 ATTEMPTS = {
     3: [{"id": 30, "n": 1, "prompt_id": 300, "status": "STOPPED", "decision": "stop",
@@ -72,7 +73,7 @@ async def test_history_rows_show_follow_ups_reject_notes_and_stopped_by_you() ->
         assert shown[i_follow - 1].startswith("✔ attempt 2: passed exit 0")
         # Session 2 ended FAILED after a follow-up, but attempt 2 had passed: both show.
         session_2 = next(line for line in shown if line.startswith("✔ #2") or "#2 " in line)
-        assert "✔ attempt 2 passed" in session_2, session_2
+        assert "✔ passed (attempt 2), then follow-up failed" in session_2, session_2
         assert "⚠ #0 pi_down (pi, 0 tries) not sent: target down" in shown
         # The brackets reach the screen as they are.
         screen = "\n".join(pane.render_line(y).text for y in range(pane.size.height))

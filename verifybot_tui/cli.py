@@ -749,7 +749,7 @@ async def _extract_run(args: argparse.Namespace, path: Path, answer: str, n: int
 
 
 async def cmd_history(args: argparse.Namespace) -> int:
-    from verifybot_tui.core.history import History
+    from verifybot_tui.core.history import History, status_text
     from verifybot_tui.core.recorder import sweep
 
     cfg = _config(args)
@@ -773,7 +773,7 @@ async def cmd_history(args: argparse.Namespace) -> int:
         return EXIT_SUCCESS
     for s in sessions:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s["started_at"]))
-        print(one_line(f"#{s['id']} {when} {s['status']:<12} {s['target']:<8} "
+        print(one_line(f"#{s['id']} {when} {status_text(s):<12} {s['target']:<8} "
                        f"{s['prompt'][:60]!r}"))
         for a in s["attempts"]:
             files = ", ".join(a["files"])

@@ -4,6 +4,15 @@ WAL mode and one short transaction per write mean a crash or kill at any
 moment leaves everything already written readable, and the history pane can
 read while a run writes. A session still marked running whose process is gone
 is marked interrupted at the next start, with a note in its transcript.
+
+A session's ``status`` is how it ended last. Two more facts are stored beside
+it, because the status alone misleads: ``success_status``/``success_attempt``
+keep the last success (VERIFIED or PASSED) the session reached, so a follow-up
+that failed later does not erase that the program once worked; ``llm_reached``
+is 1 once the LLM answered anything in the session, so a prompt that never got
+to it (the target or the LLM was down before sending) is not shown as a failed
+session. Older files gain these columns on open (``_migrate``), filled in from
+the rows they already hold.
 """
 
 from __future__ import annotations
@@ -33,7 +42,10 @@ CREATE TABLE IF NOT EXISTS sessions (
     conversation_url TEXT,
     transcript TEXT,
     pid INTEGER,
-    host TEXT
+    host TEXT,
+    success_status TEXT,
+    success_attempt INTEGER,
+    llm_reached INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS prompts (
     id INTEGER PRIMARY KEY,
@@ -68,6 +80,58 @@ CREATE INDEX IF NOT EXISTS prompts_session ON prompts(session_id);
 """
 
 _LIVE = ("RUNNING", "PENDING")
+SCHEMA_VERSION = 1  # PRAGMA user_version: 0 = before success_status and llm_reached
+_OK = ("VERIFIED", "PASSED", "SUCCESS")
+_DOWN = {"TARGET_ERROR": "target down", "LLM_ERROR": "LLM not reachable"}
+
+# Version 0 -> 1. Old rows: the last attempt that succeeded is the kept success
+# (legacy SUCCESS reads as PASSED); the LLM was reached unless the session ended
+# on a target or LLM error with no answer and no attempt (what a down target or
+# LLM left behind before this column existed).
+_MIGRATE_1 = """
+ALTER TABLE sessions ADD COLUMN success_status TEXT;
+ALTER TABLE sessions ADD COLUMN success_attempt INTEGER;
+ALTER TABLE sessions ADD COLUMN llm_reached INTEGER NOT NULL DEFAULT 0;
+UPDATE sessions SET
+    success_attempt = (SELECT MAX(a.n) FROM attempts a WHERE a.session_id = sessions.id
+                       AND a.status IN ('VERIFIED', 'PASSED', 'SUCCESS')),
+    llm_reached = CASE WHEN status NOT IN ('TARGET_ERROR', 'LLM_ERROR')
+        OR EXISTS (SELECT 1 FROM prompts p WHERE p.session_id = sessions.id
+                   AND p.answer IS NOT NULL)
+        OR EXISTS (SELECT 1 FROM attempts a WHERE a.session_id = sessions.id)
+        THEN 1 ELSE 0 END;
+UPDATE sessions SET success_status = (
+    SELECT CASE a.status WHEN 'SUCCESS' THEN 'PASSED' ELSE a.status END FROM attempts a
+    WHERE a.session_id = sessions.id AND a.n = sessions.success_attempt)
+    WHERE success_attempt IS NOT NULL;
+"""
+
+
+def kept_success(session: dict[str, Any]) -> str:
+    """"VERIFIED (attempt 2)" when the session once succeeded but ended otherwise since."""
+    status = (session.get("status") or "").upper()
+    kept = session.get("success_status")
+    if not kept or status in _OK or status in _LIVE:
+        return ""
+    return f"{kept} (attempt {session.get('success_attempt')})"
+
+
+def not_sent(session: dict[str, Any]) -> str:
+    """Why nothing reached the LLM ("target down"), or "" when it did (or it still runs)."""
+    if session.get("llm_reached"):
+        return ""
+    return _DOWN.get((session.get("status") or "").upper(), "")
+
+
+def status_text(session: dict[str, Any]) -> str:
+    """A session's status as the listings print it: the last success kept, a prompt
+    that never reached the LLM told apart from a failure."""
+    status = session.get("status") or ""
+    if kept := kept_success(session):
+        return f"{kept}, then follow-up {status}"
+    if why := not_sent(session):
+        return f"NOT SENT ({why})"
+    return status
 
 
 def _row(row: sqlite3.Row) -> dict[str, Any]:
@@ -75,6 +139,8 @@ def _row(row: sqlite3.Row) -> dict[str, Any]:
     d = dict(row)
     if d.get("status"):
         d["status"] = str(Status.parse(d["status"]))
+    if "llm_reached" in d:
+        d["llm_reached"] = bool(d["llm_reached"])
     return d
 
 
@@ -95,7 +161,31 @@ class History:
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
+        self._migrate()
         self.db.executescript(SCHEMA)
+
+    def _migrate(self) -> None:
+        """Bring an older history.db up to SCHEMA_VERSION, keeping every row it holds.
+
+        The check runs inside the write lock, so two processes opening an old file
+        at once migrate it once.
+        """
+        if self.db.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+            return
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            columns = {r[1] for r in self.db.execute("PRAGMA table_info(sessions)")}
+            if columns and "llm_reached" not in columns:  # no columns: a new file
+                for statement in _MIGRATE_1.split(";"):
+                    if statement.strip():
+                        self.db.execute(statement)
+            self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            self.db.execute("COMMIT")
+        except sqlite3.Error as e:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise ConfigError(f"cannot update {self.path} to this version's layout: {e}. "
+                              "It is unchanged; move it aside to start a new history") from None
 
     # -- writing ------------------------------------------------------------
 
@@ -144,8 +234,20 @@ class History:
                    "status IN ('PENDING', 'RUNNING')", (final, time.time(), session_id))
 
     def finish_session(self, session_id: int, status: str) -> None:
-        self._exec("UPDATE sessions SET status=?, finished_at=? WHERE id=?",
-                   (status, time.time(), session_id))
+        """The session's last status; a success is also kept apart, with its attempt, so a
+        later follow-up that fails does not erase it."""
+        if Status.parse(status) in _OK:
+            self._exec(
+                "UPDATE sessions SET status=?, finished_at=?, success_status=?, success_attempt="
+                "(SELECT MAX(n) FROM attempts WHERE session_id=?) WHERE id=?",
+                (status, time.time(), str(Status.parse(status)), session_id, session_id))
+        else:
+            self._exec("UPDATE sessions SET status=?, finished_at=? WHERE id=?",
+                       (status, time.time(), session_id))
+
+    def llm_reached(self, session_id: int) -> None:
+        """The LLM answered something in this session: its prompt was not lost on the way."""
+        self._exec("UPDATE sessions SET llm_reached=1 WHERE id=?", (session_id,))
 
     def add_prompt(self, session_id: int, kind: str, text: str) -> int:
         return self._exec("INSERT INTO prompts (session_id, kind, text, sent_at) VALUES (?,?,?,?)",

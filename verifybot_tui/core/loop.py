@@ -347,6 +347,8 @@ class VerifyLoop:
 
     def _on_answer_text(self, so_far: str) -> None:
         self._check_answer_size(so_far)
+        if so_far:
+            self.recorder.llm_answered()
         self._emit(AnswerText(so_far))
 
     def _check_answer_size(self, text: str) -> None:

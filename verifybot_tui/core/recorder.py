@@ -47,6 +47,7 @@ class SessionRecorder:
         self.timeout: float | None = None
         self.attempts: list[dict[str, Any]] = []  # the run record's view of each attempt
         self._attempt_id = 0
+        self._reached = False  # llm_answered() already stored
         self._transcript: Transcript | None = None
         self.max_output_bytes = 64 * 1024 * 1024  # [run] max_output_mb, set by the loop
 
@@ -142,11 +143,19 @@ class SessionRecorder:
         self.history.set_conversation(self.session_id, url)
         self.conversation_url = url or self.conversation_url
 
+    def llm_answered(self) -> None:
+        """The LLM answered (a first streamed word is enough): stored once per session, so a
+        session whose prompt never got there is told apart from a failed one."""
+        if not self._reached:
+            self._reached = True
+            self.history.llm_reached(self.session_id)
+
     def answer(self, prompt_id: int, markdown: str, url: str | None, *, renderer: str = "",
                thinking: str = "", details: str = "") -> None:
         """The answer (with the chat page that gave it); the model's thinking before it (never
         part of it), its provenance after."""
         self.history.set_answer(prompt_id, markdown)
+        self.llm_answered()
         self.conversation(url)
         if thinking:
             self.tr.block(f"Thinking {self.prompts} (not part of the answer)", thinking, "text")

@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from verifybot_tui.core.history import kept_success, not_sent
 from verifybot_tui.tui.keys import HISTORY_BINDINGS
 
 MARKS = {
@@ -25,7 +26,6 @@ MARKS = {
     "RUNNING": "●", "PENDING": "…", "LLM_ERROR": "⚠", "TARGET_ERROR": "⚠", "ERROR": "⚠",
     "INTERRUPTED": "◌", "REJECTED": "↺",
 }
-OK = ("VERIFIED", "PASSED", "SUCCESS")
 # What a status reads as in the pane, where the bare word would mislead.
 WORDS = {"STOPPED": "stopped by you", "REJECTED": "rejected"}
 
@@ -109,6 +109,7 @@ class HistoryPane(Tree[Row]):
             return True
         parts = [str(s.get(k) or "") for k in ("slug", "prompt", "status", "target", "llm")]
         parts.append(word(s.get("status")))
+        parts.append(f"{kept_success(s)} {'not sent ' + not_sent(s) if not_sent(s) else ''}")
         parts.extend(f"{p.get('text') or ''}" for p in self._prompts.get(s["id"], []))
         for a in self._attempts.get(s["id"], []):
             parts.extend(str(a.get(k) or "") for k in ("note", "status", "decision", "reason"))
@@ -134,16 +135,15 @@ class HistoryPane(Tree[Row]):
             label = Text(f"{mark(s.get('status'))} #{s['id']} {s.get('slug') or ''} ")
             label.append(f"({s.get('target')}, {s.get('attempts', 0)} tries)", style="dim")
             status = (s.get("status") or "").upper()
+            kept, why = kept_success(s), not_sent(s)
             if status == "STOPPED":
                 label.append(" stopped by you", style="dim")
-            elif status == "TARGET_ERROR" and not s.get("attempts"):
-                # The target was down before anything was asked: not a failed session.
-                label.append(" not sent: target down", style="dim")
-            # A success stays a success: a later follow-up that failed does not hide it.
-            passed = [a for a in self._attempts.get(s["id"], [])
-                      if (a.get("status") or "").upper() in OK and status not in OK]
-            if passed:
-                label.append(f" ✔ attempt {passed[-1].get('n')} {word(passed[-1]['status'])}",
+            elif why:
+                # Nothing reached the LLM (the target or the LLM was down): not a failure.
+                label.append(f" not sent: {why}", style="dim")
+            if kept:
+                # A success stays a success: a later follow-up that failed does not hide it.
+                label.append(f" ✔ {kept.lower()}, then follow-up {word(status)}",
                              style="green")
             node = self.root.add(label, data=Row(s), expand=s["id"] in open_ids)
             self._add_children(node, s)
