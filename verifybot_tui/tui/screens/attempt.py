@@ -2,25 +2,29 @@
 
 Read back from the workspace (programs/, outputs/) and history.db, so it shows
 exactly what ran, even for sessions from earlier runs of the app. A huge output
-file is read from its tail: the pane keeps the last lines anyway.
+file is read from its tail: the pane keeps the last lines anyway. The Diff tab
+compares any two versions of the session (picked as "from" and "to", by default
+the version before this one and this one), since the question in a history is
+as often "what changed since the one that worked?" as "what changed last?".
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import re
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from textual import on
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Label, Static, TabbedContent, TabPane
+from textual.widgets import Button, Footer, Label, Select, Static, TabbedContent, TabPane
 
 from verifybot_tui.core.ansi import one_line
 from verifybot_tui.core.languages import language_for_filename
 from verifybot_tui.core.ports import ProgramFile
 from verifybot_tui.tui.output_buffer import OutputBuffer
-from verifybot_tui.tui.widgets.code import CodePane
-from verifybot_tui.tui.widgets.history import mark
+from verifybot_tui.tui.widgets.code import CodePane, unified_diff
+from verifybot_tui.tui.widgets.history import mark, word
 from verifybot_tui.tui.widgets.output import OutputPane
 
 TAIL_BYTES = 512 * 1024
@@ -50,18 +54,67 @@ def read_output_file(path: Path, buffer: OutputBuffer) -> None:
             buffer.add("stdout", line + "\n")
 
 
+def _unversioned(rel: str, version: int) -> str:
+    """'programs/main_3.py' of version 3 -> 'main.py': the name a file has in every version."""
+    p = PurePosixPath(rel)
+    name = re.sub(rf"_{version}$", "", p.stem) + p.suffix
+    parts = p.parts[1:-1] if p.parts[:1] == ("programs",) else p.parts[:-1]
+    return str(PurePosixPath(*parts, name))
+
+
+def read_version(workspace: Path, attempt: dict[str, Any]) -> list[ProgramFile]:
+    """The files of the version an attempt ran (or showed), read from programs/."""
+    files = []
+    version = int(attempt.get("version") or 0)
+    for rel in attempt.get("files") or []:
+        path = Path(rel) if Path(rel).is_absolute() else workspace / rel
+        try:
+            content = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as e:
+            content = f"(cannot read {path}: {e.strerror})"
+        lang = language_for_filename(path.name)
+        files.append(ProgramFile(_unversioned(rel, version), str(rel), content,
+                                 lang.name if lang else ""))
+    return files
+
+
+def version_diff(old: list[ProgramFile], new: list[ProgramFile]) -> str:
+    """A unified diff of two versions: files matched by name, a lone file by itself
+    (an answer that renamed its only file still diffs line by line)."""
+    if len(old) == 1 and len(new) == 1 and old[0].name != new[0].name:
+        old = [ProgramFile(new[0].name, old[0].saved_name, old[0].content, old[0].language)]
+    return unified_diff(old, new)
+
+
 class AttemptScreen(ModalScreen[int | None]):
     """Dismissed with the session id when the user asks to resume it."""
 
     CSS_PATH = "attempt.tcss"
-    BINDINGS = [("escape,q", "dismiss(None)", "Close"), ("r", "resume", "Resume session")]
+    BINDINGS = [("escape,q", "dismiss(None)", "Close"), ("r", "resume", "Resume session"),
+                ("d", "show_diff", "Diff versions")]
 
-    def __init__(self, session: dict[str, Any], attempt: dict[str, Any], workspace: Path) -> None:
+    def __init__(self, session: dict[str, Any], attempt: dict[str, Any], workspace: Path,
+                 attempts: list[dict[str, Any]] | None = None) -> None:
         super().__init__()
         self.session_row = session
         self.attempt = attempt
         self.workspace = workspace
         self.buffer = OutputBuffer()
+        self.diff_text = ""  # the diff shown in the Diff tab, as plain text
+        # version -> the first attempt that holds it (its files are that version's files)
+        self.versions: dict[int, dict[str, Any]] = {}
+        for a in sorted(attempts or [attempt], key=lambda a: a.get("n") or 0):
+            if a.get("files") and a.get("version") is not None:
+                self.versions.setdefault(int(a["version"]), a)
+
+    def _diff_choices(self) -> tuple[list[tuple[str, int]], int | None, int | None]:
+        """The Select options, and the default from (the version before) and to (this one)."""
+        options = [(f"v{v} (attempt {a.get('n')}: {word(a.get('status'))})", v)
+                   for v, a in sorted(self.versions.items())]
+        this = self.attempt.get("version")
+        to = int(this) if this is not None and int(this) in self.versions else None
+        earlier = [v for v in sorted(self.versions) if to is not None and v < to]
+        return options, (earlier[-1] if earlier else to), to
 
     def compose(self):
         s, a = self.session_row, self.attempt
@@ -84,6 +137,17 @@ class AttemptScreen(ModalScreen[int | None]):
                     with VerticalScroll():
                         yield Static(a.get("prompt") or s.get("prompt") or "(no prompt kept)",
                                      markup=False, id="attempt-prompt")
+                with TabPane("Diff", id="tab-diff"):
+                    options, start, end = self._diff_choices()
+                    with Horizontal(id="diff-pick"):
+                        yield Label("from ", classes="diff-label")
+                        yield Select(options, value=start if start is not None else Select.BLANK,
+                                     prompt="version", id="diff-from")
+                        yield Label(" to ", classes="diff-label")
+                        yield Select(options, value=end if end is not None else Select.BLANK,
+                                     prompt="version", id="diff-to")
+                    with VerticalScroll(id="diff-view"):
+                        yield Static("", id="diff-text", markup=False)
                 with TabPane("Session", id="tab-session"):
                     yield Static(self._session_text(), markup=False, id="attempt-session")
             with Horizontal(id="attempt-buttons"):
@@ -113,6 +177,40 @@ class AttemptScreen(ModalScreen[int | None]):
         else:
             self.buffer.note("This attempt was not run.")
         self.query_one(OutputPane).finish()
+        self.show_diff()
+
+    def show_diff(self) -> None:
+        """The unified diff between the versions picked as "from" and "to"."""
+        start = self.query_one("#diff-from", Select).value
+        end = self.query_one("#diff-to", Select).value
+        view = self.query_one("#diff-text", Static)
+        self.diff_text = ""
+        if not isinstance(start, int) or not isinstance(end, int):
+            view.update("This session kept no version to compare." if not self.versions
+                        else "Pick a version to compare from and one to compare to.")
+            return
+        if start == end:
+            view.update(f"v{start} is compared with itself: pick another \"from\" version."
+                        if len(self.versions) > 1 else
+                        f"v{start} is this session's only version: nothing to compare.")
+            return
+        old = read_version(self.workspace, self.versions[start])
+        new = read_version(self.workspace, self.versions[end])
+        self.diff_text = version_diff(old, new)
+        if not self.diff_text:
+            view.update(f"v{start} and v{end} are the same.")
+            return
+        from textual.highlight import highlight
+
+        view.update(highlight(self.diff_text, language="diff", path="changes.diff"))
+
+    @on(Select.Changed, "#diff-from, #diff-to")
+    def _pick_changed(self) -> None:
+        self.show_diff()
+
+    def action_show_diff(self) -> None:
+        self.query_one("#attempt-tabs", TabbedContent).active = "tab-diff"
+        self.query_one("#diff-from", Select).focus()
 
     @on(Button.Pressed, "#close")
     def _close(self) -> None:

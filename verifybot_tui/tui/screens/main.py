@@ -424,8 +424,9 @@ class MainScreen(Screen[None]):
             if result is not None:
                 self.resume(result)
 
-        self.app.push_screen(AttemptScreen(row.session, row.attempt, self.session.workspace),
-                             callback=done)
+        attempts = self.session.history.attempts(row.session["id"])
+        self.app.push_screen(AttemptScreen(row.session, row.attempt, self.session.workspace,
+                                           attempts), callback=done)
 
     @on(HistoryPane.ResumeRequested)
     def _history_resume(self, message: HistoryPane.ResumeRequested) -> None:
