@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from verifybot_tui.core.config import Config, check_llm_spec, check_target_name
+from verifybot_tui.core.config import Config, LLMConfig, check_llm_spec, check_target_name
 from verifybot_tui.core.errors import ConfigError
 from verifybot_tui.core.history import History
 from verifybot_tui.core.ports import LLMBackend, Prompter, Target
@@ -48,6 +48,7 @@ class AppSession:
         # Criteria and the judge: the criteria editor and an opened recipe change it.
         self.verification = build_verification(config, llm_spec=llm_spec,
                                                workspace=self.workspace)
+        self.judge_choice: str | None = None  # a judge chosen on purpose (a recipe's)
         self.llm: LLMBackend | None = None
         self.targets: dict[str, Target] = {}
         self.loop: VerifyLoop | None = None
@@ -85,9 +86,25 @@ class AppSession:
             task.cancel()
         self.loop = None
         self.llm_spec = spec
+        self._default_judge_for(spec)
         if old is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(old.close(), 10)
+
+    def _default_judge_for(self, spec: str) -> None:
+        """A judge nobody chose follows the LLM: the same chat for a chat site, off for a
+        replay or an API model; a ``[run] judge`` or a recipe's judge is kept as chosen."""
+        if self.judge_choice or self.config.run.judge:
+            return
+        from verifybot_tui.core.verification import default_judge
+        from verifybot_tui.verify_setup import llm_kind
+
+        self.verification.judge = default_judge(llm_kind(self.config, spec))
+
+    def api_config(self) -> LLMConfig | None:
+        """The current LLM's table when it is an API provider (openai, anthropic)."""
+        cfg = self.config.llm.get(self.llm_spec)
+        return cfg if cfg is not None and cfg.kind in ("openai", "anthropic") else None
 
     def make_llm(self) -> LLMBackend:
         if self.llm is None:
@@ -171,8 +188,9 @@ class AppSession:
 
         Its auto_accept is the screen's to apply (the status bar shows it).
         """
+        self.judge_choice = recipe.resolve(recipe.judge) or None
         v = build_verification(self.config, llm_spec=self.llm_spec,
-                               judge=recipe.resolve(recipe.judge), workspace=self.workspace,
+                               judge=self.judge_choice, workspace=self.workspace,
                                sanity=recipe.sanity)
         v.criteria = list(recipe.criteria)
         v.compiler, v.flags = recipe.compiler, list(recipe.flags)

@@ -12,7 +12,7 @@ through a callback (no polling).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -24,6 +24,7 @@ from textual.widgets import Footer, Input, TextArea
 from textual.worker import Worker, WorkerState
 
 from verifybot_tui.core.ansi import one_line
+from verifybot_tui.core.config import LLMConfig
 from verifybot_tui.core.errors import VerifyBotError
 from verifybot_tui.core.events import ApprovalNeeded, FeedbackReady, dispatch
 from verifybot_tui.llm.api_common import usage_text
@@ -46,7 +47,10 @@ from verifybot_tui.tui.widgets.feedback import FeedbackBar
 from verifybot_tui.tui.widgets.history import HistoryPane
 from verifybot_tui.tui.widgets.output import OutputPane
 from verifybot_tui.tui.widgets.prompt import PromptBox
-from verifybot_tui.tui.widgets.status import StatusBar
+from verifybot_tui.tui.widgets.status import CHECK_FAILED, StatusBar
+
+if TYPE_CHECKING:
+    from verifybot_tui.llm.api_check import ProviderCheck  # imported by the check itself
 
 
 class MainScreen(Screen[None]):
@@ -70,6 +74,7 @@ class MainScreen(Screen[None]):
         self.new_chat_next = True
         self.resume_id: int | None = None
         self.switching: str | None = None  # a target being connected to, not yet current
+        self.last_llm_check: ProviderCheck | None = None  # F8's test of an API provider
         # A target the user picked (--target, ctrl+t) is kept; the default one may give
         # way to the Pi when a prompt is about Pi hardware, as `verifybot run` does.
         self.target_chosen = session.target_name != session.config.run.default_target
@@ -599,6 +604,27 @@ class MainScreen(Screen[None]):
         self.resume_id = None
         self.prompt_box.placeholder = self._prompt_hint()
         self.status_bar.mode = "new chat"
+        self.show_criteria()  # the judge follows the LLM unless one was chosen
         # Started by the next prompt, not now: a browser costs seconds, and the user
         # may be cycling past it to the next one.
         self.notify(f"LLM is now {name}: the next prompt starts it, in a new chat.")
+        api = self.session.api_config()
+        if api is not None:
+            await self._check_api(api)
+
+    async def _check_api(self, api: LLMConfig) -> None:
+        """Test the connection as ``doctor`` does: reachable, key taken, model offered.
+
+        Part of the exclusive switch worker: a further F8 cancels a check still going.
+        """
+        from verifybot_tui.llm.api_check import check_provider
+
+        self.llm_state = "checking"
+        result = await check_provider(api, self.session.workspace)
+        if self.session.llm_spec != api.name or self.session.llm is not None:
+            return  # switched again, or a prompt started it meanwhile: its state rules
+        self.llm_state = result.state if result.state in ("ok", *CHECK_FAILED) else "error"
+        self.last_llm_check = result
+        self.notify(f"{api.name}: {'OK' if result.ok else 'FAIL'}: {result.text}",
+                    severity="information" if result.ok else "error",
+                    timeout=6 if result.ok else 12, markup=False)

@@ -14,7 +14,12 @@ from textual.widgets import Static
 TARGET_MARKS = {"connected": "●", "connecting": "◌", "error": "✘", "disconnected": "○"}
 LLM_LABELS = {"stopped": "not started", "starting": "starting…", "logged_out": "logged out",
               "idle": "idle", "streaming": "streaming…", "error": "error",
-              "waiting": "rate-limited, waiting…", "thinking": "thinking…"}
+              "waiting": "rate-limited, waiting…", "thinking": "thinking…",
+              # An API provider checked after F8 (llm.api_check states), before it starts.
+              "checking": "checking connection…", "ok": "OK, not started",
+              "model_missing": "model missing", "key_refused": "key refused",
+              "unreachable": "unreachable", "no_key": "no API key"}
+CHECK_FAILED = ("model_missing", "key_refused", "unreachable", "no_key")
 
 
 class StatusBar(Static):
@@ -44,8 +49,9 @@ class StatusBar(Static):
         t_mark = TARGET_MARKS.get(self.target_state, "?")
         t_colour = {"connected": "$success", "error": "$error"}.get(self.target_state,
                                                                      "$warning")
-        l_colour = {"idle": "$success", "error": "$error", "logged_out": "$error",
-                    "streaming": "$accent"}.get(self.llm_state, "$text-muted")
+        l_colour = {"idle": "$success", "ok": "$success", "error": "$error",
+                    "logged_out": "$error", "streaming": "$accent",
+                    **dict.fromkeys(CHECK_FAILED, "$error")}.get(self.llm_state, "$text-muted")
         parts = [
             f"[{t_colour}]{t_mark}[/] target [b]{escape(self.target)}[/]: {self.target_state}",
             f"LLM [b]{escape(self.llm)}[/]"
