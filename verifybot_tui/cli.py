@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from verifybot_tui import __version__
-from verifybot_tui.core.ansi import one_line, sanitize
+from verifybot_tui.core.ansi import one_line, sanitize, visible
 from verifybot_tui.core.config import MAX_TIMEOUT, Config, check_llm_spec, load_config
 from verifybot_tui.core.editor import edit_files
 from verifybot_tui.core.errors import (
@@ -150,6 +150,10 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true",
                    help="print the run record as JSON on stdout (default: off)")
     p.add_argument("--trust-new-host", action="store_true", help=TRUST_HELP)
+    p.add_argument("--show-thinking", action="store_true",
+                   help="print an API model's reasoning (extended thinking) dimmed on stderr "
+                        "as it arrives, apart from the answer (default: off; the transcript "
+                        "keeps it either way)")
     _verification_args(p)
 
 
@@ -336,8 +340,11 @@ class _Printer:
     The CLI's ``core.events.EventHandler``: one method per event.
     """
 
-    def __init__(self, *, json_mode: bool, stdin: _Stdin) -> None:
+    def __init__(self, *, json_mode: bool, stdin: _Stdin, show_thinking: bool = False) -> None:
         self.stdin = stdin
+        self.show_thinking = show_thinking
+        self._thought = ""  # the reasoning of the current answer printed so far
+        self._printed = 0  # how much of it is on stderr already
         self.info = sys.stderr
         # With --json, stdout carries only the record: the program's stdout goes to stderr.
         self.prog_out = sys.stderr if json_mode else sys.stdout
@@ -358,16 +365,42 @@ class _Printer:
               flush=True)
 
     async def on_prompt_sent(self, ev: PromptSent) -> None:
+        self._end_thinking()
+        self._thought, self._printed = "", 0
         self.say(f"sending the {ev.kind} prompt ({len(ev.text.splitlines())} lines); "
                  "waiting for the answer")
 
     async def on_answer_text(self, ev: AnswerText) -> None:
-        pass  # the CLI shows the answer's code, not the answer as it streams
+        self._end_thinking()  # the CLI shows the answer's code, not the answer as it streams
 
     async def on_thinking_text(self, ev: ThinkingText) -> None:
-        pass  # nor the model's reasoning: the transcript keeps it, apart from the answer
+        """With --show-thinking, the model's reasoning dimmed on stderr, marked as thinking,
+        a line as soon as it is complete (an escape sequence split across two chunks is
+        whole by then, so the sanitiser sees it whole); never on stdout, never the answer."""
+        if not self.show_thinking:
+            return  # the transcript keeps it, apart from the answer
+        if not self._thought:
+            print(_colour(self.info, "2", "[verifybot] thinking (not part of the answer):"),
+                  file=self.info, flush=True)
+        if not ev.text.startswith(self._thought[:self._printed]):
+            self._printed = 0  # the backend restarted its reasoning: print it again
+        self._thought = ev.text
+        self._print_thinking(ev.text.rfind("\n") + 1)
+
+    def _print_thinking(self, upto: int) -> None:
+        if upto > self._printed:
+            lines = visible(sanitize(self._thought[self._printed:upto], keep_colours=False))
+            self.info.write(_colour(self.info, "2", lines.rstrip("\n")) + "\n")
+            self.info.flush()
+            self._printed = upto
+
+    def _end_thinking(self) -> None:
+        """The reasoning's last line (it has no newline) before anything else is said."""
+        if self._thought and self.show_thinking:
+            self._print_thinking(len(self._thought))
 
     async def on_answer_done(self, ev: AnswerDone) -> None:
+        self._end_thinking()
         self.say(f"answer received ({len(ev.markdown)} characters)")
 
     async def on_code_ready(self, ev: CodeReady) -> None:
@@ -555,7 +588,8 @@ async def cmd_run(args: argparse.Namespace) -> int:
                           f"got {args.timeout!r}")
     ws = cfg.workspace
     stdin = _Stdin()
-    printer = _Printer(json_mode=args.json, stdin=stdin)
+    printer = _Printer(json_mode=args.json, stdin=stdin,
+                       show_thinking=getattr(args, "show_thinking", False))
     target_name, why = choose_target(cfg, args.prompt, args.target)
     llm = make_llm(cfg, args.llm or cfg.run.default_llm, ws)
     target = make_target(cfg, target_name, ws, prompter=stdin,
@@ -734,7 +768,8 @@ async def _extract_run(args: argparse.Namespace, path: Path, answer: str, n: int
     cfg = _config(args, writes=True)
     ws = cfg.workspace
     stdin = _Stdin()
-    printer = _Printer(json_mode=args.json, stdin=stdin)
+    printer = _Printer(json_mode=args.json, stdin=stdin,
+                       show_thinking=getattr(args, "show_thinking", False))
     with tempfile.TemporaryDirectory(prefix="verifybot-extract-") as tmp:
         one = path
         if n:  # one answer of a transcript: the replay reads it as a whole file

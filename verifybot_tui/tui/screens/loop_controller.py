@@ -170,8 +170,10 @@ class LoopController:
         await self.screen.conversation.show_answer(ev.text)
 
     async def on_thinking_text(self, ev: ThinkingText) -> None:
-        """The model's reasoning (API backends): the status bar says "thinking…" (the
-        backend's state) and the transcript keeps it; it never goes into the answer."""
+        """The model's reasoning (API backends): a folded, dimmed "thinking" block in the
+        conversation, apart from the answer; the status bar says "thinking…" (the
+        backend's state) and the transcript keeps it."""
+        await self.screen.conversation.show_thinking(ev.text)
 
     async def on_answer_done(self, ev: AnswerDone) -> None:
         await self.screen.conversation.finish_answer(ev.markdown)

@@ -4,6 +4,10 @@ Answers stream in through a MarkdownStream: only the new part of the text is
 appended (the stream coalesces fast appends), so a long answer never
 re-renders per token. Prompts are shown as plain text because a feedback
 prompt carries raw program output that must not be read as markdown.
+
+An API model's reasoning (extended thinking) gets its own block above the
+answer: folded, dimmed, titled "thinking" with its latest line as a preview,
+plain text through the ANSI sanitiser. It is never part of the answer's text.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from typing import TYPE_CHECKING
 from textual.containers import VerticalScroll
 from textual.markup import escape
 from textual.widgets import Collapsible, LoadingIndicator, Static
+
+from verifybot_tui.core.ansi import one_line, sanitize, visible
 
 if TYPE_CHECKING:
     from textual.widgets import Markdown
@@ -28,6 +34,7 @@ PROMPT_TITLES = {
     "free": "You said",
 }
 _FOLD_LINES = 8
+_PREVIEW = 60  # characters of the latest thinking line in the folded block's title
 
 
 class ConversationPane(VerticalScroll):
@@ -41,6 +48,9 @@ class ConversationPane(VerticalScroll):
         & > .notice { padding: 0 1; color: $text-muted; text-style: italic; }
         & > .notice.-warning { color: $warning; }
         & > .notice.-error { color: $error; }
+        & > .thinking { margin: 0 0 1 0; color: $text-muted; }
+        & > .thinking CollapsibleTitle { color: $text-muted; text-style: italic; }
+        & > .thinking .thinking-text { color: $text-muted; text-style: dim; padding: 0 1; }
         & > #answer-wait { height: 1; display: none; }
         &.-waiting > #answer-wait { display: block; }  /* until the answer is complete */
     }
@@ -51,6 +61,8 @@ class ConversationPane(VerticalScroll):
         self._answer: Markdown | None = None
         self._stream: MarkdownStream | None = None
         self._text = ""  # the current answer's text so far
+        self._thinking: Collapsible | None = None  # the current answer's reasoning block
+        self._thought = ""
         self._lock = asyncio.Lock()
 
     def compose(self):
@@ -86,6 +98,34 @@ class ConversationPane(VerticalScroll):
     async def add_notice(self, text: str, level: str = "info") -> None:
         await self._add(Static(text, markup=False, classes=f"notice -{level}"))
 
+    @property
+    def thinking_text(self) -> str:
+        """The current answer's reasoning as shown (sanitised)."""
+        return self._thought
+
+    async def show_thinking(self, text: str) -> None:
+        """The model's reasoning so far, in its folded block above the answer."""
+        async with self._lock:
+            shown = visible(sanitize(text, keep_colours=False))
+            if self._thinking is None:
+                body = Static(shown, markup=False, classes="thinking-text")
+                self._thinking = Collapsible(body, title="thinking", collapsed=True,
+                                             classes="thinking")
+                if self._answer is not None:
+                    await self.mount(self._thinking, before=self._answer)
+                else:
+                    await self._add(self._thinking)
+            else:
+                self._thinking.query_one(".thinking-text", Static).update(shown)
+            self._thought = shown
+            lines = [line for line in shown.splitlines() if line.strip()]
+            last = one_line(lines[-1].strip()) if lines else ""
+            if len(last) > _PREVIEW:
+                last = "…" + last[-(_PREVIEW - 1):]
+            words = len(shown.split())
+            self._thinking.title = escape(f"thinking ({words} words): {last}" if last
+                                          else "thinking")
+
     async def show_answer(self, text: str) -> None:
         """The answer's whole text so far: append what is new, or start over if it changed."""
         async with self._lock:
@@ -120,8 +160,11 @@ class ConversationPane(VerticalScroll):
             self._stream = None
             self._answer = None
             self._text = ""
+            self._thinking = None
+            self._thought = ""
             self.remove_class("-waiting")
 
     async def clear(self) -> None:
         await self.end_answer()
-        await self.query(".prompt, .prompt-title, .prompt-text, .answer, .notice").remove()
+        await self.query(".prompt, .prompt-title, .prompt-text, .answer, .notice, .thinking"
+                         ).remove()
