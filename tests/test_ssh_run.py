@@ -353,3 +353,19 @@ async def test_stdout_and_stderr_arrive_in_the_order_they_were_written(target):
     assert result.exit_code == 0 and result.target_error is None
     assert interleaved_lines([(s, t) for _, s, t in rec.chunks]) == expected_interleaving()
     assert result.stdout.count("out ") == 12 and result.stderr.count("err ") == 12
+
+
+async def test_a_failing_callback_is_raised_after_the_run_and_the_connection_lives(target):
+    calls = []
+
+    def broken(stream: str, text: str) -> None:
+        calls.append(text)
+        raise RuntimeError("widget gone")
+
+    code = "import sys\nfor _ in range(50):\n    sys.stdout.write('x' * 10000 + '\\n')\n"
+    with pytest.raises(RuntimeError, match="widget gone"):
+        await target.run(request("broken_1", {"main.py": code}), broken)
+    assert len(calls) == 1, "called once, then no more"
+    rec = Recorder()
+    again = await target.run(request("after_1", {"main.py": "print('still here')\n"}), rec)
+    assert again.exit_code == 0 and rec.text("stdout") == "still here\n"
