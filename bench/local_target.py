@@ -1,4 +1,6 @@
-"""Figures for the local target: start-up cost per run, the tree scan, a flood, timeouts.
+"""Figures for the local target: start-up cost per run, the tree scan, a flood, timeouts,
+and how often stdout and stderr lines written with no pause between them arrive swapped
+(both pipes are read in one place, but two pipes share no clock: see the README).
 
 Run: .venv/bin/python bench/local_target.py   (prints figures; asserts nothing)
 """
@@ -19,6 +21,25 @@ from verifybot_tui.targets.local import LocalTarget, tree_pids
 
 FLOOD = ("import sys\nblock = ''.join(f'line {i}\\n' for i in range(10000))\n"
          "for _ in range(100):\n    sys.stdout.write(block)\n")
+
+
+PAIRS = 20000
+MIXED = (f"import sys\nfor i in range({PAIRS}):\n"
+         "    print(i, flush=True)\n    print(i, file=sys.stderr, flush=True)\n")
+
+
+def out_of_order(chunks: list[tuple[str, str]]) -> tuple[int, int]:
+    """Lines that arrived after a line written later than them, and all lines."""
+    rest = {"stdout": "", "stderr": ""}
+    order: list[int] = []
+    for stream, text in chunks:
+        *lines, rest[stream] = (rest[stream] + text).split("\n")
+        order += [2 * int(n) + (stream == "stderr") for n in lines if n.strip()]
+    late, newest = 0, -1
+    for n in order:
+        late += n < newest
+        newest = max(newest, n)
+    return late, len(order)
 
 
 def request(code: str, name: str = "main.py", lang: str = "python",
@@ -55,6 +76,13 @@ async def main() -> None:
     print(f"flood 1,000,000 lines ({r.stdout_bytes / 1e6:.1f} MB): {dt:.2f} s, "
           f"{r.stdout_bytes / 1e6 / dt:.0f} MB/s; result.stdout kept {len(r.stdout)} chars; "
           f"max RSS growth {(rss1 - rss0) / 1024:.1f} MiB")
+    for _ in range(3):
+        chunks: list[tuple[str, str]] = []
+        t0 = time.perf_counter()
+        await target.run(request(MIXED), lambda s, t, c=chunks: c.append((s, t)))
+        swapped, lines = out_of_order(chunks)
+        print(f"{PAIRS:,} stdout/stderr line pairs, flushed, no pause: {swapped} of {lines:,} "
+              f"lines arrived after a later one ({time.perf_counter() - t0:.2f} s)")
     dt, _ = await timed(target, request("import time\ntime.sleep(60)\n", timeout=0.5))
     print(f"timeout 0.5 s -> result after {dt:.2f} s (TERM honoured)")
     dt, _ = await timed(target, request("import signal, time\n"
