@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from output_order import INTERLEAVED, expected_interleaving, interleaved_lines
+from output_order import INTERLEAVED, Acks, expected_interleaving, interleaved_lines
 
 from verifybot_tui.core.config import TargetConfig
 from verifybot_tui.core.ports import ProgramFile, RunRequest, RunResult
@@ -378,17 +378,17 @@ def test_result_type(target: LocalTarget) -> None:
 
 async def test_stdout_and_stderr_arrive_in_the_order_they_were_written(
         target: LocalTarget) -> None:
-    rec = Recorder()
-    result = await target.run(request(INTERLEAVED), rec)
+    acks = Acks(target.workspace / "runs" / "prog_1")
+    result = await target.run(request(INTERLEAVED), acks)
     assert result.exit_code == 0
-    assert interleaved_lines([(s, t) for _, s, t in rec.chunks]) == expected_interleaving()
+    assert interleaved_lines(acks.chunks) == expected_interleaving()
     assert result.stdout.count("out ") == 12 and result.stderr.count("err ") == 12
 
 
 async def test_the_loops_output_events_and_file_keep_the_arrival_order(tmp_path: Path) -> None:
     """Through the whole loop: the Output events the front ends get, and outputs/."""
     from verifybot_tui.core.config import parse_config
-    from verifybot_tui.core.events import Output
+    from verifybot_tui.core.events import Output, RunStarted
     from verifybot_tui.core.history import History
     from verifybot_tui.core.loop import VerifyLoop
     from verifybot_tui.llm.replay import ReplayLLM
@@ -400,9 +400,13 @@ async def test_the_loops_output_events_and_file_keep_the_arrival_order(tmp_path:
     loop = VerifyLoop(config=cfg, llm=ReplayLLM(transcript, delay=0), history=History(ws),
                       target=LocalTarget(cfg.targets["local"], ws), workspace=ws,
                       auto_accept=True)
-    seen = [(ev.stream, ev.text) async for ev in loop.events("interleave") if
-            isinstance(ev, Output)]
-    assert interleaved_lines(seen) == expected_interleaving()
+    acks = Acks()
+    async for ev in loop.events("interleave"):
+        if isinstance(ev, RunStarted):
+            acks.folder = ws / "runs" / ev.run_id
+        elif isinstance(ev, Output):
+            acks(ev.stream, ev.text)
+    assert interleaved_lines(acks.chunks) == expected_interleaving()
     (out,) = (ws / "outputs").iterdir()
     body = [line for line in out.read_text().splitlines() if line.startswith(("out", "stderr|"))]
     assert body == [line for i in range(12) for line in (f"out {i}", f"stderr| err {i}")]

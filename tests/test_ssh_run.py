@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from output_order import INTERLEAVED, expected_interleaving, interleaved_lines
+from output_order import INTERLEAVED, Acks, expected_interleaving, interleaved_lines
 from ssh_helpers import Recorder, alive, pids_in, request, wait_until
 from sshd_fixtures import *  # noqa: F403
 from sshd_fixtures import leftover_pids, wait_gone
@@ -347,11 +347,11 @@ def test_with_user_sessions_each_run_gets_its_own_scope(ssh_config, tmp_path):
     assert "cgroup.procs" in _leftover_sh(True) and "systemctl" not in _leftover_sh(False)
 
 
-async def test_stdout_and_stderr_arrive_in_the_order_they_were_written(target):
-    rec = Recorder()
-    result = await target.run(request("order_1", {"main.py": INTERLEAVED}), rec)
+async def test_stdout_and_stderr_arrive_in_the_order_they_were_written(target, remote_dir):
+    acks = Acks(Path(f"{remote_dir[1]}/runs/order_1"))  # sshd on loopback: the same files
+    result = await target.run(request("order_1", {"main.py": INTERLEAVED}), acks)
     assert result.exit_code == 0 and result.target_error is None
-    assert interleaved_lines([(s, t) for _, s, t in rec.chunks]) == expected_interleaving()
+    assert interleaved_lines(acks.chunks) == expected_interleaving()
     assert result.stdout.count("out ") == 12 and result.stderr.count("err ") == 12
 
 
