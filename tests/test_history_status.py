@@ -20,7 +20,7 @@ from conftest import verifybot_cmd
 
 from verifybot_tui.core.config import parse_config
 from verifybot_tui.core.events import Finished
-from verifybot_tui.core.history import History, kept_success, not_sent, status_text
+from verifybot_tui.core.history import History, kept_success, status_text, unanswered
 from verifybot_tui.core.loop import VerifyLoop
 from verifybot_tui.llm.replay import ReplayLLM
 from verifybot_tui.targets.local import LocalTarget
@@ -78,7 +78,7 @@ def test_an_old_history_db_is_migrated_keeping_every_row(tmp_path: Path) -> None
     assert [rows[s]["llm_reached"] for s in ("pi_down", "llm_down", "cut_answer")] == \
         [False, False, True]
     assert status_text(rows["pi_down"]) == "NOT SENT (target down)"
-    assert status_text(rows["llm_down"]) == "NOT SENT (LLM not reachable)"
+    assert status_text(rows["llm_down"]) == "NO ANSWER (LLM error)"
     assert status_text(rows["cut_answer"]) == "LLM_ERROR", "it answered half: a real error"
     assert h.db.execute("PRAGMA user_version").fetchone()[0] == 1
     h.close()
@@ -157,12 +157,12 @@ def test_prompts_that_never_reached_the_llm_are_not_failed_sessions(tmp_path: Pa
                               str(tmp_path / "config.toml")], capture_output=True, text=True,
                              timeout=60, cwd=tmp_path, env=env)
     lines = listing.stdout.splitlines()
-    assert "NOT SENT (LLM not reachable)" in lines[0] and "count words" in lines[0], lines
+    assert "NO ANSWER (LLM error)" in lines[0] and "count words" in lines[0], lines
     assert "NOT SENT (target down)" in lines[1] and "read the sensor" in lines[1], lines
     assert "FAILED" not in listing.stdout
     h = History(tmp_path / "ws")
     rows = h.sessions()
     assert [(r["status"], r["llm_reached"]) for r in rows] == \
         [("LLM_ERROR", False), ("TARGET_ERROR", False)]
-    assert [not_sent(r) for r in rows] == ["LLM not reachable", "target down"]
+    assert [unanswered(r) for r in rows] == ["no answer: LLM error", "not sent: target down"]
     h.close()

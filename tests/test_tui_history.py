@@ -105,11 +105,11 @@ async def test_history_pane_shows_the_stored_success_and_not_sent(tmp_path: Path
         migrated = {line.split()[1]: line for line in shown if line.split()[1].startswith("#")}
         assert "✔ verified (attempt 2), then follow-up failed" in migrated["#1"]
         assert "not sent: target down" in migrated["#2"]
-        assert "not sent: LLM not reachable" in migrated["#3"]
-        assert "not sent" not in migrated["#4"], "an LLM that answered half did get it"
+        assert "no answer: LLM error" in migrated["#3"]
+        assert "no answer" not in migrated["#4"], "an LLM that answered half did get it"
         pane.focus()
         await pilot.press("slash", *"not sent", "enter")
-        assert [n.data.session["id"] for n in pane.root.children] == [3, 2]
+        assert [n.data.session["id"] for n in pane.root.children] == [2]
     h = History(ws)
     row = h.session(6)
     assert (row["status"], row["success_status"], row["llm_reached"]) == \

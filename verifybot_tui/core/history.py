@@ -9,10 +9,10 @@ A session's ``status`` is how it ended last. Two more facts are stored beside
 it, because the status alone misleads: ``success_status``/``success_attempt``
 keep the last success (VERIFIED or PASSED) the session reached, so a follow-up
 that failed later does not erase that the program once worked; ``llm_reached``
-is 1 once the LLM answered anything in the session, so a prompt that never got
-to it (the target or the LLM was down before sending) is not shown as a failed
-session. Older files gain these columns on open (``_migrate``), filled in from
-the rows they already hold.
+is 1 once the LLM answered anything in the session, so a session whose prompt
+got nothing from it (the target was down before sending, or the LLM gave no
+answer at all) is not shown as a failed session. Older files gain these
+columns on open (``_migrate``), filled in from the rows they already hold.
 """
 
 from __future__ import annotations
@@ -82,7 +82,10 @@ CREATE INDEX IF NOT EXISTS prompts_session ON prompts(session_id);
 _LIVE = ("RUNNING", "PENDING")
 SCHEMA_VERSION = 1  # PRAGMA user_version: 0 = before success_status and llm_reached
 _OK = ("VERIFIED", "PASSED", "SUCCESS")
-_DOWN = {"TARGET_ERROR": "target down", "LLM_ERROR": "LLM not reachable"}
+# A session that ended on these with no word from the LLM is not a failed session:
+# the target was down before the prompt went out, or the LLM gave no answer at all
+# (not reachable, key refused, not logged in, limit reached).
+_UNANSWERED = {"TARGET_ERROR": "not sent: target down", "LLM_ERROR": "no answer: LLM error"}
 
 # Version 0 -> 1. Old rows: the last attempt that succeeded is the kept success
 # (legacy SUCCESS reads as PASSED); the LLM was reached unless the session ended
@@ -116,11 +119,12 @@ def kept_success(session: dict[str, Any]) -> str:
     return f"{kept} (attempt {session.get('success_attempt')})"
 
 
-def not_sent(session: dict[str, Any]) -> str:
-    """Why nothing reached the LLM ("target down"), or "" when it did (or it still runs)."""
+def unanswered(session: dict[str, Any]) -> str:
+    """"not sent: target down" / "no answer: LLM error" for a session whose prompt got
+    nothing from the LLM, or "" when it answered (or the session still runs)."""
     if session.get("llm_reached"):
         return ""
-    return _DOWN.get((session.get("status") or "").upper(), "")
+    return _UNANSWERED.get((session.get("status") or "").upper(), "")
 
 
 def status_text(session: dict[str, Any]) -> str:
@@ -129,8 +133,9 @@ def status_text(session: dict[str, Any]) -> str:
     status = session.get("status") or ""
     if kept := kept_success(session):
         return f"{kept}, then follow-up {status}"
-    if why := not_sent(session):
-        return f"NOT SENT ({why})"
+    if why := unanswered(session):
+        what, reason = why.split(": ", 1)
+        return f"{what.upper()} ({reason})"
     return status
 
 

@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from verifybot_tui.core.history import kept_success, not_sent
+from verifybot_tui.core.history import kept_success, unanswered
 from verifybot_tui.tui.keys import HISTORY_BINDINGS
 
 MARKS = {
@@ -109,7 +109,7 @@ class HistoryPane(Tree[Row]):
             return True
         parts = [str(s.get(k) or "") for k in ("slug", "prompt", "status", "target", "llm")]
         parts.append(word(s.get("status")))
-        parts.append(f"{kept_success(s)} {'not sent ' + not_sent(s) if not_sent(s) else ''}")
+        parts.append(f"{kept_success(s)} {unanswered(s)}")
         parts.extend(f"{p.get('text') or ''}" for p in self._prompts.get(s["id"], []))
         for a in self._attempts.get(s["id"], []):
             parts.extend(str(a.get(k) or "") for k in ("note", "status", "decision", "reason"))
@@ -135,12 +135,12 @@ class HistoryPane(Tree[Row]):
             label = Text(f"{mark(s.get('status'))} #{s['id']} {s.get('slug') or ''} ")
             label.append(f"({s.get('target')}, {s.get('attempts', 0)} tries)", style="dim")
             status = (s.get("status") or "").upper()
-            kept, why = kept_success(s), not_sent(s)
+            kept, why = kept_success(s), unanswered(s)
             if status == "STOPPED":
                 label.append(" stopped by you", style="dim")
             elif why:
                 # Nothing reached the LLM (the target or the LLM was down): not a failure.
-                label.append(f" not sent: {why}", style="dim")
+                label.append(f" {why}", style="dim")
             if kept:
                 # A success stays a success: a later follow-up that failed does not hide it.
                 label.append(f" ✔ {kept.lower()}, then follow-up {word(status)}",
