@@ -17,16 +17,6 @@ import pytest
 import pytest_textual_snapshot
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
-from tui_support import (
-    main,
-    make_app,
-    type_prompt,
-    wait_approval,
-    wait_for,
-    wait_idle,
-    workspace,
-    write_answers,
-)
 
 pytestmark = pytest.mark.usefixtures("tui_env")
 SIZE = (120, 36)
@@ -63,13 +53,13 @@ def _no_wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(loop_controller, "_run_summary", timeless)
 
 
-def app_for(tmp_path: Path, theme: str):
-    ws = workspace(tmp_path)
+def app_for(tui, tmp_path: Path, theme: str):
+    ws = tui.ws
     # One fixed path: the wide screens show the whole prompt, which names the replay file.
     fixed = Path(tempfile.gettempdir()) / "verifybot-snapshots"
     fixed.mkdir(exist_ok=True)
-    transcript = write_answers(fixed / "t.md", PROGRAM)
-    return make_app(ws, transcript, data={"ui": {"theme": theme}})
+    transcript = tui.write_answers(fixed / "t.md", PROGRAM)
+    return tui.make_app(ws, transcript, data={"ui": {"theme": theme}})
 
 
 async def settle(pilot: Pilot) -> None:
@@ -86,57 +76,58 @@ async def settle(pilot: Pilot) -> None:
 
 
 @pytest.mark.parametrize("theme", THEMES)
-def test_empty(snap_compare, tmp_path: Path, theme: str) -> None:
+def test_empty(tui, snap_compare, tmp_path: Path, theme: str) -> None:
     async def run_before(pilot: Pilot) -> None:
-        await wait_for(pilot, lambda: main(pilot.app).is_mounted
-                       and pilot.app.session.target is not None
-                       and pilot.app.session.target.state == "connected"
-                       and pilot.app.session.llm is not None
-                       and pilot.app.session.llm.state == "idle", what="ready")
+        await tui.wait_for(pilot, lambda: tui.main(pilot.app).is_mounted
+                           and pilot.app.session.target is not None
+                           and pilot.app.session.target.state == "connected"
+                           and pilot.app.session.llm is not None
+                           and pilot.app.session.llm.state == "idle", what="ready")
         await settle(pilot)
 
-    assert snap_compare(app_for(tmp_path, theme), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(app_for(tui, tmp_path, theme), terminal_size=SIZE, run_before=run_before)
 
 
 @pytest.mark.parametrize("theme", THEMES)
-def test_approval_pending(snap_compare, tmp_path: Path, theme: str) -> None:
+def test_approval_pending(tui, snap_compare, tmp_path: Path, theme: str) -> None:
     async def run_before(pilot: Pilot) -> None:
-        await type_prompt(pilot, "print some colours")
-        await wait_approval(pilot)
+        await tui.type_prompt(pilot, "print some colours")
+        await tui.wait_approval(pilot)
         await settle(pilot)
 
-    assert snap_compare(app_for(tmp_path, theme), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(app_for(tui, tmp_path, theme), terminal_size=SIZE, run_before=run_before)
 
 
 @pytest.mark.parametrize("theme", THEMES)
-def test_output_after_run(snap_compare, tmp_path: Path, theme: str) -> None:
+def test_output_after_run(tui, snap_compare, tmp_path: Path, theme: str) -> None:
     async def run_before(pilot: Pilot) -> None:
-        await type_prompt(pilot, "print some colours")
-        await wait_approval(pilot)
+        await tui.type_prompt(pilot, "print some colours")
+        await tui.wait_approval(pilot)
         await pilot.press("a")
-        await wait_idle(pilot)
+        await tui.wait_idle(pilot)
         await settle(pilot)
 
-    assert snap_compare(app_for(tmp_path, theme), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(app_for(tui, tmp_path, theme), terminal_size=SIZE, run_before=run_before)
 
 
 @pytest.mark.parametrize("theme", THEMES)
-def test_history_attempt(snap_compare, tmp_path: Path, theme: str) -> None:
+def test_history_attempt(tui, snap_compare, tmp_path: Path, theme: str) -> None:
     async def run_before(pilot: Pilot) -> None:
         app = pilot.app
-        await type_prompt(pilot, "print some colours")
-        await wait_approval(pilot)
+        await tui.type_prompt(pilot, "print some colours")
+        await tui.wait_approval(pilot)
         await pilot.press("a")
-        await wait_idle(pilot)
-        history = main(app).query_one("#history")
+        await tui.wait_idle(pilot)
+        history = tui.main(app).query_one("#history")
         history.focus()
         history.move_cursor(history.root.children[0])
         await pilot.press("space")  # expand the session
         await pilot.press("down", "enter")  # its first attempt
-        await wait_for(pilot, lambda: app.screen is not main(app), what="the attempt screen")
+        await tui.wait_for(pilot, lambda: app.screen is not tui.main(app),
+                           what="the attempt screen")
         await settle(pilot)
 
-    assert snap_compare(app_for(tmp_path, theme), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(app_for(tui, tmp_path, theme), terminal_size=SIZE, run_before=run_before)
 
 
 SIZES = [(80, 24), (160, 48)]
@@ -144,26 +135,26 @@ SIZES = [(80, 24), (160, 48)]
 
 @pytest.mark.parametrize("theme", THEMES)
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_approval_pending_at(snap_compare, tmp_path: Path, theme: str,
+def test_approval_pending_at(tui, snap_compare, tmp_path: Path, theme: str,
                              size: tuple[int, int]) -> None:
     """80x24: the history hides, the code has the top, the approval bar is one line."""
     async def run_before(pilot: Pilot) -> None:
-        await type_prompt(pilot, "print some colours")
-        await wait_approval(pilot)
+        await tui.type_prompt(pilot, "print some colours")
+        await tui.wait_approval(pilot)
         await settle(pilot)
 
-    assert snap_compare(app_for(tmp_path, theme), terminal_size=size, run_before=run_before)
+    assert snap_compare(app_for(tui, tmp_path, theme), terminal_size=size, run_before=run_before)
 
 
 @pytest.mark.parametrize("theme", THEMES)
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_output_after_run_at(snap_compare, tmp_path: Path, theme: str,
+def test_output_after_run_at(tui, snap_compare, tmp_path: Path, theme: str,
                              size: tuple[int, int]) -> None:
     async def run_before(pilot: Pilot) -> None:
-        await type_prompt(pilot, "print some colours")
-        await wait_approval(pilot)
+        await tui.type_prompt(pilot, "print some colours")
+        await tui.wait_approval(pilot)
         await pilot.press("a")
-        await wait_idle(pilot)
+        await tui.wait_idle(pilot)
         await settle(pilot)
 
-    assert snap_compare(app_for(tmp_path, theme), terminal_size=size, run_before=run_before)
+    assert snap_compare(app_for(tui, tmp_path, theme), terminal_size=size, run_before=run_before)

@@ -1,7 +1,8 @@
 """Helpers for the TUI tests: a real app on a tmp workspace, and waiting on its state.
 
-Helpers the tests/test_tui_*.py modules call; the fixtures (tui_env,
-app_messages, notices) are in conftest.py. The app is the real one (replay
+The TUI test modules reach these through the ``tui`` fixture (conftest.py),
+a TuiDriver, not by importing them; the other fixtures (tui_env,
+app_messages, notices) are in conftest.py too. The app is the real one (replay
 LLM, local target, history.db on disk); waiting is by polling the app's own
 state under Pilot, never by sleeping a fixed time.
 """
@@ -105,3 +106,26 @@ async def wait_idle(pilot: Pilot, timeout: float = 30.0) -> None:
     await wait_for(pilot, lambda: not main(app).running, timeout, "the screen to catch up")
     main(app).query_one("#output").flush()
     await pilot.pause()
+
+
+class TuiDriver:
+    """The helpers a TUI test drives the app with; the ``tui`` fixture hands one to each test.
+
+    ``ws`` is the test's workspace (under its tmp_path); the rest are the
+    functions above, so a test module needs no import of its own to use them.
+    """
+
+    ROOT = ROOT
+    EXAMPLE = EXAMPLE
+    SIZE = SIZE
+    make_app = staticmethod(make_app)
+    write_answers = staticmethod(write_answers)
+    wait_for = staticmethod(wait_for)
+    main = staticmethod(main)
+    type_prompt = staticmethod(type_prompt)
+    prompt_and_accept = staticmethod(prompt_and_accept)
+    wait_approval = staticmethod(wait_approval)
+    wait_idle = staticmethod(wait_idle)
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.ws = workspace(tmp_path)
