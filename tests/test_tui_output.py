@@ -8,6 +8,7 @@ import pytest
 from rich.segment import Segment
 from textual.app import App
 
+from verifybot_tui.core.events import Output
 from verifybot_tui.tui.ansi import sanitize_line
 from verifybot_tui.tui.messages import LoopEvent
 from verifybot_tui.tui.output_buffer import OutputBuffer
@@ -126,10 +127,15 @@ async def test_a_flood_is_batched_not_one_message_per_chunk(tui, tmp_path: Path)
         output = tui.main(app).query_one(OutputPane)
         assert "row 19999" in output.lines
         assert len(output._lines) <= output.max_lines
+    # How many chunks the pipe delivers depends on the machine's load (a busy one reads
+    # bigger blocks); the batching does not: no chunk is a message, and the messages
+    # stay few however many chunks came.
     chunks = app.output_buffer.chunks
     loop_events = [m for m in messages if isinstance(m, LoopEvent)]
-    assert chunks > 100, "the program's output came in many chunks"
-    assert len(loop_events) < 60, "output chunks never became messages"
+    assert chunks > 1, "the program's output came in more than one chunk"
+    assert not [m for m in loop_events if isinstance(m.event, Output)], \
+        "output chunks never became messages"
+    assert len(loop_events) < 60, "the loop's other events stay few"
     saved = (ws / "outputs" / "flood_1.txt").read_text()
     assert "row 0\n" in saved and "row 19999\n" in saved, "outputs/ has everything"
 

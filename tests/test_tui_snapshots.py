@@ -62,72 +62,88 @@ def app_for(tui, tmp_path: Path, theme: str):
     return tui.make_app(ws, transcript, data={"ui": {"theme": theme}})
 
 
-async def settle(pilot: Pilot) -> None:
+async def settle(tui, pilot: Pilot) -> None:
+    """No blink, no toasts, the anchored panes at their end, and nothing moving."""
     app = pilot.app
     for widget in app.screen.query("Input, TextArea"):
         if isinstance(widget, Input | TextArea):
             widget.cursor_blink = False
-    await pilot.pause(0.1)
-    if app.main_screen is not None:  # the anchored panes end where their content ends
-        for pane in app.main_screen.query("#conversation, #output"):
-            pane.scroll_end(animate=False, immediate=True)
     app.clear_notifications()
-    await pilot.pause(0.1)
+    panes = list(app.main_screen.query("#conversation, #output")) if app.main_screen else []
+    last: list[tuple[float, float]] = []
+
+    def still() -> bool:
+        now = [(pane.scroll_y, pane.max_scroll_y) for pane in panes]
+        for pane, (y, end) in zip(panes, now, strict=True):
+            if y < end:  # the anchored panes end where their content ends
+                pane.scroll_end(animate=False, immediate=True)
+        steady = now == last and all(y >= end for y, end in now)
+        last[:] = now
+        return steady and not app.screen.query("Toast")
+
+    await pilot.pause()
+    await tui.wait_for(pilot, still, what="a still screen")
+
+
+async def ready(tui, pilot: Pilot) -> None:
+    app = pilot.app
+    await tui.wait_for(pilot, lambda: tui.main(app).is_mounted
+                       and app.session.target is not None
+                       and app.session.target.state == "connected"
+                       and app.session.llm is not None
+                       and app.session.llm.state == "idle", what="ready")
+
+
+async def approval(tui, pilot: Pilot) -> None:
+    await tui.type_prompt(pilot, "print some colours")
+    await tui.wait_approval(pilot)
+
+
+async def output(tui, pilot: Pilot) -> None:
+    await approval(tui, pilot)
+    await pilot.press("a")
+    await tui.wait_idle(pilot)
+
+
+async def history_attempt(tui, pilot: Pilot) -> None:
+    app = pilot.app
+    await output(tui, pilot)
+    history = tui.main(app).query_one("#history")
+    history.focus()
+    history.move_cursor(history.root.children[0])
+    await pilot.press("space")  # expand the session
+    await pilot.press("down", "enter")  # its first attempt
+    await tui.wait_for(pilot, lambda: app.screen is not tui.main(app),
+                       what="the attempt screen")
+
+
+def shoot(tui, snap_compare, tmp_path: Path, theme: str, reach, size=SIZE) -> bool:
+    """The app in ``theme`` at ``size``, brought to a state by ``reach``, against its SVG."""
+    async def run_before(pilot: Pilot) -> None:
+        await reach(tui, pilot)
+        await settle(tui, pilot)
+
+    return snap_compare(app_for(tui, tmp_path, theme), terminal_size=size, run_before=run_before)
 
 
 @pytest.mark.parametrize("theme", THEMES)
 def test_empty(tui, snap_compare, tmp_path: Path, theme: str) -> None:
-    async def run_before(pilot: Pilot) -> None:
-        await tui.wait_for(pilot, lambda: tui.main(pilot.app).is_mounted
-                           and pilot.app.session.target is not None
-                           and pilot.app.session.target.state == "connected"
-                           and pilot.app.session.llm is not None
-                           and pilot.app.session.llm.state == "idle", what="ready")
-        await settle(pilot)
-
-    assert snap_compare(app_for(tui, tmp_path, theme), terminal_size=SIZE, run_before=run_before)
+    assert shoot(tui, snap_compare, tmp_path, theme, ready)
 
 
 @pytest.mark.parametrize("theme", THEMES)
 def test_approval_pending(tui, snap_compare, tmp_path: Path, theme: str) -> None:
-    async def run_before(pilot: Pilot) -> None:
-        await tui.type_prompt(pilot, "print some colours")
-        await tui.wait_approval(pilot)
-        await settle(pilot)
-
-    assert snap_compare(app_for(tui, tmp_path, theme), terminal_size=SIZE, run_before=run_before)
+    assert shoot(tui, snap_compare, tmp_path, theme, approval)
 
 
 @pytest.mark.parametrize("theme", THEMES)
 def test_output_after_run(tui, snap_compare, tmp_path: Path, theme: str) -> None:
-    async def run_before(pilot: Pilot) -> None:
-        await tui.type_prompt(pilot, "print some colours")
-        await tui.wait_approval(pilot)
-        await pilot.press("a")
-        await tui.wait_idle(pilot)
-        await settle(pilot)
-
-    assert snap_compare(app_for(tui, tmp_path, theme), terminal_size=SIZE, run_before=run_before)
+    assert shoot(tui, snap_compare, tmp_path, theme, output)
 
 
 @pytest.mark.parametrize("theme", THEMES)
 def test_history_attempt(tui, snap_compare, tmp_path: Path, theme: str) -> None:
-    async def run_before(pilot: Pilot) -> None:
-        app = pilot.app
-        await tui.type_prompt(pilot, "print some colours")
-        await tui.wait_approval(pilot)
-        await pilot.press("a")
-        await tui.wait_idle(pilot)
-        history = tui.main(app).query_one("#history")
-        history.focus()
-        history.move_cursor(history.root.children[0])
-        await pilot.press("space")  # expand the session
-        await pilot.press("down", "enter")  # its first attempt
-        await tui.wait_for(pilot, lambda: app.screen is not tui.main(app),
-                           what="the attempt screen")
-        await settle(pilot)
-
-    assert snap_compare(app_for(tui, tmp_path, theme), terminal_size=SIZE, run_before=run_before)
+    assert shoot(tui, snap_compare, tmp_path, theme, history_attempt)
 
 
 SIZES = [(80, 24), (160, 48)]
@@ -138,23 +154,11 @@ SIZES = [(80, 24), (160, 48)]
 def test_approval_pending_at(tui, snap_compare, tmp_path: Path, theme: str,
                              size: tuple[int, int]) -> None:
     """80x24: the history hides, the code has the top, the approval bar is one line."""
-    async def run_before(pilot: Pilot) -> None:
-        await tui.type_prompt(pilot, "print some colours")
-        await tui.wait_approval(pilot)
-        await settle(pilot)
-
-    assert snap_compare(app_for(tui, tmp_path, theme), terminal_size=size, run_before=run_before)
+    assert shoot(tui, snap_compare, tmp_path, theme, approval, size)
 
 
 @pytest.mark.parametrize("theme", THEMES)
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_output_after_run_at(tui, snap_compare, tmp_path: Path, theme: str,
                              size: tuple[int, int]) -> None:
-    async def run_before(pilot: Pilot) -> None:
-        await tui.type_prompt(pilot, "print some colours")
-        await tui.wait_approval(pilot)
-        await pilot.press("a")
-        await tui.wait_idle(pilot)
-        await settle(pilot)
-
-    assert snap_compare(app_for(tui, tmp_path, theme), terminal_size=size, run_before=run_before)
+    assert shoot(tui, snap_compare, tmp_path, theme, output, size)

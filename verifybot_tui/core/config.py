@@ -1,4 +1,4 @@
-"""The config file: read with tomllib, validated key by key, written with tomli-w.
+"""The config file: read by core.toml_file, validated key by key, written with tomli-w.
 
 Validation is strict because a typo in a key otherwise silently falls back to
 a default (a Pi run that goes to the wrong host, say). Every problem names the
