@@ -89,7 +89,7 @@ async def test_a_second_stop_or_quit_kills_a_term_ignoring_program_at_once(
         if key == "ctrl+q":  # quitting during a run asks first
             from verifybot_tui.tui.screens.dialogs import ConfirmScreen
 
-            await tui.wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), 10, "asked")
+            await tui.wait_screen(pilot, ConfirmScreen, 10, "asked")
             await pilot.press("y")
             await tui.wait_for(pilot, lambda: app.session.stopping, 10, "the stop to begin")
         await pilot.pause(0.3)

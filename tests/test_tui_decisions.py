@@ -133,10 +133,8 @@ async def test_install_question_is_a_modal_and_no_means_no(tui, tmp_path: Path,
     seen, hook = app_messages.events, app_messages.hook
     async with app.run_test(size=tui.SIZE, message_hook=hook) as pilot:
         await tui.prompt_and_accept(pilot, "use a package")
-        await tui.wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen),
-                           what="the question")
-        assert "vb-no-such-pkg-zz" in app.screen.question or "vb_no_such_pkg_zz" in \
-            app.screen.question
+        asked = await tui.wait_screen(pilot, ConfirmScreen, what="the question")
+        assert "vb-no-such-pkg-zz" in asked.question or "vb_no_such_pkg_zz" in asked.question
         await pilot.press("n")
         await tui.wait_idle(pilot)
         output = tui.main(app).query_one(OutputPane)

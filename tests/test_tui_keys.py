@@ -90,7 +90,7 @@ async def test_footer_shows_only_what_applies_and_quit_asks_during_a_run(tui, tm
         busy = footer_keys(app)
         assert "stop" in busy and "approve('accept')" in busy
         await pilot.press("ctrl+q")
-        await tui.wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="asked")
+        await tui.wait_screen(pilot, ConfirmScreen, what="asked")
         assert "run is going on" in app.screen.question
         await pilot.press("n")
         await tui.wait_for(pilot, lambda: app.screen is tui.main(app), what="back")

@@ -73,11 +73,12 @@ async def settle(tui, pilot: Pilot) -> None:
     last: list[tuple[float, float]] = []
 
     def still() -> bool:
+        """Scrolled to the end (the anchored panes end where their content ends), and
+        nothing moved since the last look."""
+        for pane in panes:
+            pane.scroll_end(animate=False, immediate=True)
         now = [(pane.scroll_y, pane.max_scroll_y) for pane in panes]
-        for pane, (y, end) in zip(panes, now, strict=True):
-            if y < end:  # the anchored panes end where their content ends
-                pane.scroll_end(animate=False, immediate=True)
-        steady = now == last and all(y >= end for y, end in now)
+        steady = now == last
         last[:] = now
         return steady and not app.screen.query("Toast")
 

@@ -85,13 +85,12 @@ async def test_unknown_host_key_and_password_are_asked_in_dialogs(tui, sshd, rem
     app = tui.make_app(tui.ws, tui.EXAMPLE, target="pi", data={"targets": {"pi": pi_table(
         sshd, remote_dir[0], known_hosts=str(known), key_file="")}})
     async with app.run_test(size=tui.SIZE) as pilot:
-        await tui.wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), timeout=20,
-                           what="the host key question")
-        assert "fingerprint" in app.screen.question and "SHA256:" in app.screen.question
+        question = await tui.wait_screen(pilot, ConfirmScreen, what="the host key question")
+        assert "fingerprint" in question.question and "SHA256:" in question.question
         await pilot.press("y")
-        await tui.wait_for(pilot, lambda: isinstance(app.screen, SecretScreen), timeout=20,
-                           what="the password question")
-        box = app.screen.query_one(Input)
+        secret = await tui.wait_screen(pilot, SecretScreen, what="the password question")
+        box = secret.query_one(Input)
+        assert box.has_focus
         assert box.password, "the password is not shown"
         box.value = sshd.password
         await pilot.press("enter")

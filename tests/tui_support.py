@@ -13,9 +13,10 @@ import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from textual.pilot import Pilot
+from textual.screen import Screen
 
 from verifybot_tui.core.config import parse_config
 from verifybot_tui.tui.app import VerifyBotApp
@@ -23,6 +24,7 @@ from verifybot_tui.tui.app import VerifyBotApp
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "word_count.md"
 SIZE = (140, 44)
+S = TypeVar("S", bound=Screen)
 
 
 def workspace(tmp_path: Path) -> Path:
@@ -64,6 +66,21 @@ async def wait_for(pilot: Pilot, check: Callable[[], Any], timeout: float = 20.0
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what or check}")
         await pilot.pause(0.02)
+
+
+async def wait_screen(pilot: Pilot, kind: type[S], timeout: float = 20.0, what: str = "") -> S:
+    """The active screen once it is a ``kind``, mounted, and its focus has settled.
+
+    A key pressed before that can land nowhere (the dialog's input not yet focused),
+    which only shows on a busy machine.
+    """
+    def ready() -> S | None:
+        screen = pilot.app.screen
+        if not isinstance(screen, kind) or not screen.is_mounted:
+            return None
+        return screen if screen.focused is not None or not screen.focus_chain else None
+
+    return await wait_for(pilot, ready, timeout, what or kind.__name__)
 
 
 def main(app: VerifyBotApp):
@@ -121,6 +138,7 @@ class TuiDriver:
     make_app = staticmethod(make_app)
     write_answers = staticmethod(write_answers)
     wait_for = staticmethod(wait_for)
+    wait_screen = staticmethod(wait_screen)
     main = staticmethod(main)
     type_prompt = staticmethod(type_prompt)
     prompt_and_accept = staticmethod(prompt_and_accept)

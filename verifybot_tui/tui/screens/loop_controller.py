@@ -22,6 +22,7 @@ from textual.content import Content
 from textual.markup import escape
 
 from verifybot_tui.core.ansi import one_line, visible
+from verifybot_tui.core.editor import NO_EDITOR, cannot_start
 from verifybot_tui.core.errors import VerifyBotError
 from verifybot_tui.core.events import (
     AnswerDone,
@@ -302,12 +303,11 @@ class LoopController:
         try:
             text = edit_text(self.screen.app, f.content, f.name)
         except OSError as e:
-            self.screen.notify(f"Could not start the editor: {e}. Check $VISUAL/$EDITOR.",
-                               severity="error")
+            self.screen.notify(cannot_start(e), severity="error")
             return
         if text is None:
-            self.screen.notify("No editor set: export VISUAL or EDITOR (e.g. EDITOR=nano), "
-                               "or press e to edit here.", severity="warning", timeout=8)
+            self.screen.notify(f"{NO_EDITOR}, or press e to edit here.", severity="warning",
+                               timeout=8)
             return
         await code.set_content(f.name, text)
         self.screen.approval_bar.focus()
