@@ -49,7 +49,9 @@ async def test_whole_loop_through_the_browser(tui, chatsite: ChatSite, tmp_path:
     async with app.run_test(size=tui.SIZE, message_hook=hook) as pilot:
         await tui.wait_for(pilot, lambda: app.session.llm is not None
                            and app.session.llm.state == "idle", timeout=60, what="the browser")
-        assert not tui.main(app).query_one(ConversationPane).loading
+        # The state comes first; the screen hears of it through a message, a moment later.
+        await tui.wait_for(pilot, lambda: not tui.main(app).conversation.loading,
+                           what="the loading indicator to go once the browser is idle")
         await tui.type_prompt(pilot, "parse some json")
         await tui.wait_approval(pilot, timeout=60)
         assert "json.loads" in tui.main(app).query_one(ConversationPane).answer_text or \

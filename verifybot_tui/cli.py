@@ -798,8 +798,7 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
         from verifybot_tui.llm.browser.site_probe import probe_site
 
         name = args.llm or cfg.run.default_llm
-        if name not in cfg.llm:
-            raise ConfigError(f"--llm {name}: there is no [llm.{name}]")
+        check_llm_spec(cfg, name, replay=False)
         ask = None if args.yes else _Stdin().confirm
         return await probe_site(cfg.llm[name], cfg.workspace, confirm=ask)
     return await run_doctor(cfg)

@@ -204,14 +204,14 @@ class LoopController:
 
     async def on_feedback_ready(self, ev: FeedbackReady) -> None:
         self.pending_feedback = ev
-        self.screen.add_class("-reviewing")
+        self.screen.reviewing = True
         self.screen.feedback_bar.ask(ev.prompt)
 
     async def on_run_started(self, ev: RunStarted) -> None:
         output = self.screen.output_pane
         output.border_title = escape(f"Output — attempt {ev.attempt} on {ev.target}")
         output.border_subtitle = "running…"
-        output.set_class(True, "-running")
+        output.running = True
 
     async def on_output(self, ev: Output) -> None:
         """Output never comes here: the worker puts it in the buffer (see _pump)."""
@@ -219,7 +219,7 @@ class LoopController:
     async def on_run_finished(self, ev: RunFinished) -> None:
         output = self.screen.output_pane
         output.finish()
-        output.set_class(False, "-running")
+        output.running = False
         code = ev.result.exit_code
         output.border_subtitle = f"exit {code}" if code is not None else "killed"
 
@@ -263,7 +263,7 @@ class LoopController:
         self.screen.workers.cancel_group(self.screen, "watch")
         self.pending_approval = None
         self.pending_feedback = None
-        self.screen.remove_class("-reviewing")
+        self.screen.reviewing = False
         self.screen.refresh_bindings()
 
     def decide(self, decision: Decision) -> None:
