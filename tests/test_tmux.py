@@ -40,16 +40,19 @@ class Tmux:
     def screen(self) -> str:
         return self("capture-pane", "-p", "-t", "vb")
 
-    def wait_for(self, text: str | tuple[str, ...], timeout: float = 30.0) -> str:
-        """The screen once it shows ``text`` (or any of several texts)."""
+    def wait_for(self, text: str | tuple[str, ...], timeout: float = 30.0, *,
+                 gone: bool = False) -> str:
+        """The screen once it shows ``text`` (or any of several texts); ``gone``: once
+        it shows none of them. Polled every 0.1 s."""
         wanted = (text,) if isinstance(text, str) else text
         deadline = time.monotonic() + timeout
         while True:
             screen = self.screen()
-            if any(t in screen for t in wanted):
+            if any(t in screen for t in wanted) != gone:
                 return screen
             if time.monotonic() > deadline:
-                raise AssertionError(f"{text!r} never showed; the screen:\n{screen}")
+                raise AssertionError(f"{text!r} never {'went' if gone else 'showed'}; "
+                                     f"the screen:\n{screen}")
             time.sleep(0.1)
 
 
@@ -196,7 +199,7 @@ def test_after_clicking_elsewhere_a_still_accepts(tui, tmux: Tmux, tmp_path: Pat
     row = next(i for i, line in enumerate(screen.splitlines(), 1) if "You asked" in line)
     col = screen.splitlines()[row - 1].index("You asked") + 3
     tmux("send-keys", "-t", "vb", "-l", f"\x1b[<0;{col};{row}M\x1b[<0;{col};{row}m")
-    time.sleep(0.3)
+    tmux.wait_for("▶ You asked", gone=True)  # the click reached the app: the prompt opened
     tmux("send-keys", "-t", "vb", "a")
     screen = tmux.wait_for("accepted after a click")
     assert "exit status 0" in tmux.wait_for("exit status 0")

@@ -249,10 +249,11 @@ async def test_f8_cycles_the_llms_without_starting_one(tui, tmp_path: Path) -> N
         await tui.wait_for(pilot, lambda: app.session.llm_spec == names[1], what="switched")
         assert tui.main(app).status_bar.llm == names[1]
         assert app.session.llm is None, "the browser starts with the next prompt, not now"
-        for _ in names[1:]:
+        for i in range(2, len(names) + 1):  # each switch lands before the next key
             await pilot.press("f8")
-            await pilot.pause(0.1)
-        await tui.wait_for(pilot, lambda: app.session.llm_spec == names[0], what="round")
+            await tui.wait_for(pilot, lambda i=i: app.session.llm_spec == names[i % len(names)],
+                               what=f"switched to {names[i % len(names)]}")
+        assert app.session.llm_spec == names[0], "round"
         await tui.type_prompt(pilot, "count words")
         await tui.wait_approval(pilot)
         assert "f8" not in [k for k, b in app.screen.active_bindings.items() if b.enabled

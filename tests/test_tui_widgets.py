@@ -116,10 +116,9 @@ async def test_notifications_show_brackets_literally(tui, tmp_path) -> None:
         await tui.wait_for(pilot, lambda: tui.main(app).is_mounted)
         app.notify("add [targets.NAME] tables; accept [a] runs; [b]not bold[/b]")
         tui.main(app).notify("[ui] theme from a screen")
-        await pilot.pause(0.3)
-        from textual.widgets._toast import Toast
-
-        texts = [str(t.render()) for t in app.screen.query(Toast)]
+        toasts = await tui.wait_for(pilot, lambda: len(app.screen.query("Toast")) == 2
+                                    and app.screen.query("Toast"), what="two toasts")
+        texts = [str(t.render()) for t in toasts]
         assert any("add [targets.NAME] tables; accept [a] runs; [b]not bold[/b]" in t
                    for t in texts), texts
         assert any("[ui] theme from a screen" in t for t in texts), texts
@@ -135,9 +134,10 @@ async def test_w_wraps_code_and_y_copies_the_file_shown(tui, tmp_path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await tui.type_prompt(pilot, "print a wide line")
         await tui.wait_approval(pilot)
-        await pilot.pause(0.2)
         code = tui.main(app).query_one(CodePane)
-        text = code.query_one(".code-text")
+        text = await tui.wait_for(pilot, lambda: code.query(".code-text")
+                                  and code.query_one(".code-text").size.height
+                                  and code.query_one(".code-text"), what="the code shown")
         assert text.size.height == 2, "unwrapped by default: one row per line"
         code.query_one("VerticalScroll").focus()
         await pilot.press("w")

@@ -9,6 +9,7 @@ state under Pilot, never by sleeping a fixed time.
 
 from __future__ import annotations
 
+import asyncio
 import textwrap
 import time
 from collections.abc import Callable
@@ -57,7 +58,14 @@ def write_answers(path: Path, *codes: str, lang: str = "python") -> Path:
 
 async def wait_for(pilot: Pilot, check: Callable[[], Any], timeout: float = 20.0,
                    what: str = "") -> Any:
-    """Let the app run until ``check()`` is truthy; fail with ``what`` after ``timeout``."""
+    """Let the app run until ``check()`` is truthy; fail with ``what`` after ``timeout``.
+
+    Between looks the app simply runs (a plain sleep), not ``pilot.pause()``: that
+    also waits, up to 30 s, for every widget on the screen to empty its queue, and
+    with the answer streaming in (blocks mounted and replaced) on a busy machine it
+    raised WaitForScreenTimeout inside a wait that had its own, longer timeout.
+    What a test waits for is the condition, under that one timeout.
+    """
     deadline = time.monotonic() + timeout
     while True:
         value = check()
@@ -65,7 +73,7 @@ async def wait_for(pilot: Pilot, check: Callable[[], Any], timeout: float = 20.0
             return value
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what or check}")
-        await pilot.pause(0.02)
+        await asyncio.sleep(0.02)
 
 
 async def wait_screen(pilot: Pilot, kind: type[S], timeout: float = 20.0, what: str = "") -> S:
