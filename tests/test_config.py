@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, verifybot_cmd
 
-from verifybot_tui.core.config import load_config, parse_config, save_setting
+from verifybot_tui.core.config import load_config, parse_config
 from verifybot_tui.core.errors import ConfigError
 
 BAD = [
@@ -68,14 +68,6 @@ def test_example_config_is_valid_and_documents_every_key() -> None:
                 "known_hosts", "theme", "answer_timeout"):
         line = next(i for i, s in enumerate(text.splitlines()) if s.startswith(f"{key} ="))
         assert text.splitlines()[line - 1].startswith("#"), f"{key} has no comment above it"
-
-
-def test_save_setting_keeps_other_keys(tmp_path: Path) -> None:
-    path = tmp_path / "config.toml"
-    path.write_text('[run]\nmax_retries = 5\n\n[ui]\ntheme = "verifybot-dark"\n')
-    save_setting(path, "ui", "theme", "verifybot-light")
-    cfg = load_config(str(path))
-    assert cfg.ui.theme == "verifybot-light" and cfg.run.max_retries == 5
 
 
 def test_relative_workspace_is_relative_to_the_config_file(tmp_path: Path) -> None:

@@ -58,13 +58,11 @@ async def test_whole_loop_through_the_browser(tui, chatsite: ChatSite, tmp_path:
             any("json.loads" in e.text for e in seen if isinstance(e, AnswerText))
         await pilot.press("a")
         # the failure's feedback is shown before it is sent; ctrl+s sends it
-        feedback = await tui.wait_for(pilot, lambda: tui.main(app).pending_feedback, timeout=60,
+        feedback = await tui.wait_feedback(pilot, timeout=60,
                                       what="the feedback for review")
         assert "JSONDecodeError" in feedback.prompt
         await pilot.press("ctrl+s")
-        await tui.wait_for(pilot, lambda: tui.main(app).pending_approval
-                           and tui.main(app).pending_approval.attempt == 2, timeout=60,
-                           what="the fix")
+        await tui.wait_approval(pilot, attempt=2, timeout=60, what="the fix")
         await pilot.press("a")
         await tui.wait_idle(pilot, timeout=60)
         assert "True" in tui.main(app).query_one(OutputPane).lines

@@ -44,7 +44,7 @@ async def test_browser_loop_switched_to_the_pi_mid_session(
         await tui.type_prompt(pilot, "parse some json")
         await tui.wait_approval(pilot, timeout=60)
         await pilot.press("a")  # runs here, on this machine, and fails
-        await tui.wait_for(pilot, lambda: tui.main(app).pending_feedback, timeout=60,
+        await tui.wait_feedback(pilot, timeout=60,
                            what="feedback")
         await pilot.press("ctrl+t")  # switch to the Pi while the feedback is shown
         status = tui.main(app).query_one(StatusBar)
@@ -53,9 +53,7 @@ async def test_browser_loop_switched_to_the_pi_mid_session(
                        timeout=60, what="the Pi connected")
         tui.main(app).query_one("#feedback-text").focus()
         await pilot.press("ctrl+s")  # send the feedback
-        await tui.wait_for(pilot, lambda: tui.main(app).pending_approval
-                           and tui.main(app).pending_approval.attempt == 2, timeout=60,
-                           what="the fix")
+        await tui.wait_approval(pilot, attempt=2, timeout=60, what="the fix")
         await pilot.press("a")  # the fix runs on the Pi
         await tui.wait_idle(pilot, timeout=60)
         assert "True" in tui.main(app).query_one(OutputPane).lines

@@ -44,8 +44,7 @@ async def test_reject_with_note_then_stop(tui, tmp_path: Path, app_messages) -> 
         assert note.has_focus
         note.value = "use a function"
         await pilot.press("enter")
-        await tui.wait_for(pilot, lambda: tui.main(app).pending_approval
-                           and tui.main(app).pending_approval.attempt == 2, what="second version")
+        await tui.wait_approval(pilot, attempt=2, what="second version")
         await pilot.press("s")
         await tui.wait_idle(pilot)
     prompts = of(seen, PromptSent)
@@ -205,11 +204,9 @@ async def test_follow_up_new_chat_and_resume_from_history(tui, tmp_path: Path,
 
 async def test_llm_error_is_shown_and_the_app_stays_usable(tui, tmp_path: Path, app_messages,
                                                            notices) -> None:
-    ws = tui.ws
-    transcript = tui.write_answers(ws.parent / "t.md", "raise SystemExit(3)")
-    app = tui.make_app(ws, transcript, data={"run": {"auto_accept": True}})
-    seen, hook = app_messages.events, app_messages.hook
-    async with app.run_test(size=tui.SIZE, message_hook=hook) as pilot:
+    app = tui.app_answering("raise SystemExit(3)", data={"run": {"auto_accept": True}})
+    seen = app_messages.events
+    async with tui.running(app, app_messages) as pilot:
         await tui.type_prompt(pilot, "fail")
         await tui.wait_idle(pilot)
         assert [f.status for f in of(seen, Finished)] == ["LLM_ERROR"]
@@ -222,11 +219,9 @@ async def test_llm_error_is_shown_and_the_app_stays_usable(tui, tmp_path: Path, 
 
 
 async def test_retry_sends_the_last_prompt_in_a_new_chat(tui, tmp_path: Path, app_messages) -> None:
-    ws = tui.ws
-    transcript = tui.write_answers(ws.parent / "t.md", "print('once')")
-    app = tui.make_app(ws, transcript, data={"run": {"auto_accept": True}})
-    seen, hook = app_messages.events, app_messages.hook
-    async with app.run_test(size=tui.SIZE, message_hook=hook) as pilot:
+    app = tui.app_answering("print('once')", data={"run": {"auto_accept": True}})
+    seen = app_messages.events
+    async with tui.running(app, app_messages) as pilot:
         await tui.type_prompt(pilot, "say once")
         await tui.wait_idle(pilot)
         await pilot.press("ctrl+r")

@@ -227,7 +227,7 @@ async def test_feedback_review_at_80x24_leaves_the_output_8_rows(tui, tmp_path: 
         await tui.type_prompt(pilot, "fail once")
         await tui.wait_approval(pilot)
         await pilot.press("a")
-        await tui.wait_for(pilot, lambda: tui.main(app).pending_feedback, what="feedback review")
+        await tui.wait_feedback(pilot, what="feedback review")
         await pilot.pause()
         output = tui.main(app).query_one(OutputPane)
         assert output.content_region.height >= 8, output.content_region
@@ -263,10 +263,8 @@ async def test_f8_cycles_the_llms_without_starting_one(tui, tmp_path: Path) -> N
 
 
 async def test_history_pane_lists_the_session_with_follow_ups_and_stopped_by_you(tui, tmp_path):
-    ws = tui.ws
-    transcript = tui.write_answers(ws.parent / "t.md", "print('a')", "print('b')")
-    app = tui.make_app(ws, transcript)
-    async with app.run_test(size=WIDE) as pilot:
+    app = tui.app_answering("print('a')", "print('b')")
+    async with tui.running(app, size=WIDE) as pilot:
         await tui.type_prompt(pilot, "print a")
         await tui.wait_approval(pilot)
         await pilot.press("a")
@@ -284,16 +282,13 @@ async def test_history_pane_lists_the_session_with_follow_ups_and_stopped_by_you
 
 
 async def test_f4_diffs_against_the_rejected_version_too(tui, tmp_path: Path) -> None:
-    ws = tui.ws
-    transcript = tui.write_answers(ws.parent / "t.md", "print('first try')", "print('second try')")
-    app = tui.make_app(ws, transcript)
-    async with app.run_test(size=WIDE) as pilot:
+    app = tui.app_answering("print('first try')", "print('second try')")
+    async with tui.running(app, size=WIDE) as pilot:
         await tui.type_prompt(pilot, "print a try")
         await tui.wait_approval(pilot)
         await pilot.press("r")
         await pilot.press(*"not that", "enter")
-        await tui.wait_for(pilot, lambda: tui.main(app).pending_approval
-                           and tui.main(app).pending_approval.attempt == 2, what="second version")
+        await tui.wait_approval(pilot, attempt=2, what="second version")
         code = tui.main(app).query_one(CodePane)
         await pilot.press("f4")
         await pilot.pause()

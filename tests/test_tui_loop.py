@@ -63,7 +63,7 @@ async def test_whole_loop_with_edit_failure_feedback_and_success(tui, tmp_path: 
         await pilot.press("a")
 
         # It fails for real; the feedback prompt is shown for review, then sent.
-        feedback = await tui.wait_for(pilot, lambda: screen.pending_feedback, what="feedback")
+        feedback = await tui.wait_feedback(pilot, what="feedback")
         assert "TypeError" in feedback.prompt
         output = screen.query_one(OutputPane)
         output.flush()
@@ -73,8 +73,7 @@ async def test_whole_loop_with_edit_failure_feedback_and_success(tui, tmp_path: 
         area.insert("\nPlease keep the fix small.", area.document.end)
         await pilot.press("ctrl+s")
 
-        approval = await tui.wait_for(pilot, lambda: screen.pending_approval
-                                      and screen.pending_approval.attempt == 2, what="approval 2")
+        approval = await tui.wait_approval(pilot, attempt=2, what="approval 2")
         assert code.files[0].saved_name == "count_the_words_3.py", "the edit was version 2"
         await pilot.press("a")
         await tui.wait_idle(pilot)
@@ -126,8 +125,7 @@ async def test_code_tabs_and_diff_against_previous(tui, tmp_path: Path) -> None:
         await tui.wait_for(pilot, lambda: code.mode == "diff")
         assert "no previous version" in str(code.query_one("#code-empty").render())
         await pilot.press("a")
-        await tui.wait_for(pilot, lambda: screen.pending_approval
-                           and screen.pending_approval.attempt == 2, what="second version")
+        await tui.wait_approval(pilot, attempt=2, what="second version")
         assert code.mode == "code"
         await pilot.press("f4")
         await tui.wait_for(pilot, lambda: code.mode == "diff")

@@ -150,16 +150,18 @@ def test_history_attempt(tui, snap_compare, tmp_path: Path, theme: str) -> None:
 SIZES = [(80, 24), (160, 48)]
 
 
-@pytest.mark.parametrize("theme", THEMES)
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_approval_pending_at(tui, snap_compare, tmp_path: Path, theme: str,
-                             size: tuple[int, int]) -> None:
+def each_theme_and_size(test):
+    """Parametrized over THEMES and SIZES (the ids name the snapshot files: keep them)."""
+    by_size = pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+    return pytest.mark.parametrize("theme", THEMES)(by_size(test))
+
+
+@each_theme_and_size
+def test_approval_pending_at(tui, snap_compare, tmp_path: Path, theme: str, size) -> None:
     """80x24: the history hides, the code has the top, the approval bar is one line."""
     assert shoot(tui, snap_compare, tmp_path, theme, approval, size)
 
 
-@pytest.mark.parametrize("theme", THEMES)
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_output_after_run_at(tui, snap_compare, tmp_path: Path, theme: str,
-                             size: tuple[int, int]) -> None:
+@each_theme_and_size
+def test_output_after_run_at(tui, snap_compare, tmp_path: Path, theme: str, size) -> None:
     assert shoot(tui, snap_compare, tmp_path, theme, output, size)

@@ -125,17 +125,22 @@ async def test_the_criteria_editor_checks_lines_and_the_criteria_fail_a_run(
     assert (fin.status, fin.message) == ("VERIFIED", "all 2 success criteria met")
 
 
+def rocket_recipe(tmp_path: Path, auto_accept: bool | None = None) -> Path:
+    """A recipe for examples/rocket.md's answers; auto_accept None: no such key."""
+    recipe = tmp_path / "r.toml"
+    accept = "" if auto_accept is None else f"auto_accept = {str(auto_accept).lower()}\n"
+    recipe.write_text(f'name = "rocket"\nprompt = "Simulate a rocket"\n{accept}'
+                      'criteria = ["range:Apogee: ([0-9.]+) m:100..5000"]\n')
+    return recipe
+
+
 async def test_a_recipe_opened_from_the_palette_runs_with_its_criteria(
     tui, tmp_path, app_messages
 ) -> None:
-    ws = tui.ws
-    seen, hook = app_messages.events, app_messages.hook
-    recipe = tmp_path / "r.toml"
-    recipe.write_text('name = "rocket"\nprompt = "Simulate a rocket"\n'
-                      'criteria = ["range:Apogee: ([0-9.]+) m:100..5000"]\n')
-    app = tui.make_app(ws, EXAMPLES / "rocket.md")
-    async with app.run_test(size=tui.SIZE, message_hook=hook) as pilot:
-        await tui.wait_for(pilot, lambda: tui.main(app).is_mounted)
+    seen = app_messages.events
+    recipe = rocket_recipe(tmp_path)
+    app = tui.make_app(tui.ws, EXAMPLES / "rocket.md")
+    async with tui.running(app, app_messages) as pilot:
         await pilot.press("ctrl+o")
         titles = [t for t, _h, _c in VerifyBotCommands(app.screen)._commands()]
         assert "Success criteria…" in titles and "Open recipe…" in titles
@@ -163,16 +168,11 @@ async def open_recipe_file(tui, pilot, path: Path) -> None:
 async def test_a_recipe_with_auto_accept_runs_each_version_without_asking(
     tui, tmp_path, app_messages
 ) -> None:
-    ws = tui.ws
-    seen, hook = app_messages.events, app_messages.hook
-    recipe = tmp_path / "r.toml"
-    recipe.write_text('name = "rocket"\nprompt = "Simulate a rocket"\nauto_accept = true\n'
-                      'criteria = ["range:Apogee: ([0-9.]+) m:100..5000"]\n')
-    app = tui.make_app(ws, EXAMPLES / "rocket.md")
-    async with app.run_test(size=tui.SIZE, message_hook=hook) as pilot:
-        await tui.wait_for(pilot, lambda: tui.main(app).is_mounted)
+    seen = app_messages.events
+    app = tui.make_app(tui.ws, EXAMPLES / "rocket.md")
+    async with tui.running(app, app_messages) as pilot:
         assert tui.main(app).auto_accept is False  # the app asks by default
-        await open_recipe_file(tui, pilot, recipe)
+        await open_recipe_file(tui, pilot, rocket_recipe(tmp_path, auto_accept=True))
         await tui.wait_idle(pilot)
         assert tui.main(app).auto_accept is True and app.session.auto_accept is True
         assert "auto-accept [b]on[/]" in str(app.screen.query_one("StatusBar").render())
@@ -184,25 +184,18 @@ async def test_a_recipe_with_auto_accept_runs_each_version_without_asking(
 async def test_a_recipe_with_auto_accept_false_asks_even_if_the_app_accepted(
     tui, tmp_path, app_messages
 ) -> None:
-    ws = tui.ws
-    seen, hook = app_messages.events, app_messages.hook
-    recipe = tmp_path / "r.toml"
-    recipe.write_text('name = "rocket"\nprompt = "Simulate a rocket"\nauto_accept = false\n'
-                      'criteria = ["range:Apogee: ([0-9.]+) m:100..5000"]\n')
-    app = tui.make_app(ws, EXAMPLES / "rocket.md")
-    async with app.run_test(size=tui.SIZE, message_hook=hook) as pilot:
-        await tui.wait_for(pilot, lambda: tui.main(app).is_mounted)
+    seen = app_messages.events
+    app = tui.make_app(tui.ws, EXAMPLES / "rocket.md")
+    async with tui.running(app, app_messages) as pilot:
         await pilot.press("ctrl+o")
         assert tui.main(app).auto_accept is True
-        await open_recipe_file(tui, pilot, recipe)
+        await open_recipe_file(tui, pilot, rocket_recipe(tmp_path, auto_accept=False))
         await tui.wait_approval(pilot)  # the usual approval: the user accepts each version
         assert tui.main(app).auto_accept is False
         await pilot.press("a")
-        screen = tui.main(app)
-        await tui.wait_for(pilot, lambda: screen.pending_feedback, what="feedback for review")
+        await tui.wait_feedback(pilot, what="feedback for review")
         await pilot.press("ctrl+s")  # the feedback is reviewed too: auto-accept is off
-        await tui.wait_for(pilot, lambda: screen.pending_approval
-                           and screen.pending_approval.attempt == 2, what="approval 2")
+        await tui.wait_approval(pilot, attempt=2, what="approval 2")
         await pilot.press("a")
         await tui.wait_idle(pilot)
     assert len(of(seen, ApprovalNeeded)) == 2
@@ -217,15 +210,14 @@ async def test_a_recipes_compiler_and_flags_build_the_code_in_the_app(
     from test_recipe_build import C_ANSWER, CLEAN, UNUSED
 
     ws = tui.ws
-    seen, hook = app_messages.events, app_messages.hook
+    seen = app_messages.events
     coder = tmp_path / "c.md"
     coder.write_text(answers(C_ANSWER.format(UNUSED), C_ANSWER.format(CLEAN)))
     recipe = tmp_path / "r.toml"
     recipe.write_text('name = "hi"\nprompt = "Print hi in C"\nauto_accept = true\n'
                       'compiler = "gcc"\nflags = ["-Wall", "-Werror"]\n')
     app = tui.make_app(ws, coder)
-    async with app.run_test(size=tui.SIZE, message_hook=hook) as pilot:
-        await tui.wait_for(pilot, lambda: tui.main(app).is_mounted)
+    async with tui.running(app, app_messages) as pilot:
         await open_recipe_file(tui, pilot, recipe)
         await tui.wait_idle(pilot)
     assert [v.verdict.status for v in of(seen, VerdictReached)] == ["compile_error", "success"]

@@ -10,9 +10,10 @@ state under Pilot, never by sleeping a fixed time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import textwrap
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -116,9 +117,27 @@ async def prompt_and_accept(pilot: Pilot, prompt: str) -> None:
     await pilot.press("a")
 
 
-async def wait_approval(pilot: Pilot, timeout: float = 20.0):
-    app = pilot.app
-    return await wait_for(pilot, lambda: main(app).pending_approval, timeout, "approval")
+async def wait_approval(pilot: Pilot, timeout: float = 20.0, attempt: int | None = None,
+                        what: str = "approval"):
+    """The version waiting for approval (of ``attempt``, if given), once the bar has the
+    focus: its keys are refused while a text box has it, and the focus moves a moment
+    after the bar shows."""
+    screen = main(pilot.app)
+
+    def waiting():
+        pending = screen.pending_approval
+        if pending is None or (attempt is not None and pending.attempt != attempt):
+            return None
+        return pending if screen.approval_bar.has_focus_within else None
+
+    return await wait_for(pilot, waiting, timeout, what)
+
+
+async def wait_feedback(pilot: Pilot, timeout: float = 20.0, what: str = "feedback"):
+    """The feedback up for review, once its text has the focus (ctrl+s sends from there)."""
+    screen = main(pilot.app)
+    return await wait_for(pilot, lambda: screen.feedback_bar.text_area.has_focus
+                          and screen.pending_feedback, timeout, what)
 
 
 async def wait_idle(pilot: Pilot, timeout: float = 30.0) -> None:
@@ -151,7 +170,22 @@ class TuiDriver:
     type_prompt = staticmethod(type_prompt)
     prompt_and_accept = staticmethod(prompt_and_accept)
     wait_approval = staticmethod(wait_approval)
+    wait_feedback = staticmethod(wait_feedback)
     wait_idle = staticmethod(wait_idle)
 
     def __init__(self, tmp_path: Path) -> None:
         self.ws = workspace(tmp_path)
+
+    def app_answering(self, *codes: str, **kw: Any) -> VerifyBotApp:
+        """An app on ``ws`` whose replay LLM answers with ``codes``, one a prompt."""
+        return make_app(self.ws, write_answers(self.ws.parent / "t.md", *codes), **kw)
+
+    @contextlib.asynccontextmanager
+    async def running(self, app: VerifyBotApp, messages: Any = None,
+                      size: tuple[int, int] = SIZE) -> AsyncIterator[Pilot]:
+        """``app.run_test`` at ``size`` (hooked to an ``app_messages``), once the main
+        screen is up."""
+        hook = messages.hook if messages is not None else None
+        async with app.run_test(size=size, message_hook=hook) as pilot:
+            await wait_for(pilot, lambda: main(app).is_mounted, what="main screen")
+            yield pilot
