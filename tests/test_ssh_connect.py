@@ -229,6 +229,21 @@ async def test_the_time_the_user_spends_typing_a_password_is_not_the_networks(mo
     assert stuck.cancelled()
 
 
+def test_only_a_link_that_was_up_is_reported_lost() -> None:
+    """The first attempt at an unknown host ends (its key is not trusted yet) and says so
+    late on a busy machine, after the retry connected: that must not mark it lost."""
+    from verifybot_tui.targets.ssh_connect import _Client
+
+    lost: list[Exception | None] = []
+    refused = _Client(None, None, "pi", lost.append)
+    refused.connection_lost(OSError("Host key is not trusted"))
+    assert lost == []
+    up = _Client(None, None, "pi", lost.append)
+    up.auth_completed()
+    up.connection_lost(error := OSError("reset"))
+    assert lost == [error]
+
+
 # -- plain helpers --------------------------------------------------------------------
 
 

@@ -164,7 +164,7 @@ def test_a_held_run_sent_back_by_the_user_goes_to_the_llm_as_a_failure(tmp_path)
     assert rec["status"] == "PASSED" and "sanity" not in second
 
 
-TESTED_WRONG = '''**main.py**
+SQUARE_WRONG = '''**main.py**
 
 ```python
 def square(x):
@@ -176,7 +176,9 @@ if __name__ == "__main__":
 ```
 
 **test_main.py**
+'''
 
+TESTED_WRONG = SQUARE_WRONG + '''
 ```python
 from main import square
 
@@ -208,19 +210,7 @@ def test_tests_written_alongside_fail_a_run_that_exits_0(tmp_path):
     assert "AssertionError: square(3) gave 6" in feedback
 
 
-PYTEST_WRONG = '''**main.py**
-
-```python
-def square(x):
-    return x * 2
-
-
-if __name__ == "__main__":
-    print("square(3) =", square(3))
-```
-
-**test_main.py**
-
+PYTEST_WRONG = SQUARE_WRONG + '''
 ```python
 from main import square
 

@@ -82,6 +82,7 @@ class _Client(asyncssh.SSHClient):
         self.tries = 0
         self.typed = False
         self._asked = 0.0  # seconds spent waiting for the user's answers so far
+        self._up = False  # logged in
         self._asking_since: float | None = None
 
     def time_asking(self) -> float:
@@ -95,8 +96,15 @@ class _Client(asyncssh.SSHClient):
         self.presented_key = key
         return False
 
+    def auth_completed(self) -> None:
+        self._up = True
+
     def connection_lost(self, exc: Exception | None) -> None:
-        self._on_lost(exc)
+        # Only a link that was up can be lost: an attempt that failed (an unknown host
+        # key, before the retry) reports its end late on a busy machine, after the
+        # retry connected, and must not mark that connection lost.
+        if self._up:
+            self._on_lost(exc)
 
     async def _next_password(self) -> str | None:
         if self.tries >= PASSWORD_TRIES:
