@@ -100,6 +100,6 @@ async def test_a_second_stop_or_quit_kills_a_term_ignoring_program_at_once(
         if key == "ctrl+g":
             await tui.wait_idle(pilot)
         else:  # the quit goes on once the loop ended
-            await tui.wait_for(pilot, lambda: app._exit, 30, "the app to quit")
+            await tui.wait_for(pilot, lambda: app.return_code is not None, 30, "the app to quit")
     sessions = History(ws).sessions()
     assert [s["status"] for s in sessions] == ["STOPPED"], sessions

@@ -130,7 +130,11 @@ async def wait_approval(pilot: Pilot, timeout: float = 20.0, attempt: int | None
             return None
         return pending if screen.approval_bar.has_focus_within else None
 
-    return await wait_for(pilot, waiting, timeout, what)
+    try:
+        return await wait_for(pilot, waiting, timeout, what)
+    except AssertionError as e:
+        raise AssertionError(f"{e}; pending: {screen.pending_approval}, focus: "
+                             f"{pilot.app.focused!r}") from None
 
 
 async def wait_feedback(pilot: Pilot, timeout: float = 20.0, what: str = "feedback"):
