@@ -97,8 +97,8 @@ async def test_keys_remap_from_config_and_help_lists_them(tui, tmp_path: Path, a
         await tui.wait_for(pilot, lambda: status.target == "other"
                            and status.target_state == "connected", what="status")
         await pilot.press("f1")
-        await tui.wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
-        table = app.screen.query_one("#help-table")
+        help_screen = await tui.wait_screen(pilot, HelpScreen, what="help")
+        table = help_screen.query_one("#help-table")
         rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
         assert any(r[1] == "f5" and r[3] == "switch_target" for r in rows)
         assert any(r[3] == "approval.accept" for r in rows)

@@ -38,8 +38,7 @@ def judge_file(path: Path, *answers: str) -> Path:
 
 
 async def wait_judgement(tui, pilot) -> JudgementScreen:
-    return await tui.wait_for(pilot, lambda: isinstance(pilot.app.screen, JudgementScreen)
-                              and pilot.app.screen, what="the judgement dialog")
+    return await tui.wait_screen(pilot, JudgementScreen, what="the judgement dialog")
 
 
 async def test_the_user_overrules_a_fail_judgement(
@@ -104,8 +103,7 @@ async def test_the_criteria_editor_checks_lines_and_the_criteria_fail_a_run(
     async with app.run_test(size=tui.SIZE, message_hook=hook) as pilot:
         await tui.wait_for(pilot, lambda: tui.main(app).is_mounted)
         app.call_later(edit_criteria, tui.main(app))  # as the palette does, in the app
-        editor = await tui.wait_for(pilot, lambda: isinstance(app.screen, CriteriaScreen)
-                                    and app.screen, what="the criteria editor")
+        editor = await tui.wait_screen(pilot, CriteriaScreen, what="the criteria editor")
         area = editor.query_one("#criteria-text", TextArea)
         area.text = "contains:Apogee\nrange:Apogee (\\d+)"
         await pilot.press("ctrl+s")

@@ -86,6 +86,11 @@ class LoopController:
 
     async def _drive(self, prompt: str, new_chat: bool, resume: int | None) -> None:
         await self.started.wait()
+        # The panes being filled with a resumed session or cleared for a new chat go
+        # first: done later, they would put the old output over this run's.
+        for worker in [w for w in self.screen.workers if w.group == "ui" and w.is_running]:
+            with contextlib.suppress(Exception):
+                await worker.wait()
         loop = self.session.ensure_loop()
         self.session.stopping = False
         # One start of the browser and one connection at a time: wait for those under
