@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+import tomli_w
 from chatsite import ChatSite
 
 from verifybot_tui.core.config import LLMConfig
@@ -29,8 +30,8 @@ from verifybot_tui.llm.browser.chromium import profile_dir, read_lock
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
-__all__ = ["CHROMIUM", "RENDERERS", "chatsite", "renderer", "site_llm", "site_config", "open_llm",
-           "kill_browser"]
+__all__ = ["CHROMIUM", "RENDERERS", "chatsite", "renderer", "site_llm", "site_config",
+           "site_config_file", "open_llm", "kill_browser"]
 
 RENDERERS = ["legacy", "app_shell"]
 
@@ -43,6 +44,17 @@ def site_config(chat: ChatSite, profile: Path, variant: str = "chatgpt",
                               "headless": True, "browser_path": CHROMIUM,
                               "profile_dir": str(profile)}
     return LLMConfig(**{**fields, **over})
+
+
+def site_config_file(tmp_path: Path, url: str, *, site: str = "chatgpt", name: str = "site",
+                     head: str = "", **extra: Any) -> Path:
+    """tmp_path/config.toml: ``head`` (tables before it), then [llm.NAME] for the test
+    site at ``url``, headless on the system Chromium, its profile under tmp_path."""
+    table = {"kind": "browser", "site": site, "url": url, "headless": True,
+             "browser_path": CHROMIUM, "profile_dir": str(tmp_path / "profile"), **extra}
+    path = tmp_path / "config.toml"
+    path.write_text(head + tomli_w.dumps({"llm": {name: table}}))
+    return path
 
 
 @asynccontextmanager

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from tui_support import TuiDriver
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -77,6 +78,12 @@ class AppMessages:
 
     def of(self, kind: type[T]) -> list[T]:
         return [e for e in self.events if isinstance(e, kind)]
+
+
+@pytest.fixture
+def tui(tmp_path: Path) -> TuiDriver:
+    """The TUI helpers (make_app, type_prompt, wait_for, ...) and the test's workspace."""
+    return TuiDriver(tmp_path)
 
 
 @pytest.fixture

@@ -13,6 +13,8 @@ bottom wrap them. Import the fixtures into a test module with
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import pwd
 import secrets
@@ -49,6 +51,60 @@ def ensure_test_user(user: str = TEST_USER) -> Path:
     subprocess.run(["useradd", "-m", "-s", "/bin/bash", user], check=True,
                    capture_output=True)
     return Path(pwd.getpwnam(user).pw_dir)
+
+
+SHARED = Path(tempfile.gettempdir()) / "verifybot-test-user"  # root-only: lock, password
+
+
+@contextlib.contextmanager
+def _user_lock() -> Iterator[Path]:
+    """The shared password's folder, locked: test sessions in other worktrees run at
+    the same time on this machine and log in as the same user."""
+    SHARED.mkdir(mode=0o700, exist_ok=True)
+    with (SHARED / "lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield SHARED
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _live_holders(folder: Path) -> list[Path]:
+    """The holders' pid files whose process still runs (a crashed session's go)."""
+    live = []
+    for pidfile in folder.glob("holder-*"):
+        try:
+            os.kill(int(pidfile.name.removeprefix("holder-")), 0)
+            live.append(pidfile)
+        except (ValueError, ProcessLookupError):
+            pidfile.unlink(missing_ok=True)
+    return live
+
+
+def hold_password(user: str) -> str:
+    """The user's password for this test session, the same for every session running.
+
+    Each session set a password of its own before: one session starting while
+    another ran changed it under the other's feet (a refused login, only when the
+    machine was busy with several test runs), and one ending cleared it for all.
+    """
+    with _user_lock() as folder:
+        stored = folder / "password"
+        if not _live_holders(folder) or not stored.exists():
+            stored.write_text("vb-" + secrets.token_urlsafe(12))
+            stored.chmod(0o600)
+            set_password(user, stored.read_text())
+        (folder / f"holder-{os.getpid()}").touch()
+        return stored.read_text()
+
+
+def release_password(user: str) -> None:
+    """The last session to stop clears the password (no password left on the account)."""
+    with _user_lock() as folder:
+        (folder / f"holder-{os.getpid()}").unlink(missing_ok=True)
+        if not _live_holders(folder):
+            (folder / "password").unlink(missing_ok=True)
+            set_password(user, "")
 
 
 def set_password(user: str, password: str) -> None:
@@ -209,15 +265,14 @@ class SSHDServer:
         if self.base:
             _kill(leftover_pids(str(self.home / self.base)))
             shutil.rmtree(self.home / self.base, ignore_errors=True)
-        set_password(self.user, "")
+        release_password(self.user)
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def start_sshd(user: str = TEST_USER) -> SSHDServer:
     """Start /usr/sbin/sshd -D -e on a free loopback port; the caller must ``stop()`` it."""
     home = ensure_test_user(user)
-    password = "vb-" + secrets.token_urlsafe(12)
-    set_password(user, password)
+    password = hold_password(user)
     Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege separation dir
     d = Path(tempfile.mkdtemp(prefix="vb-sshd-"))
     d.chmod(0o755)

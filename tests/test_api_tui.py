@@ -8,15 +8,6 @@ from pathlib import Path
 import pytest
 from api_fixtures import KEY, KEY_ENV, api_server  # noqa: F401 (a fixture)
 from apiserver import ApiServer
-from tui_support import (
-    SIZE,
-    main,
-    make_app,
-    type_prompt,
-    wait_for,
-    wait_idle,
-    workspace,
-)
 
 from verifybot_tui.core.events import AnswerText, Finished, ThinkingText
 from verifybot_tui.tui.widgets.status import StatusBar
@@ -25,23 +16,23 @@ pytestmark = pytest.mark.usefixtures("tui_env")
 
 
 async def test_app_loop_over_the_openai_api_shows_tokens_and_cost(
-        api_server: ApiServer, tmp_path: Path,  # noqa: F811
+        tui, api_server: ApiServer, tmp_path: Path,  # noqa: F811
         monkeypatch: pytest.MonkeyPatch, app_messages) -> None:  # noqa: ANN001
     monkeypatch.setenv(KEY_ENV, KEY)
-    ws = workspace(tmp_path)
+    ws = tui.ws
     data = {"run": {"auto_accept": True},
             "llm": {"api": {"kind": "openai", "base_url": api_server.url, "model": "thinker",
                             "api_key_env": KEY_ENV}}}
-    app = make_app(ws, data=data, llm="api")
+    app = tui.make_app(ws, data=data, llm="api")
     seen, hook = app_messages.events, app_messages.hook
-    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-        await type_prompt(pilot, "Print the total number of words and the 3 most common")
-        await wait_idle(pilot, 60)
+    async with app.run_test(size=tui.SIZE, message_hook=hook) as pilot:
+        await tui.type_prompt(pilot, "Print the total number of words and the 3 most common")
+        await tui.wait_idle(pilot, 60)
         finished = [e for e in seen if isinstance(e, Finished)]
         assert finished and finished[-1].exit_code == 0, finished
-        bar = main(app).query_one(StatusBar)
-        text = await wait_for(pilot, lambda: "tokens" in str(bar.render()) and
-                              str(bar.render()), what="tokens in the status bar")
+        bar = tui.main(app).query_one(StatusBar)
+        text = await tui.wait_for(pilot, lambda: "tokens" in str(bar.render()) and
+                                  str(bar.render()), what="tokens in the status bar")
         assert "out tokens, $0.0025" in text  # two answers, the cost the server reported
         thinking = [e for e in seen if isinstance(e, ThinkingText)]
         answers = [e for e in seen if isinstance(e, AnswerText)]

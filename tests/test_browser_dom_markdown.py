@@ -64,32 +64,34 @@ async def test_codemirror_block_with_header_and_hidden_heading(to_markdown) -> N
     assert "ChatGPT said" not in md and "Copy" not in md
 
 
-async def test_codemirror_lines_as_divs(to_markdown) -> None:  # noqa: ANN001
-    html = ('<pre><div>C++</div><div class="cm-editor"><div class="cm-content">'
-            '<div class="cm-line">int main() {</div><div class="cm-line"><br></div>'
-            '<div class="cm-line">  return 0;</div><div class="cm-line">}</div>'
-            "</div></div></pre>")
-    assert await to_markdown(html) == "```cpp\nint main() {\n\n  return 0;\n}\n```"
+CODE_BLOCKS = {
+    "codemirror_lines_as_divs": (
+        '<pre><div>C++</div><div class="cm-editor"><div class="cm-content">'
+        '<div class="cm-line">int main() {</div><div class="cm-line"><br></div>'
+        '<div class="cm-line">  return 0;</div><div class="cm-line">}</div>'
+        "</div></div></pre>",
+        "```cpp\nint main() {\n\n  return 0;\n}\n```"),
+    "old_hljs_block_takes_its_language_from_the_class": (
+        '<p>Old layout:</p><pre><div><div><span>bash</span><button>Copy code</button></div>'
+        '<div><code class="!whitespace-pre hljs language-bash"><span class="hljs-built_in">'
+        'echo</span> "x"\nls -l\n</code></div></div></pre>',
+        'Old layout:\n\n```bash\necho "x"\nls -l\n```'),
+    "claude_code_group": (
+        '<div class="standard-markdown"><p>Here:</p><div role="group" aria-label="python code">'
+        '<div>python</div><button aria-label="Copy to clipboard">c</button>'
+        '<pre class="code-block__code"><code class="language-python">x = 1\n</code></pre>'
+        "</div></div>",
+        "Here:\n\n```python\nx = 1\n```"),
+    "a_fence_inside_the_code_gets_a_longer_fence": (
+        '<pre><code class="language-markdown">```js\nx\n```\n</code></pre>',
+        "````markdown\n```js\nx\n```\n````"),
+}
 
 
-async def test_old_hljs_block_takes_its_language_from_the_class(to_markdown) -> None:  # noqa: ANN001
-    html = ('<p>Old layout:</p><pre><div><div><span>bash</span><button>Copy code</button></div>'
-            '<div><code class="!whitespace-pre hljs language-bash"><span class="hljs-built_in">'
-            'echo</span> "x"\nls -l\n</code></div></div></pre>')
-    assert await to_markdown(html) == 'Old layout:\n\n```bash\necho "x"\nls -l\n```'
-
-
-async def test_claude_code_group(to_markdown) -> None:  # noqa: ANN001
-    html = ('<div class="standard-markdown"><p>Here:</p><div role="group" aria-label="python code">'
-            '<div>python</div><button aria-label="Copy to clipboard">c</button>'
-            '<pre class="code-block__code"><code class="language-python">x = 1\n</code></pre>'
-            "</div></div>")
-    assert await to_markdown(html) == "Here:\n\n```python\nx = 1\n```"
-
-
-async def test_a_fence_inside_the_code_gets_a_longer_fence(to_markdown) -> None:  # noqa: ANN001
-    html = '<pre><code class="language-markdown">```js\nx\n```\n</code></pre>'
-    assert await to_markdown(html) == "````markdown\n```js\nx\n```\n````"
+@pytest.mark.parametrize("case", list(CODE_BLOCKS))
+async def test_code_block_layouts(to_markdown, case: str) -> None:  # noqa: ANN001
+    html, markdown = CODE_BLOCKS[case]
+    assert await to_markdown(html) == markdown
 
 
 async def test_markdown_around_the_code(to_markdown) -> None:  # noqa: ANN001

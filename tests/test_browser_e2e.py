@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from browser_fixtures import *  # noqa: F403
-from browser_fixtures import CHROMIUM
+from browser_fixtures import site_config_file
 from chatsite import SCENARIOS, ChatSite
 from conftest import verifybot_cmd
 
@@ -42,17 +42,8 @@ def test_a_failing_then_working_answer_through_the_site_exits_0(chatsite: ChatSi
                                                                  page: str) -> None:
     chatsite.configure("fix_loop", renderer="app_shell" if page == "app_shell" else "legacy")
     before = len(chatsite.prompts)
-    config = tmp_path / "config.toml"
-    site = "claude" if page == "claude" else "chatgpt"
-    config.write_text(f"""
-[llm.site]
-kind = "browser"
-site = "{site}"
-url = "{chatsite.claude_url if page == 'claude' else chatsite.url}"
-headless = true
-browser_path = "{CHROMIUM}"
-profile_dir = "{tmp_path / 'profile'}"
-""")
+    config = site_config_file(tmp_path, chatsite.claude_url if page == "claude" else chatsite.url,
+                              site="claude" if page == "claude" else "chatgpt")
     ws = tmp_path / "ws"
     proc = subprocess.run(
         [*verifybot_cmd(), "run", "Print whether the config says ok", "--llm", "site",
@@ -87,17 +78,7 @@ profile_dir = "{tmp_path / 'profile'}"
 def test_a_temporary_chat_session_keeps_no_url_to_resume(chatsite: ChatSite,
                                                          tmp_path: Path) -> None:
     chatsite.configure("answer", renderer="app_shell")
-    config = tmp_path / "config.toml"
-    config.write_text(f"""
-[llm.site]
-kind = "browser"
-site = "chatgpt"
-url = "{chatsite.url}"
-headless = true
-temporary = true
-browser_path = "{CHROMIUM}"
-profile_dir = "{tmp_path / 'profile'}"
-""")
+    config = site_config_file(tmp_path, chatsite.url, temporary=True)
     ws = tmp_path / "ws"
     proc = subprocess.run(
         [*verifybot_cmd(), "run", "Say hello", "--llm", "site", "--target", "local", "--yes",

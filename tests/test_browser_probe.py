@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from browser_fixtures import *  # noqa: F403
-from browser_fixtures import CHROMIUM
+from browser_fixtures import site_config_file
 from chatsite import ChatSite
 from conftest import verifybot_cmd
 
@@ -27,19 +27,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
 
 def config(tmp_path: Path, url: str, site: str) -> Path:
-    path = tmp_path / "config.toml"
-    path.write_text(f"""
-[run]
-workspace = "{tmp_path / 'ws'}"
-[llm.site]
-kind = "browser"
-site = "{site}"
-url = "{url}"
-headless = true
-browser_path = "{CHROMIUM}"
-profile_dir = "{tmp_path / 'profile'}"
-""")
-    return path
+    return site_config_file(tmp_path, url, site=site,
+                            head=f'[run]\nworkspace = "{tmp_path / "ws"}"\n')
 
 
 def verifybot(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -13,15 +13,6 @@ import pytest
 from browser_fixtures import *  # noqa: F403
 from browser_fixtures import CHROMIUM
 from chatsite import SCENARIOS, ChatSite
-from tui_support import (
-    SIZE,
-    main,
-    make_app,
-    type_prompt,
-    wait_approval,
-    wait_for,
-    workspace,
-)
 
 from verifybot_tui.core.events import AnswerDone
 from verifybot_tui.tui.widgets.status import StatusBar
@@ -30,28 +21,28 @@ pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("tui_env"), pytest.ma
 
 
 async def test_the_status_bar_counts_the_thinking_seconds_then_streams(
-        chatsite: ChatSite, tmp_path: Path, app_messages) -> None:  # noqa: ANN001
+        tui, chatsite: ChatSite, tmp_path: Path, app_messages) -> None:  # noqa: ANN001
     chatsite.configure("long_think", renderer="app_shell", no_stop_while_thinking=True,
                        flash_actions=True)
     table = {"kind": "browser", "site": "chatgpt", "url": chatsite.url, "headless": True,
              "browser_path": CHROMIUM, "profile_dir": str(tmp_path / "profile")}
-    app = make_app(workspace(tmp_path), llm="site",
-                   data={"llm": {"site": table}, "run": {"judge": "off"}})
+    app = tui.make_app(tui.ws, llm="site",
+                       data={"llm": {"site": table}, "run": {"judge": "off"}})
     seen, hook = app_messages.events, app_messages.hook
-    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-        await wait_for(pilot, lambda: app.session.llm is not None
-                       and app.session.llm.state == "idle", timeout=60, what="the browser")
-        status = main(app).query_one(StatusBar)
-        await type_prompt(pilot, "think about it")
-        await wait_for(pilot, lambda: status.llm_state == "thinking (0 s)", timeout=30,
-                       what="thinking (0 s)")
-        await wait_for(pilot, lambda: status.llm_state == "thinking (1 s)", timeout=30,
-                       what="the seconds counting up")
+    async with app.run_test(size=tui.SIZE, message_hook=hook) as pilot:
+        await tui.wait_for(pilot, lambda: app.session.llm is not None
+                           and app.session.llm.state == "idle", timeout=60, what="the browser")
+        status = tui.main(app).query_one(StatusBar)
+        await tui.type_prompt(pilot, "think about it")
+        await tui.wait_for(pilot, lambda: status.llm_state == "thinking (0 s)", timeout=30,
+                           what="thinking (0 s)")
+        await tui.wait_for(pilot, lambda: status.llm_state == "thinking (1 s)", timeout=30,
+                           what="the seconds counting up")
         assert "thinking (1 s)" in str(status.render())
         assert "(app_shell page)" in str(status.render())  # the renderer in use is named
-        await wait_for(pilot, lambda: status.llm_state == "streaming", timeout=30,
-                       what="streaming after the thinking")
-        await wait_approval(pilot, timeout=60)
+        await tui.wait_for(pilot, lambda: status.llm_state == "streaming", timeout=30,
+                           what="streaming after the thinking")
+        await tui.wait_approval(pilot, timeout=60)
     done = [e.markdown for e in seen if isinstance(e, AnswerDone)]
     assert done == [SCENARIOS["long_think"].replies[0].markdown]
     assert chatsite.prompts[-1].text.startswith("think about it")

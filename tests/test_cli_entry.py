@@ -107,3 +107,13 @@ def test_extract_reads_transcripts_and_replay_files_answer_by_answer(tmp_path: P
               cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
     assert "Total words: 17" in ran.stdout, "--run runs the last answer (the fixed one)"
+
+
+@pytest.mark.parametrize("command", [["login"], ["doctor", "--site"], ["selftest"]])
+def test_an_unknown_llm_name_has_one_message_in_every_command(tmp_path: Path,
+                                                               command: list[str]) -> None:
+    """core.config.check_llm_spec words it for all: what is configured, exit 2."""
+    proc = run(*command, "--llm", "vb-nope", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert "--llm vb-nope: there is no [llm.vb-nope] in the config; configured: " \
+        "chatgpt, claude" in proc.stderr

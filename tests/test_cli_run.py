@@ -204,6 +204,18 @@ def test_edit_in_editor_runs_the_edited_code_and_keeps_both_versions(tmp_path: P
     assert record["prompts"] == 1 and record["attempts"][0]["edited"] is True
 
 
+def test_no_editor_or_a_mistyped_one_is_said_and_asked_again(tmp_path: Path) -> None:
+    """The CLI says what the app says (core.editor's words), and the question comes back."""
+    for env, says in (({}, "No editor set: export VISUAL or EDITOR"),
+                      ({"EDITOR": "vb-no-such-editor-zz"}, "Could not start the editor")):
+        ws = tmp_path / f"ws{len(env)}"
+        proc = run_cli("run", PROMPT, "--llm", f"replay:{EXAMPLES / 'word_count.md'}",
+                       "--workspace", str(ws), cwd=tmp_path, stdin="e\ns\n", env=env)
+        assert says in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr
+        assert proc.returncode == 1 and the_record(ws)["status"] == "STOPPED"
+
+
 def test_identical_code_is_not_run_again(tmp_path: Path) -> None:
     broken = python_answer("print('hi')\nraise ValueError('bad')")
     t = tmp_path / "t.md"

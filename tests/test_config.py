@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, verifybot_cmd
 
-from verifybot_tui.core.config import load_config, parse_config, save_setting
+from verifybot_tui.core.config import load_config, parse_config
 from verifybot_tui.core.errors import ConfigError
 
 BAD = [
@@ -70,16 +70,33 @@ def test_example_config_is_valid_and_documents_every_key() -> None:
         assert text.splitlines()[line - 1].startswith("#"), f"{key} has no comment above it"
 
 
-def test_save_setting_keeps_other_keys(tmp_path: Path) -> None:
-    path = tmp_path / "config.toml"
-    path.write_text('[run]\nmax_retries = 5\n\n[ui]\ntheme = "verifybot-dark"\n')
-    save_setting(path, "ui", "theme", "verifybot-light")
-    cfg = load_config(str(path))
-    assert cfg.ui.theme == "verifybot-light" and cfg.run.max_retries == 5
-
-
 def test_relative_workspace_is_relative_to_the_config_file(tmp_path: Path) -> None:
     path = tmp_path / "sub" / "config.toml"
     path.parent.mkdir()
     path.write_text('[run]\nworkspace = "ws"\n')
     assert load_config(str(path)).workspace == (tmp_path / "sub" / "ws").resolve()
+
+
+def test_one_toml_reader_with_one_wording_for_every_file_the_user_writes(tmp_path: Path):
+    """Only core/toml_file.py imports tomllib; the others say its words with their file."""
+    import ast
+
+    from verifybot_tui.core import criteria, recipe
+    from verifybot_tui.core.config_transfer import validate_file
+
+    package = Path(__file__).resolve().parent.parent / "verifybot_tui"
+    readers = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
+                     if any(isinstance(n, ast.Import | ast.ImportFrom)
+                            and "tomllib" in ([a.name for a in n.names] if isinstance(n, ast.Import)
+                                              else [n.module])
+                            for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))))
+    assert readers == ["core/toml_file.py"]
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[run\n")
+    missing = tmp_path / "missing.toml"
+    for load in (recipe.load_recipe, criteria.load_file, validate_file, load_config):
+        with pytest.raises(ConfigError, match=f"{bad}: not valid TOML: "):
+            load(bad) if load is not load_config else load(str(bad))
+    for load in (recipe.load_recipe, criteria.load_file):
+        with pytest.raises(ConfigError, match=f"{missing}: cannot read: No such file"):
+            load(missing)

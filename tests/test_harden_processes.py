@@ -109,12 +109,18 @@ def test_tmux_kill_session_mid_run_leaves_no_process(tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
     ws = tmp_path / "ws"
     llm = transcript(tmp_path, FORKING.format(pidfile=str(pidfile)))
-    sock = f"vb-hup-{os.getpid()}"
-    tmux = ["tmux", "-L", sock, "-f", "/dev/null"]
     command = " ".join([*verifybot_cmd(), "run", "slow", "--llm", f"replay:{llm}", "--target",
                         "local", "--yes", "--workspace", str(ws)])
-    subprocess.run([*tmux, "new-session", "-d", "-s", "vb", "-x", "100", "-y", "30",
-                    f"cd {tmp_path} && {command}"], check=True, timeout=10)
+    close_the_terminal_mid_run(f"cd {tmp_path} && {command}", (100, 30), pidfile, ws)
+
+
+def close_the_terminal_mid_run(shell: str, size: tuple[int, int], pidfile: Path,
+                               ws: Path) -> None:
+    """``shell`` in a tmux session that is killed once the program wrote its pids: no
+    process of it may outlive the terminal, and the session is recorded INTERRUPTED."""
+    tmux = ["tmux", "-L", f"vb-hup-{os.getpid()}-{size[0]}", "-f", "/dev/null"]
+    subprocess.run([*tmux, "new-session", "-d", "-s", "vb", "-x", str(size[0]), "-y",
+                    str(size[1]), shell], check=True, timeout=10)
     pids: list[int] = []
     try:
         pids = wait_for_pids(pidfile)
@@ -317,25 +323,10 @@ def test_tmux_kill_session_of_the_tui_mid_run_leaves_no_process(tmp_path: Path) 
     llm = transcript(tmp_path, FORKING.format(pidfile=str(pidfile)))
     config = tmp_path / "config.toml"
     config.write_text(f'[run]\nauto_accept = true\nworkspace = "{ws}"\n')
-    sock = f"vb-tuihup-{os.getpid()}"
-    tmux = ["tmux", "-L", sock, "-f", "/dev/null"]
     command = " ".join([*verifybot_cmd(), "slow", "--llm", f"replay:{llm}", "--target",
                         "local", "--config", str(config)])
-    subprocess.run([*tmux, "new-session", "-d", "-s", "vb", "-x", "120", "-y", "40",
-                    f"cd {tmp_path} && TEXTUAL_ANIMATIONS=none {command}"], check=True,
-                   timeout=10)
-    pids: list[int] = []
-    try:
-        pids = wait_for_pids(pidfile)
-        subprocess.run([*tmux, "kill-session", "-t", "vb"], check=True, timeout=10)
-        assert all_gone(pids, within=15), "the program outlived the closed terminal"
-        deadline = time.monotonic() + 15
-        while db_rows(ws, "SELECT status FROM sessions") != [("INTERRUPTED",)]:
-            assert time.monotonic() < deadline, db_rows(ws, "SELECT status FROM sessions")
-            time.sleep(0.1)
-    finally:
-        subprocess.run([*tmux, "kill-server"], capture_output=True, timeout=10)
-        kill_left(pids)
+    close_the_terminal_mid_run(f"cd {tmp_path} && TEXTUAL_ANIMATIONS=none {command}",
+                               (120, 40), pidfile, ws)
 
 
 def test_next_start_kills_what_escaped_a_sigkilled_run_by_its_marker(tmp_path: Path) -> None:

@@ -7,15 +7,6 @@ from pathlib import Path
 
 import pytest
 from textual.notifications import Notify
-from tui_support import (
-    SIZE,
-    main,
-    make_app,
-    type_prompt,
-    wait_approval,
-    wait_idle,
-    workspace,
-)
 
 from verifybot_tui.tui.widgets.approval import ApprovalBar
 from verifybot_tui.tui.widgets.conversation import ConversationPane
@@ -27,29 +18,29 @@ CODE = ('import sys; sys.stderr.write("boom \\x1b]0;TITLE\\x07 \\x1b[2J\\n"); '
         'sys.exit(1)')
 
 
-async def test_hostile_names_and_reasons_are_shown_escaped(tmp_path: Path) -> None:
-    ws = workspace(tmp_path)
+async def test_hostile_names_and_reasons_are_shown_escaped(tui, tmp_path: Path) -> None:
+    ws = tui.ws
     transcript = tmp_path / "t.md"
     transcript.write_text(f"## Answer 1\n\n````markdown\n```python title=\"{NAME}\"\n"
                           f"{CODE}\n```\n````\n", encoding="utf-8")
-    app = make_app(ws, transcript, data={"run": {"max_retries": 0}})
+    app = tui.make_app(ws, transcript, data={"run": {"max_retries": 0}})
     toasts: list[str] = []
 
     def hook(message: object) -> None:
         if isinstance(message, Notify):
             toasts.append(message.notification.message)
 
-    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-        await type_prompt(pilot, "hostile")
-        await wait_approval(pilot)
-        question = str(main(app).query_one(ApprovalBar).query_one(
+    async with app.run_test(size=tui.SIZE, message_hook=hook) as pilot:
+        await tui.type_prompt(pilot, "hostile")
+        await tui.wait_approval(pilot)
+        question = str(tui.main(app).query_one(ApprovalBar).query_one(
             "#approval-question").render())
         assert "\u202e" not in question and "\x1b" not in question
         assert "[/b][red]ev\\u202eil" in question  # shown as text, not as markup
         await pilot.press("a")
-        await wait_idle(pilot)
+        await tui.wait_idle(pilot)
         notices = [str(w.render()) for w in
-                   main(app).query_one(ConversationPane).query(".notice")]
+                   tui.main(app).query_one(ConversationPane).query(".notice")]
     shown = "\n".join(notices + toasts)
     assert "Verdict for attempt 1" in shown and "\\x1b]0;TITLE\\x07" in shown
     assert "\x1b" not in shown and "\x07" not in shown and "\u202e" not in shown
@@ -78,39 +69,37 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.parametrize("key", ["ctrl+g", "ctrl+q"])
 async def test_a_second_stop_or_quit_kills_a_term_ignoring_program_at_once(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str) -> None:
+        tui, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str) -> None:
     """The grace period is made 600 s long: the program ignores TERM, so only the
     second key's KILL can end it before the test's 60 s wait runs out."""
-    from tui_support import prompt_and_accept, wait_for, write_answers
-
     from verifybot_tui.core.history import History
     from verifybot_tui.targets import local
 
     monkeypatch.setattr(local, "GRACE", 600.0)
     pidfile = tmp_path / "pids"
-    ws = workspace(tmp_path)
-    answers = write_answers(tmp_path / "t.md", STUBBORN.format(pidfile=str(pidfile)))
-    app = make_app(ws, answers, data={"run": {"max_retries": 0, "timeout": 300.0}})
-    async with app.run_test(size=SIZE) as pilot:
-        await prompt_and_accept(pilot, "stubborn")
-        await wait_for(pilot, lambda: pidfile.exists() and " " in pidfile.read_text(),
-                       30, "the program's pids")
+    ws = tui.ws
+    answers = tui.write_answers(tmp_path / "t.md", STUBBORN.format(pidfile=str(pidfile)))
+    app = tui.make_app(ws, answers, data={"run": {"max_retries": 0, "timeout": 300.0}})
+    async with app.run_test(size=tui.SIZE) as pilot:
+        await tui.prompt_and_accept(pilot, "stubborn")
+        await tui.wait_for(pilot, lambda: pidfile.exists() and " " in pidfile.read_text(),
+                           30, "the program's pids")
         pids = [int(p) for p in pidfile.read_text().split()]
         await pilot.press(key)
         if key == "ctrl+q":  # quitting during a run asks first
             from verifybot_tui.tui.screens.dialogs import ConfirmScreen
 
-            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), 10, "asked")
+            await tui.wait_screen(pilot, ConfirmScreen, 10, "asked")
             await pilot.press("y")
-            await wait_for(pilot, lambda: app.session.stopping, 10, "the stop to begin")
+            await tui.wait_for(pilot, lambda: app.session.stopping, 10, "the stop to begin")
         await pilot.pause(0.3)
         assert all(_alive(p) for p in pids), "TERM is ignored: the first stop only waits"
         await pilot.press(key)
-        await wait_for(pilot, lambda: not any(_alive(p) for p in pids), 60,
-                       "the second stop to kill the tree")
+        await tui.wait_for(pilot, lambda: not any(_alive(p) for p in pids), 60,
+                           "the second stop to kill the tree")
         if key == "ctrl+g":
-            await wait_idle(pilot)
+            await tui.wait_idle(pilot)
         else:  # the quit goes on once the loop ended
-            await wait_for(pilot, lambda: app._exit, 30, "the app to quit")
+            await tui.wait_for(pilot, lambda: app.return_code is not None, 30, "the app to quit")
     sessions = History(ws).sessions()
     assert [s["status"] for s in sessions] == ["STOPPED"], sessions

@@ -200,6 +200,50 @@ async def test_unreachable_host(sshd, remote_dir, tmp_path):
     assert t.last_error == err.message
 
 
+async def test_the_time_the_user_spends_typing_a_password_is_not_the_networks(monkeypatch):
+    """A connect deadline of 1 s, a password dialog answered after 1.5 s: still in time.
+
+    The dialog's time is left out of the deadline (asyncssh's own login timeout
+    counted it, so a slow typist or a busy machine failed); the rest still times out.
+    """
+    import asyncio
+
+    from verifybot_tui.targets.ssh_connect import _Client, _within
+
+    class SlowTypist:
+        async def secret(self, question: str) -> str:
+            await asyncio.sleep(1.5)
+            return "vb-slow-typist-pw-zz"
+
+    client = _Client(None, SlowTypist(), "pi", lambda e: None)  # type: ignore[arg-type]
+
+    async def login_that_asks() -> str:
+        return str(await client._next_password())
+
+    logged_in = await _within(1.0, asyncio.ensure_future(login_that_asks()), client)
+    assert logged_in == "vb-slow-typist-pw-zz"
+    assert client.time_asking() >= 1.5
+    stuck = asyncio.ensure_future(asyncio.sleep(60))
+    with pytest.raises(TimeoutError):
+        await _within(0.2, stuck, _Client(None, None, "pi", lambda e: None))
+    assert stuck.cancelled()
+
+
+def test_only_a_link_that_was_up_is_reported_lost() -> None:
+    """The first attempt at an unknown host ends (its key is not trusted yet) and says so
+    late on a busy machine, after the retry connected: that must not mark it lost."""
+    from verifybot_tui.targets.ssh_connect import _Client
+
+    lost: list[Exception | None] = []
+    refused = _Client(None, None, "pi", lost.append)
+    refused.connection_lost(OSError("Host key is not trusted"))
+    assert lost == []
+    up = _Client(None, None, "pi", lost.append)
+    up.auth_completed()
+    up.connection_lost(error := OSError("reset"))
+    assert lost == [error]
+
+
 # -- plain helpers --------------------------------------------------------------------
 
 

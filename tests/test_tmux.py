@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tui_support import write_answers
 
 pytestmark = [pytest.mark.tmux, pytest.mark.timeout(120)]
 
@@ -41,16 +40,19 @@ class Tmux:
     def screen(self) -> str:
         return self("capture-pane", "-p", "-t", "vb")
 
-    def wait_for(self, text: str | tuple[str, ...], timeout: float = 30.0) -> str:
-        """The screen once it shows ``text`` (or any of several texts)."""
+    def wait_for(self, text: str | tuple[str, ...], timeout: float = 30.0, *,
+                 gone: bool = False) -> str:
+        """The screen once it shows ``text`` (or any of several texts); ``gone``: once
+        it shows none of them. Polled every 0.1 s."""
         wanted = (text,) if isinstance(text, str) else text
         deadline = time.monotonic() + timeout
         while True:
             screen = self.screen()
-            if any(t in screen for t in wanted):
+            if any(t in screen for t in wanted) != gone:
                 return screen
             if time.monotonic() > deadline:
-                raise AssertionError(f"{text!r} never showed; the screen:\n{screen}")
+                raise AssertionError(f"{text!r} never {'went' if gone else 'showed'}; "
+                                     f"the screen:\n{screen}")
             time.sleep(0.1)
 
 
@@ -62,10 +64,10 @@ def tmux() -> Iterator[Tmux]:
     subprocess.run(["tmux", "-L", t.socket, "kill-server"], capture_output=True, timeout=10)
 
 
-def start_app(tmux: Tmux, tmp_path: Path, *codes: str, size: tuple[int, int] = (130, 40),
+def start_app(tui, tmux: Tmux, tmp_path: Path, *codes: str, size: tuple[int, int] = (130, 40),
               config: str = "[run]\ntimeout = 20\n") -> Path:
     """The installed `verifybot` in a tmux pane on a replay of ``codes``; the workspace."""
-    transcript = write_answers(tmp_path / "t.md", *codes)
+    transcript = tui.write_answers(tmp_path / "t.md", *codes)
     config_path = tmp_path / "config.toml"
     config_path.write_text(config + '[ui]\ntheme = "verifybot-dark"\n')
     ws = tmp_path / "ws"
@@ -85,8 +87,8 @@ def start_app(tmux: Tmux, tmp_path: Path, *codes: str, size: tuple[int, int] = (
     return ws
 
 
-def test_prompt_accept_output_and_history_in_a_real_terminal(tmux: Tmux, tmp_path: Path):
-    ws = start_app(tmux, tmp_path, PROGRAM)
+def test_prompt_accept_output_and_history_in_a_real_terminal(tui, tmux: Tmux, tmp_path: Path):
+    ws = start_app(tui, tmux, tmp_path, PROGRAM)
     tmux.wait_for("connected")
     tmux("send-keys", "-t", "vb", "-l", "say hello")
     tmux("send-keys", "-t", "vb", "Enter")
@@ -115,13 +117,13 @@ for i in range({TICKS}):
 """
 
 
-def test_output_follows_a_line_every_0_3_s(tmux: Tmux, tmp_path: Path):
+def test_output_follows_a_line_every_0_3_s(tui, tmux: Tmux, tmp_path: Path):
     """The pane (a dozen rows here) keeps the newest tick in view all through the run.
 
     Each tick is looked for on the screen as soon as possible after it is printed;
     the lag figures are printed (no timed assert: the machine may be busy).
     """
-    start_app(tmux, tmp_path, TICKER, size=(100, 30))
+    start_app(tui, tmux, tmp_path, TICKER, size=(100, 30))
     tmux.wait_for("connected")
     tmux("send-keys", "-t", "vb", "-l", "tick")
     tmux("send-keys", "-t", "vb", "Enter")
@@ -155,9 +157,9 @@ for i in range(1, 200001):
 """
 
 
-def test_after_a_200000_line_flood_the_last_line_and_exit_status_show(tmux: Tmux,
+def test_after_a_200000_line_flood_the_last_line_and_exit_status_show(tui, tmux: Tmux,
                                                                         tmp_path: Path):
-    ws = start_app(tmux, tmp_path, FLOOD, size=(100, 30))
+    ws = start_app(tui, tmux, tmp_path, FLOOD, size=(100, 30))
     tmux.wait_for("connected")
     tmux("send-keys", "-t", "vb", "-l", "flood")
     tmux("send-keys", "-t", "vb", "Enter")
@@ -170,8 +172,8 @@ def test_after_a_200000_line_flood_the_last_line_and_exit_status_show(tmux: Tmux
     assert saved.count("\n") >= 200000
 
 
-def test_a_multi_line_paste_arrives_whole_at_the_replay(tmux: Tmux, tmp_path: Path):
-    ws = start_app(tmux, tmp_path, "print('pasted ok')", size=(100, 30))
+def test_a_multi_line_paste_arrives_whole_at_the_replay(tui, tmux: Tmux, tmp_path: Path):
+    ws = start_app(tui, tmux, tmp_path, "print('pasted ok')", size=(100, 30))
     tmux.wait_for("connected")
     prompt = "Print a greeting\nthat spans [three] lines\n  and keeps indentation"
     tmux("set-buffer", "-b", "vbpaste", prompt)
@@ -186,8 +188,8 @@ def test_a_multi_line_paste_arrives_whole_at_the_replay(tmux: Tmux, tmp_path: Pa
     assert prompt in transcript.read_text(), "the prompt the replay got holds all lines"
 
 
-def test_after_clicking_elsewhere_a_still_accepts(tmux: Tmux, tmp_path: Path):
-    start_app(tmux, tmp_path, "print('accepted after a click')", size=(130, 40))
+def test_after_clicking_elsewhere_a_still_accepts(tui, tmux: Tmux, tmp_path: Path):
+    start_app(tui, tmux, tmp_path, "print('accepted after a click')", size=(130, 40))
     tmux.wait_for("connected")
     tmux("send-keys", "-t", "vb", "-l", "click then accept")
     tmux("send-keys", "-t", "vb", "Enter")
@@ -197,7 +199,7 @@ def test_after_clicking_elsewhere_a_still_accepts(tmux: Tmux, tmp_path: Path):
     row = next(i for i, line in enumerate(screen.splitlines(), 1) if "You asked" in line)
     col = screen.splitlines()[row - 1].index("You asked") + 3
     tmux("send-keys", "-t", "vb", "-l", f"\x1b[<0;{col};{row}M\x1b[<0;{col};{row}m")
-    time.sleep(0.3)
+    tmux.wait_for("▶ You asked", gone=True)  # the click reached the app: the prompt opened
     tmux("send-keys", "-t", "vb", "a")
     screen = tmux.wait_for("accepted after a click")
     assert "exit status 0" in tmux.wait_for("exit status 0")

@@ -14,16 +14,6 @@ import pytest
 from browser_fixtures import *  # noqa: F403
 from browser_fixtures import CHROMIUM, kill_browser
 from chatsite import ChatSite
-from tui_support import (
-    SIZE,
-    main,
-    make_app,
-    type_prompt,
-    wait_approval,
-    wait_for,
-    wait_idle,
-    workspace,
-)
 
 from verifybot_tui.core.events import AnswerText, Finished, PromptSent
 from verifybot_tui.llm.browser.chromium import profile_dir, read_lock
@@ -33,12 +23,12 @@ from verifybot_tui.tui.widgets.output import OutputPane
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("tui_env"), pytest.mark.timeout(180)]
 
 
-def site_app(site: ChatSite, tmp_path: Path, **kw):
+def site_app(tui, site: ChatSite, tmp_path: Path, **kw):
     table = {"kind": "browser", "site": "chatgpt", "url": site.url, "headless": True,
              "browser_path": CHROMIUM, "profile_dir": str(tmp_path / "profile")}
     # The same-chat judge (the default for browser LLMs) has its own tests (test_verify_*).
-    return make_app(workspace(tmp_path), llm="site",
-                    data={"llm": {"site": table}, "run": {"judge": "off"}}, **kw)
+    return tui.make_app(tui.ws, llm="site",
+                        data={"llm": {"site": table}, "run": {"judge": "off"}}, **kw)
 
 
 def _alive(pid: int) -> bool:
@@ -50,31 +40,32 @@ def _alive(pid: int) -> bool:
 
 
 
-async def test_whole_loop_through_the_browser(chatsite: ChatSite, tmp_path: Path,
+async def test_whole_loop_through_the_browser(tui, chatsite: ChatSite, tmp_path: Path,
                                               app_messages) -> None:
     chatsite.reset()
     chatsite.configure("fix_loop")
-    app = site_app(chatsite, tmp_path)
+    app = site_app(tui, chatsite, tmp_path)
     seen, hook = app_messages.events, app_messages.hook
-    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-        await wait_for(pilot, lambda: app.session.llm is not None
-                       and app.session.llm.state == "idle", timeout=60, what="the browser")
-        assert not main(app).query_one(ConversationPane).loading
-        await type_prompt(pilot, "parse some json")
-        await wait_approval(pilot, timeout=60)
-        assert "json.loads" in main(app).query_one(ConversationPane).answer_text or \
+    async with app.run_test(size=tui.SIZE, message_hook=hook) as pilot:
+        await tui.wait_for(pilot, lambda: app.session.llm is not None
+                           and app.session.llm.state == "idle", timeout=60, what="the browser")
+        # The state comes first; the screen hears of it through a message, a moment later.
+        await tui.wait_for(pilot, lambda: not tui.main(app).conversation.loading,
+                           what="the loading indicator to go once the browser is idle")
+        await tui.type_prompt(pilot, "parse some json")
+        await tui.wait_approval(pilot, timeout=60)
+        assert "json.loads" in tui.main(app).query_one(ConversationPane).answer_text or \
             any("json.loads" in e.text for e in seen if isinstance(e, AnswerText))
         await pilot.press("a")
         # the failure's feedback is shown before it is sent; ctrl+s sends it
-        feedback = await wait_for(pilot, lambda: main(app).pending_feedback, timeout=60,
-                                  what="the feedback for review")
+        feedback = await tui.wait_feedback(pilot, timeout=60,
+                                      what="the feedback for review")
         assert "JSONDecodeError" in feedback.prompt
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: main(app).pending_approval
-                       and main(app).pending_approval.attempt == 2, timeout=60, what="the fix")
+        await tui.wait_approval(pilot, attempt=2, timeout=60, what="the fix")
         await pilot.press("a")
-        await wait_idle(pilot, timeout=60)
-        assert "True" in main(app).query_one(OutputPane).lines
+        await tui.wait_idle(pilot, timeout=60)
+        assert "True" in tui.main(app).query_one(OutputPane).lines
         browser = read_lock(profile_dir(app.session.llm.config))
         assert browser is not None
     assert not _alive(browser.pid), "quitting the app closed the browser"
@@ -86,26 +77,26 @@ async def test_whole_loop_through_the_browser(chatsite: ChatSite, tmp_path: Path
 
 
 async def test_browser_dies_mid_answer_and_the_next_prompt_relaunches(
-        chatsite: ChatSite, tmp_path: Path, app_messages, notices) -> None:
+        tui, chatsite: ChatSite, tmp_path: Path, app_messages, notices) -> None:
     chatsite.reset()
     chatsite.configure("slow")
-    app = site_app(chatsite, tmp_path)
+    app = site_app(tui, chatsite, tmp_path)
     seen, hook = app_messages.events, app_messages.hook
     killed: list[int] = []
-    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-        await wait_for(pilot, lambda: app.session.llm is not None
-                       and app.session.llm.state == "idle", timeout=60, what="the browser")
-        await type_prompt(pilot, "first question")
-        await wait_for(pilot, lambda: any(isinstance(e, AnswerText) for e in seen), timeout=30,
-                       what="the answer to start")
+    async with app.run_test(size=tui.SIZE, message_hook=hook) as pilot:
+        await tui.wait_for(pilot, lambda: app.session.llm is not None
+                           and app.session.llm.state == "idle", timeout=60, what="the browser")
+        await tui.type_prompt(pilot, "first question")
+        await tui.wait_for(pilot, lambda: any(isinstance(e, AnswerText) for e in seen), timeout=30,
+                           what="the answer to start")
         killed.append(kill_browser(app.session.llm))
-        await wait_idle(pilot, timeout=30)
+        await tui.wait_idle(pilot, timeout=30)
         assert [f.status for f in seen if isinstance(f, Finished)] == ["LLM_ERROR"]
         assert any("browser was closed" in n.message for n in notices)
         before = len(seen)
-        await type_prompt(pilot, "second question")
-        await wait_for(pilot, lambda: any(isinstance(e, AnswerText) for e in seen[before:]),
-                       timeout=60, what="the relaunched browser's answer")
+        await tui.type_prompt(pilot, "second question")
+        await tui.wait_for(pilot, lambda: any(isinstance(e, AnswerText) for e in seen[before:]),
+                           timeout=60, what="the relaunched browser's answer")
         owner = read_lock(profile_dir(app.session.llm.config))
         assert owner is not None and owner.pid != killed[0], "a new browser answered"
     first, second = chatsite.prompts[-2:]

@@ -16,16 +16,6 @@ from browser_fixtures import *  # noqa: F403
 from browser_fixtures import CHROMIUM
 from chatsite import ChatSite
 from sshd_fixtures import *  # noqa: F403
-from tui_support import (
-    SIZE,
-    main,
-    make_app,
-    type_prompt,
-    wait_approval,
-    wait_for,
-    wait_idle,
-    workspace,
-)
 
 from verifybot_tui.core.events import Finished, RunStarted
 from verifybot_tui.tui.widgets.output import OutputPane
@@ -35,8 +25,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.ssh, pytest.mark.usefixtures("tui
               pytest.mark.timeout(180)]
 
 
-async def test_browser_loop_switched_to_the_pi_mid_session(chatsite: ChatSite, sshd, remote_dir,
-                                                           tmp_path: Path, app_messages) -> None:
+async def test_browser_loop_switched_to_the_pi_mid_session(
+        tui, chatsite: ChatSite, sshd, remote_dir, tmp_path: Path, app_messages) -> None:
     chatsite.reset()
     chatsite.configure("fix_loop")
     pi = sshd.config(remote_dir[0])
@@ -44,28 +34,29 @@ async def test_browser_loop_switched_to_the_pi_mid_session(chatsite: ChatSite, s
             "browser_path": CHROMIUM, "profile_dir": str(tmp_path / "profile")}
     pi_table = {k: getattr(pi, k) for k in ("kind", "host", "port", "user", "key_file",
                                             "known_hosts", "password_env", "remote_dir")}
-    app = make_app(workspace(tmp_path), llm="site",
-                   data={"llm": {"site": site}, "targets": {"pi": pi_table},
+    app = tui.make_app(tui.ws, llm="site",
+                       data={"llm": {"site": site}, "targets": {"pi": pi_table},
                          "run": {"judge": "off"}})  # the judge has its own tests
     seen, hook = app_messages.events, app_messages.hook
-    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-        await wait_for(pilot, lambda: app.session.llm is not None
-                       and app.session.llm.state == "idle", timeout=60, what="the browser")
-        await type_prompt(pilot, "parse some json")
-        await wait_approval(pilot, timeout=60)
+    async with app.run_test(size=tui.SIZE, message_hook=hook) as pilot:
+        await tui.wait_for(pilot, lambda: app.session.llm is not None
+                           and app.session.llm.state == "idle", timeout=60, what="the browser")
+        await tui.type_prompt(pilot, "parse some json")
+        await tui.wait_approval(pilot, timeout=60)
         await pilot.press("a")  # runs here, on this machine, and fails
-        await wait_for(pilot, lambda: main(app).pending_feedback, timeout=60, what="feedback")
+        await tui.wait_feedback(pilot, timeout=60,
+                           what="feedback")
         await pilot.press("ctrl+t")  # switch to the Pi while the feedback is shown
-        status = main(app).query_one(StatusBar)
-        await wait_for(pilot, lambda: status.target == "pi" and status.target_state == "connected",
+        status = tui.main(app).query_one(StatusBar)
+        await tui.wait_for(pilot, lambda: status.target == "pi"
+                           and status.target_state == "connected",
                        timeout=60, what="the Pi connected")
-        main(app).query_one("#feedback-text").focus()
+        tui.main(app).query_one("#feedback-text").focus()
         await pilot.press("ctrl+s")  # send the feedback
-        await wait_for(pilot, lambda: main(app).pending_approval
-                       and main(app).pending_approval.attempt == 2, timeout=60, what="the fix")
+        await tui.wait_approval(pilot, attempt=2, timeout=60, what="the fix")
         await pilot.press("a")  # the fix runs on the Pi
-        await wait_idle(pilot, timeout=60)
-        assert "True" in main(app).query_one(OutputPane).lines
+        await tui.wait_idle(pilot, timeout=60)
+        assert "True" in tui.main(app).query_one(OutputPane).lines
     assert [e.target for e in seen if isinstance(e, RunStarted)] == ["local", "pi"]
     assert [e.status for e in seen if isinstance(e, Finished)] == ["PASSED"]
     first, second = chatsite.prompts[-2:]

@@ -7,17 +7,6 @@ from pathlib import Path
 import pytest
 from conftest import AppMessages
 from textual import events
-from tui_support import (
-    EXAMPLE,
-    main,
-    make_app,
-    type_prompt,
-    wait_approval,
-    wait_for,
-    wait_idle,
-    workspace,
-    write_answers,
-)
 
 from verifybot_tui.core.events import Finished, PromptSent, RunStarted
 from verifybot_tui.core.history import History
@@ -51,15 +40,15 @@ def footer_keys(app) -> dict[str, str]:
 
 
 async def test_approval_keys_work_after_clicking_another_pane_but_not_while_typing(
-        tmp_path: Path) -> None:
-    ws = workspace(tmp_path)
-    transcript = write_answers(ws.parent / "t.md", "print('one')", "print('two')")
-    app = make_app(ws, transcript)
+        tui, tmp_path: Path) -> None:
+    ws = tui.ws
+    transcript = tui.write_answers(ws.parent / "t.md", "print('one')", "print('two')")
+    app = tui.make_app(ws, transcript)
     seen, hook = recorder()
     async with app.run_test(size=WIDE, message_hook=hook) as pilot:
-        await type_prompt(pilot, "print one")
-        await wait_approval(pilot)
-        screen = main(app)
+        await tui.type_prompt(pilot, "print one")
+        await tui.wait_approval(pilot)
+        screen = tui.main(app)
         assert footer_keys(app).get("approve('accept')") == "a", "Accept is in the footer"
         # Typing in the prompt box: letters are text, nothing is decided.
         screen.prompt_box.focus()
@@ -73,7 +62,7 @@ async def test_approval_keys_work_after_clicking_another_pane_but_not_while_typi
         # The history pane has its own r (resume): with a version waiting, r rejects.
         screen.history_pane.focus()
         await pilot.press("r")
-        await wait_for(pilot, lambda: screen.approval_bar.has_class("-noting"), what="note")
+        await tui.wait_for(pilot, lambda: screen.approval_bar.has_class("-noting"), what="note")
         await pilot.press("escape")
         await pilot.pause()
         # Click the conversation (the "You asked" header), then a: it runs.
@@ -81,35 +70,35 @@ async def test_approval_keys_work_after_clicking_another_pane_but_not_while_typi
         await pilot.pause()
         assert app.focused is not screen.approval_bar
         await pilot.press("a")
-        await wait_idle(pilot)
+        await tui.wait_idle(pilot)
     assert len(of(seen, RunStarted)) == 1
     assert [f.status for f in of(seen, Finished)] == ["PASSED"]
 
 
-async def test_footer_shows_only_what_applies_and_quit_asks_during_a_run(tmp_path: Path):
-    ws = workspace(tmp_path)
-    transcript = write_answers(ws.parent / "t.md", "print('x')")
-    app = make_app(ws, transcript)
+async def test_footer_shows_only_what_applies_and_quit_asks_during_a_run(tui, tmp_path: Path):
+    ws = tui.ws
+    transcript = tui.write_answers(ws.parent / "t.md", "print('x')")
+    app = tui.make_app(ws, transcript)
     async with app.run_test(size=WIDE) as pilot:
-        await wait_for(pilot, lambda: main(app).is_mounted)
+        await tui.wait_for(pilot, lambda: tui.main(app).is_mounted)
         idle = footer_keys(app)
         assert idle.get("app.quit") == "ctrl+q", "quit is in the footer"
         assert "stop" not in idle and "retry" not in idle and "approve('accept')" not in idle
         assert "switch_target" not in idle, "one target: nothing to switch to"
-        await type_prompt(pilot, "print x")
-        await wait_approval(pilot)
+        await tui.type_prompt(pilot, "print x")
+        await tui.wait_approval(pilot)
         busy = footer_keys(app)
         assert "stop" in busy and "approve('accept')" in busy
         await pilot.press("ctrl+q")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="asked")
+        await tui.wait_screen(pilot, ConfirmScreen, what="asked")
         assert "run is going on" in app.screen.question
         await pilot.press("n")
-        await wait_for(pilot, lambda: app.screen is main(app), what="back")
-        assert app.is_running and main(app).pending_approval is not None
+        await tui.wait_for(pilot, lambda: app.screen is tui.main(app), what="back")
+        assert app.is_running and tui.main(app).pending_approval is not None
         await pilot.press("s")
-        await wait_idle(pilot)
+        await tui.wait_idle(pilot)
         await pilot.press("ctrl+q")  # idle: quits at once
-        await wait_for(pilot, lambda: not app.is_running, what="the app to exit")
+        await tui.wait_for(pilot, lambda: not app.is_running, what="the app to exit")
 
 
 def test_remaps_onto_text_editing_keys_are_refused_and_the_readme_example_is_not() -> None:
@@ -127,31 +116,31 @@ def test_remaps_onto_text_editing_keys_are_refused_and_the_readme_example_is_not
     assert check_keymap({"switch_target": "ctrl+f"}) == ({"switch_target": "ctrl+f"}, [])
 
 
-async def test_the_readme_remap_works_and_shows_in_the_footer(tmp_path: Path) -> None:
-    app = make_app(workspace(tmp_path), data={**TWO_TARGETS,
+async def test_the_readme_remap_works_and_shows_in_the_footer(tui, tmp_path: Path) -> None:
+    app = tui.make_app(tui.ws, data={**TWO_TARGETS,
                                               "ui": {"keys": {"switch_target": "ctrl+f",
                                                               "approval.accept": "g"}}})
     async with app.run_test(size=WIDE) as pilot:
-        await wait_for(pilot, lambda: main(app).is_mounted)
+        await tui.wait_for(pilot, lambda: tui.main(app).is_mounted)
         assert footer_keys(app).get("switch_target") == "ctrl+f"
-        main(app).prompt_box.focus()
+        tui.main(app).prompt_box.focus()
         await pilot.press("ctrl+f")  # from the prompt box, too
-        await wait_for(pilot, lambda: app.session.target_name == "other", what="switched")
-        assert main(app).prompt_box.value == ""
-        assert "g accept" in str(main(app).query_one("#approval-keys").render())
+        await tui.wait_for(pilot, lambda: app.session.target_name == "other", what="switched")
+        assert tui.main(app).prompt_box.value == ""
+        assert "g accept" in str(tui.main(app).query_one("#approval-keys").render())
 
 
 # -- item 3: the prompt box ----------------------------------------------------------------
 
 
-async def test_prompt_box_keeps_pasted_lines_newline_keys_and_enter_sends(tmp_path: Path):
-    ws = workspace(tmp_path)
-    transcript = write_answers(ws.parent / "t.md", "print('ok')")
-    app = make_app(ws, transcript)
+async def test_prompt_box_keeps_pasted_lines_newline_keys_and_enter_sends(tui, tmp_path: Path):
+    ws = tui.ws
+    transcript = tui.write_answers(ws.parent / "t.md", "print('ok')")
+    app = tui.make_app(ws, transcript)
     seen, hook = recorder()
     async with app.run_test(size=WIDE, message_hook=hook) as pilot:
-        await wait_for(pilot, lambda: main(app).is_mounted)
-        box = main(app).prompt_box
+        await tui.wait_for(pilot, lambda: tui.main(app).is_mounted)
+        box = tui.main(app).prompt_box
         box.focus()
         assert box.size.height == 1, "one line of text to start with"
         app.post_message(events.Paste("Count the words\nof [this] text:\n  the fox"))
@@ -161,9 +150,9 @@ async def test_prompt_box_keeps_pasted_lines_newline_keys_and_enter_sends(tmp_pa
         assert box.value == "Count the words\nof [this] text:\n  the fox\nand\nmore"
         assert box.size.height == 5, "the box grew with its lines"
         await pilot.press("enter")
-        await wait_approval(pilot)
+        await tui.wait_approval(pilot)
         await pilot.press("s")
-        await wait_idle(pilot)
+        await tui.wait_idle(pilot)
     sent = of(seen, PromptSent)[0].text
     assert "Count the words\nof [this] text:\n  the fox\nand\nmore" in sent
     h = History(ws)
@@ -174,16 +163,16 @@ async def test_prompt_box_keeps_pasted_lines_newline_keys_and_enter_sends(tmp_pa
 # -- item 5: coherent state ----------------------------------------------------------------
 
 
-async def test_auto_accept_turned_on_runs_the_waiting_version_and_ctrl_n_clears(tmp_path):
-    ws = workspace(tmp_path)
-    app = make_app(ws, EXAMPLE)
+async def test_auto_accept_turned_on_runs_the_waiting_version_and_ctrl_n_clears(tui, tmp_path):
+    ws = tui.ws
+    app = tui.make_app(ws, tui.EXAMPLE)
     seen, hook = recorder()
     async with app.run_test(size=WIDE, message_hook=hook) as pilot:
-        await type_prompt(pilot, "count words")
-        await wait_approval(pilot)
+        await tui.type_prompt(pilot, "count words")
+        await tui.wait_approval(pilot)
         await pilot.press("ctrl+o")  # the version already waiting runs too
-        await wait_idle(pilot, timeout=60)
-        screen = main(app)
+        await tui.wait_idle(pilot, timeout=60)
+        screen = tui.main(app)
         assert [f.status for f in of(seen, Finished)] == ["PASSED"]
         runs = of(seen, RunStarted)
         assert [r.attempt for r in runs] == [1, 2]
@@ -192,7 +181,7 @@ async def test_auto_accept_turned_on_runs_the_waiting_version_and_ctrl_n_clears(
         assert screen.output_pane.border_title == "Output — attempt 2 on local"
         assert [p.attempt for p in of(seen, PromptSent)] == [1, 2]
         await pilot.press("ctrl+n")
-        await wait_for(pilot, lambda: not screen.code_pane.files, what="panes cleared")
+        await tui.wait_for(pilot, lambda: not screen.code_pane.files, what="panes cleared")
         assert screen.output_pane.lines == [] and status.attempt == 0
         assert screen.output_pane.border_title == "Output"
         assert not screen.conversation.query(".prompt-title, .prompt, .answer")
@@ -201,14 +190,14 @@ async def test_auto_accept_turned_on_runs_the_waiting_version_and_ctrl_n_clears(
 # -- item 6: 80x24 -------------------------------------------------------------------------
 
 
-async def test_at_80x24_history_is_an_overlay_and_code_and_conversation_share(tmp_path):
-    ws = workspace(tmp_path)
-    transcript = write_answers(ws.parent / "t.md", "print('small')")
-    app = make_app(ws, transcript)
+async def test_at_80x24_history_is_an_overlay_and_code_and_conversation_share(tui, tmp_path):
+    ws = tui.ws
+    transcript = tui.write_answers(ws.parent / "t.md", "print('small')")
+    app = tui.make_app(ws, transcript)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: main(app).is_mounted)
+        await tui.wait_for(pilot, lambda: tui.main(app).is_mounted)
         await pilot.pause()
-        screen = main(app)
+        screen = tui.main(app)
         assert screen.has_class("-narrow")
         assert not screen.history_pane.display or screen.history_pane.region.width == 0
         await pilot.press("f2")
@@ -217,8 +206,8 @@ async def test_at_80x24_history_is_an_overlay_and_code_and_conversation_share(tm
         await pilot.press("escape")
         await pilot.pause()
         assert screen.history_pane.region.width == 0
-        await type_prompt(pilot, "print small")
-        await wait_approval(pilot)
+        await tui.type_prompt(pilot, "print small")
+        await tui.wait_approval(pilot)
         await pilot.pause()
         code, conversation = screen.code_pane, screen.conversation
         assert code.region.width == 80 and conversation.region.width == 0, "code has the top"
@@ -227,65 +216,64 @@ async def test_at_80x24_history_is_an_overlay_and_code_and_conversation_share(tm
         await pilot.pause()
         assert conversation.region.width == 80 and code.region.width == 0
         await pilot.press("a")
-        await wait_idle(pilot)
+        await tui.wait_idle(pilot)
 
 
-async def test_feedback_review_at_80x24_leaves_the_output_8_rows(tmp_path: Path) -> None:
-    ws = workspace(tmp_path)
-    transcript = write_answers(ws.parent / "t.md", "raise SystemExit('bad')", "print('ok')")
-    app = make_app(ws, transcript, review_feedback=True)
+async def test_feedback_review_at_80x24_leaves_the_output_8_rows(tui, tmp_path: Path) -> None:
+    ws = tui.ws
+    transcript = tui.write_answers(ws.parent / "t.md", "raise SystemExit('bad')", "print('ok')")
+    app = tui.make_app(ws, transcript, review_feedback=True)
     async with app.run_test(size=(80, 24)) as pilot:
-        await type_prompt(pilot, "fail once")
-        await wait_approval(pilot)
+        await tui.type_prompt(pilot, "fail once")
+        await tui.wait_approval(pilot)
         await pilot.press("a")
-        await wait_for(pilot, lambda: main(app).pending_feedback, what="feedback review")
+        await tui.wait_feedback(pilot, what="feedback review")
         await pilot.pause()
-        output = main(app).query_one(OutputPane)
+        output = tui.main(app).query_one(OutputPane)
         assert output.content_region.height >= 8, output.content_region
-        assert main(app).feedback_bar.region.height >= 6
+        assert tui.main(app).feedback_bar.region.height >= 6
         await pilot.press("ctrl+g")
-        await wait_idle(pilot)
+        await tui.wait_idle(pilot)
 
 
 # -- item 7: small things ------------------------------------------------------------------
 
 
-async def test_f8_cycles_the_llms_without_starting_one(tmp_path: Path) -> None:
-    app = make_app(workspace(tmp_path))
+async def test_f8_cycles_the_llms_without_starting_one(tui, tmp_path: Path) -> None:
+    app = tui.make_app(tui.ws)
     async with app.run_test(size=WIDE) as pilot:
-        await wait_for(pilot, lambda: main(app).is_mounted)
+        await tui.wait_for(pilot, lambda: tui.main(app).is_mounted)
         names = app.session.llm_names
         assert names[0].startswith("replay:") and {"chatgpt", "claude"} <= set(names)
         await pilot.press("f8")
-        await wait_for(pilot, lambda: app.session.llm_spec == names[1], what="switched")
-        assert main(app).status_bar.llm == names[1]
+        await tui.wait_for(pilot, lambda: app.session.llm_spec == names[1], what="switched")
+        assert tui.main(app).status_bar.llm == names[1]
         assert app.session.llm is None, "the browser starts with the next prompt, not now"
-        for _ in names[1:]:
+        for i in range(2, len(names) + 1):  # each switch lands before the next key
             await pilot.press("f8")
-            await pilot.pause(0.1)
-        await wait_for(pilot, lambda: app.session.llm_spec == names[0], what="round")
-        await type_prompt(pilot, "count words")
-        await wait_approval(pilot)
+            await tui.wait_for(pilot, lambda i=i: app.session.llm_spec == names[i % len(names)],
+                               what=f"switched to {names[i % len(names)]}")
+        assert app.session.llm_spec == names[0], "round"
+        await tui.type_prompt(pilot, "count words")
+        await tui.wait_approval(pilot)
         assert "f8" not in [k for k, b in app.screen.active_bindings.items() if b.enabled
                             and b.binding.action == "switch_llm"], "not during a run"
         await pilot.press("s")
-        await wait_idle(pilot)
+        await tui.wait_idle(pilot)
 
 
-async def test_history_pane_lists_the_session_with_follow_ups_and_stopped_by_you(tmp_path):
-    ws = workspace(tmp_path)
-    transcript = write_answers(ws.parent / "t.md", "print('a')", "print('b')")
-    app = make_app(ws, transcript)
-    async with app.run_test(size=WIDE) as pilot:
-        await type_prompt(pilot, "print a")
-        await wait_approval(pilot)
+async def test_history_pane_lists_the_session_with_follow_ups_and_stopped_by_you(tui, tmp_path):
+    app = tui.app_answering("print('a')", "print('b')")
+    async with tui.running(app, size=WIDE) as pilot:
+        await tui.type_prompt(pilot, "print a")
+        await tui.wait_approval(pilot)
         await pilot.press("a")
-        await wait_idle(pilot)
-        await type_prompt(pilot, "now print b instead")
-        await wait_approval(pilot)
+        await tui.wait_idle(pilot)
+        await tui.type_prompt(pilot, "now print b instead")
+        await tui.wait_approval(pilot)
         await pilot.press("s")
-        await wait_idle(pilot)
-        pane = main(app).history_pane
+        await tui.wait_idle(pilot)
+        pane = tui.main(app).history_pane
         pane.root.children[0].expand()
         await pilot.pause()
         labels = [str(n.label) for n in pane.root.children[0].children]
@@ -293,47 +281,44 @@ async def test_history_pane_lists_the_session_with_follow_ups_and_stopped_by_you
         assert any("stopped by you" in label for label in labels), labels
 
 
-async def test_f4_diffs_against_the_rejected_version_too(tmp_path: Path) -> None:
-    ws = workspace(tmp_path)
-    transcript = write_answers(ws.parent / "t.md", "print('first try')", "print('second try')")
-    app = make_app(ws, transcript)
-    async with app.run_test(size=WIDE) as pilot:
-        await type_prompt(pilot, "print a try")
-        await wait_approval(pilot)
+async def test_f4_diffs_against_the_rejected_version_too(tui, tmp_path: Path) -> None:
+    app = tui.app_answering("print('first try')", "print('second try')")
+    async with tui.running(app, size=WIDE) as pilot:
+        await tui.type_prompt(pilot, "print a try")
+        await tui.wait_approval(pilot)
         await pilot.press("r")
         await pilot.press(*"not that", "enter")
-        await wait_for(pilot, lambda: main(app).pending_approval
-                       and main(app).pending_approval.attempt == 2, what="second version")
-        code = main(app).query_one(CodePane)
+        await tui.wait_approval(pilot, attempt=2, what="second version")
+        code = tui.main(app).query_one(CodePane)
         await pilot.press("f4")
         await pilot.pause()
         assert code.mode == "diff"
         shown = str(code.query_one("#code-diff").query_one(".code-text").render())
         assert "-print('first try')" in shown and "+print('second try')" in shown
         await pilot.press("s")
-        await wait_idle(pilot)
+        await tui.wait_idle(pilot)
 
 
-async def test_resuming_a_session_shows_that_session(tmp_path: Path) -> None:
-    ws = workspace(tmp_path)
-    transcript = write_answers(ws.parent / "t.md", "print('from session one')")
-    app = make_app(ws, transcript)
+async def test_resuming_a_session_shows_that_session(tui, tmp_path: Path) -> None:
+    ws = tui.ws
+    transcript = tui.write_answers(ws.parent / "t.md", "print('from session one')")
+    app = tui.make_app(ws, transcript)
     async with app.run_test(size=WIDE) as pilot:
-        await type_prompt(pilot, "print from session one")
-        await wait_approval(pilot)
+        await tui.type_prompt(pilot, "print from session one")
+        await tui.wait_approval(pilot)
         await pilot.press("a")
-        await wait_idle(pilot)
-        screen = main(app)
+        await tui.wait_idle(pilot)
+        screen = tui.main(app)
         await pilot.press("ctrl+n")
-        await wait_for(pilot, lambda: not screen.code_pane.files, what="cleared")
+        await tui.wait_for(pilot, lambda: not screen.code_pane.files, what="cleared")
         history = screen.history_pane
         history.focus()
         history.move_cursor(history.root.children[0])
         await pilot.press("r")
-        await wait_for(pilot, lambda: screen.code_pane.files, what="the session's code")
+        await tui.wait_for(pilot, lambda: screen.code_pane.files, what="the session's code")
         assert "from session one" in screen.code_pane.files[0].content
-        await wait_for(pilot, lambda: "from session one" in screen.output_pane.lines,
-                       what="its output")
+        await tui.wait_for(pilot, lambda: "from session one" in screen.output_pane.lines,
+                           what="its output")
         assert screen.resume_id == 1 and screen.status_bar.attempt == 1
         texts = [str(w.render()) for w in screen.conversation.query(".prompt-body")]
         assert any("print from session one" in t for t in texts), texts

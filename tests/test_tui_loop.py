@@ -12,17 +12,6 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import Markdown, TabbedContent, TextArea
-from tui_support import (
-    EXAMPLE,
-    SIZE,
-    main,
-    make_app,
-    type_prompt,
-    wait_approval,
-    wait_for,
-    wait_idle,
-    workspace,
-)
 
 from verifybot_tui.core.events import AnswerText, Finished
 from verifybot_tui.core.history import History
@@ -35,15 +24,15 @@ from verifybot_tui.tui.widgets.status import StatusBar
 pytestmark = pytest.mark.usefixtures("tui_env")
 
 
-async def test_whole_loop_with_edit_failure_feedback_and_success(tmp_path: Path,
+async def test_whole_loop_with_edit_failure_feedback_and_success(tui, tmp_path: Path,
                                                                  app_messages) -> None:
-    ws = workspace(tmp_path)
-    app = make_app(ws, EXAMPLE, review_feedback=True)
+    ws = tui.ws
+    app = tui.make_app(ws, tui.EXAMPLE, review_feedback=True)
     seen, hook = app_messages.events, app_messages.hook
-    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-        await type_prompt(pilot, "count the words", key_by_key=True)
-        screen = main(app)
-        approval = await wait_approval(pilot)
+    async with app.run_test(size=tui.SIZE, message_hook=hook) as pilot:
+        await tui.type_prompt(pilot, "count the words", key_by_key=True)
+        screen = tui.main(app)
+        approval = await tui.wait_approval(pilot)
         assert approval.attempt == 1
 
         # The answer streamed in pieces into one Markdown widget, and it is all there.
@@ -63,18 +52,18 @@ async def test_whole_loop_with_edit_failure_feedback_and_success(tmp_path: Path,
 
         # Edit inline: a comment on top, kept with ctrl+s, then accepted.
         await pilot.press("e")
-        area = await wait_for(pilot, lambda: screen.query(TextArea).first()
-                              if code.mode == "edit" and code.query(TextArea) else None,
-                              what="the inline editor")
+        area = await tui.wait_for(pilot, lambda: screen.query(TextArea).first()
+                                  if code.mode == "edit" and code.query(TextArea) else None,
+                                  what="the inline editor")
         assert area.has_focus
         await pilot.press(*"# edited by hand", "enter")
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: code.mode == "code" and code.edits, what="edits kept")
+        await tui.wait_for(pilot, lambda: code.mode == "code" and code.edits, what="edits kept")
         assert code.edits["count_the_words.py"].startswith("# edited by hand\n")
         await pilot.press("a")
 
         # It fails for real; the feedback prompt is shown for review, then sent.
-        feedback = await wait_for(pilot, lambda: screen.pending_feedback, what="feedback")
+        feedback = await tui.wait_feedback(pilot, what="feedback")
         assert "TypeError" in feedback.prompt
         output = screen.query_one(OutputPane)
         output.flush()
@@ -84,11 +73,10 @@ async def test_whole_loop_with_edit_failure_feedback_and_success(tmp_path: Path,
         area.insert("\nPlease keep the fix small.", area.document.end)
         await pilot.press("ctrl+s")
 
-        approval = await wait_for(pilot, lambda: screen.pending_approval
-                                  and screen.pending_approval.attempt == 2, what="approval 2")
+        approval = await tui.wait_approval(pilot, attempt=2, what="approval 2")
         assert code.files[0].saved_name == "count_the_words_3.py", "the edit was version 2"
         await pilot.press("a")
-        await wait_idle(pilot)
+        await tui.wait_idle(pilot)
 
         finished = [e for e in seen if isinstance(e, Finished)]
         assert [f.status for f in finished] == ["PASSED"]
@@ -115,8 +103,8 @@ async def test_whole_loop_with_edit_failure_feedback_and_success(tmp_path: Path,
     h.close()
 
 
-async def test_code_tabs_and_diff_against_previous(tmp_path: Path) -> None:
-    ws = workspace(tmp_path)
+async def test_code_tabs_and_diff_against_previous(tui, tmp_path: Path) -> None:
+    ws = tui.ws
     transcript = ws.parent / "two.md"
     transcript.write_text(
         "## Answer 1\n\n````markdown\n```python\n# file: main.py\nimport helper\n"
@@ -124,38 +112,37 @@ async def test_code_tabs_and_diff_against_previous(tmp_path: Path) -> None:
         "````\n\n## Answer 2\n\n````markdown\n```python\n# file: main.py\nimport helper\n"
         "print(helper.VALUE + 1)\n```\n\n```python\n# file: helper.py\nVALUE = 41\n```\n````\n",
         encoding="utf-8")
-    app = make_app(ws, transcript, review_feedback=False)  # feedback goes without a stop
-    async with app.run_test(size=SIZE) as pilot:
-        await type_prompt(pilot, "two files")
-        screen = main(app)
-        await wait_approval(pilot)
+    app = tui.make_app(ws, transcript, review_feedback=False)  # feedback goes without a stop
+    async with app.run_test(size=tui.SIZE) as pilot:
+        await tui.type_prompt(pilot, "two files")
+        screen = tui.main(app)
+        await tui.wait_approval(pilot)
         code = screen.query_one(CodePane)
         tabs = code.query_one(TabbedContent)
         assert tabs.tab_count == 2
         assert [f.name for f in code.files] == ["main.py", "helper.py"]
         await pilot.press("f4")
-        await wait_for(pilot, lambda: code.mode == "diff")
+        await tui.wait_for(pilot, lambda: code.mode == "diff")
         assert "no previous version" in str(code.query_one("#code-empty").render())
         await pilot.press("a")
-        await wait_for(pilot, lambda: screen.pending_approval
-                       and screen.pending_approval.attempt == 2, what="second version")
+        await tui.wait_approval(pilot, attempt=2, what="second version")
         assert code.mode == "code"
         await pilot.press("f4")
-        await wait_for(pilot, lambda: code.mode == "diff")
+        await tui.wait_for(pilot, lambda: code.mode == "diff")
         diff = str(code.query_one("#code-diff .code-text").render())
         assert "-VALUE = 'x'" in diff and "+VALUE = 41" in diff
         assert "main_" not in diff, "an unchanged file adds no hunk"
         await pilot.press("f4")
         await pilot.press("a")
-        await wait_idle(pilot)
+        await tui.wait_idle(pilot)
         assert "42" in screen.query_one(OutputPane).lines
 
 
 async def test_the_status_bar_follows_a_backend_state_change_it_is_told_of(
-        tmp_path: Path) -> None:
-    app = make_app(workspace(tmp_path))
-    async with app.run_test(size=SIZE) as pilot:
-        status = main(app).query_one(StatusBar)
-        await wait_for(pilot, lambda: status.llm_state == "idle", what="the replay LLM ready")
+        tui, tmp_path: Path) -> None:
+    app = tui.make_app(tui.ws)
+    async with app.run_test(size=tui.SIZE) as pilot:
+        status = tui.main(app).query_one(StatusBar)
+        await tui.wait_for(pilot, lambda: status.llm_state == "idle", what="the replay LLM ready")
         app.session.llm.state = "error"  # as a crash deep inside a backend would set it
-        await wait_for(pilot, lambda: status.llm_state == "error", what="the bar to follow")
+        await tui.wait_for(pilot, lambda: status.llm_state == "error", what="the bar to follow")

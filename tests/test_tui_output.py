@@ -7,16 +7,8 @@ from pathlib import Path
 import pytest
 from rich.segment import Segment
 from textual.app import App
-from tui_support import (
-    SIZE,
-    main,
-    make_app,
-    type_prompt,
-    wait_idle,
-    workspace,
-    write_answers,
-)
 
+from verifybot_tui.core.events import Output
 from verifybot_tui.tui.ansi import sanitize_line
 from verifybot_tui.tui.messages import LoopEvent
 from verifybot_tui.tui.output_buffer import OutputBuffer
@@ -117,28 +109,33 @@ async def test_memory_is_bounded_and_the_cut_is_said() -> None:
         assert "19,000 earlier lines not shown" in first and "outputs/" in first
 
 
-async def test_a_flood_is_batched_not_one_message_per_chunk(tmp_path: Path) -> None:
-    ws = workspace(tmp_path)
-    transcript = write_answers(
+async def test_a_flood_is_batched_not_one_message_per_chunk(tui, tmp_path: Path) -> None:
+    ws = tui.ws
+    transcript = tui.write_answers(
         ws.parent / "t.md",
         "import sys, time\nfor i in range(20000):\n    sys.stdout.write(f'row {i}\\n')\n"
         "    if i % 50 == 0:\n        sys.stdout.flush()\n        time.sleep(0.002)")
-    app = make_app(ws, transcript, data={"run": {"auto_accept": True}})
+    app = tui.make_app(ws, transcript, data={"run": {"auto_accept": True}})
     messages: list[object] = []
 
     def hook(message: object) -> None:
         messages.append(message)
 
-    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-        await type_prompt(pilot, "flood")
-        await wait_idle(pilot)
-        output = main(app).query_one(OutputPane)
+    async with app.run_test(size=tui.SIZE, message_hook=hook) as pilot:
+        await tui.type_prompt(pilot, "flood")
+        await tui.wait_idle(pilot)
+        output = tui.main(app).query_one(OutputPane)
         assert "row 19999" in output.lines
         assert len(output._lines) <= output.max_lines
+    # How many chunks the pipe delivers depends on the machine's load (a busy one reads
+    # bigger blocks); the batching does not: no chunk is a message, and the messages
+    # stay few however many chunks came.
     chunks = app.output_buffer.chunks
     loop_events = [m for m in messages if isinstance(m, LoopEvent)]
-    assert chunks > 100, "the program's output came in many chunks"
-    assert len(loop_events) < 60, "output chunks never became messages"
+    assert chunks > 1, "the program's output came in more than one chunk"
+    assert not [m for m in loop_events if isinstance(m.event, Output)], \
+        "output chunks never became messages"
+    assert len(loop_events) < 60, "the loop's other events stay few"
     saved = (ws / "outputs" / "flood_1.txt").read_text()
     assert "row 0\n" in saved and "row 19999\n" in saved, "outputs/ has everything"
 

@@ -17,16 +17,6 @@ import pytest
 import pytest_textual_snapshot
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
-from tui_support import (
-    main,
-    make_app,
-    type_prompt,
-    wait_approval,
-    wait_for,
-    wait_idle,
-    workspace,
-    write_answers,
-)
 
 pytestmark = pytest.mark.usefixtures("tui_env")
 SIZE = (120, 36)
@@ -63,107 +53,115 @@ def _no_wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(loop_controller, "_run_summary", timeless)
 
 
-def app_for(tmp_path: Path, theme: str):
-    ws = workspace(tmp_path)
+def app_for(tui, tmp_path: Path, theme: str):
+    ws = tui.ws
     # One fixed path: the wide screens show the whole prompt, which names the replay file.
     fixed = Path(tempfile.gettempdir()) / "verifybot-snapshots"
     fixed.mkdir(exist_ok=True)
-    transcript = write_answers(fixed / "t.md", PROGRAM)
-    return make_app(ws, transcript, data={"ui": {"theme": theme}})
+    transcript = tui.write_answers(fixed / "t.md", PROGRAM)
+    return tui.make_app(ws, transcript, data={"ui": {"theme": theme}})
 
 
-async def settle(pilot: Pilot) -> None:
+async def settle(tui, pilot: Pilot) -> None:
+    """No blink, no toasts, the anchored panes at their end, and nothing moving."""
     app = pilot.app
     for widget in app.screen.query("Input, TextArea"):
         if isinstance(widget, Input | TextArea):
             widget.cursor_blink = False
-    await pilot.pause(0.1)
-    if app.main_screen is not None:  # the anchored panes end where their content ends
-        for pane in app.main_screen.query("#conversation, #output"):
-            pane.scroll_end(animate=False, immediate=True)
     app.clear_notifications()
-    await pilot.pause(0.1)
+    panes = list(app.main_screen.query("#conversation, #output")) if app.main_screen else []
+    last: list[tuple[float, float]] = []
+
+    def still() -> bool:
+        """Scrolled to the end (the anchored panes end where their content ends), and
+        nothing moved since the last look."""
+        for pane in panes:
+            pane.scroll_end(animate=False, immediate=True)
+        now = [(pane.scroll_y, pane.max_scroll_y) for pane in panes]
+        steady = now == last
+        last[:] = now
+        return steady and not app.screen.query("Toast")
+
+    await pilot.pause()
+    await tui.wait_for(pilot, still, what="a still screen")
+
+
+async def ready(tui, pilot: Pilot) -> None:
+    app = pilot.app
+    await tui.wait_for(pilot, lambda: tui.main(app).is_mounted
+                       and app.session.target is not None
+                       and app.session.target.state == "connected"
+                       and app.session.llm is not None
+                       and app.session.llm.state == "idle", what="ready")
+
+
+async def approval(tui, pilot: Pilot) -> None:
+    await tui.type_prompt(pilot, "print some colours")
+    await tui.wait_approval(pilot)
+
+
+async def output(tui, pilot: Pilot) -> None:
+    await approval(tui, pilot)
+    await pilot.press("a")
+    await tui.wait_idle(pilot)
+
+
+async def history_attempt(tui, pilot: Pilot) -> None:
+    app = pilot.app
+    await output(tui, pilot)
+    history = tui.main(app).query_one("#history")
+    history.focus()
+    history.move_cursor(history.root.children[0])
+    await pilot.press("space")  # expand the session
+    await pilot.press("down", "enter")  # its first attempt
+    await tui.wait_for(pilot, lambda: app.screen is not tui.main(app),
+                       what="the attempt screen")
+
+
+def shoot(tui, snap_compare, tmp_path: Path, theme: str, reach, size=SIZE) -> bool:
+    """The app in ``theme`` at ``size``, brought to a state by ``reach``, against its SVG."""
+    async def run_before(pilot: Pilot) -> None:
+        await reach(tui, pilot)
+        await settle(tui, pilot)
+
+    return snap_compare(app_for(tui, tmp_path, theme), terminal_size=size, run_before=run_before)
 
 
 @pytest.mark.parametrize("theme", THEMES)
-def test_empty(snap_compare, tmp_path: Path, theme: str) -> None:
-    async def run_before(pilot: Pilot) -> None:
-        await wait_for(pilot, lambda: main(pilot.app).is_mounted
-                       and pilot.app.session.target is not None
-                       and pilot.app.session.target.state == "connected"
-                       and pilot.app.session.llm is not None
-                       and pilot.app.session.llm.state == "idle", what="ready")
-        await settle(pilot)
-
-    assert snap_compare(app_for(tmp_path, theme), terminal_size=SIZE, run_before=run_before)
+def test_empty(tui, snap_compare, tmp_path: Path, theme: str) -> None:
+    assert shoot(tui, snap_compare, tmp_path, theme, ready)
 
 
 @pytest.mark.parametrize("theme", THEMES)
-def test_approval_pending(snap_compare, tmp_path: Path, theme: str) -> None:
-    async def run_before(pilot: Pilot) -> None:
-        await type_prompt(pilot, "print some colours")
-        await wait_approval(pilot)
-        await settle(pilot)
-
-    assert snap_compare(app_for(tmp_path, theme), terminal_size=SIZE, run_before=run_before)
+def test_approval_pending(tui, snap_compare, tmp_path: Path, theme: str) -> None:
+    assert shoot(tui, snap_compare, tmp_path, theme, approval)
 
 
 @pytest.mark.parametrize("theme", THEMES)
-def test_output_after_run(snap_compare, tmp_path: Path, theme: str) -> None:
-    async def run_before(pilot: Pilot) -> None:
-        await type_prompt(pilot, "print some colours")
-        await wait_approval(pilot)
-        await pilot.press("a")
-        await wait_idle(pilot)
-        await settle(pilot)
-
-    assert snap_compare(app_for(tmp_path, theme), terminal_size=SIZE, run_before=run_before)
+def test_output_after_run(tui, snap_compare, tmp_path: Path, theme: str) -> None:
+    assert shoot(tui, snap_compare, tmp_path, theme, output)
 
 
 @pytest.mark.parametrize("theme", THEMES)
-def test_history_attempt(snap_compare, tmp_path: Path, theme: str) -> None:
-    async def run_before(pilot: Pilot) -> None:
-        app = pilot.app
-        await type_prompt(pilot, "print some colours")
-        await wait_approval(pilot)
-        await pilot.press("a")
-        await wait_idle(pilot)
-        history = main(app).query_one("#history")
-        history.focus()
-        history.move_cursor(history.root.children[0])
-        await pilot.press("space")  # expand the session
-        await pilot.press("down", "enter")  # its first attempt
-        await wait_for(pilot, lambda: app.screen is not main(app), what="the attempt screen")
-        await settle(pilot)
-
-    assert snap_compare(app_for(tmp_path, theme), terminal_size=SIZE, run_before=run_before)
+def test_history_attempt(tui, snap_compare, tmp_path: Path, theme: str) -> None:
+    assert shoot(tui, snap_compare, tmp_path, theme, history_attempt)
 
 
 SIZES = [(80, 24), (160, 48)]
 
 
-@pytest.mark.parametrize("theme", THEMES)
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_approval_pending_at(snap_compare, tmp_path: Path, theme: str,
-                             size: tuple[int, int]) -> None:
+def each_theme_and_size(test):
+    """Parametrized over THEMES and SIZES (the ids name the snapshot files: keep them)."""
+    by_size = pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+    return pytest.mark.parametrize("theme", THEMES)(by_size(test))
+
+
+@each_theme_and_size
+def test_approval_pending_at(tui, snap_compare, tmp_path: Path, theme: str, size) -> None:
     """80x24: the history hides, the code has the top, the approval bar is one line."""
-    async def run_before(pilot: Pilot) -> None:
-        await type_prompt(pilot, "print some colours")
-        await wait_approval(pilot)
-        await settle(pilot)
-
-    assert snap_compare(app_for(tmp_path, theme), terminal_size=size, run_before=run_before)
+    assert shoot(tui, snap_compare, tmp_path, theme, approval, size)
 
 
-@pytest.mark.parametrize("theme", THEMES)
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_output_after_run_at(snap_compare, tmp_path: Path, theme: str,
-                             size: tuple[int, int]) -> None:
-    async def run_before(pilot: Pilot) -> None:
-        await type_prompt(pilot, "print some colours")
-        await wait_approval(pilot)
-        await pilot.press("a")
-        await wait_idle(pilot)
-        await settle(pilot)
-
-    assert snap_compare(app_for(tmp_path, theme), terminal_size=size, run_before=run_before)
+@each_theme_and_size
+def test_output_after_run_at(tui, snap_compare, tmp_path: Path, theme: str, size) -> None:
+    assert shoot(tui, snap_compare, tmp_path, theme, output, size)

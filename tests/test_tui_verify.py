@@ -10,18 +10,6 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import Input, Static, TextArea
-from tui_support import (
-    ROOT,
-    SIZE,
-    main,
-    make_app,
-    type_prompt,
-    wait_approval,
-    wait_for,
-    wait_idle,
-    workspace,
-    write_answers,
-)
 
 from verifybot_tui.core.events import (
     ApprovalNeeded,
@@ -36,7 +24,7 @@ from verifybot_tui.tui.screens.judgement import JudgementScreen
 from verifybot_tui.tui.widgets.code import CodePane
 
 pytestmark = pytest.mark.usefixtures("tui_env")
-EXAMPLES = ROOT / "examples"
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def of(seen: list[object], kind: type) -> list:
@@ -49,28 +37,27 @@ def judge_file(path: Path, *answers: str) -> Path:
     return path
 
 
-async def wait_judgement(pilot) -> JudgementScreen:
-    return await wait_for(pilot, lambda: isinstance(pilot.app.screen, JudgementScreen)
-                          and pilot.app.screen, what="the judgement dialog")
+async def wait_judgement(tui, pilot) -> JudgementScreen:
+    return await tui.wait_screen(pilot, JudgementScreen, what="the judgement dialog")
 
 
 async def test_the_user_overrules_a_fail_judgement(
-    tmp_path: Path, app_messages
+    tui, tmp_path: Path, app_messages
 ) -> None:
-    ws = workspace(tmp_path)
-    coder = write_answers(tmp_path / "c.md", 'print("Sum of squares: 55")')
+    ws = tui.ws
+    coder = tui.write_answers(tmp_path / "c.md", 'print("Sum of squares: 55")')
     judge = judge_file(tmp_path / "j.md", "FAIL: 55 is not the sum of the squares")
-    app = make_app(ws, coder, data={"run": {"judge": f"replay:{judge}"}})
+    app = tui.make_app(ws, coder, data={"run": {"judge": f"replay:{judge}"}})
     seen, hook = app_messages.events, app_messages.hook
-    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-        await type_prompt(pilot, "Print the sum of the squares of 1 to 10")
-        await wait_approval(pilot)
+    async with app.run_test(size=tui.SIZE, message_hook=hook) as pilot:
+        await tui.type_prompt(pilot, "Print the sum of the squares of 1 to 10")
+        await tui.wait_approval(pilot)
         await pilot.press("a")
-        screen = await wait_judgement(pilot)
+        screen = await wait_judgement(tui, pilot)
         assert "The judge says FAIL: 55 is not the sum of the squares" in str(
             screen.query_one("#dialog-question").render())
         await pilot.press("v")
-        await wait_idle(pilot)
+        await tui.wait_idle(pilot)
     (j,) = of(seen, Judged)
     assert j.judgement.line == "FAIL: 55 is not the sum of the squares"
     (fin,) = of(seen, Finished)
@@ -79,26 +66,26 @@ async def test_the_user_overrules_a_fail_judgement(
 
 
 async def test_an_unparsable_judgement_asks_the_user_even_with_auto_accept(
-    tmp_path, app_messages
+    tui, tmp_path, app_messages
 ) -> None:
-    ws = workspace(tmp_path)
-    coder = write_answers(tmp_path / "c.md", 'print("Sum of squares: 285")',
-                          'print("Sum of squares: 385")')
+    ws = tui.ws
+    coder = tui.write_answers(tmp_path / "c.md", 'print("Sum of squares: 285")',
+                              'print("Sum of squares: 385")')
     judge = judge_file(tmp_path / "j.md", "It looks fine to me.", "PASS")
-    app = make_app(ws, coder, data={"run": {"judge": f"replay:{judge}"}})
+    app = tui.make_app(ws, coder, data={"run": {"judge": f"replay:{judge}"}})
     seen, hook = app_messages.events, app_messages.hook
-    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-        await wait_for(pilot, lambda: main(app).is_mounted)
+    async with app.run_test(size=tui.SIZE, message_hook=hook) as pilot:
+        await tui.wait_for(pilot, lambda: tui.main(app).is_mounted)
         await pilot.press("ctrl+o")  # auto-accept: only what nobody else can decide is asked
-        await type_prompt(pilot, "Print the sum of the squares of 1 to 10")
-        screen = await wait_judgement(pilot)
+        await tui.type_prompt(pilot, "Print the sum of the squares of 1 to 10")
+        screen = await wait_judgement(tui, pilot)
         shown = str(screen.query_one("#judge-answer Static", Static).render())
         assert "It looks fine to me." in shown
         note = screen.query_one("#judge-note", Input)
         note.focus()
         note.value = "285 misses 10 squared"
         await pilot.press("enter")  # a note sends it back as a failure
-        await wait_idle(pilot)
+        await tui.wait_idle(pilot)
     needed = of(seen, JudgementNeeded)
     assert len(needed) == 1 and needed[0].judgement.verdict == "UNPARSABLE"
     assert [j.judgement.verdict for j in of(seen, Judged)] == ["UNPARSABLE", "PASS"]
@@ -108,85 +95,84 @@ async def test_an_unparsable_judgement_asks_the_user_even_with_auto_accept(
 
 
 async def test_the_criteria_editor_checks_lines_and_the_criteria_fail_a_run(
-    tmp_path, app_messages
+    tui, tmp_path, app_messages
 ) -> None:
-    ws = workspace(tmp_path)
-    app = make_app(ws, EXAMPLES / "rocket.md")
+    ws = tui.ws
+    app = tui.make_app(ws, EXAMPLES / "rocket.md")
     seen, hook = app_messages.events, app_messages.hook
-    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-        await wait_for(pilot, lambda: main(app).is_mounted)
-        app.call_later(edit_criteria, main(app))  # as the palette does, in the app
-        editor = await wait_for(pilot, lambda: isinstance(app.screen, CriteriaScreen)
-                                and app.screen, what="the criteria editor")
+    async with app.run_test(size=tui.SIZE, message_hook=hook) as pilot:
+        await tui.wait_for(pilot, lambda: tui.main(app).is_mounted)
+        app.call_later(edit_criteria, tui.main(app))  # as the palette does, in the app
+        editor = await tui.wait_screen(pilot, CriteriaScreen, what="the criteria editor")
         area = editor.query_one("#criteria-text", TextArea)
         area.text = "contains:Apogee\nrange:Apogee (\\d+)"
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: "line 2: bad criterion" in str(
+        await tui.wait_for(pilot, lambda: "line 2: bad criterion" in str(
             editor.query_one("#criteria-error", Static).render()), what="the error")
         assert isinstance(app.screen, CriteriaScreen)  # not saved
         area.text = "contains:Apogee\nrange:Apogee: ([0-9.]+) m:100..5000\n"
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: not isinstance(app.screen, CriteriaScreen))
-        assert main(app).query_one(CodePane).border_subtitle == (
+        await tui.wait_for(pilot, lambda: not isinstance(app.screen, CriteriaScreen))
+        assert tui.main(app).query_one(CodePane).border_subtitle == (
             "criteria: contains:Apogee; range:Apogee: ([0-9.]+) m:100..5000")
         await pilot.press("ctrl+o")
-        await type_prompt(pilot, "Simulate a rocket and print its apogee")
-        await wait_idle(pilot)
+        await tui.type_prompt(pilot, "Simulate a rocket and print its apogee")
+        await tui.wait_idle(pilot)
     assert [v.verdict.status for v in of(seen, VerdictReached)] == ["criteria_unmet", "success"]
     (fin,) = of(seen, Finished)
     assert (fin.status, fin.message) == ("VERIFIED", "all 2 success criteria met")
 
 
-async def test_a_recipe_opened_from_the_palette_runs_with_its_criteria(
-    tmp_path, app_messages
-) -> None:
-    ws = workspace(tmp_path)
-    seen, hook = app_messages.events, app_messages.hook
+def rocket_recipe(tmp_path: Path, auto_accept: bool | None = None) -> Path:
+    """A recipe for examples/rocket.md's answers; auto_accept None: no such key."""
     recipe = tmp_path / "r.toml"
-    recipe.write_text('name = "rocket"\nprompt = "Simulate a rocket"\n'
+    accept = "" if auto_accept is None else f"auto_accept = {str(auto_accept).lower()}\n"
+    recipe.write_text(f'name = "rocket"\nprompt = "Simulate a rocket"\n{accept}'
                       'criteria = ["range:Apogee: ([0-9.]+) m:100..5000"]\n')
-    app = make_app(ws, EXAMPLES / "rocket.md")
-    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-        await wait_for(pilot, lambda: main(app).is_mounted)
+    return recipe
+
+
+async def test_a_recipe_opened_from_the_palette_runs_with_its_criteria(
+    tui, tmp_path, app_messages
+) -> None:
+    seen = app_messages.events
+    recipe = rocket_recipe(tmp_path)
+    app = tui.make_app(tui.ws, EXAMPLES / "rocket.md")
+    async with tui.running(app, app_messages) as pilot:
         await pilot.press("ctrl+o")
         titles = [t for t, _h, _c in VerifyBotCommands(app.screen)._commands()]
         assert "Success criteria…" in titles and "Open recipe…" in titles
-        app.call_later(open_recipe, main(app))  # what the palette's "Open recipe…" calls
-        box = await wait_for(pilot, lambda: app.screen.query("#recipe-path")
-                             and app.screen.query_one("#recipe-path", Input))
+        app.call_later(open_recipe, tui.main(app))  # what the palette's "Open recipe…" calls
+        box = await tui.wait_for(pilot, lambda: app.screen.query("#recipe-path")
+                                 and app.screen.query_one("#recipe-path", Input))
         box.value = str(recipe)
         await pilot.press("enter")
-        await wait_idle(pilot)
+        await tui.wait_idle(pilot)
     (fin,) = of(seen, Finished)
     assert fin.status == "VERIFIED"
     assert fin.record["prompt"] == "Simulate a rocket"
     assert fin.record["criteria"] == ["range:Apogee: ([0-9.]+) m:100..5000"]
 
 
-async def open_recipe_file(pilot, path: Path) -> None:
+async def open_recipe_file(tui, pilot, path: Path) -> None:
     app = pilot.app
-    app.call_later(open_recipe, main(app))  # what the palette's "Open recipe…" calls
-    box = await wait_for(pilot, lambda: app.screen.query("#recipe-path")
-                         and app.screen.query_one("#recipe-path", Input))
+    app.call_later(open_recipe, tui.main(app))  # what the palette's "Open recipe…" calls
+    box = await tui.wait_for(pilot, lambda: app.screen.query("#recipe-path")
+                             and app.screen.query_one("#recipe-path", Input))
     box.value = str(path)
     await pilot.press("enter")
 
 
 async def test_a_recipe_with_auto_accept_runs_each_version_without_asking(
-    tmp_path, app_messages
+    tui, tmp_path, app_messages
 ) -> None:
-    ws = workspace(tmp_path)
-    seen, hook = app_messages.events, app_messages.hook
-    recipe = tmp_path / "r.toml"
-    recipe.write_text('name = "rocket"\nprompt = "Simulate a rocket"\nauto_accept = true\n'
-                      'criteria = ["range:Apogee: ([0-9.]+) m:100..5000"]\n')
-    app = make_app(ws, EXAMPLES / "rocket.md")
-    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-        await wait_for(pilot, lambda: main(app).is_mounted)
-        assert main(app).auto_accept is False  # the app asks by default
-        await open_recipe_file(pilot, recipe)
-        await wait_idle(pilot)
-        assert main(app).auto_accept is True and app.session.auto_accept is True
+    seen = app_messages.events
+    app = tui.make_app(tui.ws, EXAMPLES / "rocket.md")
+    async with tui.running(app, app_messages) as pilot:
+        assert tui.main(app).auto_accept is False  # the app asks by default
+        await open_recipe_file(tui, pilot, rocket_recipe(tmp_path, auto_accept=True))
+        await tui.wait_idle(pilot)
+        assert tui.main(app).auto_accept is True and app.session.auto_accept is True
         assert "auto-accept [b]on[/]" in str(app.screen.query_one("StatusBar").render())
     assert of(seen, ApprovalNeeded) == []  # both versions ran without a question
     (fin,) = of(seen, Finished)
@@ -194,52 +180,44 @@ async def test_a_recipe_with_auto_accept_runs_each_version_without_asking(
 
 
 async def test_a_recipe_with_auto_accept_false_asks_even_if_the_app_accepted(
-    tmp_path, app_messages
+    tui, tmp_path, app_messages
 ) -> None:
-    ws = workspace(tmp_path)
-    seen, hook = app_messages.events, app_messages.hook
-    recipe = tmp_path / "r.toml"
-    recipe.write_text('name = "rocket"\nprompt = "Simulate a rocket"\nauto_accept = false\n'
-                      'criteria = ["range:Apogee: ([0-9.]+) m:100..5000"]\n')
-    app = make_app(ws, EXAMPLES / "rocket.md")
-    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-        await wait_for(pilot, lambda: main(app).is_mounted)
+    seen = app_messages.events
+    app = tui.make_app(tui.ws, EXAMPLES / "rocket.md")
+    async with tui.running(app, app_messages) as pilot:
         await pilot.press("ctrl+o")
-        assert main(app).auto_accept is True
-        await open_recipe_file(pilot, recipe)
-        await wait_approval(pilot)  # the usual approval: the user accepts each version
-        assert main(app).auto_accept is False
+        assert tui.main(app).auto_accept is True
+        await open_recipe_file(tui, pilot, rocket_recipe(tmp_path, auto_accept=False))
+        await tui.wait_approval(pilot)  # the usual approval: the user accepts each version
+        assert tui.main(app).auto_accept is False
         await pilot.press("a")
-        screen = main(app)
-        await wait_for(pilot, lambda: screen.pending_feedback, what="feedback for review")
+        await tui.wait_feedback(pilot, what="feedback for review")
         await pilot.press("ctrl+s")  # the feedback is reviewed too: auto-accept is off
-        await wait_for(pilot, lambda: screen.pending_approval
-                       and screen.pending_approval.attempt == 2, what="approval 2")
+        await tui.wait_approval(pilot, attempt=2, what="approval 2")
         await pilot.press("a")
-        await wait_idle(pilot)
+        await tui.wait_idle(pilot)
     assert len(of(seen, ApprovalNeeded)) == 2
     (fin,) = of(seen, Finished)
     assert fin.status == "VERIFIED"
 
 
 async def test_a_recipes_compiler_and_flags_build_the_code_in_the_app(
-    tmp_path, app_messages
+    tui, tmp_path, app_messages
 ) -> None:
     from test_cli_run import answers
     from test_recipe_build import C_ANSWER, CLEAN, UNUSED
 
-    ws = workspace(tmp_path)
-    seen, hook = app_messages.events, app_messages.hook
+    ws = tui.ws
+    seen = app_messages.events
     coder = tmp_path / "c.md"
     coder.write_text(answers(C_ANSWER.format(UNUSED), C_ANSWER.format(CLEAN)))
     recipe = tmp_path / "r.toml"
     recipe.write_text('name = "hi"\nprompt = "Print hi in C"\nauto_accept = true\n'
                       'compiler = "gcc"\nflags = ["-Wall", "-Werror"]\n')
-    app = make_app(ws, coder)
-    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-        await wait_for(pilot, lambda: main(app).is_mounted)
-        await open_recipe_file(pilot, recipe)
-        await wait_idle(pilot)
+    app = tui.make_app(ws, coder)
+    async with tui.running(app, app_messages) as pilot:
+        await open_recipe_file(tui, pilot, recipe)
+        await tui.wait_idle(pilot)
     assert [v.verdict.status for v in of(seen, VerdictReached)] == ["compile_error", "success"]
     (fin,) = of(seen, Finished)
     assert (fin.status, fin.message) == ("VERIFIED", "all 1 success criteria met")

@@ -111,38 +111,34 @@ async def test_slash_filters_by_text_status_and_target() -> None:
         assert labels(pane) == ["No session matches 'argparsezzz' (Esc clears)"]
 
 
-async def test_notifications_show_brackets_literally(tmp_path) -> None:
-    from tui_support import main, make_app, wait_for, workspace
-
-    app = make_app(workspace(tmp_path))
+async def test_notifications_show_brackets_literally(tui, tmp_path) -> None:
+    app = tui.make_app(tui.ws)
     async with app.run_test(size=(100, 30), notifications=True) as pilot:
-        await wait_for(pilot, lambda: main(app).is_mounted)
+        await tui.wait_for(pilot, lambda: tui.main(app).is_mounted)
         app.notify("add [targets.NAME] tables; accept [a] runs; [b]not bold[/b]")
-        main(app).notify("[ui] theme from a screen")
-        await pilot.pause(0.3)
-        from textual.widgets._toast import Toast
-
-        texts = [str(t.render()) for t in app.screen.query(Toast)]
+        tui.main(app).notify("[ui] theme from a screen")
+        toasts = await tui.wait_for(pilot, lambda: len(app.screen.query("Toast")) == 2
+                                    and app.screen.query("Toast"), what="two toasts")
+        texts = [str(t.render()) for t in toasts]
         assert any("add [targets.NAME] tables; accept [a] runs; [b]not bold[/b]" in t
                    for t in texts), texts
         assert any("[ui] theme from a screen" in t for t in texts), texts
 
 
-async def test_w_wraps_code_and_y_copies_the_file_shown(tmp_path) -> None:
-    from tui_support import main, make_app, type_prompt, wait_approval, workspace, write_answers
-
+async def test_w_wraps_code_and_y_copies_the_file_shown(tui, tmp_path) -> None:
     from verifybot_tui.tui.widgets.code import CodePane
 
-    ws = workspace(tmp_path)
+    ws = tui.ws
     long_line = "print('" + "wide " * 40 + "')"
-    transcript = write_answers(ws.parent / "t.md", f"# a long line\n{long_line}")
-    app = make_app(ws, transcript)
+    transcript = tui.write_answers(ws.parent / "t.md", f"# a long line\n{long_line}")
+    app = tui.make_app(ws, transcript)
     async with app.run_test(size=(120, 40)) as pilot:
-        await type_prompt(pilot, "print a wide line")
-        await wait_approval(pilot)
-        await pilot.pause(0.2)
-        code = main(app).query_one(CodePane)
-        text = code.query_one(".code-text")
+        await tui.type_prompt(pilot, "print a wide line")
+        await tui.wait_approval(pilot)
+        code = tui.main(app).query_one(CodePane)
+        text = await tui.wait_for(pilot, lambda: code.query(".code-text")
+                                  and code.query_one(".code-text").size.height
+                                  and code.query_one(".code-text"), what="the code shown")
         assert text.size.height == 2, "unwrapped by default: one row per line"
         code.query_one("VerticalScroll").focus()
         await pilot.press("w")
@@ -155,7 +151,7 @@ async def test_w_wraps_code_and_y_copies_the_file_shown(tmp_path) -> None:
         assert load_ui_state()["wrap_code"] is False
         await pilot.press("y")
         assert app.clipboard.rstrip("\n") == f"# a long line\n{long_line}"
-        main(app).query_one("#approval").focus()
+        tui.main(app).query_one("#approval").focus()
         app.copy_to_clipboard("")
         await pilot.press("y")
         assert long_line in app.clipboard, "y from the approval bar copies the shown file"

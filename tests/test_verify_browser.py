@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from browser_fixtures import *  # noqa: F403
-from browser_fixtures import CHROMIUM
+from browser_fixtures import site_config_file
 from chatsite import ChatSite
 from chatsite.scenarios import FAILING, SCENARIOS, WORKING, Reply, Scenario
 from conftest import verifybot_cmd
@@ -30,16 +30,7 @@ def test_the_same_chat_judge_gets_the_judgement_prompt_in_the_same_conversation(
                         Scenario([Reply(FAILING), Reply(WORKING), Reply("PASS")]))
     chatsite.configure("judge_pass")
     before = len(chatsite.prompts)
-    config = tmp_path / "config.toml"
-    config.write_text(f"""
-[llm.site]
-kind = "browser"
-site = "chatgpt"
-url = "{chatsite.url}"
-headless = true
-browser_path = "{CHROMIUM}"
-profile_dir = "{tmp_path / 'profile'}"
-""")
+    config = site_config_file(tmp_path, chatsite.url)
     ws = tmp_path / "ws"
     proc = subprocess.run(
         [*verifybot_cmd(), "run", "Print whether the config says ok", "--llm", "site",
@@ -77,19 +68,8 @@ def test_a_separate_judge_opens_a_new_chat_for_each_judgement(
     coder = tmp_path / "coder.md"
     coder.write_text("## Answer 1\n\n```python\nprint('42')\n```\n\n"
                      "## Answer 2\n\n```python\nprint('42 m')\n```\n")
-    config = tmp_path / "config.toml"
-    config.write_text(f"""
-[run]
-judge = "judge"
-
-[llm.judge]
-kind = "browser"
-site = "chatgpt"
-url = "{chatsite.url}"
-headless = true
-browser_path = "{CHROMIUM}"
-profile_dir = "{tmp_path / 'profile'}"
-""")
+    config = site_config_file(tmp_path, chatsite.url, name="judge",
+                              head='[run]\njudge = "judge"\n\n')
     proc = subprocess.run(
         [*verifybot_cmd(), "run", "Print the height", "--llm", f"replay:{coder}",
          "--target", "local", "--yes", "--max-retries", "1", "--workspace",

@@ -8,6 +8,7 @@ session left on disk: the transcript, the run record and history.db.
 from __future__ import annotations
 
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -164,7 +165,7 @@ def test_a_held_run_sent_back_by_the_user_goes_to_the_llm_as_a_failure(tmp_path)
     assert rec["status"] == "PASSED" and "sanity" not in second
 
 
-TESTED_WRONG = '''**main.py**
+SQUARE_WRONG = '''**main.py**
 
 ```python
 def square(x):
@@ -176,7 +177,9 @@ if __name__ == "__main__":
 ```
 
 **test_main.py**
+'''
 
+TESTED_WRONG = SQUARE_WRONG + '''
 ```python
 from main import square
 
@@ -186,18 +189,24 @@ print("tests pass")
 '''
 
 
-def test_tests_written_alongside_fail_a_run_that_exits_0(tmp_path):
+def square_with_tests(tmp_path: Path, wrong: str) -> subprocess.CompletedProcess[str]:
+    """`run --yes` with ask_for_tests on: ``wrong`` first, then its fix; it must end
+    VERIFIED by the program's own tests."""
     config = tmp_path / "config.toml"
     config.write_text("[run]\nask_for_tests = true\n")
-    right = TESTED_WRONG.replace("x * 2", "x * x")
     llm = tmp_path / "llm.md"
-    llm.write_text(answers(TESTED_WRONG, right))
+    llm.write_text(answers(wrong, wrong.replace("x * 2", "x * x")))
     r = run_cli("run", "Square a number", "--llm", f"replay:{llm}", "--yes",
                 "--config", str(config), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     rec = the_record(tmp_path)
     assert rec["status"] == "VERIFIED" and rec["message"] == "its tests pass"
-    first, second = rec["attempts"]
+    return r
+
+
+def test_tests_written_alongside_fail_a_run_that_exits_0(tmp_path):
+    square_with_tests(tmp_path, TESTED_WRONG)
+    first, second = the_record(tmp_path)["attempts"]
     assert first["tests"] == {"file": "test_main.py", "passed": False, "exit_code": 1}
     assert (first["status"], first["verdict"]) == ("FAILED", "tests_failed")
     assert second["tests"] == {"file": "test_main.py", "passed": True, "exit_code": 0}
@@ -208,19 +217,7 @@ def test_tests_written_alongside_fail_a_run_that_exits_0(tmp_path):
     assert "AssertionError: square(3) gave 6" in feedback
 
 
-PYTEST_WRONG = '''**main.py**
-
-```python
-def square(x):
-    return x * 2
-
-
-if __name__ == "__main__":
-    print("square(3) =", square(3))
-```
-
-**test_main.py**
-
+PYTEST_WRONG = SQUARE_WRONG + '''
 ```python
 from main import square
 
@@ -250,16 +247,8 @@ def base_python_has_pytest() -> bool:
 def test_pytest_tests_written_alongside_run_under_pytest(tmp_path):
     """pytest-style tests (no `import pytest` even) run under pytest, not as a script that
     would define the test functions and exit 0 having checked nothing."""
-    config = tmp_path / "config.toml"
-    config.write_text("[run]\nask_for_tests = true\n")
-    llm = tmp_path / "llm.md"
-    llm.write_text(answers(PYTEST_WRONG, PYTEST_WRONG.replace("x * 2", "x * x")))
-    r = run_cli("run", "Square a number", "--llm", f"replay:{llm}", "--yes",
-                "--config", str(config), cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    rec = the_record(tmp_path)
-    assert rec["status"] == "VERIFIED" and rec["message"] == "its tests pass"
-    first, second = rec["attempts"]
+    r = square_with_tests(tmp_path, PYTEST_WRONG)
+    first, second = the_record(tmp_path)["attempts"]
     assert first["tests"] == {"file": "test_main.py", "passed": False, "exit_code": 1}
     assert second["tests"] == {"file": "test_main.py", "passed": True, "exit_code": 0}
     feedback = transcript(tmp_path).split("## Prompt 2 (feedback)")[1]

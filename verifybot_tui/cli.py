@@ -28,7 +28,7 @@ from typing import Any, TextIO
 from verifybot_tui import __version__
 from verifybot_tui.core.ansi import one_line, sanitize, visible
 from verifybot_tui.core.config import MAX_TIMEOUT, Config, check_llm_spec, load_config
-from verifybot_tui.core.editor import edit_files
+from verifybot_tui.core.editor import NO_EDITOR, cannot_start, edit_files
 from verifybot_tui.core.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -501,10 +501,14 @@ class _Printer:
                 note = await self.stdin.readline("Note for the LLM (empty for none): ")
                 return Decision("reject", note=note or "")
             if choice == "e":
-                result = await asyncio.to_thread(edit_files, {**files, **edited},
-                                                 subprocess.call)
+                try:
+                    result = await asyncio.to_thread(edit_files, {**files, **edited},
+                                                     subprocess.call)
+                except OSError as e:
+                    self.say(cannot_start(e))
+                    continue
                 if result is None:
-                    self.say("no editor: set $EDITOR (for example EDITOR=nano) to edit")
+                    self.say(f"{NO_EDITOR}, to edit")
                     continue
                 edited = {name: text for name, text in result.items() if text != files[name]}
                 # As in the app: the user sees what will run before it runs.
@@ -829,8 +833,7 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
         from verifybot_tui.llm.browser.site_probe import probe_site
 
         name = args.llm or cfg.run.default_llm
-        if name not in cfg.llm:
-            raise ConfigError(f"--llm {name}: there is no [llm.{name}]")
+        check_llm_spec(cfg, name, replay=False)
         ask = None if args.yes else _Stdin().confirm
         return await probe_site(cfg.llm[name], cfg.workspace, confirm=ask)
     return await run_doctor(cfg)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from verifybot_tui.core.config import Config, TargetConfig
+from verifybot_tui.core.config import Config, TargetConfig, check_llm_spec
 from verifybot_tui.core.errors import (
     EXIT_FAILED,
     EXIT_LLM,
@@ -71,10 +71,8 @@ def _first_difference(a: str, b: str) -> int:
 async def run_selftest(config: Config, llm_name: str, say: Say = print) -> int:
     from verifybot_tui.llm.browser import BrowserLLM
 
-    cfg = config.llm.get(llm_name)
-    if cfg is None:
-        raise ConfigError(f"--llm {llm_name}: there is no [llm.{llm_name}]; configured: "
-                          f"{', '.join(sorted(config.llm))}")
+    check_llm_spec(config, llm_name, replay=False)
+    cfg = config.llm[llm_name]
     if cfg.kind != "browser":
         raise ConfigError(f"selftest checks a browser bridge; [llm.{llm_name}] is kind = "
                           f"{cfg.kind!r}")

@@ -1,4 +1,4 @@
-"""The config file: read with tomllib, validated key by key, written with tomli-w.
+"""The config file: read by core.toml_file and validated key by key.
 
 Validation is strict because a typo in a key otherwise silently falls back to
 a default (a Pi run that goes to the wrong host, say). Every problem names the
@@ -12,8 +12,6 @@ import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
-
-import tomli_w
 
 from verifybot_tui.core.errors import ConfigError
 from verifybot_tui.core.toml_file import TomlFileError, read_toml
@@ -315,25 +313,6 @@ def load_config(explicit: str | None = None) -> Config:
     cfg = parse_config(data, path)
     cfg.path = path
     return cfg
-
-
-def save_setting(path: Path, table: str, key: str, value: Any) -> None:
-    """Set one key (e.g. ui.theme) in the file, keeping the rest, written atomically.
-
-    tomli-w cannot keep comments: we rewrite from the parsed document, so a
-    user's comments in that file are lost; the example file keeps the docs.
-    """
-    data: dict[str, Any] = {}
-    if path.is_file():
-        data = read_toml(path)
-    node = data
-    for part in table.split("."):
-        node = node.setdefault(part, {})
-    node[key] = value
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(tomli_w.dumps(data), encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def check_llm_spec(config: Config, spec: str, *, replay: bool = True) -> None:

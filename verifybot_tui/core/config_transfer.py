@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import shutil
 import time
-import tomllib
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from verifybot_tui.core.config import (
     user_config_dir,
 )
 from verifybot_tui.core.errors import ConfigError
+from verifybot_tui.core.toml_file import TomlFileError, parse_toml, read_toml
 from verifybot_tui.core.ui_state import load_ui_state
 
 # The keys of the API kinds; a browser table is exported with every other key (so a
@@ -99,19 +99,17 @@ def export_text(cfg: Config) -> str:
         if value in text:
             raise ConfigError(f"the config holds the value of ${name} (a secret) in one of its "
                               "keys; nothing was exported. Keep secrets in variables only")
-    parse_config(tomllib.loads(text), "<export>")  # what we write must read back
+    parse_config(parse_toml(text), "<export>")  # what we write must read back
     return text
 
 
 def validate_file(path: Path) -> Config:
+    if not path.exists():
+        raise ConfigError(f"{path}: no such file to import")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file to import") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: not valid TOML: {e}; nothing was imported") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: cannot read: {e}; nothing was imported") from None
+        data = read_toml(path)
+    except TomlFileError as e:
+        raise ConfigError(f"{path}: {e}; nothing was imported") from None
     return parse_config(data, path)
 
 

@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from verifybot_tui.core.errors import ConfigError
 from verifybot_tui.core.ports import RunResult
+from verifybot_tui.core.toml_file import TomlFileError, read_toml
 
 KINDS = ("contains", "not", "regex", "regex-whole", "exit", "range", "file", "no-stderr",
          "duration", "compiles-clean")
@@ -206,11 +206,9 @@ def from_table(data: dict[str, Any], where: str) -> list[Criterion]:
 def load_file(path: Path) -> tuple[list[Criterion], bool]:
     """A criteria file: ``expect = [...]`` and ``sanity = true|false``; (criteria, sanity)."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ConfigError(f"cannot read the criteria file {path}: {e.strerror}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+        data = read_toml(path)
+    except TomlFileError as e:
+        raise ConfigError(f"{path}: {e}") from None
     unknown = sorted(set(data) - {"expect", "sanity"})
     if unknown:
         raise ConfigError(f"{path}: unknown key '{unknown[0]}' (a criteria file holds "

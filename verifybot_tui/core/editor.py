@@ -14,6 +14,13 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+NO_EDITOR = "No editor set: export VISUAL or EDITOR (e.g. EDITOR=nano)"
+
+
+def cannot_start(error: OSError) -> str:
+    """What to say when the editor named in $VISUAL/$EDITOR does not start (a typo)."""
+    return f"Could not start the editor: {error}. Check $VISUAL/$EDITOR."
+
 
 def editor_command() -> list[str] | None:
     """The editor the user asked for, split like a shell would; None if unset."""

@@ -22,7 +22,6 @@ stops everything before any run, naming the file and the key (exit 2).
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ import tomli_w
 
 from verifybot_tui.core import criteria as crit
 from verifybot_tui.core.errors import ConfigError
+from verifybot_tui.core.toml_file import TomlFileError, read_toml
 
 _TYPES: dict[str, tuple[type, str]] = {
     "name": (str, "a string"), "prompt": (str, "a string"), "target": (str, "a string"),
@@ -120,11 +120,9 @@ def parse_recipe(data: dict[str, Any], path: Path) -> Recipe:
 
 def load_recipe(path: Path) -> Recipe:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ConfigError(f"cannot read the recipe {path}: {e.strerror}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+        data = read_toml(path)
+    except TomlFileError as e:
+        raise ConfigError(f"{path}: {e}") from None
     return parse_recipe(data, path)
 
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import os
 import tempfile
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import tomli_w
+
+from verifybot_tui.core.toml_file import TomlFileError, read_toml
 
 
 def state_path() -> Path:
@@ -26,8 +27,8 @@ def state_path() -> Path:
 
 def _load_all(path: Path) -> dict[str, Any]:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data = read_toml(path)
+    except TomlFileError:
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -8,6 +8,7 @@ only in memory: it never reaches a log, a transcript, an exception or a file.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -80,14 +81,30 @@ class _Client(asyncssh.SSHClient):
         self._on_lost = on_lost
         self.tries = 0
         self.typed = False
+        self._asked = 0.0  # seconds spent waiting for the user's answers so far
+        self._up = False  # logged in
+        self._asking_since: float | None = None
+
+    def time_asking(self) -> float:
+        """How long the user has been answering (a password dialog): not the network's
+        time, so the connect deadline leaves it out."""
+        now = asyncio.get_running_loop().time()
+        return self._asked + (now - self._asking_since if self._asking_since else 0.0)
 
     def validate_host_public_key(self, host: str, addr: str, port: int,
                                  key: asyncssh.SSHKey) -> bool:
         self.presented_key = key
         return False
 
+    def auth_completed(self) -> None:
+        self._up = True
+
     def connection_lost(self, exc: Exception | None) -> None:
-        self._on_lost(exc)
+        # Only a link that was up can be lost: an attempt that failed (an unknown host
+        # key, before the retry) reports its end late on a busy machine, after the
+        # retry connected, and must not mark that connection lost.
+        if self._up:
+            self._on_lost(exc)
 
     async def _next_password(self) -> str | None:
         if self.tries >= PASSWORD_TRIES:
@@ -101,7 +118,12 @@ class _Client(asyncssh.SSHClient):
         again = " (the last one was refused)" if self.tries else ""
         self.tries += 1
         self.typed = True
-        self.password_used = await self._prompter.secret(f"Password for {self._where}{again}:")
+        self._asking_since = asyncio.get_running_loop().time()
+        try:
+            self.password_used = await self._prompter.secret(
+                f"Password for {self._where}{again}:")
+        finally:
+            self._asked, self._asking_since = self.time_asking(), None
         remember_typed(self.password_used)  # redacted from outputs, transcripts, prompts
         return self.password_used or None
 
@@ -209,6 +231,28 @@ def _client_keys(settings: Settings) -> list | None:
                           f"defaults).") from None
 
 
+async def _within(seconds: float, connecting: asyncio.Task[asyncssh.SSHClientConnection],
+                  client: _Client) -> asyncssh.SSHClientConnection:
+    """``connecting``'s result if it comes within ``seconds`` plus the time the user spent
+    answering; TimeoutError (``connecting`` cancelled) if not.
+
+    asyncssh's own timeouts count a password dialog's time as the network's: a user
+    who types for 15 s, or a busy machine that shows the dialog late, would fail.
+    """
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    while True:
+        left = start + seconds + client.time_asking() - loop.time()
+        if left <= 0:
+            connecting.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await connecting
+            raise TimeoutError
+        done, _ = await asyncio.wait({connecting}, timeout=left)
+        if done:
+            return connecting.result()
+
+
 async def open_connection(settings: Settings, *, password: str | None,
                           prompter: Prompter | None, trust_new_host: bool,
                           on_lost: Callable[[Exception | None], None],
@@ -219,15 +263,15 @@ async def open_connection(settings: Settings, *, password: str | None,
     for attempt in range(2):
         client = _Client(password, prompter, settings.where, on_lost)
         try:
-            conn = await asyncio.wait_for(asyncssh.connect(
+            conn = await _within(CONNECT_TIMEOUT + 5, asyncio.ensure_future(asyncssh.connect(
                 settings.host, port=settings.port, username=settings.user,
                 client_keys=keys if keys is not None else (),
                 known_hosts=load_known_hosts(settings.known_hosts),
                 client_factory=lambda c=client: c,
                 keepalive_interval=keepalive_interval,
                 keepalive_count_max=keepalive_count_max,
-                login_timeout=CONNECT_TIMEOUT,
-            ), CONNECT_TIMEOUT + 5)
+                login_timeout=0,  # _within times the login, leaving out the user's typing
+            )), client)
             return conn, client.password_used
         except asyncssh.HostKeyNotVerifiable:
             if attempt or known_keys(settings):

@@ -1,4 +1,4 @@
-"""Every key binding in one place, each with an id and a tooltip.
+"""Every key binding in one place (keys.toml beside this file), each with an id and a tooltip.
 
 Ids are what users remap in ``[ui.keys]`` (id = "key"), applied with
 ``App.set_keymap``; the help screen and the command palette read the same
@@ -8,104 +8,31 @@ lists, so a remapped key shows up everywhere.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 from textual.binding import Binding
 
-APP_BINDINGS: list[Binding] = [
-    Binding("f1,question_mark", "help", "Help", id="help", key_display="F1",
-            tooltip="List every key and what it does"),
-    Binding("y", "copy_shown", "Copy", id="copy",
-            tooltip="Copy the selection, else the code file shown, to the clipboard "
-                    "(OSC 52: works in tmux with set-clipboard on)"),
-    Binding("f9", "change_theme", "Theme", id="change_theme", show=False,
-            tooltip="Pick a colour theme (kept in the state file, not in config.toml)"),
-]
+from verifybot_tui.core.toml_file import parse_toml
 
-MAIN_BINDINGS: list[Binding] = [
-    # First, so the footer always has room for it.
-    Binding("ctrl+q", "app.quit", "Quit", id="quit", priority=True,
-            tooltip="Quit (asks first while a run is going on)"),
-    Binding("ctrl+t", "switch_target", "Target", id="switch_target",
-            tooltip="Switch to the next configured target (connects in the background)"),
-    Binding("f8", "switch_llm", "LLM", id="switch_llm",
-            tooltip="Switch to the next configured LLM (the next prompt opens a new chat)"),
-    Binding("ctrl+o", "toggle_auto_accept", "Auto", id="toggle_auto_accept",
-            tooltip="Run each new version without asking (on/off)"),
-    Binding("f3", "toggle_review_feedback", "Review", id="toggle_review_feedback",
-            tooltip="Show each feedback prompt for editing before it is sent (on/off)"),
-    Binding("ctrl+n", "new_chat", "New chat", id="new_chat",
-            tooltip="Start over: the next prompt opens a new conversation"),
-    Binding("ctrl+r", "retry", "Retry", id="retry",
-            tooltip="Send the last prompt again in a new conversation"),
-    Binding("ctrl+g", "stop", "Stop", id="stop",
-            tooltip="Stop the running program and the loop"),
-    Binding("f2", "toggle_history", "History", id="toggle_history",
-            tooltip="Show or hide past sessions"),
-    Binding("f4", "toggle_diff", "Diff", id="toggle_diff",
-            tooltip="Show what changed since the previous version"),
-    Binding("ctrl+l", "focus_prompt", "Prompt", id="focus_prompt", show=False,
-            tooltip="Put the cursor in the prompt box"),
-    Binding("escape", "focus_decision", "Back", id="focus_decision", show=False,
-            tooltip="Back to what waits for you (the approval bar, the feedback review), "
-                    "else to the prompt box"),
-    Binding("f5", "toggle_top", "Code/Chat", id="toggle_top",
-            tooltip="On a narrow screen: show the code or the conversation"),
-]
 
+def _load() -> dict[str, list[Binding]]:
+    """keys.toml's lists; its fields are Binding's own."""
+    text = (Path(__file__).parent / "keys.toml").read_text(encoding="utf-8")
+    return {name: [Binding(**row) for row in rows] for name, rows in parse_toml(text).items()}
+
+
+_LISTS = _load()
+APP_BINDINGS = _LISTS["app"]
+MAIN_BINDINGS = _LISTS["main"]  # quit first, so the footer always has room for it
 # Priority bindings of the main screen: they work whichever pane has focus (the
 # history's own r included), except while typing in a text box (check_action).
-APPROVAL_BINDINGS: list[Binding] = [
-    Binding("a", "approve('accept')", "Accept", id="approval.accept", priority=True,
-            tooltip="Run this version on the target"),
-    Binding("e", "approve('edit')", "Edit", id="approval.edit", priority=True,
-            tooltip="Edit the code here; ctrl+s keeps the edits, then accept runs them"),
-    Binding("o", "approve('external_edit')", "$EDITOR", id="approval.external_edit",
-            priority=True, tooltip="Edit the selected file in $VISUAL/$EDITOR"),
-    Binding("r", "approve('reject')", "Reject", id="approval.reject", priority=True,
-            tooltip="Ask the LLM for another version, with an optional note"),
-    Binding("s", "approve('stop')", "Stop", id="approval.stop", priority=True,
-            tooltip="Stop here: nothing more is run or sent"),
-]
-
-EDIT_BINDINGS: list[Binding] = [
-    Binding("ctrl+s", "save_edit", "Keep edits", id="edit.save",
-            tooltip="Keep the edits and go back to the approval bar (accept runs them)"),
-    Binding("escape", "cancel_edit", "Discard edits", id="edit.cancel", priority=True,
-            tooltip="Leave the editor without keeping changes"),
-]
-
-FEEDBACK_BINDINGS: list[Binding] = [
-    Binding("ctrl+s", "send", "Send", id="feedback.send", priority=True,
-            tooltip="Send this feedback prompt to the LLM"),
-    Binding("ctrl+g", "stop", "Stop", id="feedback.stop", priority=True,
-            tooltip="Do not send: stop the loop"),
-]
-
-OUTPUT_BINDINGS: list[Binding] = [
-    Binding("end", "scroll_end", "Follow", id="output.follow", show=False,
-            tooltip="Go to the last line and follow new output again"),
-    Binding("w", "toggle_wrap", "Wrap", id="output.wrap",
-            tooltip="Wrap long output lines, or let them run on (scroll sideways)"),
-    Binding("y", "copy", "Copy", id="output.copy",
-            tooltip="Copy the output shown to the clipboard (OSC 52 in tmux)"),
-]
-
-CODE_BINDINGS: list[Binding] = [
-    Binding("w", "toggle_wrap", "Wrap", id="code.wrap",
-            tooltip="Wrap long code lines (off by default: code reads best unwrapped)"),
-]
-
-HISTORY_BINDINGS: list[Binding] = [
-    Binding("r", "resume", "Resume", id="history.resume",
-            tooltip="Continue the selected session in its conversation"),
-    Binding("slash", "filter", "Filter", id="history.filter",
-            tooltip="Filter sessions by text, status or target (Enter keeps, Esc clears)"),
-]
-
-PERMISSION_BINDINGS: list[Binding] = [
-    Binding("y", "answer(True)", "Yes", id="permission.yes"),
-    Binding("n,escape", "answer(False)", "No", id="permission.no"),
-]
+APPROVAL_BINDINGS = _LISTS["approval"]
+EDIT_BINDINGS = _LISTS["edit"]
+FEEDBACK_BINDINGS = _LISTS["feedback"]
+OUTPUT_BINDINGS = _LISTS["output"]
+CODE_BINDINGS = _LISTS["code"]
+HISTORY_BINDINGS = _LISTS["history"]
+PERMISSION_BINDINGS = _LISTS["permission"]
 
 ALL_BINDINGS: dict[str, list[Binding]] = {
     "Anywhere": APP_BINDINGS + MAIN_BINDINGS,

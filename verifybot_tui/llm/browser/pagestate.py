@@ -63,25 +63,23 @@ def message(verdict: Verdict, *, llm: str, site: str, headless: bool, profile_di
     """What the user reads: what the page shows, then what to do about it."""
     s, d = verdict.state, verdict.detail.strip()
     quoted = f' ("{d[:200]}")' if d else ""
-    if s is PageState.LOGGED_OUT:
-        return (f"Not logged in to {site} in the browser profile {profile_dir}{quoted}. "
-                f"Run `verifybot login --llm {llm}` and log in in the window that opens.")
-    if s is PageState.ACCOUNT_PICKER:
-        return (f"{site} shows an account picker{quoted} that needs a click. Run "
-                f"`verifybot login --llm {llm}` and pick your account in the window that opens.")
-    if s is PageState.BOT_CHECK:
-        where = ("set headless = false in [llm." + llm + "] so the window shows, then solve the "
-                 "check in it" if headless else "solve the check in the visible browser window")
-        return (f"{site} shows a bot check{quoted}: {where}, then try again "
-                f"(or run `verifybot login --llm {llm}`).")
-    if s is PageState.LIMIT:
-        return (f"{site} reports a usage limit{quoted}. Wait for the limit to reset (or use "
-                f"another --llm), then try again.")
-    if s is PageState.ERROR:
-        where = f" Open {url} in a browser to see the conversation." if url else ""
-        return f"{site} showed an error{quoted}. Try again; if it repeats, wait a while.{where}"
-    if s is PageState.LOADING:
-        return (f"{site} shows no prompt box (no prompt_box selector of {site_file} matched). "
-                f"The site may be down or have changed its page: open it in a browser to "
-                f"check, and update the selectors if needed.")
-    return f"{site} is ready."
+    login = f"`verifybot login --llm {llm}`"
+    solve = (f"set headless = false in [llm.{llm}] so the window shows, then solve the check "
+             "in it" if headless else "solve the check in the visible browser window")
+    see = f" Open {url} in a browser to see the conversation." if url else ""
+    says = {
+        PageState.LOGGED_OUT: f"Not logged in to {site} in the browser profile {profile_dir}"
+        f"{quoted}. Run {login} and log in in the window that opens.",
+        PageState.ACCOUNT_PICKER: f"{site} shows an account picker{quoted} that needs a click. "
+        f"Run {login} and pick your account in the window that opens.",
+        PageState.BOT_CHECK: f"{site} shows a bot check{quoted}: {solve}, then try again (or "
+        f"run {login}).",
+        PageState.LIMIT: f"{site} reports a usage limit{quoted}. Wait for the limit to reset "
+        "(or use another --llm), then try again.",
+        PageState.ERROR: f"{site} showed an error{quoted}. Try again; if it repeats, wait a "
+        f"while.{see}",
+        PageState.LOADING: f"{site} shows no prompt box (no prompt_box selector of {site_file} "
+        "matched). The site may be down or have changed its page: open it in a browser to "
+        "check, and update the selectors if needed.",
+    }
+    return says.get(s, f"{site} is ready.")

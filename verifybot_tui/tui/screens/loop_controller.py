@@ -22,6 +22,7 @@ from textual.content import Content
 from textual.markup import escape
 
 from verifybot_tui.core.ansi import one_line, visible
+from verifybot_tui.core.editor import NO_EDITOR, cannot_start
 from verifybot_tui.core.errors import VerifyBotError
 from verifybot_tui.core.events import (
     AnswerDone,
@@ -85,6 +86,11 @@ class LoopController:
 
     async def _drive(self, prompt: str, new_chat: bool, resume: int | None) -> None:
         await self.started.wait()
+        # The panes being filled with a resumed session or cleared for a new chat go
+        # first: done later, they would put the old output over this run's.
+        for worker in [w for w in self.screen.workers if w.group == "ui" and w.is_running]:
+            with contextlib.suppress(Exception):
+                await worker.wait()
         loop = self.session.ensure_loop()
         self.session.stopping = False
         # One start of the browser and one connection at a time: wait for those under
@@ -205,14 +211,14 @@ class LoopController:
 
     async def on_feedback_ready(self, ev: FeedbackReady) -> None:
         self.pending_feedback = ev
-        self.screen.add_class("-reviewing")
+        self.screen.reviewing = True
         self.screen.feedback_bar.ask(ev.prompt)
 
     async def on_run_started(self, ev: RunStarted) -> None:
         output = self.screen.output_pane
         output.border_title = escape(f"Output — attempt {ev.attempt} on {ev.target}")
         output.border_subtitle = "running…"
-        output.set_class(True, "-running")
+        output.running = True
 
     async def on_output(self, ev: Output) -> None:
         """Output never comes here: the worker puts it in the buffer (see _pump)."""
@@ -220,7 +226,7 @@ class LoopController:
     async def on_run_finished(self, ev: RunFinished) -> None:
         output = self.screen.output_pane
         output.finish()
-        output.set_class(False, "-running")
+        output.running = False
         code = ev.result.exit_code
         output.border_subtitle = f"exit {code}" if code is not None else "killed"
 
@@ -264,7 +270,7 @@ class LoopController:
         self.screen.workers.cancel_group(self.screen, "watch")
         self.pending_approval = None
         self.pending_feedback = None
-        self.screen.remove_class("-reviewing")
+        self.screen.reviewing = False
         self.screen.refresh_bindings()
 
     def decide(self, decision: Decision) -> None:
@@ -304,12 +310,11 @@ class LoopController:
         try:
             text = edit_text(self.screen.app, f.content, f.name)
         except OSError as e:
-            self.screen.notify(f"Could not start the editor: {e}. Check $VISUAL/$EDITOR.",
-                               severity="error")
+            self.screen.notify(cannot_start(e), severity="error")
             return
         if text is None:
-            self.screen.notify("No editor set: export VISUAL or EDITOR (e.g. EDITOR=nano), "
-                               "or press e to edit here.", severity="warning", timeout=8)
+            self.screen.notify(f"{NO_EDITOR}, or press e to edit here.", severity="warning",
+                               timeout=8)
             return
         await code.set_content(f.name, text)
         self.screen.approval_bar.focus()

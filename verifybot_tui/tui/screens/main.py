@@ -66,6 +66,12 @@ class MainScreen(Screen[None]):
     llm_state: var[str] = var("stopped")
     auto_accept: var[bool] = var(False)
     review_feedback: var[bool] = var(False)
+    # The layout's state; each toggles the class of its name that main.tcss styles.
+    narrow: var[bool] = var(False, toggle_class="-narrow", bindings=True)  # < NARROW columns
+    short: var[bool] = var(False, toggle_class="-short")  # < SHORT rows
+    history_overlay: var[bool] = var(False, toggle_class="-history-overlay")
+    show_code: var[bool] = var(False, toggle_class="-show-code")  # narrow: code has the top
+    reviewing: var[bool] = var(False, toggle_class="-reviewing")  # the feedback bar is open
 
     def __init__(self, session: AppSession) -> None:
         super().__init__()
@@ -189,7 +195,7 @@ class MainScreen(Screen[None]):
         if action == "retry":
             return not self.running and bool(self.last_prompt)
         if action == "toggle_top":
-            return self.has_class("-narrow")
+            return self.narrow
         if action == "switch_llm":
             return not self.running and len(self.session.llm_names) > 1
         if action == "switch_target":
@@ -200,10 +206,10 @@ class MainScreen(Screen[None]):
         """Called by the app once the first frame is shown: nothing that can wait
         may hold that frame back."""
         if not self.query(ApprovalBar):
-            compact = self.has_class("-narrow") or self.has_class("-short")
-            await self.query_one("#bottom").mount(
-                ApprovalBar(id="approval", classes="-compact" if compact else ""),
-                FeedbackBar(id="feedback"), before=self.prompt_box)
+            bar = ApprovalBar(id="approval")
+            bar.compact = self.narrow or self.short
+            await self.query_one("#bottom", Vertical).mount(
+                bar, FeedbackBar(id="feedback"), before=self.prompt_box)
         self.controller.started.set()
         self.refresh_history()
         if not self.session.llm_spec.startswith("replay:"):
@@ -325,7 +331,7 @@ class MainScreen(Screen[None]):
             if self.pending_approval is not None:  # the run waits for an answer
                 self.approval_bar.focus()
             elif self.pending_feedback is not None:
-                self.query_one("#feedback-text").focus()
+                self.feedback_bar.text_area.focus()
             return False
         new_chat = self.new_chat_next if new_chat is None else new_chat
         resume, self.resume_id = self.resume_id, None
@@ -532,9 +538,9 @@ class MainScreen(Screen[None]):
 
     def action_toggle_history(self) -> None:
         history = self.history_pane
-        if self.has_class("-narrow"):  # an overlay over the panes, Esc or F2 closes it
-            self.toggle_class("-history-overlay")
-            if self.has_class("-history-overlay"):
+        if self.narrow:  # an overlay over the panes, Esc or F2 closes it
+            self.history_overlay = not self.history_overlay
+            if self.history_overlay:
                 history.focus()
             else:
                 self.action_focus_decision()
@@ -555,12 +561,11 @@ class MainScreen(Screen[None]):
 
     def action_focus_decision(self) -> None:
         """Esc: back to what waits for an answer, else to the prompt box."""
-        if self.has_class("-history-overlay"):
-            self.remove_class("-history-overlay")
+        self.history_overlay = False
         if self.pending_approval is not None and self.approval_bar.shown:
             self.approval_bar.focus()
         elif self.pending_feedback is not None and self.feedback_bar.shown:
-            self.query_one("#feedback-text").focus()
+            self.feedback_bar.text_area.focus()
         else:
             self.prompt_box.focus()
 
@@ -570,21 +575,20 @@ class MainScreen(Screen[None]):
     SHORT = 32  # rows: below this the feedback review hides code/chat while it is open
 
     def on_resize(self, event: events.Resize) -> None:
-        narrow = event.size.width < self.NARROW
-        if narrow != self.has_class("-narrow"):
-            self.set_class(narrow, "-narrow")
-            self.remove_class("-history-overlay")
-            self.refresh_bindings()
-        self.set_class(event.size.height < self.SHORT, "-short")
+        self.narrow = event.size.width < self.NARROW
+        self.short = event.size.height < self.SHORT
         for bar in self.query(ApprovalBar):
-            bar.set_class(narrow or event.size.height < self.SHORT, "-compact")
+            bar.compact = self.narrow or self.short
+
+    def watch_narrow(self) -> None:
+        self.history_overlay = False  # the overlay belongs to the layout it was opened in
 
     def show_top(self, which: str) -> None:
         """On a narrow screen, which of code and conversation has the space."""
-        self.set_class(which == "code", "-show-code")
+        self.show_code = which == "code"
 
     def action_toggle_top(self) -> None:
-        self.show_top("conversation" if self.has_class("-show-code") else "code")
+        self.show_top("conversation" if self.show_code else "code")
 
     def action_switch_llm(self) -> None:
         names = self.session.llm_names

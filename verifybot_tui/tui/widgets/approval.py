@@ -13,6 +13,7 @@ from textual import on
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.message import Message
+from textual.reactive import var
 from textual.widgets import Button, Input, Label
 
 
@@ -43,6 +44,10 @@ class ApprovalBar(Horizontal, can_focus=True):
         &.-noting Button, &.-noting > #approval-question { display: none; }
     }
     """
+
+    shown: var[bool] = var(False, toggle_class="-shown")
+    noting: var[bool] = var(False, toggle_class="-noting")  # the reject note replaces the buttons
+    compact: var[bool] = var(False, toggle_class="-compact")  # set by the screen's size
 
     @dataclass
     class Chosen(Message):
@@ -76,17 +81,17 @@ class ApprovalBar(Horizontal, can_focus=True):
         """``question`` is shown as it is: pass Content to style parts of it."""
         self.query_one("#approval-question", Label).update(
             question if isinstance(question, Content) else Content(question))
-        self.remove_class("-noting")
-        self.add_class("-shown")
+        self.noting = False
+        self.shown = True
         self.focus()
 
     def hide(self) -> None:
-        self.remove_class("-shown", "-noting")
-        self.query_one("#reject-note", Input).value = ""
+        self.shown = self.noting = False
+        self.note_box.value = ""
 
     @property
-    def shown(self) -> bool:
-        return self.has_class("-shown")
+    def note_box(self) -> Input:
+        return self.query_one("#reject-note", Input)
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
@@ -111,8 +116,8 @@ class ApprovalBar(Horizontal, can_focus=True):
         self._choose("stop")
 
     def action_reject(self) -> None:
-        self.add_class("-noting")
-        self.query_one("#reject-note", Input).focus()
+        self.noting = True
+        self.note_box.focus()
 
     @on(Input.Submitted, "#reject-note")
     def _note(self, event: Input.Submitted) -> None:
@@ -120,6 +125,6 @@ class ApprovalBar(Horizontal, can_focus=True):
         self._choose("reject", event.value.strip())
 
     def key_escape(self) -> None:
-        if self.has_class("-noting"):
-            self.remove_class("-noting")
+        if self.noting:
+            self.noting = False
             self.focus()

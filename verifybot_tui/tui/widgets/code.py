@@ -13,6 +13,7 @@ import difflib
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.message import Message
+from textual.reactive import var
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -51,6 +52,7 @@ class CodePane(Widget):
     """Tabs of files; ``mode`` is "code", "diff" or "edit"."""
 
     BINDINGS = EDIT_BINDINGS + CODE_BINDINGS
+    wrap: var[bool] = var(False, toggle_class="-wrap")  # code reads best unwrapped; w wraps it
 
     class EditEnded(Message):
         """The inline editor closed: ``kept`` says whether its changes stay."""
@@ -84,7 +86,6 @@ class CodePane(Widget):
         self.entry = ""
         self.mode = "code"
         self.edits: dict[str, str] = {}  # file name -> content changed by the user
-        self.wrap = False  # code reads best unwrapped; w wraps it
 
     def compose(self):
         # Imported when there is code to show: the first frame does without them.
@@ -184,17 +185,15 @@ class CodePane(Widget):
 
     def on_mount(self) -> None:
         if getattr(self.app, "ui_state", {}).get("wrap_code") is True:
-            self.set_wrap(True)
+            self.wrap = True
 
     def action_toggle_wrap(self) -> None:
-        self.set_wrap(not self.wrap)
+        self.wrap = not self.wrap
         remember = getattr(self.app, "save_ui_choice", None)  # VerifyBotApp's state file
         if remember is not None:
             remember("wrap_code", self.wrap)
 
-    def set_wrap(self, wrap: bool) -> None:
-        self.wrap = wrap
-        self.set_class(wrap, "-wrap")
+    def watch_wrap(self, wrap: bool) -> None:
         for area in self.query(".code-editor"):
             area.soft_wrap = wrap
 

@@ -7,13 +7,18 @@ will be sent (program output included) and may trim or add to it first.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual import on
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
+from textual.reactive import var
 from textual.widgets import Button, Label
 
 from verifybot_tui.tui.keys import FEEDBACK_BINDINGS
+
+if TYPE_CHECKING:
+    from textual.widgets import TextArea
 
 
 class FeedbackBar(Vertical):
@@ -32,6 +37,8 @@ class FeedbackBar(Vertical):
         & Button { margin: 0 1 0 0; }
     }
     """
+
+    shown: var[bool] = var(False, toggle_class="-shown")
 
     @dataclass
     class Chosen(Message):
@@ -52,23 +59,26 @@ class FeedbackBar(Vertical):
             yield Button("Send \\[ctrl+s]", id="feedback-send", variant="success")
             yield Button("Stop \\[ctrl+g]", id="feedback-stop", variant="error")
 
+    @property
+    def text_area(self) -> TextArea:
+        """The feedback as the user edits it (the widget is imported with the bar)."""
+        from textual.widgets import TextArea
+
+        return self.query_one("#feedback-text", TextArea)
+
     def ask(self, prompt: str) -> None:
-        area = self.query_one("#feedback-text")
+        area = self.text_area
         area.load_text(prompt)
-        self.add_class("-shown")
+        self.shown = True
         area.focus()
 
     def hide(self) -> None:
-        self.remove_class("-shown")
-
-    @property
-    def shown(self) -> bool:
-        return self.has_class("-shown")
+        self.shown = False
 
     @on(Button.Pressed, "#feedback-send")
     def action_send(self) -> None:
         if self.shown:
-            self.post_message(self.Chosen(self, True, self.query_one("#feedback-text").text))
+            self.post_message(self.Chosen(self, True, self.text_area.text))
 
     @on(Button.Pressed, "#feedback-stop")
     def action_stop(self) -> None:

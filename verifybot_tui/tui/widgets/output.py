@@ -25,6 +25,7 @@ from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.markup import escape
+from textual.reactive import var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -48,6 +49,7 @@ class OutputPane(ScrollView, can_focus=True):
     }
 
     BINDINGS: list[Binding] = OUTPUT_BINDINGS
+    running: var[bool] = var(False, toggle_class="-running")  # a program's run is under way
 
     DEFAULT_CSS = """
     OutputPane {
