@@ -43,7 +43,7 @@ CREATE TABLE attempts (id INTEGER PRIMARY KEY, session_id INTEGER NOT NULL, n IN
 
 def old_db(ws: Path) -> None:
     """Five sessions as an older version left them."""
-    ws.mkdir(parents=True)
+    ws.mkdir(parents=True, exist_ok=True)
     db = sqlite3.connect(ws / "history.db")
     db.executescript(OLD_SCHEMA)
     now = time.time()

@@ -16,7 +16,6 @@ from api_fixtures import KEY, KEY_ENV, PROMPT, llm_table, run_cli, write_config
 from apiserver import ApiServer
 from conftest import EXAMPLES
 from textual.widgets import Collapsible, Markdown, Static
-from tui_support import SIZE, main, make_app, type_prompt, wait_for, wait_idle, workspace
 
 from verifybot_tui.llm.replay import parse_answers
 
@@ -65,18 +64,18 @@ def test_run_help_names_show_thinking_with_its_default(tmp_path: Path) -> None:
 
 
 @pytest.mark.usefixtures("tui_env")
-async def test_app_shows_thinking_folded_and_dimmed_apart_from_the_answer(
+async def test_app_shows_thinking_folded_and_dimmed_apart_from_the_answer(tui,
         thinker: ApiServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_ENV, KEY)
     data = {"run": {"auto_accept": True},
             "llm": {"claude_api": {"kind": "anthropic", "base_url": thinker.anthropic_url,
                                    "model": "thinker", "api_key_env": KEY_ENV,
                                    "thinking_budget": 2048, "max_tokens": 8000}}}
-    app = make_app(workspace(tmp_path), data=data, llm="claude_api", review_feedback=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await type_prompt(pilot, PROMPT)
-        await wait_idle(pilot, 60)
-        pane = main(app).conversation
+    app = tui.make_app(tui.ws, data=data, llm="claude_api", review_feedback=False)
+    async with app.run_test(size=tui.SIZE) as pilot:
+        await tui.type_prompt(pilot, PROMPT)
+        await tui.wait_idle(pilot, 60)
+        pane = tui.main(app).conversation
         blocks = list(pane.query(".thinking").results(Collapsible))
         assert len(blocks) == 2, "one thinking block per answer"
         answers = list(pane.query(".answer").results(Markdown))
@@ -97,5 +96,5 @@ async def test_app_shows_thinking_folded_and_dimmed_apart_from_the_answer(
         # Collapsible: Enter on its title unfolds it.
         blocks[1].query_one("CollapsibleTitle").focus()
         await pilot.press("enter")
-        await wait_for(pilot, lambda: not blocks[1].collapsed, what="unfolded")
+        await tui.wait_for(pilot, lambda: not blocks[1].collapsed, what="unfolded")
         assert blocks[1].query_one(".thinking-text").region.height >= 2

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from test_history_status import old_db
-from tui_support import SIZE, main, make_app, type_prompt, wait_for, wait_idle, write_answers
 
 from verifybot_tui.core.history import History
 from verifybot_tui.tui.screens.attempt import AttemptScreen
@@ -31,7 +30,7 @@ def labels(pane: HistoryPane) -> list[str]:
     return out
 
 
-async def open_attempt(pilot, pane: HistoryPane, n: int) -> AttemptScreen:
+async def open_attempt(tui, pilot, pane: HistoryPane, n: int) -> AttemptScreen:
     """Expand the newest session and pick its attempt ``n`` as a user would (Enter)."""
     session = pane.root.children[0]
     session.expand()
@@ -41,23 +40,23 @@ async def open_attempt(pilot, pane: HistoryPane, n: int) -> AttemptScreen:
     pane.focus()
     pane.move_cursor(node)
     await pilot.press("enter")
-    return await wait_for(pilot, lambda: isinstance(pilot.app.screen, AttemptScreen)
+    return await tui.wait_for(pilot, lambda: isinstance(pilot.app.screen, AttemptScreen)
                           and pilot.app.screen, what="the attempt screen")
 
 
-async def test_history_detail_diffs_any_two_versions(tmp_path: Path) -> None:
+async def test_history_detail_diffs_any_two_versions(tui, tmp_path: Path) -> None:
     ws = tmp_path / "ws"
-    t = write_answers(tmp_path / "t.md",
+    t = tui.write_answers(tmp_path / "t.md",
                       "total = 'one'\nprint(total + 1)",
                       "total = 1\nprint(total + '1')",
                       "total = 1\nprint(total + 1)\nprint('done')")
-    app = make_app(ws, t, data={"run": {"auto_accept": True, "max_retries": 2}},
+    app = tui.make_app(ws, t, data={"run": {"auto_accept": True, "max_retries": 2}},
                    review_feedback=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await type_prompt(pilot, "add one")
-        await wait_idle(pilot)
-        pane = main(app).query_one(HistoryPane)
-        detail = await open_attempt(pilot, pane, 3)
+    async with app.run_test(size=tui.SIZE) as pilot:
+        await tui.type_prompt(pilot, "add one")
+        await tui.wait_idle(pilot)
+        pane = tui.main(app).query_one(HistoryPane)
+        detail = await open_attempt(tui, pilot, pane, 3)
         await pilot.press("d")  # the Diff tab, from the version before to this one
         assert detail.query_one("#attempt-tabs").active == "tab-diff"
         frm, to = detail.query_one("#diff-from"), detail.query_one("#diff-to")
@@ -67,7 +66,7 @@ async def test_history_detail_diffs_any_two_versions(tmp_path: Path) -> None:
         # "from" v1: the keyboard opens the list, up once, Enter.
         assert frm.has_focus
         await pilot.press("enter", "up", "enter")
-        await wait_for(pilot, lambda: frm.value == 1, what="from v1")
+        await tui.wait_for(pilot, lambda: frm.value == 1, what="from v1")
         assert "-total = 'one'\n+total = 1\n" in detail.diff_text
         assert "add_one_1.py" in detail.diff_text and "add_one_3.py" in detail.diff_text
         # Backwards works too, and the same version twice says so.
@@ -81,23 +80,23 @@ async def test_history_detail_diffs_any_two_versions(tmp_path: Path) -> None:
         shown = str(detail.query_one("#diff-text").render())
         assert "print('done')" in shown
         await pilot.press("escape")
-        await wait_for(pilot, lambda: not isinstance(app.screen, AttemptScreen), what="closed")
+        await tui.wait_for(pilot, lambda: not isinstance(app.screen, AttemptScreen), what="closed")
 
 
-async def test_history_pane_shows_the_stored_success_and_not_sent(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
+async def test_history_pane_shows_the_stored_success_and_not_sent(tui, tmp_path: Path) -> None:
+    ws = tui.ws
     old_db(ws)  # an older history.db: the app migrates it on open
-    t = write_answers(tmp_path / "t.md", "print('ok')", "raise SystemExit(1)")
-    app = make_app(ws, t, data={"run": {"auto_accept": True, "max_retries": 0}},
+    t = tui.write_answers(tmp_path / "t.md", "print('ok')", "raise SystemExit(1)")
+    app = tui.make_app(ws, t, data={"run": {"auto_accept": True, "max_retries": 0}},
                    review_feedback=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await type_prompt(pilot, "print ok")
-        await wait_idle(pilot)
-        pane = main(app).query_one(HistoryPane)
+    async with app.run_test(size=tui.SIZE) as pilot:
+        await tui.type_prompt(pilot, "print ok")
+        await tui.wait_idle(pilot)
+        pane = tui.main(app).query_one(HistoryPane)
         assert str(pane.root.children[0].label).startswith("✔ #6 print_ok")
-        await type_prompt(pilot, "now fail")  # a follow-up in the same session
-        await wait_idle(pilot)
-        await wait_for(pilot, lambda: "✘ #6" in str(pane.root.children[0].label),
+        await tui.type_prompt(pilot, "now fail")  # a follow-up in the same session
+        await tui.wait_idle(pilot)
+        await tui.wait_for(pilot, lambda: "✘ #6" in str(pane.root.children[0].label),
                        what="the session's new status")
         shown = labels(pane)
         newest = str(pane.root.children[0].label)

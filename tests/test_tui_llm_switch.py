@@ -11,61 +11,61 @@ from pathlib import Path
 import pytest
 from api_fixtures import KEY, KEY_ENV, api_server, closed_port  # noqa: F401 (a fixture)
 from apiserver import ApiServer
-from tui_support import SIZE, main, make_app, wait_for, workspace
 
 from verifybot_tui.tui.widgets.status import StatusBar
 
 pytestmark = pytest.mark.usefixtures("tui_env")
 
 
-def criteria_line(app) -> str:  # noqa: ANN001
-    return str(main(app).code_pane.border_subtitle)
+def criteria_line(tui, app) -> str:  # noqa: ANN001
+    return str(tui.main(app).code_pane.border_subtitle)
 
 
-async def press_f8_until(pilot, app, name: str) -> None:  # noqa: ANN001
+async def press_f8_until(tui, pilot, app, name: str) -> None:  # noqa: ANN001
     """F8 until ``name`` is the LLM, as a user cycles; each switch is waited for."""
     for _ in app.session.llm_names:
         if app.session.llm_spec == name:
             return
         before = app.session.llm_spec
         await pilot.press("f8")
-        await wait_for(pilot, lambda before=before: app.session.llm_spec != before, what="a switch")
+        await tui.wait_for(pilot, lambda before=before: app.session.llm_spec != before,
+                           what="a switch")
     raise AssertionError(f"{name} is not in the F8 round {app.session.llm_names}")
 
 
-async def test_f8_rebuilds_the_judge_default_for_the_new_llm(tmp_path: Path) -> None:
+async def test_f8_rebuilds_the_judge_default_for_the_new_llm(tui, tmp_path: Path) -> None:
     data = {"llm": {"chatgpt": {"kind": "browser"},
                     "api": {"kind": "openai", "model": "m", "api_key_env": "VB_UNSET_KEY",
                             "base_url": f"http://127.0.0.1:{closed_port()}/v1"}}}
-    app = make_app(workspace(tmp_path), data=data)  # starts on a replay: judge off
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: main(app).is_mounted)
+    app = tui.make_app(tui.ws, data=data)  # starts on a replay: judge off
+    async with app.run_test(size=tui.SIZE) as pilot:
+        await tui.wait_for(pilot, lambda: tui.main(app).is_mounted)
         assert app.session.verification.judge == "off"
-        assert "judge" not in criteria_line(app)
-        await press_f8_until(pilot, app, "chatgpt")
+        assert "judge" not in criteria_line(tui, app)
+        await press_f8_until(tui, pilot, app, "chatgpt")
         assert app.session.verification.judge == "same-chat", "a chat site judges its runs"
-        assert "judge: same-chat" in criteria_line(app)
-        await press_f8_until(pilot, app, "api")
+        assert "judge: same-chat" in criteria_line(tui, app)
+        await press_f8_until(tui, pilot, app, "api")
         assert app.session.verification.judge == "off"
-        await press_f8_until(pilot, app, app.session.llm_names[0])  # back to the replay
-        assert app.session.verification.judge == "off" and "judge" not in criteria_line(app)
-        await press_f8_until(pilot, app, "chatgpt")
+        await press_f8_until(tui, pilot, app, app.session.llm_names[0])  # back to the replay
+        assert app.session.verification.judge == "off" and "judge" not in criteria_line(tui, app)
+        await press_f8_until(tui, pilot, app, "chatgpt")
         assert app.session.ensure_loop().verification.judge == "same-chat", \
             "the loop built for the next prompt judges in the same chat"
         assert app.session.llm is not None and app.session.llm.name == "chatgpt"
         await app.session.use_llm(app.session.llm_names[0])  # closes the unstarted browser
 
 
-async def test_f8_keeps_a_configured_judge(tmp_path: Path) -> None:
+async def test_f8_keeps_a_configured_judge(tui, tmp_path: Path) -> None:
     data = {"run": {"judge": "off"}, "llm": {"chatgpt": {"kind": "browser"}}}
-    app = make_app(workspace(tmp_path), data=data)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: main(app).is_mounted)
-        await press_f8_until(pilot, app, "chatgpt")
+    app = tui.make_app(tui.ws, data=data)
+    async with app.run_test(size=tui.SIZE) as pilot:
+        await tui.wait_for(pilot, lambda: tui.main(app).is_mounted)
+        await press_f8_until(tui, pilot, app, "chatgpt")
         assert app.session.verification.judge == "off", "[run] judge = off is the user's"
 
 
-async def test_f8_tests_an_api_provider_as_doctor_does(
+async def test_f8_tests_an_api_provider_as_doctor_does(tui,
         api_server: ApiServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
         app_messages) -> None:  # noqa: ANN001
     monkeypatch.setenv(KEY_ENV, KEY)
@@ -79,22 +79,23 @@ async def test_f8_tests_an_api_provider_as_doctor_does(
                     "api_key_env": KEY_ENV},
         "down": {"kind": "openai", "base_url": f"http://127.0.0.1:{closed_port()}/v1",
                  "model": "coder", "api_key_env": KEY_ENV}}}
-    app = make_app(workspace(tmp_path), data=data)
-    async with app.run_test(size=SIZE, message_hook=app_messages.hook) as pilot:
-        await wait_for(pilot, lambda: main(app).is_mounted)
-        bar = main(app).query_one(StatusBar)
+    app = tui.make_app(tui.ws, data=data)
+    async with app.run_test(size=tui.SIZE, message_hook=app_messages.hook) as pilot:
+        await tui.wait_for(pilot, lambda: tui.main(app).is_mounted)
+        bar = tui.main(app).query_one(StatusBar)
         expected = {"good": ("ok", "OK, not started", "OK: openai at"),
                     "badkey": ("key_refused", "key refused", "FAIL: "),
                     "nomodel": ("model_missing", "model missing", "no model 'gpt-9'"),
                     "down": ("unreachable", "unreachable", "cannot connect to")}
         for name, (state, label, said) in expected.items():
-            await press_f8_until(pilot, app, name)
-            await wait_for(pilot, lambda: main(app).llm_state not in ("stopped", "checking"),
-                           timeout=30, what=f"{name} checked")
-            assert main(app).llm_state == state, (name, main(app).last_llm_check)
+            await press_f8_until(tui, pilot, app, name)
+            await tui.wait_for(
+                pilot, lambda: tui.main(app).llm_state not in ("stopped", "checking"),
+                timeout=30, what=f"{name} checked")
+            assert tui.main(app).llm_state == state, (name, tui.main(app).last_llm_check)
             await pilot.pause()
             assert f"LLM {name}: {label}" in bar.render_line(0).text, "the status bar shows it"
-            notice = await wait_for(pilot, lambda name=name: [
+            notice = await tui.wait_for(pilot, lambda name=name: [
                 n for n in app_messages.notices if n.message.startswith(f"{name}: ")],
                                     what=f"{name}'s notice")
             assert said in notice[-1].message, notice[-1].message
