@@ -283,11 +283,23 @@ class LocalTarget(ReportsState):
         started = time.monotonic()
         cgroup = containment.new_cgroup()
         env = {**env, containment.MARKER: containment.new_token()}  # see _leftover_check
+        spawn = asyncio.ensure_future(loop.subprocess_exec(
+            lambda: _Protocol(loop), *argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+            preexec_fn=containment.preexec(cgroup)))
+        cancelled = False
         try:
-            transport, protocol = await loop.subprocess_exec(
-                lambda: _Protocol(loop), *argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                preexec_fn=containment.preexec(cgroup))
+            try:
+                transport, protocol = await asyncio.shield(spawn)
+            except asyncio.CancelledError:
+                # A stop while the program starts: it is forked and may fork in turn,
+                # and asyncio's clean-up would KILL only its first process. Let the
+                # start finish and stop the whole tree below, then pass the stop on.
+                cancelled = True
+                try:
+                    transport, protocol = await spawn
+                except Exception:
+                    raise asyncio.CancelledError from None
         except BaseException:
             if cgroup:
                 containment.remove_cgroup(cgroup)
@@ -306,6 +318,8 @@ class LocalTarget(ReportsState):
         stopped = False
         try:
             try:
+                if cancelled:
+                    raise asyncio.CancelledError
                 await asyncio.wait_for(asyncio.shield(protocol.exited), timeout)
             except TimeoutError:
                 timed_out = True
