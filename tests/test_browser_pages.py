@@ -181,8 +181,9 @@ async def test_thinking_phases_and_flashing_action_rows_never_finish_early(
     assert early == []
     thinking = [s for s in states if s.startswith("thinking (")]
     assert thinking and thinking[0] == "thinking (0 s)"
-    assert "streaming" in states
-    assert states.index("streaming") > states.index(thinking[0])
+    # "streaming" may show for a poll before the page's "Thinking" is observed; what
+    # matters is that the thinking phase is followed by the answer streaming in.
+    assert "streaming" in states[states.index(thinking[0]):]
 
 
 # --- cut-off and failed answers -----------------------------------------------------
