@@ -185,6 +185,32 @@ class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
             self.exited.set_result(None)
 
 
+async def _start(loop: asyncio.AbstractEventLoop, argv: list[str], cwd: Path,
+                 env: dict[str, str], cgroup: Path | None
+                 ) -> tuple[asyncio.SubprocessTransport, _Protocol, bool]:
+    """Start the program in its own session; True if a stop came meanwhile.
+
+    A stop (Ctrl+C, a hang-up, a quit) that lands after the fork but before the
+    pipes are connected would make asyncio KILL only the first process and then
+    wait for pipes its children still hold. So the start is finished whatever
+    comes, and the caller, told of the stop, stops the whole tree and passes it on.
+    """
+    spawn = asyncio.ensure_future(loop.subprocess_exec(
+        lambda: _Protocol(loop), *argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        preexec_fn=containment.preexec(cgroup)))
+    cancelled = False
+    while not spawn.done():
+        try:
+            await asyncio.wait([spawn])
+        except asyncio.CancelledError:
+            cancelled = True
+    if spawn.cancelled() or (cancelled and spawn.exception() is not None):
+        raise asyncio.CancelledError
+    transport, protocol = spawn.result()  # an OSError (cannot exec) goes to the caller
+    return transport, protocol, cancelled
+
+
 @dataclass
 class _Outcome:
     exit_code: int | None
@@ -283,23 +309,8 @@ class LocalTarget(ReportsState):
         started = time.monotonic()
         cgroup = containment.new_cgroup()
         env = {**env, containment.MARKER: containment.new_token()}  # see _leftover_check
-        spawn = asyncio.ensure_future(loop.subprocess_exec(
-            lambda: _Protocol(loop), *argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-            preexec_fn=containment.preexec(cgroup)))
-        cancelled = False
         try:
-            try:
-                transport, protocol = await asyncio.shield(spawn)
-            except asyncio.CancelledError:
-                # A stop while the program starts: it is forked and may fork in turn,
-                # and asyncio's clean-up would KILL only its first process. Let the
-                # start finish and stop the whole tree below, then pass the stop on.
-                cancelled = True
-                try:
-                    transport, protocol = await spawn
-                except Exception:
-                    raise asyncio.CancelledError from None
+            transport, protocol, cancelled = await _start(loop, argv, cwd, env, cgroup)
         except BaseException:
             if cgroup:
                 containment.remove_cgroup(cgroup)
