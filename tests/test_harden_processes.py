@@ -100,6 +100,8 @@ def test_sighup_stops_the_tree_writes_interrupted_and_exits_129(tmp_path: Path) 
         assert all_gone(pids), "the program's tree outlived the hang-up"
         assert db_rows(ws, "SELECT status FROM sessions") == [("INTERRUPTED",)]
         assert db_rows(ws, "SELECT status FROM attempts") == [("STOPPED",)]
+        listing = run_cli("history", "--workspace", str(ws), cwd=tmp_path).stdout
+        assert "STOPPED" in listing and "cancelled: stopped before the program ended" in listing
     finally:
         kill_left(pids)
 
