@@ -7,6 +7,7 @@ SIGKILLed at random moments. Each test then looks in /proc for what is left.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import random
@@ -99,6 +100,8 @@ def test_sighup_stops_the_tree_writes_interrupted_and_exits_129(tmp_path: Path) 
         assert all_gone(pids), "the program's tree outlived the hang-up"
         assert db_rows(ws, "SELECT status FROM sessions") == [("INTERRUPTED",)]
         assert db_rows(ws, "SELECT status FROM attempts") == [("STOPPED",)]
+        listing = run_cli("history", "--workspace", str(ws), cwd=tmp_path).stdout
+        assert "STOPPED" in listing and "cancelled: stopped before the program ended" in listing
     finally:
         kill_left(pids)
 
@@ -133,6 +136,54 @@ def close_the_terminal_mid_run(shell: str, size: tuple[int, int], pidfile: Path,
     finally:
         subprocess.run([*tmux, "kill-server"], capture_output=True, timeout=10)
         kill_left(pids)
+
+
+async def test_a_stop_while_the_program_starts_still_stops_its_whole_tree(
+        tmp_path: Path) -> None:
+    """The race behind a closed terminal that left a process running: a stop (Ctrl+C,
+    a hang-up, a quit) that lands while the program is being started, after the fork
+    but before its pipes are connected. asyncio's own clean-up then KILLs only the
+    first process; whatever it had forked must be stopped too."""
+    from verifybot_tui.core.config import TargetConfig
+    from verifybot_tui.targets.local import LocalTarget
+
+    target = LocalTarget(TargetConfig(name="local"), tmp_path / "ws")
+    pidfile = tmp_path / "pids"
+    script = f"sleep 600 & echo $$ $! > {pidfile}; wait"
+    task = asyncio.create_task(target._exec(["sh", "-c", script], tmp_path, lambda *a: None,
+                                            30, dict(os.environ)))
+    for _ in range(100):  # one loop step at a time until the program is forked
+        await asyncio.sleep(0)
+        if forked_children():
+            break
+    assert forked_children() and not task.done(), "the program was never started"
+    # The event loop is held (a busy moment) while the program forks its own child.
+    pids = wait_for_pids(pidfile, deadline=10)
+    task.cancel()
+    try:
+        done, _ = await asyncio.wait({task}, timeout=15)
+        assert task in done, "the stop hung: the first process killed, its child kept the pipes"
+        assert task.cancelled(), "the stop was not passed on"
+        assert all_gone(pids, within=5), [p for p in pids if not gone(p)]
+    finally:
+        kill_left(pids)
+        await asyncio.gather(task, return_exceptions=True)
+
+
+def forked_children() -> list[int]:
+    """Processes whose parent is this test's process."""
+    me = os.getpid()
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/stat") as f:
+                    raw = f.read()
+            except OSError:
+                continue
+            if int(raw[raw.rfind(")") + 2:].split()[1]) == me:
+                found.append(int(entry.name))
+    return found
 
 
 # -- 3. a second Ctrl+C still kills ------------------------------------------------------

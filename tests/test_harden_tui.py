@@ -103,3 +103,37 @@ async def test_a_second_stop_or_quit_kills_a_term_ignoring_program_at_once(
             await tui.wait_for(pilot, lambda: app.return_code is not None, 30, "the app to quit")
     sessions = History(ws).sessions()
     assert [s["status"] for s in sessions] == ["STOPPED"], sessions
+
+
+# -- item 7: the app's start marks a session whose process is gone ----------------------------
+
+
+async def test_the_apps_start_marks_a_dead_session_interrupted(tmp_path: Path) -> None:
+    """Not only the next run: opening the app is reading history, so a session left
+    RUNNING by a process that is gone is INTERRUPTED before anything lists it."""
+    import sqlite3
+    import subprocess
+
+    from test_harden_cli import run_once
+
+    ws = workspace(tmp_path)
+    assert run_once(tmp_path, "print('ok')", ws=ws).returncode == 0
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    con = sqlite3.connect(ws / "history.db")
+    con.execute("UPDATE sessions SET status='RUNNING', finished_at=NULL, pid=?", (dead.pid,))
+    con.execute("UPDATE attempts SET status='RUNNING'")
+    con.commit()
+    con.close()
+    app = make_app(ws)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        con = sqlite3.connect(ws / "history.db")
+        try:
+            rows = con.execute("SELECT s.status, a.status FROM sessions s "
+                               "JOIN attempts a ON a.session_id = s.id").fetchall()
+        finally:
+            con.close()
+    assert rows == [("INTERRUPTED", "INTERRUPTED")]
+    transcript = next((ws / "raw_md").glob("*.md")).read_text()
+    assert transcript.rstrip().endswith("(found at the next start)")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import tomllib
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+import xmlschema
 
 from verifybot_tui.core.errors import EXIT_USAGE, ConfigError
 from verifybot_tui.core.recipe import load_recipe, recipe_toml
@@ -74,31 +76,38 @@ RESULTS = [
 ]
 
 
+JUNIT_XSD = Path(__file__).resolve().parent / "junit.xsd"
+
+
+@functools.cache
+def junit_schema() -> xmlschema.XMLSchema11:
+    return xmlschema.XMLSchema11(JUNIT_XSD)
+
+
 def check_junit_shape(xml: str) -> ET.Element:
-    """The JUnit (junit-10.xsd) shape CI tools read: what each element must carry."""
-    root = ET.fromstring(xml)
-    assert root.tag == "testsuites"
-    suites = list(root)
-    assert suites and all(s.tag == "testsuite" for s in suites)
-    for s in suites:
-        for attr in ("name", "tests", "failures", "errors", "time", "timestamp", "hostname",
-                     "id", "package", "skipped"):
-            assert attr in s.attrib, attr
-        cases = [c for c in s if c.tag == "testcase"]
-        assert int(s.get("tests")) == len(cases)
-        assert int(s.get("failures")) == sum(1 for c in cases if c.find("failure") is not None)
-        assert int(s.get("errors")) == sum(1 for c in cases if c.find("error") is not None)
-        float(s.get("time"))
-        for c in cases:
-            assert c.get("name") and c.get("classname")
-            float(c.get("time"))
-            results = [e for e in c if e.tag in ("failure", "error", "skipped")]
-            assert len(results) <= 1
-            for e in results:
-                assert "message" in e.attrib and "type" in e.attrib
-            assert all(e.tag in ("failure", "error", "skipped", "system-out", "system-err")
-                       for e in c)
-    return root
+    """Validate against our JUnit schema (tests/junit.xsd): the shape CI tools read.
+
+    The schema's XSD 1.1 assertions also check that every count is the count of
+    its testcases, so nothing is left for a hand-written check."""
+    junit_schema().validate(xml)
+    return ET.fromstring(xml)
+
+
+@pytest.mark.parametrize("change, says", [
+    (('classname="verifybot.recipe" ', ''), "classname"),
+    (('tests="4"', 'tests="5"'), "count(testcase)"),  # in the suite and the total alike
+    (('<system-out>', '<system-out/><failure message="x" type="y"/><system-out>'), "failure"),
+    (('type="FAILED"', ''), "type"),
+    (('hostname="', 'hostnam="'), "hostnam"),
+    (('time="1.500"', 'time="-1"'), "time"),
+])
+def test_the_junit_schema_refuses_what_ci_tools_cannot_read(change: tuple[str, str], says: str):
+    xml = junit_xml(RESULTS)
+    assert junit_schema().is_valid(xml)
+    bad = xml.replace(*change)
+    assert bad != xml
+    errors = list(junit_schema().iter_errors(bad))
+    assert errors and says in str(errors[0]), errors
 
 
 def test_junit_xml_has_the_shape_ci_reads():

@@ -224,7 +224,8 @@ class SessionRecorder:
     def run_stopped(self, n: int, out: OutputFile) -> None:
         out.footer("stopped by the user before the program ended")
         self.history.update_attempt(self._attempt_id, status=Status.STOPPED,
-                                    verdict="cancelled", finished_at=time.time())
+                                    verdict="cancelled", finished_at=time.time(),
+                                    reason="stopped before the program ended")
         self.tr.section(f"Run {n}", f"stopped by the user; output in {out.rel}\n")
 
     def run_judged(self, n: int, out: OutputFile, *, target: str, result: RunResult,

@@ -25,11 +25,29 @@ STEPS = 100  # pieces an answer streams in, at most (about 0.4 s with the defaul
 _HEADING = re.compile(r"^answer\s+(\d+)\b", re.I)
 
 
+# A line that may open an answer's heading (``## Answer 3``, or the first line of a
+# setext one): a file without any is one answer, and is not parsed at all.
+_MAYBE_HEADING = re.compile(r"^[ \t]{0,3}(?:##[ \t]+)?answer\s+\d", re.I | re.M)
+
+
 def parse_answers(text: str) -> list[str]:
     """The answers of a transcript, in the order of their numbers."""
-    md = MarkdownIt("commonmark")
+    if not _MAYBE_HEADING.search(text):
+        return []
+    # Headings and fences are block-level: inline parsing (emphasis, code spans) of
+    # every paragraph would cost about a minute and gigabytes for a 50 MB answer.
+    md = MarkdownIt("commonmark").disable("inline")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # lines as markdown-it counts them
     tokens = md.parse(text)
-    lines = text.splitlines(keepends=True)
+    starts: list[int] = []  # where each line starts: only for an answer without a fence
+
+    def lines_between(first: int, end: int | None) -> str:
+        if not starts:
+            starts.extend(m.end() for m in re.finditer("\n", text))
+            starts.insert(0, 0)
+        stop = len(text) if end is None or end >= len(starts) else starts[end]
+        return text[starts[min(first, len(starts) - 1)]:stop]
+
     found: dict[int, str] = {}
     i = 0
     while i < len(tokens):
@@ -39,7 +57,7 @@ def parse_answers(text: str) -> list[str]:
             if m:
                 start = tok.map[1] if tok.map else 0
                 j = i + 3
-                end = len(lines)
+                end = None
                 fence = None
                 while j < len(tokens):
                     t = tokens[j]
@@ -49,7 +67,7 @@ def parse_answers(text: str) -> list[str]:
                     if fence is None and t.type == "fence" and t.info.strip() in ("markdown", "md"):
                         fence = t.content
                     j += 1
-                body = fence if fence is not None else "".join(lines[start:end]).strip("\n") + "\n"
+                body = fence if fence is not None else lines_between(start, end).strip("\n") + "\n"
                 found.setdefault(int(m.group(1)), body)
                 i = j
                 continue

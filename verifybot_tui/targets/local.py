@@ -23,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -238,6 +239,32 @@ class _Reader(asyncio.SubprocessProtocol):
             self.on_output = _noop
 
 
+async def _start(loop: asyncio.AbstractEventLoop, reader: Callable[[], _Reader],
+                 argv: list[str], cwd: Path, env: dict[str, str], cgroup: Path | None
+                 ) -> tuple[asyncio.SubprocessTransport, _Reader, bool]:
+    """Start the program in its own session; True if a stop came meanwhile.
+
+    A stop (Ctrl+C, a hang-up, a quit) that lands after the fork but before the
+    pipes are connected would make asyncio KILL only the first process and then
+    wait for pipes its children still hold. So the start is finished whatever
+    comes, and the caller, told of the stop, stops the whole tree and passes it on.
+    """
+    spawn = asyncio.ensure_future(loop.subprocess_exec(
+        reader, *argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        preexec_fn=containment.preexec(cgroup)))
+    cancelled = False
+    while not spawn.done():
+        try:
+            await asyncio.wait([spawn])
+        except asyncio.CancelledError:
+            cancelled = True
+    if spawn.cancelled() or (cancelled and spawn.exception() is not None):
+        raise asyncio.CancelledError
+    transport, protocol = spawn.result()  # an OSError (cannot exec) goes to the caller
+    return transport, protocol, cancelled
+
+
 @dataclass
 class _Outcome:
     exit_code: int | None
@@ -313,10 +340,8 @@ class LocalTarget(ReportsState):
         cgroup = containment.new_cgroup()
         env = {**env, containment.MARKER: containment.new_token()}  # see _leftover_check
         try:
-            transport, protocol = await loop.subprocess_exec(
-                lambda: _Reader(loop, on_output), *argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                preexec_fn=containment.preexec(cgroup))
+            transport, protocol, cancelled = await _start(
+                loop, lambda: _Reader(loop, on_output), argv, cwd, env, cgroup)
         except BaseException:
             if cgroup:
                 containment.remove_cgroup(cgroup)
@@ -329,6 +354,8 @@ class LocalTarget(ReportsState):
         stopped = False
         try:
             try:
+                if cancelled:
+                    raise asyncio.CancelledError
                 await asyncio.wait_for(asyncio.shield(protocol.exited), timeout)
             except TimeoutError:
                 timed_out = True
