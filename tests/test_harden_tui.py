@@ -108,7 +108,7 @@ async def test_a_second_stop_or_quit_kills_a_term_ignoring_program_at_once(
 # -- item 7: the app's start marks a session whose process is gone ----------------------------
 
 
-async def test_the_apps_start_marks_a_dead_session_interrupted(tmp_path: Path) -> None:
+async def test_the_apps_start_marks_a_dead_session_interrupted(tui, tmp_path: Path) -> None:
     """Not only the next run: opening the app is reading history, so a session left
     RUNNING by a process that is gone is INTERRUPTED before anything lists it."""
     import sqlite3
@@ -116,7 +116,7 @@ async def test_the_apps_start_marks_a_dead_session_interrupted(tmp_path: Path) -
 
     from test_harden_cli import run_once
 
-    ws = workspace(tmp_path)
+    ws = tui.ws
     assert run_once(tmp_path, "print('ok')", ws=ws).returncode == 0
     dead = subprocess.Popen(["true"])
     dead.wait()
@@ -125,8 +125,8 @@ async def test_the_apps_start_marks_a_dead_session_interrupted(tmp_path: Path) -
     con.execute("UPDATE attempts SET status='RUNNING'")
     con.commit()
     con.close()
-    app = make_app(ws)
-    async with app.run_test(size=SIZE) as pilot:
+    app = tui.make_app(ws)
+    async with app.run_test(size=tui.SIZE) as pilot:
         await pilot.pause()
         con = sqlite3.connect(ws / "history.db")
         try:

@@ -227,29 +227,29 @@ async def test_a_recipes_compiler_and_flags_build_the_code_in_the_app(
 
 
 async def test_criteria_edited_during_a_session_judge_its_next_run(
-    tmp_path, app_messages
+    tui, tmp_path, app_messages
 ) -> None:
     """The editor is reachable while a session waits at the approval bar; the criteria
     saved there judge the run that follows: 'Apogee: 0.0 m' now fails, the fix passes."""
-    ws = workspace(tmp_path)
-    app = make_app(ws, EXAMPLES / "rocket.md")
+    ws = tui.ws
+    app = tui.make_app(ws, EXAMPLES / "rocket.md")
     seen, hook = app_messages.events, app_messages.hook
-    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-        await type_prompt(pilot, "Simulate a rocket and print its apogee")
-        await wait_approval(pilot)  # the session is on: attempt 1 waits for approval
+    async with app.run_test(size=tui.SIZE, message_hook=hook) as pilot:
+        await tui.type_prompt(pilot, "Simulate a rocket and print its apogee")
+        await tui.wait_approval(pilot)  # the session is on: attempt 1 waits for approval
         assert app.session.loop is not None and app.session.loop.running
-        app.call_later(edit_criteria, main(app))
-        editor = await wait_for(pilot, lambda: isinstance(app.screen, CriteriaScreen)
+        app.call_later(edit_criteria, tui.main(app))
+        editor = await tui.wait_for(pilot, lambda: isinstance(app.screen, CriteriaScreen)
                                 and app.screen, what="the criteria editor")
         editor.query_one("#criteria-text", TextArea).text = "range:Apogee: ([0-9.]+) m:100..5000"
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: not isinstance(app.screen, CriteriaScreen))
-        assert main(app).query_one(CodePane).border_subtitle == (
+        await tui.wait_for(pilot, lambda: not isinstance(app.screen, CriteriaScreen))
+        assert tui.main(app).query_one(CodePane).border_subtitle == (
             "criteria: range:Apogee: ([0-9.]+) m:100..5000")
-        await wait_approval(pilot)
+        await tui.wait_approval(pilot)
         await pilot.press("ctrl+o")  # auto-accept from now on: the feedback and attempt 2
         await pilot.press("a")
-        await wait_idle(pilot)
+        await tui.wait_idle(pilot)
     assert [v.verdict.status for v in of(seen, VerdictReached)] == ["criteria_unmet", "success"]
     (fin,) = of(seen, Finished)
     assert (fin.status, fin.message) == ("VERIFIED", "all 1 success criteria met")
