@@ -7,6 +7,7 @@ import re
 import tracemalloc
 from pathlib import Path
 
+import pytest
 from test_loop_events import make_loop, write_answers
 
 from verifybot_tui.core.ansi import one_line, visible
@@ -124,3 +125,35 @@ def test_the_browser_profile_folder_is_private(tmp_path: Path) -> None:
     make_private_dir(tmp_path / "new" / "profile")
     for folder in (loose, tmp_path / "new" / "profile"):
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
+def test_a_big_code_transcript_is_read_with_its_fence_bodies_cut_out() -> None:
+    """A 50 MB program as `## Answer 1` in a ````markdown fence peaked at 494-511 MB in
+    `extract` (the goal is under 500 MB): markdown-it kept its per-line state for every
+    line of the fence. The bodies are now cut out first and put back: same answers."""
+    line = "print('x' * 40)  # a line of code\n"
+    code = "```python\n" + line * (2 * 1024 * 1024 // len(line)) + "```\n"
+    text = (f"## Answer 1\n\n````markdown\n{code}````\n\n## Answer 2\n\nplain\n~~~\n"
+            f"{line * 3}~~~\n\n    indented\n\n## Answer 3\n\n````md\n{code}````\n")
+    tracemalloc.start()
+    try:
+        answers = parse_answers(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert answers == [code, f"plain\n~~~\n{line * 3}~~~\n\n    indented\n", code]
+    assert peak < 3 * len(text), f"{peak / len(text):.1f} bytes per byte of text (7.7 uncut)"
+
+
+def test_cutting_fence_bodies_reads_every_example_transcript_the_same(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from verifybot_tui.core import extract
+
+    examples = sorted((Path(__file__).parents[1] / "examples").glob("*.md"))
+    assert examples
+    for path in examples:
+        text = path.read_text()
+        whole = parse_answers(text)
+        monkeypatch.setattr(extract, "COLLAPSE_ABOVE", -1)  # cut even small files
+        assert parse_answers(text) == whole, path.name
+        monkeypatch.undo()

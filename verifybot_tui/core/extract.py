@@ -645,8 +645,8 @@ def _items(markdown: str, md: MarkdownIt, offset: int = 0) -> list[_Prose | _Fen
     """Prose (paragraphs, headings) and fences in document order, lines absolute."""
     bodies: dict[int, tuple[int, str]] = {}
     if offset == 0 and len(markdown) > COLLAPSE_ABOVE:
-        markdown, bodies = _collapse_fences(markdown)
-    line_of = _line_mapper(bodies)
+        markdown, bodies = collapse_fences(markdown)
+    line_of = line_mapper(bodies)
     lines = markdown.split("\n")
     items: list[_Prose | _Fence] = []
     tokens = md.parse(markdown)
@@ -678,7 +678,7 @@ COLLAPSE_ABOVE = 1 << 20
 _OPEN_FENCE_RE = re.compile(r"^(`{3,}|~{3,})([^\n]*)$", re.M)
 
 
-def _collapse_fences(markdown: str) -> tuple[str, dict[int, tuple[int, str]]]:
+def collapse_fences(markdown: str) -> tuple[str, dict[int, tuple[int, str]]]:
     """The answer with the body of each fence at column 0 taken out, and the bodies:
     {line of the opening fence in the cut text: (lines taken out, body)}.
 
@@ -731,7 +731,7 @@ def _closing_fence(markdown: str, fence: str, start: int) -> tuple[int, int] | N
     return None
 
 
-def _line_mapper(bodies: dict[int, tuple[int, str]]) -> Callable[[int], int]:
+def line_mapper(bodies: dict[int, tuple[int, str]]) -> Callable[[int], int]:
     """Line in the cut text -> line in the answer (lines after a cut body move down)."""
     if not bodies:
         return lambda n: n

@@ -17,7 +17,9 @@ import re
 from pathlib import Path
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
+from verifybot_tui.core import extract
 from verifybot_tui.core.errors import ConfigError, LLMError
 from verifybot_tui.core.ports import Answer, ReportsState, TextCallback
 
@@ -38,15 +40,28 @@ def parse_answers(text: str) -> list[str]:
     # every paragraph would cost about a minute and gigabytes for a 50 MB answer.
     md = MarkdownIt("commonmark").disable("inline")
     text = text.replace("\r\n", "\n").replace("\r", "\n")  # lines as markdown-it counts them
-    tokens = md.parse(text)
+    # A big file's fence bodies are cut out before parsing (markdown-it keeps several
+    # ints per line: hundreds of MB for 50 MB of code); headings are all we look for.
+    bodies: dict[int, tuple[int, str]] = {}
+    cut = text
+    if len(text) > extract.COLLAPSE_ABOVE:
+        cut, bodies = extract.collapse_fences(text)
+    line_of = extract.line_mapper(bodies)
+    tokens = md.parse(cut)
     starts: list[int] = []  # where each line starts: only for an answer without a fence
 
     def lines_between(first: int, end: int | None) -> str:
         if not starts:
             starts.extend(m.end() for m in re.finditer("\n", text))
             starts.insert(0, 0)
+        first = line_of(first)
+        end = None if end is None else line_of(end)
         stop = len(text) if end is None or end >= len(starts) else starts[end]
         return text[starts[min(first, len(starts) - 1)]:stop]
+
+    def content(fence: Token) -> str:
+        line = fence.map[0] if fence.map else -1
+        return bodies[line][1] if line in bodies else fence.content
 
     found: dict[int, str] = {}
     i = 0
@@ -65,7 +80,7 @@ def parse_answers(text: str) -> list[str]:
                         end = t.map[0] if t.map else end
                         break
                     if fence is None and t.type == "fence" and t.info.strip() in ("markdown", "md"):
-                        fence = t.content
+                        fence = content(t)
                     j += 1
                 body = fence if fence is not None else lines_between(start, end).strip("\n") + "\n"
                 found.setdefault(int(m.group(1)), body)
