@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -63,18 +64,22 @@ async def test_a_megabyte_answer_streams_in_at_most_a_hundred_steps(tmp_path: Pa
     assert seen == sorted(seen)
 
 
+def traced(read: Callable[[str], list[str]], text: str) -> tuple[list[str], int]:
+    """What ``read`` returns for ``text``, and the peak of memory it took meanwhile."""
+    tracemalloc.start()
+    try:
+        return read(text), tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_reading_the_answers_of_a_big_prose_file_stays_small() -> None:
     """`extract FILE` first looks for '## Answer N' sections. Only headings and fences
     matter there: parsing every paragraph's emphasis and code spans took 118 s and
     2.4 GB for a 50 MB prose answer (about 44 bytes of memory per byte of text)."""
     para = "Some prose with `inline` code and **bold** text. " * 20 + "\n\n"
     text = "## Answer 1\n\n" + para * (1024 * 1024 // len(para))
-    tracemalloc.start()
-    try:
-        answers = parse_answers(text)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    answers, peak = traced(parse_answers, text)
     assert len(answers) == 1 and answers[0].startswith("Some prose with `inline`")
     assert peak < 10 * len(text), f"{peak / len(text):.1f} bytes per byte of text"
 
@@ -84,12 +89,7 @@ def test_one_big_answer_without_answer_headings_is_not_parsed_for_them() -> None
     section; a quick look for such a line now comes first."""
     line = "print('x' * 40)  # a line of code\n"
     text = "Here:\n\n```python\n" + line * (1024 * 1024 // len(line)) + "```\n"
-    tracemalloc.start()
-    try:
-        answers = parse_answers(text)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    answers, peak = traced(parse_answers, text)
     assert answers == []
     assert peak < len(text), f"{peak / len(text):.1f} bytes per byte of text"
     # The quick look misses no heading form the full parse finds.
@@ -135,12 +135,7 @@ def test_a_big_code_transcript_is_read_with_its_fence_bodies_cut_out() -> None:
     code = "```python\n" + line * (2 * 1024 * 1024 // len(line)) + "```\n"
     text = (f"## Answer 1\n\n````markdown\n{code}````\n\n## Answer 2\n\nplain\n~~~\n"
             f"{line * 3}~~~\n\n    indented\n\n## Answer 3\n\n````md\n{code}````\n")
-    tracemalloc.start()
-    try:
-        answers = parse_answers(text)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    answers, peak = traced(parse_answers, text)
     assert answers == [code, f"plain\n~~~\n{line * 3}~~~\n\n    indented\n", code]
     assert peak < 3 * len(text), f"{peak / len(text):.1f} bytes per byte of text (7.7 uncut)"
 

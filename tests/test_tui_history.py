@@ -10,24 +10,13 @@ from pathlib import Path
 
 import pytest
 from test_history_status import old_db
+from test_tui_widgets import labels
 
 from verifybot_tui.core.history import History
 from verifybot_tui.tui.screens.attempt import AttemptScreen
 from verifybot_tui.tui.widgets.history import HistoryPane
 
 pytestmark = pytest.mark.usefixtures("tui_env")
-
-
-def labels(pane: HistoryPane) -> list[str]:
-    out: list[str] = []
-
-    def visit(node) -> None:
-        for child in node.children:
-            out.append(str(child.label))
-            visit(child)
-
-    visit(pane.root)
-    return out
 
 
 async def open_attempt(tui, pilot, pane: HistoryPane, n: int) -> AttemptScreen:
