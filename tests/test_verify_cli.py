@@ -232,21 +232,10 @@ def test_square_of_zero():
 '''
 
 
-def base_python_has_pytest() -> bool:
-    """Local runs use the python the tool's venv was made from (targets.venv.base_python),
-    not the test venv: pytest must be there, else the run would try to install it."""
-    import subprocess
-
-    from verifybot_tui.targets.venv import base_python
-
-    return subprocess.run([base_python(), "-c", "import pytest"],
-                          capture_output=True).returncode == 0
-
-
-@pytest.mark.skipif(not base_python_has_pytest(), reason="the runs' python has no pytest")
 def test_pytest_tests_written_alongside_run_under_pytest(tmp_path):
     """pytest-style tests (no `import pytest` even) run under pytest, not as a script that
-    would define the test functions and exit 0 having checked nothing."""
+    would define the test functions and exit 0 having checked nothing. Where the runs'
+    python has no pytest, the loop installs it into the workspace venv first (--yes)."""
     r = square_with_tests(tmp_path, PYTEST_WRONG)
     first, second = the_record(tmp_path)["attempts"]
     assert first["tests"] == {"file": "test_main.py", "passed": False, "exit_code": 1}
