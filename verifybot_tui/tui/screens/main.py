@@ -302,7 +302,7 @@ class MainScreen(Screen[None]):
     def _edit_ended(self, message: CodePane.EditEnded) -> None:
         if self.pending_approval is not None:
             self.approval_bar.focus()
-        if message.kept and message.pane.edits:
+        if message.kept and message.widget.edits:
             self.notify("Edits kept: accept [a] runs the edited version.")
 
     @on(FeedbackBar.Chosen)
@@ -321,7 +321,7 @@ class MainScreen(Screen[None]):
         if not text:
             return
         if self.submit(text):
-            event.input.value = ""
+            event.widget.value = ""
 
     def submit(self, text: str, *, new_chat: bool | None = None) -> bool:
         loop = self.session.loop

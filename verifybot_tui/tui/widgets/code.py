@@ -9,10 +9,10 @@ means is the loop's job.
 from __future__ import annotations
 
 import difflib
+from dataclasses import dataclass
 
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.message import Message
 from textual.reactive import var
 from textual.widget import Widget
 from textual.widgets import Static
@@ -20,6 +20,7 @@ from textual.widgets import Static
 from verifybot_tui.core.ansi import one_line
 from verifybot_tui.core.ports import ProgramFile
 from verifybot_tui.tui.keys import CODE_BINDINGS, EDIT_BINDINGS
+from verifybot_tui.tui.widget_message import WidgetMessage
 
 
 def unified_diff(old: list[ProgramFile], new: list[ProgramFile]) -> str:
@@ -54,17 +55,11 @@ class CodePane(Widget):
     BINDINGS = EDIT_BINDINGS + CODE_BINDINGS
     wrap: var[bool] = var(False, toggle_class="-wrap")  # code reads best unwrapped; w wraps it
 
-    class EditEnded(Message):
+    @dataclass
+    class EditEnded(WidgetMessage["CodePane"]):
         """The inline editor closed: ``kept`` says whether its changes stay."""
 
-        def __init__(self, pane: CodePane, kept: bool) -> None:
-            super().__init__()
-            self.pane = pane
-            self.kept = kept
-
-        @property
-        def control(self) -> CodePane:
-            return self.pane
+        kept: bool
 
     DEFAULT_CSS = """
     CodePane {
