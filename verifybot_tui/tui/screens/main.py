@@ -38,6 +38,7 @@ from verifybot_tui.tui.messages import (
     TargetReady,
 )
 from verifybot_tui.tui.output_buffer import OutputBuffer
+from verifybot_tui.tui.query import Child
 from verifybot_tui.tui.screens.loop_controller import LoopController
 from verifybot_tui.tui.session import AppSession
 from verifybot_tui.tui.widgets.approval import ApprovalBar
@@ -110,42 +111,20 @@ class MainScreen(Screen[None]):
             yield PromptBox(placeholder=self._prompt_hint(), id="prompt")
         yield Footer()
 
+    # The panes, typed (each a query when read).
+    status_bar = Child("#status", StatusBar)
+    conversation = Child("#conversation", ConversationPane)
+    code_pane = Child("#code", CodePane)
+    output_pane = Child("#output", OutputPane)
+    history_pane = Child("#history", HistoryPane)
+    prompt_box = Child("#prompt", PromptBox)
+    approval_bar = Child("#approval", ApprovalBar)
+    feedback_bar = Child("#feedback", FeedbackBar)
+
     @property
     def output_buffer(self) -> OutputBuffer:
         buffer: OutputBuffer = getattr(self.app, "output_buffer")  # noqa: B009 (App is generic)
         return buffer
-
-    @property
-    def status_bar(self) -> StatusBar:
-        return self.query_one("#status", StatusBar)
-
-    @property
-    def conversation(self) -> ConversationPane:
-        return self.query_one("#conversation", ConversationPane)
-
-    @property
-    def code_pane(self) -> CodePane:
-        return self.query_one("#code", CodePane)
-
-    @property
-    def output_pane(self) -> OutputPane:
-        return self.query_one("#output", OutputPane)
-
-    @property
-    def history_pane(self) -> HistoryPane:
-        return self.query_one("#history", HistoryPane)
-
-    @property
-    def prompt_box(self) -> PromptBox:
-        return self.query_one("#prompt", PromptBox)
-
-    @property
-    def approval_bar(self) -> ApprovalBar:
-        return self.query_one("#approval", ApprovalBar)
-
-    @property
-    def feedback_bar(self) -> FeedbackBar:
-        return self.query_one("#feedback", FeedbackBar)
 
     # The loop controller's state, read by the tests and the command palette.
     @property
