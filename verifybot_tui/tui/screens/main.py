@@ -210,7 +210,7 @@ class MainScreen(Screen[None]):
     # -- reactive state ----------------------------------------------------------------
 
     def watch_running(self, running: bool) -> None:
-        self.conversation.set_class(running, "-waiting")
+        self.conversation.waiting = running
 
     def watch_auto_accept(self, on: bool) -> None:
         self.session.set_auto_accept(on)
