@@ -147,7 +147,7 @@ class ConversationPane(VerticalScroll):
                     await self._stream.write(delta)
             else:
                 # The site rewrote earlier text (a re-render): replace, then stream on.
-                await self._stream.stop()
+                await _stop(self._stream)
                 await self._answer.update(text)
                 self._stream = type(self._answer).get_stream(self._answer)
             self._text = text
@@ -160,7 +160,7 @@ class ConversationPane(VerticalScroll):
     async def end_answer(self) -> None:
         async with self._lock:
             if self._stream is not None:
-                await self._stream.stop()
+                await _stop(self._stream)
             self._stream = None
             self._answer = None
             self._text = ""
@@ -172,3 +172,21 @@ class ConversationPane(VerticalScroll):
         await self.end_answer()
         await self.query(".prompt, .prompt-title, .prompt-text, .answer, .notice, .thinking"
                          ).remove()
+
+
+async def _stop(stream: MarkdownStream) -> None:
+    """Stop a Markdown stream, even one whose task has not run yet.
+
+    Textual's ``stop()`` cancels the stream's task and awaits it; a task cancelled
+    before its first step ends in CancelledError, and awaiting it raises that here.
+    Escaping a message handler, it ended the main screen's message loop without a
+    word (no event was shown after it): an answer re-rendered by the site right
+    before it ended did that. Nothing was written to such a stream, so nothing is
+    lost; a cancellation of our own task still propagates.
+    """
+    try:
+        await stream.stop()
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise
