@@ -263,6 +263,10 @@ class MainScreen(Screen[None]):
 
     @on(LoopEvent)
     async def _loop_event(self, message: LoopEvent) -> None:
+        if self.app.return_code is not None:
+            # Quitting: the panes are being taken down. An event the loop sent as it
+            # stopped (its Finished) would be mounted into a pane already gone.
+            return
         await dispatch(self.controller, message.event)
 
     @on(LoopEnded)
