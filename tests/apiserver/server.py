@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from loopback_http import serve
 
 KNOWN_MODELS = ("coder", "thinker", "cut", "unfinished", "ratelimit-once", "ratelimit",
                 "small-context", "slow")
@@ -60,14 +61,7 @@ class ApiServer:
     _httpd: ThreadingHTTPServer | None = None
 
     def start(self) -> ApiServer:
-        api = self
-
-        class Handler(_Handler):
-            server_api = api
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        self._httpd = serve(_Handler, "apiserver", server_api=self)
         return self
 
     @property
