@@ -108,7 +108,7 @@ async def test_the_criteria_editor_checks_lines_and_the_criteria_fail_a_run(
         area.text = "contains:Apogee\nrange:Apogee (\\d+)"
         await pilot.press("ctrl+s")
         await tui.wait_for(pilot, lambda: "line 2: bad criterion" in str(
-            editor.query_one("#criteria-error", Static).render()), what="the error")
+            editor.query_one("#dialog-error", Static).render()), what="the error")
         assert isinstance(app.screen, CriteriaScreen)  # not saved
         area.text = "contains:Apogee\nrange:Apogee: ([0-9.]+) m:100..5000\n"
         await pilot.press("ctrl+s")

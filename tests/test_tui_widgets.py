@@ -1,4 +1,5 @@
-"""Widgets on their own: the history pane's rows and filter, brackets shown literally."""
+"""Widgets on their own: the history pane's rows and filter, brackets shown literally; the
+conversation pane through an answer the site re-renders."""
 
 from __future__ import annotations
 
@@ -156,3 +157,30 @@ async def test_w_wraps_code_and_y_copies_the_file_shown(tui, tmp_path) -> None:
         await pilot.press("y")
         assert long_line in app.clipboard, "y from the approval bar copies the shown file"
         await pilot.press("a")
+
+
+async def test_an_answer_rewritten_just_before_it_ends_is_shown_and_the_pane_lives_on() -> None:
+    """The site re-renders the answer (its text no longer extends what was shown) and
+    the answer ends at once: the rewrite's fresh stream is stopped before its task
+    ever ran. That once raised CancelledError into the screen's handler, which ended
+    the main screen's message loop silently (found under load in the thinking test)."""
+    from textual.widgets import Markdown
+
+    from verifybot_tui.tui.widgets.conversation import ConversationPane
+
+    class ConversationApp(App):
+        def compose(self):
+            yield ConversationPane(id="conversation")
+
+    app = ConversationApp()
+    async with app.run_test(size=(80, 20)) as pilot:
+        pane = app.query_one(ConversationPane)
+        await pane.add_prompt("write it")
+        await pane.show_answer("Here is `a.py`:")
+        await pane.show_answer("Here is `b.py`, rewritten:")  # not an extension: a re-render
+        await pane.finish_answer("Here is `b.py`, rewritten:")
+        await pane.add_notice("next event")  # the pane still takes events
+        await pilot.pause()
+        answers = list(pane.query(Markdown))
+        assert len(answers) == 1 and answers[0].source == "Here is `b.py`, rewritten:"
+        assert not pane.waiting and pane.query(".notice")

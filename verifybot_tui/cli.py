@@ -144,17 +144,21 @@ def _run_args(p: argparse.ArgumentParser) -> None:
                    help="attempts after the first one (default: [run] max_retries, 3)")
     p.add_argument("--timeout", type=float, metavar="S",
                    help="seconds a program may run (default: [run] timeout, 30)")
-    p.add_argument("--yes", action="store_true",
-                   help="accept every version and every install without asking "
-                        "(default: ask on stdin)")
-    p.add_argument("--json", action="store_true",
-                   help="print the run record as JSON on stdout (default: off)")
-    p.add_argument("--trust-new-host", action="store_true", help=TRUST_HELP)
+    _running_flags(p, yes="accept every version and every install without asking "
+                          "(default: ask on stdin)",
+                   json="print the run record as JSON on stdout (default: off)")
     p.add_argument("--show-thinking", action="store_true",
                    help="print an API model's reasoning (extended thinking) dimmed on stderr "
                         "as it arrives, apart from the answer (default: off; the transcript "
                         "keeps it either way)")
     _verification_args(p)
+
+
+def _running_flags(p: argparse.ArgumentParser, *, yes: str, json: str) -> None:
+    """The switches of the commands that run a program (run, extract --run)."""
+    p.add_argument("--yes", action="store_true", help=yes)
+    p.add_argument("--json", action="store_true", help=json)
+    p.add_argument("--trust-new-host", action="store_true", help=TRUST_HELP)
 
 
 def _login_args(p: argparse.ArgumentParser) -> None:
@@ -182,11 +186,8 @@ def _extract_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--run", action="store_true",
                    help="save and run the program once (default: only show it)")
     p.add_argument("--target", metavar="NAME", help=TARGET_HELP)
-    p.add_argument("--yes", action="store_true",
-                   help="with --run: run without asking (default: ask on stdin)")
-    p.add_argument("--json", action="store_true",
-                   help="print the blocks as JSON (default: off)")
-    p.add_argument("--trust-new-host", action="store_true", help=TRUST_HELP)
+    _running_flags(p, yes="with --run: run without asking (default: ask on stdin)",
+                   json="print the blocks as JSON (default: off)")
 
 
 def _history_args(p: argparse.ArgumentParser) -> None:

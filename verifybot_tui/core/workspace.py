@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from verifybot_tui.core.errors import ConfigError
@@ -48,27 +48,23 @@ def atomic_write(path: Path, text: str) -> None:
 
 @dataclass
 class Workspace:
+    """The folders under one workspace root; the paths are fixed when it is made."""
+
     root: Path
+    programs: Path = field(init=False)
+    outputs: Path = field(init=False)
+    raw_md: Path = field(init=False)
+    context: Path = field(init=False)
+    db_path: Path = field(init=False)
+    claims: Path = field(init=False)  # .versions/<slug>_<n>: a version taken by one attempt
 
-    @property
-    def programs(self) -> Path:
-        return self.root / "programs"
-
-    @property
-    def outputs(self) -> Path:
-        return self.root / "outputs"
-
-    @property
-    def raw_md(self) -> Path:
-        return self.root / "raw_md"
-
-    @property
-    def context(self) -> Path:
-        return self.root / "context"
-
-    @property
-    def db_path(self) -> Path:
-        return self.root / "history.db"
+    def __post_init__(self) -> None:
+        self.programs = self.root / "programs"
+        self.outputs = self.root / "outputs"
+        self.raw_md = self.root / "raw_md"
+        self.context = self.root / "context"
+        self.db_path = self.root / "history.db"
+        self.claims = self.root / ".versions"
 
     def ensure(self) -> Workspace:
         """Make the folders (0700 where VerifyBot creates them); a bad place exits 2."""
@@ -84,11 +80,6 @@ class Workspace:
                               f"{e.strerror}. Give a folder you can write to with "
                               "--workspace DIR or [run] workspace") from None
         return self
-
-    @property
-    def claims(self) -> Path:
-        """.versions/<slug>_<n>: a version number taken by one attempt."""
-        return self.root / ".versions"
 
     def rel(self, path: Path | str) -> str:
         """A path as the user sees it: relative to the workspace when inside it."""

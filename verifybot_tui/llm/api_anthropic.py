@@ -10,21 +10,15 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from verifybot_tui.llm.api_common import QUIET_HEADERS, ApiLLM, Piece, StreamCut, Usage
+from verifybot_tui.llm.api_common import ApiLLM, Piece, StreamCut, Usage
 
 DEFAULT_MAX_TOKENS = 8192
 
 
 class AnthropicChat(ApiLLM):
     kind = "anthropic"
-
-    def make_client(self, key: str) -> Any:
-        import anthropic
-
-        return anthropic.AsyncAnthropic(
-            api_key=key or "none", base_url=self.url, timeout=self.cfg.timeout, max_retries=0,
-            default_headers={h: anthropic.Omit() for h in QUIET_HEADERS}
-            | {"User-Agent": "verifybot"})
+    library = "anthropic"
+    client_class = "AsyncAnthropic"
 
     def request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         max_tokens = self.cfg.max_tokens or DEFAULT_MAX_TOKENS

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import email.utils
+import importlib
 import os
 import re
 import uuid
@@ -342,8 +343,18 @@ class ApiLLM(ReportsState):
 
     # -- for subclasses ---------------------------------------------------------------
 
+    # The official library (imported when the backend starts, not with the app) and
+    # its async client class: "openai", "AsyncOpenAI".
+    library = ""
+    client_class = ""
+
     def make_client(self, key: str) -> Any:
-        raise NotImplementedError
+        """The library's client: no retries of its own (we retry a 429 once, after its
+        Retry-After), and none of its headers about this machine."""
+        lib = importlib.import_module(self.library)
+        return getattr(lib, self.client_class)(
+            api_key=key or "none", base_url=self.url, timeout=self.cfg.timeout, max_retries=0,
+            default_headers={h: lib.Omit() for h in QUIET_HEADERS} | {"User-Agent": "verifybot"})
 
     def stream(self, messages: list[dict[str, str]]) -> AsyncGenerator[Piece, None]:
         raise NotImplementedError

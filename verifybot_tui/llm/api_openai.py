@@ -12,19 +12,13 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from verifybot_tui.llm.api_common import QUIET_HEADERS, ApiLLM, Piece, StreamCut, Usage
+from verifybot_tui.llm.api_common import ApiLLM, Piece, StreamCut, Usage
 
 
 class OpenAIChat(ApiLLM):
     kind = "openai"
-
-    def make_client(self, key: str) -> Any:
-        import openai
-
-        return openai.AsyncOpenAI(
-            api_key=key or "none", base_url=self.url, timeout=self.cfg.timeout, max_retries=0,
-            default_headers={h: openai.Omit() for h in QUIET_HEADERS}
-            | {"User-Agent": "verifybot"})
+    library = "openai"
+    client_class = "AsyncOpenAI"
 
     def request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         if self.cfg.system:

@@ -13,7 +13,7 @@ import asyncio
 import json
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -70,26 +70,19 @@ class Observed:
     facts: dict[str, Any] = field(default_factory=dict)
 
     def apply(self, st: dict[str, Any]) -> None:
-        self.text_t = st["textT"]
-        self.url = st["url"]
-        self.renderer = st["renderer"]
-        self.users = st["users"]
-        self.user_key = st["userKey"]
-        self.user_rich = st["userRich"]
-        if "userText" in st:
+        """Take one observation: each field from observer.js's camelCase key of its name
+        (text_t <- textT); the answer text comes as a change: keep ``keep``, add ``add``."""
+        for name, key in _OBSERVED_KEYS:
+            setattr(self, name, st[key])
+        if "userText" in st:  # sent only when the last prompt's bubble changed
             self.user_text = st["userText"]
-        self.answer_id = st["answerId"]
-        self.answer_key = st["answerKey"]
         self.text = self.text[: st["keep"]] + st["add"]
-        self.finished = st["finished"]
-        self.busy = st["busy"]
-        self.stop = st["stop"]
-        self.activity = st["activity"]
-        self.thinking = st["thinking"]
-        self.can_continue = st["canContinue"]
-        self.turn_error = st["turnError"]
-        self.artifacts = st["artifacts"]
-        self.facts = st["facts"]
+
+
+# The fields every observation sets, with the key observer.js sends each under.
+_OBSERVED_KEYS = tuple(
+    (f.name, re.sub(r"_(\w)", lambda m: m.group(1).upper(), f.name))
+    for f in fields(Observed) if f.name not in ("doc", "user_text", "text"))
 
 
 @dataclass

@@ -10,21 +10,19 @@ from __future__ import annotations
 from textual import on
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static, TextArea
 
 from verifybot_tui.core import criteria as crit
-from verifybot_tui.core.errors import ConfigError
+from verifybot_tui.tui.screens.dialogs import FormDialog
 
 HELP = ("One criterion per line: contains:TEXT, not:TEXT, regex:RE, regex-whole:RE, exit:N, "
         "range:RE:LO..HI, file:GLOB[:MINSIZE], no-stderr, duration:<=S, compiles-clean. "
         "Ctrl+S saves, Escape cancels.")
 
 
-class CriteriaScreen(ModalScreen[list[crit.Criterion] | None]):
-    CSS_PATH = "dialogs.tcss"
-    BINDINGS = [Binding("ctrl+s", "save", "Save", show=False),
-                Binding("escape", "cancel", "Cancel", show=False)]
+class CriteriaScreen(FormDialog[list[crit.Criterion]]):
+    BINDINGS = [*FormDialog.BINDINGS, Binding("ctrl+s", "submit", "Save", show=False)]
+    FIELD = "#criteria-text"
 
     def __init__(self, current: list[crit.Criterion]) -> None:
         super().__init__(classes="dialog")
@@ -35,28 +33,16 @@ class CriteriaScreen(ModalScreen[list[crit.Criterion] | None]):
             yield Label("Success criteria", id="dialog-title")
             yield Label(HELP, id="dialog-question", markup=False)
             yield TextArea("\n".join(c.text for c in self.current), id="criteria-text")
-            yield Static("", id="criteria-error", markup=False)
+            yield Static("", id="dialog-error", markup=False)
             with Horizontal(id="dialog-buttons"):
                 yield Button("Save", id="save", variant="success")
                 yield Button("Cancel", id="cancel")
 
-    def on_mount(self) -> None:
-        self.query_one("#criteria-text", TextArea).focus()
-
-    def parsed(self) -> list[crit.Criterion]:
+    def read(self) -> list[crit.Criterion]:
         lines = self.query_one("#criteria-text", TextArea).text.splitlines()
         return [crit.parse(line, f"line {i}") for i, line in enumerate(lines, 1)
                 if line.strip()]
 
     @on(Button.Pressed, "#save")
-    def action_save(self) -> None:
-        try:
-            found = self.parsed()
-        except ConfigError as e:
-            self.query_one("#criteria-error", Static).update(str(e))
-            return
-        self.dismiss(found)
-
-    @on(Button.Pressed, "#cancel")
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+    def _save(self) -> None:
+        self.action_submit()

@@ -1,4 +1,5 @@
-"""Modal questions: yes/no (host key trust, installing packages) and a secret.
+"""Modal questions: yes/no (host key trust, installing packages), a secret, and the
+base of the one-field forms (the criteria editor, the recipe opener).
 
 These are how a target's Prompter and the loop's PermissionNeeded reach the
 user; the answer comes back through ``dismiss`` to a future the asker awaits.
@@ -6,12 +7,18 @@ user; the answer comes back through ``dismiss`` to a future the asker awaits.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from textual import on
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label
+from textual.widgets import Button, Input, Label, Static
 
+from verifybot_tui.core.errors import ConfigError
 from verifybot_tui.tui.keys import PERMISSION_BINDINGS
+
+T = TypeVar("T")
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -42,11 +49,40 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(yes)
 
 
-class SecretScreen(ModalScreen[str | None]):
-    """A password prompt: the text never leaves this screen but through dismiss."""
+class FormDialog(ModalScreen[T | None]):
+    """A dialog around one field: submitting reads it; a value that does not read
+    (ConfigError) is shown in ``#dialog-error`` and the dialog stays, so nothing
+    half-right is kept. Escape or Cancel returns None."""
 
     CSS_PATH = "dialogs.tcss"
+    BINDINGS: list[BindingType] = [Binding("escape", "cancel", "Cancel", show=False)]
+    FIELD = ""  # the selector of the field that has the focus first
+
+    def on_mount(self) -> None:
+        self.query_one(self.FIELD).focus()
+
+    def read(self) -> T:
+        """The field's value as the caller wants it; ConfigError says what is wrong."""
+        raise NotImplementedError
+
+    def action_submit(self) -> None:
+        try:
+            value = self.read()
+        except ConfigError as e:
+            self.query_one("#dialog-error", Static).update(str(e))
+            return
+        self.dismiss(value)
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class SecretScreen(FormDialog[str]):
+    """A password prompt: the text never leaves this screen but through dismiss."""
+
     BINDINGS = [("escape", "cancel", "Cancel")]
+    FIELD = "#secret"
 
     def __init__(self, question: str) -> None:
         super().__init__(classes="dialog")
@@ -61,14 +97,10 @@ class SecretScreen(ModalScreen[str | None]):
                 yield Button("OK", id="ok", variant="success")
                 yield Button("Cancel \\[esc]", id="cancel")
 
-    def on_mount(self) -> None:
-        self.query_one(Input).focus()
+    def read(self) -> str:
+        return self.query_one("#secret", Input).value
 
     @on(Input.Submitted)
     @on(Button.Pressed, "#ok")
     def _ok(self) -> None:
-        self.dismiss(self.query_one(Input).value)
-
-    @on(Button.Pressed, "#cancel")
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.action_submit()

@@ -38,6 +38,7 @@ from verifybot_tui.tui.messages import (
     TargetReady,
 )
 from verifybot_tui.tui.output_buffer import OutputBuffer
+from verifybot_tui.tui.query import Child
 from verifybot_tui.tui.screens.loop_controller import LoopController
 from verifybot_tui.tui.session import AppSession
 from verifybot_tui.tui.widgets.approval import ApprovalBar
@@ -110,42 +111,20 @@ class MainScreen(Screen[None]):
             yield PromptBox(placeholder=self._prompt_hint(), id="prompt")
         yield Footer()
 
+    # The panes, typed (each a query when read).
+    status_bar = Child("#status", StatusBar)
+    conversation = Child("#conversation", ConversationPane)
+    code_pane = Child("#code", CodePane)
+    output_pane = Child("#output", OutputPane)
+    history_pane = Child("#history", HistoryPane)
+    prompt_box = Child("#prompt", PromptBox)
+    approval_bar = Child("#approval", ApprovalBar)
+    feedback_bar = Child("#feedback", FeedbackBar)
+
     @property
     def output_buffer(self) -> OutputBuffer:
         buffer: OutputBuffer = getattr(self.app, "output_buffer")  # noqa: B009 (App is generic)
         return buffer
-
-    @property
-    def status_bar(self) -> StatusBar:
-        return self.query_one("#status", StatusBar)
-
-    @property
-    def conversation(self) -> ConversationPane:
-        return self.query_one("#conversation", ConversationPane)
-
-    @property
-    def code_pane(self) -> CodePane:
-        return self.query_one("#code", CodePane)
-
-    @property
-    def output_pane(self) -> OutputPane:
-        return self.query_one("#output", OutputPane)
-
-    @property
-    def history_pane(self) -> HistoryPane:
-        return self.query_one("#history", HistoryPane)
-
-    @property
-    def prompt_box(self) -> PromptBox:
-        return self.query_one("#prompt", PromptBox)
-
-    @property
-    def approval_bar(self) -> ApprovalBar:
-        return self.query_one("#approval", ApprovalBar)
-
-    @property
-    def feedback_bar(self) -> FeedbackBar:
-        return self.query_one("#feedback", FeedbackBar)
 
     # The loop controller's state, read by the tests and the command palette.
     @property
@@ -231,7 +210,7 @@ class MainScreen(Screen[None]):
     # -- reactive state ----------------------------------------------------------------
 
     def watch_running(self, running: bool) -> None:
-        self.conversation.set_class(running, "-waiting")
+        self.conversation.waiting = running
 
     def watch_auto_accept(self, on: bool) -> None:
         self.session.set_auto_accept(on)
@@ -284,6 +263,10 @@ class MainScreen(Screen[None]):
 
     @on(LoopEvent)
     async def _loop_event(self, message: LoopEvent) -> None:
+        if self.app.return_code is not None:
+            # Quitting: the panes are being taken down. An event the loop sent as it
+            # stopped (its Finished) would be mounted into a pane already gone.
+            return
         await dispatch(self.controller, message.event)
 
     @on(LoopEnded)
@@ -302,7 +285,7 @@ class MainScreen(Screen[None]):
     def _edit_ended(self, message: CodePane.EditEnded) -> None:
         if self.pending_approval is not None:
             self.approval_bar.focus()
-        if message.kept and message.pane.edits:
+        if message.kept and message.widget.edits:
             self.notify("Edits kept: accept [a] runs the edited version.")
 
     @on(FeedbackBar.Chosen)
@@ -321,7 +304,7 @@ class MainScreen(Screen[None]):
         if not text:
             return
         if self.submit(text):
-            event.input.value = ""
+            event.widget.value = ""
 
     def submit(self, text: str, *, new_chat: bool | None = None) -> bool:
         loop = self.session.loop
@@ -361,7 +344,7 @@ class MainScreen(Screen[None]):
 
     async def _clear_panes(self) -> None:
         await self.conversation.clear()
-        await self.code_pane.show_files([])
+        self.code_pane.show_files([])
         self.output_pane.clear()
 
     @on(LLMReady)
@@ -480,7 +463,7 @@ class MainScreen(Screen[None]):
             lang = language_for_filename(path.name)
             files.append(ProgramFile(path.name, path.name, content, lang.name if lang else ""))
         entry = Path((last or {}).get("entry") or "").name
-        await self.code_pane.show_files(files, entry)
+        self.code_pane.show_files(files, entry)
         self.controller.last_shown = files
         output = self.output_pane
         output.clear()
@@ -549,8 +532,8 @@ class MainScreen(Screen[None]):
         if history.display:
             history.focus()
 
-    async def action_toggle_diff(self) -> None:
-        await self.code_pane.toggle_diff()
+    def action_toggle_diff(self) -> None:
+        self.code_pane.toggle_diff()
 
     def action_focus_prompt(self) -> None:
         self.prompt_box.focus()

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from textual import on
 from textual.containers import Horizontal
 from textual.content import Content
-from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Button, Input, Label
+
+from verifybot_tui.tui.widget_message import WidgetMessage
 
 
 class ApprovalBar(Horizontal, can_focus=True):
@@ -50,14 +51,11 @@ class ApprovalBar(Horizontal, can_focus=True):
     compact: var[bool] = var(False, toggle_class="-compact")  # set by the screen's size
 
     @dataclass
-    class Chosen(Message):
-        bar: ApprovalBar
+    class Chosen(WidgetMessage["ApprovalBar"]):
+        """The user's choice on the version shown; ``note`` goes with a reject."""
+
         action: str  # accept, edit, external_edit, reject, stop
         note: str = ""
-
-        @property
-        def control(self) -> ApprovalBar:
-            return self.bar
 
     def compose(self):
         yield Label("", id="approval-question")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from textual.containers import VerticalScroll
 from textual.markup import escape
+from textual.reactive import var
 from textual.widgets import Collapsible, LoadingIndicator, Static
 
 from verifybot_tui.core.ansi import one_line, sanitize, visible
@@ -56,6 +57,9 @@ class ConversationPane(VerticalScroll):
     }
     """
 
+    # The spinner below the last prompt: from a prompt (or a run) until its answer ends.
+    waiting: var[bool] = var(False, toggle_class="-waiting")
+
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._answer: Markdown | None = None
@@ -83,17 +87,17 @@ class ConversationPane(VerticalScroll):
         title = PROMPT_TITLES.get(kind, "Prompt")
         if attempt:
             title = f"{title} (attempt {attempt})"
-        body = Static(text, markup=False, classes="prompt-body")
         folded = text.count("\n") >= _FOLD_LINES
+        body = Static(text, markup=False,
+                      classes="prompt-body" if folded else "prompt-body prompt-text")
         if folded:
             first = text.strip().splitlines()[0][:80] if text.strip() else ""
             await self._add(Collapsible(body, title=escape(f"{title}: {first} …"), collapsed=True,
                                         classes="prompt"))
         else:
             await self._add(Static(f"[b]{title}[/b]", classes="prompt-title"))
-            body.add_class("prompt-text")
             await self._add(body)
-        self.add_class("-waiting")
+        self.waiting = True
 
     async def add_notice(self, text: str, level: str = "info") -> None:
         await self._add(Static(text, markup=False, classes=f"notice -{level}"))
@@ -143,7 +147,7 @@ class ConversationPane(VerticalScroll):
                     await self._stream.write(delta)
             else:
                 # The site rewrote earlier text (a re-render): replace, then stream on.
-                await self._stream.stop()
+                await _stop(self._stream)
                 await self._answer.update(text)
                 self._stream = type(self._answer).get_stream(self._answer)
             self._text = text
@@ -156,15 +160,33 @@ class ConversationPane(VerticalScroll):
     async def end_answer(self) -> None:
         async with self._lock:
             if self._stream is not None:
-                await self._stream.stop()
+                await _stop(self._stream)
             self._stream = None
             self._answer = None
             self._text = ""
             self._thinking = None
             self._thought = ""
-            self.remove_class("-waiting")
+            self.waiting = False
 
     async def clear(self) -> None:
         await self.end_answer()
         await self.query(".prompt, .prompt-title, .prompt-text, .answer, .notice, .thinking"
                          ).remove()
+
+
+async def _stop(stream: MarkdownStream) -> None:
+    """Stop a Markdown stream, even one whose task has not run yet.
+
+    Textual's ``stop()`` cancels the stream's task and awaits it; a task cancelled
+    before its first step ends in CancelledError, and awaiting it raises that here.
+    Escaping a message handler, it ended the main screen's message loop without a
+    word (no event was shown after it): an answer re-rendered by the site right
+    before it ended did that. Nothing was written to such a stream, so nothing is
+    lost; a cancellation of our own task still propagates.
+    """
+    try:
+        await stream.stop()
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise

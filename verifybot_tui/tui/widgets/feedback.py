@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 from textual import on
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Button, Label
 
 from verifybot_tui.tui.keys import FEEDBACK_BINDINGS
+from verifybot_tui.tui.widget_message import WidgetMessage
 
 if TYPE_CHECKING:
     from textual.widgets import TextArea
@@ -41,14 +41,11 @@ class FeedbackBar(Vertical):
     shown: var[bool] = var(False, toggle_class="-shown")
 
     @dataclass
-    class Chosen(Message):
-        bar: FeedbackBar
+    class Chosen(WidgetMessage["FeedbackBar"]):
+        """Send (``text``, as edited) or keep the feedback to the user."""
+
         send: bool
         text: str = ""
-
-        @property
-        def control(self) -> FeedbackBar:
-            return self.bar
 
     def compose(self):
         from textual.widgets import TextArea  # the bar is mounted after the first frame

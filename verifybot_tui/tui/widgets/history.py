@@ -14,12 +14,12 @@ from rich.text import Text
 from textual import events
 from textual.binding import Binding
 from textual.markup import escape
-from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from verifybot_tui.core.history import kept_success, unanswered
 from verifybot_tui.tui.keys import HISTORY_BINDINGS
+from verifybot_tui.tui.widget_message import WidgetMessage
 
 MARKS = {
     "VERIFIED": "✔", "PASSED": "✔", "SUCCESS": "✔", "FAILED": "✘", "STOPPED": "■",
@@ -61,27 +61,17 @@ class HistoryPane(Tree[Row]):
 
     BINDINGS: list[Binding] = HISTORY_BINDINGS
 
-    class Picked(Message):
+    @dataclass
+    class Picked(WidgetMessage["HistoryPane"]):
         """A session or an attempt was chosen (enter or click)."""
 
-        def __init__(self, pane: HistoryPane, row: Row) -> None:
-            super().__init__()
-            self.pane = pane
-            self.row = row
+        row: Row
 
-        @property
-        def control(self) -> HistoryPane:
-            return self.pane
+    @dataclass
+    class ResumeRequested(WidgetMessage["HistoryPane"]):
+        """Go on with the session under the cursor (the resume key)."""
 
-    class ResumeRequested(Message):
-        def __init__(self, pane: HistoryPane, session: dict[str, Any]) -> None:
-            super().__init__()
-            self.pane = pane
-            self.session = session
-
-        @property
-        def control(self) -> HistoryPane:
-            return self.pane
+        session: dict[str, Any]
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__("History", id=id, classes=classes)

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import bisect
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -169,19 +171,22 @@ class OutputPane(ScrollView, can_focus=True):
         else:
             self.virtual_size = Size(self._width, self._line_count)
 
-    def _scroll_y(self, y: float) -> None:
+    @contextmanager
+    def _own_scroll(self) -> Iterator[None]:
+        """Marks a scroll as ours, so watch_scroll_y does not take it for the user's."""
         self._scrolling = True
         try:
-            self.scroll_to(y=y, animate=False, immediate=True)
+            yield
         finally:
             self._scrolling = False
 
+    def _scroll_y(self, y: float) -> None:
+        with self._own_scroll():
+            self.scroll_to(y=y, animate=False, immediate=True)
+
     def _scroll_to_end(self) -> None:
-        self._scrolling = True
-        try:
+        with self._own_scroll():
             self.scroll_end(animate=False, immediate=True, x_axis=False)
-        finally:
-            self._scrolling = False
 
     def _follow_after_layout(self) -> None:
         if self.following and self.scroll_y < self.max_scroll_y:

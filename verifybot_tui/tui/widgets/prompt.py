@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from textual import events
-from textual.message import Message
 from textual.widgets import TextArea
+
+from verifybot_tui.tui.widget_message import WidgetMessage
 
 NEWLINE_KEYS = ("shift+enter", "ctrl+j")
 MAX_ROWS = 6
@@ -34,15 +35,10 @@ class PromptBox(TextArea):
     """
 
     @dataclass
-    class Submitted(Message):
+    class Submitted(WidgetMessage["PromptBox"]):
         """The user pressed Enter: ``value`` is the whole text, every line of it."""
 
-        input: PromptBox
         value: str
-
-        @property
-        def control(self) -> PromptBox:
-            return self.input
 
     def __init__(self, *, placeholder: str = "", id: str | None = None,
                  classes: str | None = None) -> None:
