@@ -246,7 +246,7 @@ def dead_pid() -> int:
     f"{socket.gethostname()}-{dead_pid()}",  # a crashed run on this machine
     "another-host-4242",  # a profile folder copied from another machine
     f"{socket.gethostname()}-{os.getpid()}",  # a live pid that is not a browser
-])
+], ids=["dead-pid", "another-host", "live-pid-not-a-browser"])  # same ids in every process
 def test_stale_lock_files_are_removed(tmp_path: Path, target: str) -> None:
     lock(tmp_path, target)
     check_profile(tmp_path)
