@@ -55,6 +55,18 @@ class Tmux:
                                      f"the screen:\n{screen}")
             time.sleep(0.1)
 
+    def settled(self, timeout: float = 30.0) -> str:
+        """The screen once two captures 0.3 s apart are the same: where to click is read
+        from it, and a pane still laying out would move the spot before the click lands."""
+        deadline = time.monotonic() + timeout
+        last = self.screen()
+        while True:
+            time.sleep(0.3)
+            screen = self.screen()
+            if screen == last or time.monotonic() > deadline:
+                return screen
+            last = screen
+
 
 @pytest.fixture
 def tmux() -> Iterator[Tmux]:
@@ -95,9 +107,9 @@ def test_prompt_accept_output_and_history_in_a_real_terminal(tui, tmux: Tmux, tm
     tmux.wait_for(APPROVAL)
     assert "say_hello_1.py" in tmux.screen()
     tmux("send-keys", "-t", "vb", "a")
-    screen = tmux.wait_for("hello from tmux")
-    screen = tmux.wait_for("✔ #1 say_hello")
-    assert "exit status 0" in screen
+    tmux.wait_for("hello from tmux")
+    tmux.wait_for("✔ #1 say_hello")
+    screen = tmux.wait_for("exit status 0")  # the output pane's last line: drawn on its own
     assert "target local" in screen, "the app still owns the screen (no clear got through)"
     title = tmux("display-message", "-p", "-t", "vb", "#{pane_title}")
     assert "PWNED" not in title, "the program could not set the terminal's title"
@@ -194,7 +206,8 @@ def test_after_clicking_elsewhere_a_still_accepts(tui, tmux: Tmux, tmp_path: Pat
     tmux.wait_for("connected")
     tmux("send-keys", "-t", "vb", "-l", "click then accept")
     tmux("send-keys", "-t", "vb", "Enter")
-    screen = tmux.wait_for(APPROVAL)
+    tmux.wait_for(APPROVAL)
+    screen = tmux.settled()
     # Click the "You asked" header in the conversation: an SGR mouse press and release,
     # typed into the pane as a terminal would send them (columns and rows from 1).
     row = next(i for i, line in enumerate(screen.splitlines(), 1) if "You asked" in line)
