@@ -59,11 +59,17 @@ def site_config_file(tmp_path: Path, url: str, *, site: str = "chatgpt", name: s
 
 @asynccontextmanager
 async def open_llm(site: ChatSite, tmp: Path, variant: str = "chatgpt", *, start: bool = True,
+                   settings: dict[str, Any] | None = None,
                    **kw: Any) -> AsyncIterator[BrowserLLM]:
-    """A BrowserLLM of its own (its own profile under tmp), closed afterwards."""
+    """A BrowserLLM of its own (its own profile under tmp), closed afterwards.
+
+    ``settings`` are [llm.NAME] fields over site_config's; ``kw`` go to BrowserLLM.
+    With ``start=False`` the first ask starts the browser, as in a real run.
+    """
     kw.setdefault("answer_timeout", 30)
     kw.setdefault("page_timeout", 15)
-    llm = BrowserLLM(site_config(site, tmp / f"profile-{variant}", variant), tmp / "ws", **kw)
+    config = site_config(site, tmp / f"profile-{variant}", variant, **(settings or {}))
+    llm = BrowserLLM(config, tmp / "ws", **kw)
     try:
         if start:
             await llm.start()

@@ -75,15 +75,6 @@ def request(run_id: str, files: dict[str, str], entry: str | None = None,
                       language=language, timeout=timeout, **kw)
 
 
-def alive(pid: int) -> bool:
-    """Whether a process exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def pids_in(path: str) -> list[int]:
     try:
         return [int(x) for x in open(path).read().split()]
@@ -100,4 +91,4 @@ def wait_until(check, timeout: float = 5.0) -> bool:
     return True
 
 
-__all__ = ["Answers", "Recorder", "request", "alive", "pids_in", "wait_until", "os"]
+__all__ = ["Answers", "Recorder", "request", "pids_in", "wait_until", "os"]

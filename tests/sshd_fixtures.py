@@ -19,7 +19,6 @@ import os
 import pwd
 import secrets
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -29,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from proc_helpers import kill_all
 
 from verifybot_tui.core.config import TargetConfig
 
@@ -193,14 +193,6 @@ def leftover_pids(folder: str, user: str = TEST_USER) -> list[int]:
     return found
 
 
-def _kill(pids: list[int]) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-
 def wait_gone(folder: str, timeout: float = 5.0) -> list[int]:
     """Leftovers in ``folder`` once they have had ``timeout`` seconds to die."""
     deadline = time.monotonic() + timeout
@@ -261,9 +253,9 @@ class SSHDServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        _kill(sessions)
+        kill_all(sessions)
         if self.base:
-            _kill(leftover_pids(str(self.home / self.base)))
+            kill_all(leftover_pids(str(self.home / self.base)))
             shutil.rmtree(self.home / self.base, ignore_errors=True)
         release_password(self.user)
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -341,7 +333,7 @@ def remote_dir(sshd: SSHDServer) -> Iterator[tuple[str, str]]:
     rel = f"{sshd.base}/t-{secrets.token_hex(4)}"
     absolute = str(sshd.home / rel)
     yield f"~/{rel}", absolute
-    _kill(leftover_pids(absolute))
+    kill_all(leftover_pids(absolute))
     shutil.rmtree(absolute, ignore_errors=True)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from api_fixtures import (
@@ -20,9 +21,9 @@ from api_fixtures import (
 )
 from apiserver import ApiServer
 
-from verifybot_tui.core.config import LLMConfig, load_config
+from verifybot_tui.core.config import Config, LLMConfig, load_config
 from verifybot_tui.core.errors import LLMError
-from verifybot_tui.core.events import Finished, ThinkingText
+from verifybot_tui.core.events import Event, Finished, ThinkingText
 from verifybot_tui.core.history import History
 from verifybot_tui.core.loop import VerifyLoop
 from verifybot_tui.llm import make_llm
@@ -110,6 +111,23 @@ async def test_cancel_closes_the_stream_at_once(kind: str, api_server: ApiServer
     await llm.close()
 
 
+async def loop_events(config: Config, ws: Path, prompt: str, *, max_retries: int,
+                      **kw: Any) -> list[Event]:
+    """Every event of one auto-accepted VerifyLoop run on the [llm.api] backend and the
+    local target (``kw`` to ``events()``), the LLM, target and history closed after it."""
+    llm = make_llm(config, "api", ws)
+    target = make_target(config, "local", ws)
+    history = History(ws)
+    loop = VerifyLoop(config=config, llm=llm, target=target, history=history,
+                      auto_accept=True, max_retries=max_retries, workspace=ws)
+    try:
+        return [ev async for ev in loop.events(prompt, **kw)]
+    finally:
+        await llm.close()
+        await target.close()
+        history.close()
+
+
 async def test_a_resumed_session_rebuilds_its_conversation_from_history(
         api_server: ApiServer, tmp_path: Path) -> None:  # noqa: F811
     """Session 1 runs in a process that ends; a new process resumes it, same messages."""
@@ -124,19 +142,9 @@ async def test_a_resumed_session_rebuilds_its_conversation_from_history(
 
     config = load_config(str(cfg_path))
     config.run.workspace = str(ws)
-    llm = make_llm(config, "api", ws)
-    target = make_target(config, "local", ws)
-    history = History(ws)
-    loop = VerifyLoop(config=config, llm=llm, target=target, history=history,
-                      auto_accept=True, max_retries=0, workspace=ws)
-    try:
-        events = [ev async for ev in loop.events("Now also print the number of lines.",
-                                                 new_chat=False, resume=1)]
-        finished = events[-1]
-    finally:
-        await llm.close()
-        await target.close()
-        history.close()
+    events = await loop_events(config, ws, "Now also print the number of lines.",
+                               max_retries=0, new_chat=False, resume=1)
+    finished = events[-1]
     assert isinstance(finished, Finished) and finished.exit_code == 0, finished
     resumed = api_server.chats()[-1].body["messages"]
     answers = [m for m in resumed if m["role"] == "assistant"]
@@ -150,19 +158,8 @@ async def test_the_loop_sends_thinking_as_its_own_event(api_server: ApiServer,  
                                                         tmp_path: Path) -> None:
     cfg_path = write_config(tmp_path, llm_table("api", "openai", api_server.url, "thinker"))
     config = load_config(str(cfg_path))
-    ws = tmp_path / "ws"
-    llm = make_llm(config, "api", ws)
-    target = make_target(config, "local", ws)
-    history = History(ws)
-    loop = VerifyLoop(config=config, llm=llm, target=target, history=history,
-                      auto_accept=True, max_retries=1, workspace=ws)
-    try:
-        events = [ev async for ev in loop.events(PROMPT)]
-        finished = events[-1]
-    finally:
-        await llm.close()
-        await target.close()
-        history.close()
+    events = await loop_events(config, tmp_path / "ws", PROMPT, max_retries=1)
+    finished = events[-1]
     assert isinstance(finished, Finished) and finished.exit_code == 0
     thinking = [e for e in events if isinstance(e, ThinkingText)]
     assert thinking and thinking[-1].text == api_server.thinking

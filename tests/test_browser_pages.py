@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from browser_fixtures import *  # noqa: F403
-from browser_fixtures import RENDERERS, open_llm, site_config
+from browser_fixtures import RENDERERS, open_llm
 from chatsite import SCENARIOS, ChatSite
 from chatsite.scenarios import ARTIFACT_ANSWER, CUT_AT
 
@@ -58,13 +58,10 @@ async def test_no_renderer_matching_is_an_error_that_names_them_with_evidence(
     mine.write_text('extends = "chatgpt"\n[renderers.app_shell]\nsignature = ["#gone-1"]\n'
                     '[renderers.legacy]\nsignature = ["#gone-2"]\n')
     chatsite.configure("answer")
-    llm = BrowserLLM(site_config(chatsite, tmp_path / "p", site=str(mine)), tmp_path / "ws",
-                     answer_timeout=30, page_timeout=3)
-    try:
+    async with open_llm(chatsite, tmp_path, start=False, page_timeout=3,
+                        settings={"site": str(mine)}) as llm:
         with pytest.raises(LLMError) as e:
             await llm.ask("anyone there?")
-    finally:
-        await llm.close()
     msg = e.value.message
     assert "no renderer" in msg and "app_shell: #gone-1" in msg and "legacy: #gone-2" in msg
     assert "verifybot doctor --site" in msg
@@ -79,12 +76,9 @@ async def test_a_users_file_extends_one_renderer(chatsite: ChatSite, tmp_path: P
     mine.write_text('extends = "chatgpt"\n[renderers.app_shell.selectors]\n'
                     "send_button = ['form[data-chatgpt-composer] button[aria-label=\"Send\"]']\n")
     chatsite.configure("answer", renderer="app_shell")
-    llm = BrowserLLM(site_config(chatsite, tmp_path / "p", site=str(mine)), tmp_path / "ws",
-                     answer_timeout=30, page_timeout=10)
-    try:
+    async with open_llm(chatsite, tmp_path, start=False, page_timeout=10,
+                        settings={"site": str(mine)}) as llm:
         answer = await llm.ask("through my own profile")
-    finally:
-        await llm.close()
     assert answer.markdown == script("answer") and answer.renderer == "app_shell"
     assert llm.profile.renderer("app_shell").sel("send_button") == [
         'form[data-chatgpt-composer] button[aria-label="Send"]']
@@ -205,12 +199,9 @@ async def test_a_cut_off_answer_is_continued_and_joined_exactly(
 async def test_auto_continue_off_keeps_the_cut_answer(chatsite: ChatSite,
                                                       tmp_path: Path) -> None:
     chatsite.configure("cut", renderer="app_shell")
-    cfg = site_config(chatsite, tmp_path / "p", auto_continue=False)
-    llm = BrowserLLM(cfg, tmp_path / "ws", answer_timeout=30, page_timeout=10)
-    try:
+    async with open_llm(chatsite, tmp_path, start=False, page_timeout=10,
+                        settings={"auto_continue": False}) as llm:
         answer = await llm.ask("a long answer please")
-    finally:
-        await llm.close()
     assert answer.markdown == script("cut")[:CUT_AT]
 
 
@@ -231,12 +222,9 @@ async def test_regenerate_on_error_retries_once(chatsite: ChatSite, tmp_path: Pa
                                                 page: str) -> None:
     chatsite.configure("delivery", renderer=page)
     before = len(chatsite.prompts)
-    cfg = site_config(chatsite, tmp_path / "p", regenerate_on_error=True)
-    llm = BrowserLLM(cfg, tmp_path / "ws", answer_timeout=30, page_timeout=10)
-    try:
+    async with open_llm(chatsite, tmp_path, start=False, page_timeout=10,
+                        settings={"regenerate_on_error": True}) as llm:
         answer = await llm.ask("try hard")
-    finally:
-        await llm.close()
     assert answer.markdown == script("delivery", 1)
     assert [p.text for p in chatsite.prompts[before:]] == ["try hard"]
 
@@ -323,13 +311,10 @@ async def test_bot_management_markers_on_a_working_page_are_not_a_bot_check(
 async def test_temporary_chats_and_the_model_picker(chatsite: ChatSite, tmp_path: Path,
                                                     page: str) -> None:
     chatsite.configure("two_answers", renderer=page)
-    cfg = site_config(chatsite, tmp_path / "p", temporary=True, model="GPT-5 Thinking")
-    llm = BrowserLLM(cfg, tmp_path / "ws", answer_timeout=30, page_timeout=10)
-    try:
+    async with open_llm(chatsite, tmp_path, start=False, page_timeout=10,
+                        settings={"temporary": True, "model": "GPT-5 Thinking"}) as llm:
         answer = await llm.ask("a temporary question")
         follow = await llm.ask("and a follow-up")
-    finally:
-        await llm.close()
     assert answer.resumable is False
     assert "temporary-chat=true" in answer.conversation_url
     assert follow.markdown == script("two_answers", 1)
@@ -341,13 +326,10 @@ async def test_temporary_chats_and_the_model_picker(chatsite: ChatSite, tmp_path
 async def test_a_model_not_offered_lists_the_names_seen(chatsite: ChatSite,
                                                         tmp_path: Path) -> None:
     chatsite.configure("answer", renderer="app_shell")
-    cfg = site_config(chatsite, tmp_path / "p", model="GPT-9 Ultra")
-    llm = BrowserLLM(cfg, tmp_path / "ws", answer_timeout=30, page_timeout=10)
-    try:
+    async with open_llm(chatsite, tmp_path, start=False, page_timeout=10,
+                        settings={"model": "GPT-9 Ultra"}) as llm:
         with pytest.raises(LLMError) as e:
             await llm.ask("which model?")
-    finally:
-        await llm.close()
     msg = e.value.message
     assert "model = 'GPT-9 Ultra' is not offered" in msg
     assert "'GPT-5 Instant', 'GPT-5 Thinking', 'GPT-5 Pro'" in msg

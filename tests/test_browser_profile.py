@@ -46,6 +46,15 @@ def write(tmp_path: Path, text: str, name: str = "site.toml") -> Path:
     return p
 
 
+def loading_error(tmp_path: Path, text: str) -> LLMError:
+    """The error loading ``text`` as the user's site file raises; it names the file."""
+    path = write(tmp_path, text)
+    with pytest.raises(LLMError) as e:
+        load_site_profile(str(path))
+    assert str(path) in e.value.message
+    return e.value
+
+
 # --- site profiles ------------------------------------------------------------------
 
 
@@ -91,11 +100,9 @@ def test_extends_keeps_the_builtin_lists_it_does_not_replace(tmp_path: Path) -> 
 ])
 def test_a_bad_profile_file_names_the_file_and_the_key(tmp_path: Path, text: str,
                                                        names: str) -> None:
-    path = write(tmp_path, text)
-    with pytest.raises(LLMError) as e:
-        load_site_profile(str(path))
-    assert str(path) in e.value.message and names in e.value.message
-    assert e.value.exit_code == EXIT_LLM
+    error = loading_error(tmp_path, text)
+    assert names in error.message
+    assert error.exit_code == EXIT_LLM
 
 
 def test_chatgpt_has_two_renderers_each_with_its_signature_and_claude_its_2026_page() -> None:
@@ -125,10 +132,7 @@ def test_chatgpt_has_two_renderers_each_with_its_signature_and_claude_its_2026_p
 ])
 def test_a_bad_renderer_names_the_file_and_the_key(tmp_path: Path, text: str,
                                                    names: str) -> None:
-    path = write(tmp_path, text)
-    with pytest.raises(LLMError) as e:
-        load_site_profile(str(path))
-    assert str(path) in e.value.message and names in e.value.message
+    assert names in loading_error(tmp_path, text).message
 
 
 def test_an_unknown_site_name_lists_the_builtins() -> None:

@@ -54,11 +54,8 @@ async def test_enter_sends_when_no_send_button_matches(chatsite: ChatSite, tmp_p
     site_file.write_text('extends = "chatgpt"\n[selectors]\n'
                          'send_button = ["button[data-testid=\\"no-such-button\\"]"]\n')
     chatsite.configure("answer")
-    cfg = site_config(chatsite, tmp_path / "profile", site=str(site_file))  # noqa: F405
-    llm = BrowserLLM(cfg, tmp_path / "ws", answer_timeout=30, page_timeout=15)
-    try:
+    async with open_llm(chatsite, tmp_path, start=False,  # noqa: F405
+                        settings={"site": str(site_file)}) as llm:
         answer = await llm.ask("sent with Enter\nsecond line")
-    finally:
-        await llm.close()
     assert chatsite.received()[-1] == "sent with Enter\nsecond line"
     assert answer.markdown.startswith("Here is a small program.")

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import EXAMPLES, ROOT, verifybot_cmd
+from proc_helpers import all_gone
 
 from verifybot_tui.core.transcript import read_record
 
@@ -266,14 +267,6 @@ def _wait_for_pids(proc: subprocess.Popen[str], deadline: float = 60) -> list[in
     raise AssertionError("the program never printed its pids")
 
 
-def _gone(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ")[1].startswith("Z")
-    except FileNotFoundError:
-        return True
-
-
 def _start_slow_run(tmp_path: Path, ws: Path) -> tuple[subprocess.Popen[str], list[int]]:
     """``verifybot run`` on a program that sleeps, once that program runs: (proc, its pids)."""
     proc = subprocess.Popen([*verifybot_cmd(), "run", "slow", "--llm",
@@ -289,10 +282,7 @@ def test_ctrl_c_stops_program_tree_and_exits_130(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
-    deadline = time.monotonic() + 10
-    while not all(_gone(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert all(_gone(p) for p in pids), "the program's process tree outlived Ctrl+C"
+    assert all_gone(pids), "the program's process tree outlived Ctrl+C"
     assert the_record(ws)["status"] == "INTERRUPTED"
     assert db_rows(ws, "SELECT status FROM sessions") == [("INTERRUPTED",)]
     assert db_rows(ws, "SELECT status FROM attempts") == [("STOPPED",)]

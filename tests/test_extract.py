@@ -241,16 +241,6 @@ def test_comment_hints_in_other_languages_and_after_a_shebang() -> None:
     assert [b.filename for b in ex.blocks] == ["src/main.c", "run.sh", "server.js"]
 
 
-def test_comment_hint_beats_the_prose_hint() -> None:
-    ex = extract("**main.py**\n\n```python\n# file: other.py\nprint(1)\n```\n")
-    assert ex.blocks[0].filename == "other.py"
-
-
-def test_ordinary_inline_code_is_not_a_filename() -> None:
-    ex = extract("Call `time.sleep` and `GPIO.setup` here:\n\n```python\nprint(1)\n```\n")
-    assert ex.blocks[0].filename is None
-
-
 def test_a_hint_never_names_a_block_of_another_language() -> None:
     md = ("Here is `utils.py`; first install the library:\n\n"
           "```bash\nsudo apt install -y python3-smbus\n```\n\n"
@@ -259,11 +249,6 @@ def test_a_hint_never_names_a_block_of_another_language() -> None:
     bash, py = ex.blocks
     assert bash.filename is None
     assert py.filename == "utils.py"
-
-
-def test_the_next_unused_fitting_hint_is_taken() -> None:
-    md = ("Put `config.json` next to `main.py`:\n\n```python\nprint(1)\n```\n")
-    assert extract(md).blocks[0].filename == "main.py"
 
 
 def test_two_announced_files_then_two_blocks() -> None:
@@ -282,16 +267,6 @@ def test_hints_do_not_leak_past_prose_that_has_its_own_hint() -> None:
     assert ex.blocks[1].filename is None
 
 
-def test_c_header_hint_fits_a_c_block() -> None:
-    ex = extract("**util.h**\n\n```c\nint f(void);\n```\n")
-    assert ex.blocks[0].filename == "util.h"
-
-
-def test_subfolders_are_allowed() -> None:
-    ex = extract("**src/pkg/app.py**\n\n```python\nprint(1)\n```\n")
-    assert ex.blocks[0].filename == "src/pkg/app.py"
-
-
 def test_same_name_twice_the_later_block_counts() -> None:
     md = ("**main.py**\n\n```python\nprint('v1')\n```\n\nBetter:\n\n"
           "**main.py**\n\n```python\nprint('v2')\n```\n")
@@ -301,13 +276,24 @@ def test_same_name_twice_the_later_block_counts() -> None:
     assert "replaced" in ex.blocks[0].reason
 
 
-def test_product_names_are_not_file_names() -> None:
-    ex = extract("Install **Node.js** first, then:\n\n```js\nconsole.log(1)\n```\n")
-    assert ex.blocks[0].filename is None
-
-
-def test_bold_name_with_a_trailing_colon() -> None:
-    assert extract("**main.py:**\n\n```python\nprint(1)\n```\n").blocks[0].filename == "main.py"
+@pytest.mark.parametrize(("md", "filename"), [
+    pytest.param("**main.py**\n\n```python\n# file: other.py\nprint(1)\n```\n", "other.py",
+                 id="comment-hint-beats-the-prose-hint"),
+    pytest.param("Call `time.sleep` and `GPIO.setup` here:\n\n```python\nprint(1)\n```\n", None,
+                 id="ordinary-inline-code-is-not-a-filename"),
+    pytest.param("Put `config.json` next to `main.py`:\n\n```python\nprint(1)\n```\n", "main.py",
+                 id="the-next-unused-fitting-hint-is-taken"),
+    pytest.param("**util.h**\n\n```c\nint f(void);\n```\n", "util.h",
+                 id="c-header-hint-fits-a-c-block"),
+    pytest.param("**src/pkg/app.py**\n\n```python\nprint(1)\n```\n", "src/pkg/app.py",
+                 id="subfolders-are-allowed"),
+    pytest.param("Install **Node.js** first, then:\n\n```js\nconsole.log(1)\n```\n", None,
+                 id="product-names-are-not-file-names"),
+    pytest.param("**main.py:**\n\n```python\nprint(1)\n```\n", "main.py",
+                 id="bold-name-with-a-trailing-colon"),
+])
+def test_the_first_blocks_filename(md: str, filename: str | None) -> None:
+    assert extract(md).blocks[0].filename == filename
 
 
 # --------------------------------------------------------------------------- hostile names

@@ -16,10 +16,12 @@ import signal
 import sqlite3
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from conftest import verifybot_cmd
+from proc_helpers import alive, all_gone, kill_all
 from test_cli_run import answers, db_rows, python_answer, run_cli
 
 from verifybot_tui.core import containment
@@ -62,29 +64,6 @@ def wait_for_pids(pidfile: Path, count: int = 1, deadline: float = 60) -> list[i
     raise AssertionError("the program never wrote its pids")
 
 
-def gone(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ")[1].startswith("Z")
-    except FileNotFoundError:
-        return True
-
-
-def all_gone(pids: list[int], within: float = 10) -> bool:
-    deadline = time.monotonic() + within
-    while not all(gone(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return all(gone(p) for p in pids)
-
-
-def kill_left(pids: list[int]) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-
 # -- 2. a closed terminal is Ctrl+C ------------------------------------------------------
 
 
@@ -103,24 +82,29 @@ def test_sighup_stops_the_tree_writes_interrupted_and_exits_129(tmp_path: Path) 
         listing = run_cli("history", "--workspace", str(ws), cwd=tmp_path).stdout
         assert "STOPPED" in listing and "cancelled: stopped before the program ended" in listing
     finally:
-        kill_left(pids)
+        kill_all(pids)
 
 
 @pytest.mark.tmux
 def test_tmux_kill_session_mid_run_leaves_no_process(tmp_path: Path) -> None:
+    def run(llm: Path, ws: Path) -> str:
+        return " ".join([*verifybot_cmd(), "run", "slow", "--llm", f"replay:{llm}",
+                         "--target", "local", "--yes", "--workspace", str(ws)])
+
+    close_the_terminal_mid_run(tmp_path, (100, 30), run)
+
+
+def close_the_terminal_mid_run(tmp_path: Path, size: tuple[int, int],
+                               verifybot: Callable[[Path, Path], str]) -> None:
+    """The shell command ``verifybot(llm, ws)`` (a VerifyBot answered by the replay
+    transcript ``llm`` with the FORKING program, its workspace ``ws``) in a tmux session
+    that is killed once the program wrote its pids: no process of it may outlive the
+    terminal, and the session is recorded INTERRUPTED."""
     assert shutil.which("tmux"), "tmux is needed (apt install tmux)"
     pidfile = tmp_path / "pids"
     ws = tmp_path / "ws"
     llm = transcript(tmp_path, FORKING.format(pidfile=str(pidfile)))
-    command = " ".join([*verifybot_cmd(), "run", "slow", "--llm", f"replay:{llm}", "--target",
-                        "local", "--yes", "--workspace", str(ws)])
-    close_the_terminal_mid_run(f"cd {tmp_path} && {command}", (100, 30), pidfile, ws)
-
-
-def close_the_terminal_mid_run(shell: str, size: tuple[int, int], pidfile: Path,
-                               ws: Path) -> None:
-    """``shell`` in a tmux session that is killed once the program wrote its pids: no
-    process of it may outlive the terminal, and the session is recorded INTERRUPTED."""
+    shell = f"cd {tmp_path} && {verifybot(llm, ws)}"
     tmux = ["tmux", "-L", f"vb-hup-{os.getpid()}-{size[0]}", "-f", "/dev/null"]
     subprocess.run([*tmux, "new-session", "-d", "-s", "vb", "-x", str(size[0]), "-y",
                     str(size[1]), shell], check=True, timeout=10)
@@ -135,7 +119,7 @@ def close_the_terminal_mid_run(shell: str, size: tuple[int, int], pidfile: Path,
             time.sleep(0.1)
     finally:
         subprocess.run([*tmux, "kill-server"], capture_output=True, timeout=10)
-        kill_left(pids)
+        kill_all(pids)
 
 
 async def test_a_stop_while_the_program_starts_still_stops_its_whole_tree(
@@ -164,9 +148,9 @@ async def test_a_stop_while_the_program_starts_still_stops_its_whole_tree(
         done, _ = await asyncio.wait({task}, timeout=15)
         assert task in done, "the stop hung: the first process killed, its child kept the pipes"
         assert task.cancelled(), "the stop was not passed on"
-        assert all_gone(pids, within=5), [p for p in pids if not gone(p)]
+        assert all_gone(pids, within=5), [p for p in pids if alive(p)]
     finally:
-        kill_left(pids)
+        kill_all(pids)
         await asyncio.gather(task, return_exceptions=True)
 
 
@@ -206,14 +190,14 @@ def test_second_ctrl_c_kills_a_term_ignoring_program_at_once(tmp_path: Path) -> 
         time.sleep(0.3)  # the child has set its handler too
         proc.send_signal(signal.SIGINT)
         time.sleep(0.3)  # within the 2 s grace period: TERM was ignored
-        assert not all(gone(p) for p in pids)
+        assert any(alive(p) for p in pids)
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=30)
         assert proc.returncode == 130
-        assert all(gone(p) for p in pids), "a TERM-ignoring program outlived two Ctrl+C"
+        assert not any(alive(p) for p in pids), "a TERM-ignoring program outlived two Ctrl+C"
         assert db_rows(ws, "SELECT status FROM sessions") == [("INTERRUPTED",)]
     finally:
-        kill_left(pids)
+        kill_all(pids)
 
 
 # -- 8. containment beyond the process group ---------------------------------------------
@@ -255,7 +239,7 @@ def test_setsid_double_fork_is_killed_and_named_as_escaped(tmp_path: Path) -> No
         assert "killed" in proc.stderr and "NOT killable" not in proc.stderr
         assert all_gone([escaped])
     finally:
-        kill_left([escaped])
+        kill_all([escaped])
 
 
 def test_setsid_double_fork_without_cgroup_is_found_by_the_marker(tmp_path: Path) -> None:
@@ -269,7 +253,7 @@ def test_setsid_double_fork_without_cgroup_is_found_by_the_marker(tmp_path: Path
         assert all_gone([escaped])
         assert not list((tmp_path / "ws").glob("**/verifybot-*")), "no cgroup expected"
     finally:
-        kill_left([escaped])
+        kill_all([escaped])
 
 
 def test_marker_finds_only_the_runs_own_processes(tmp_path: Path) -> None:
@@ -305,7 +289,7 @@ def test_sigkilled_verifybot_takes_its_program_along(tmp_path: Path) -> None:
         assert "INTERRUPTED" in listing.stdout
         assert all_gone([child]), "the next start did not kill the orphaned group"
     finally:
-        kill_left([program, child])
+        kill_all([program, child])
 
 
 def test_an_unrelated_process_with_a_recorded_number_is_never_hit(tmp_path: Path) -> None:
@@ -358,26 +342,24 @@ def test_twenty_sigkills_at_random_moments(tmp_path: Path) -> None:
         for s in sessions:
             assert all(a["status"] not in ("RUNNING", "PENDING") for a in s["attempts"])
         assert all_pids, "no kill came after the program started: the moments were all early"
-        assert all_gone(all_pids), [p for p in all_pids if not gone(p)]
+        assert all_gone(all_pids), [p for p in all_pids if alive(p)]
         assert checked >= 15, checked
         print(f"{len(sessions)} sessions killed, {checked} integrity checks ok, "
               f"{len(all_pids)} program processes, none left")
     finally:
-        kill_left(all_pids)
+        kill_all(all_pids)
 
 
 @pytest.mark.tmux
 def test_tmux_kill_session_of_the_tui_mid_run_leaves_no_process(tmp_path: Path) -> None:
-    assert shutil.which("tmux"), "tmux is needed (apt install tmux)"
-    pidfile = tmp_path / "pids"
-    ws = tmp_path / "ws"
-    llm = transcript(tmp_path, FORKING.format(pidfile=str(pidfile)))
-    config = tmp_path / "config.toml"
-    config.write_text(f'[run]\nauto_accept = true\nworkspace = "{ws}"\n')
-    command = " ".join([*verifybot_cmd(), "slow", "--llm", f"replay:{llm}", "--target",
-                        "local", "--config", str(config)])
-    close_the_terminal_mid_run(f"cd {tmp_path} && TEXTUAL_ANIMATIONS=none {command}",
-                               (120, 40), pidfile, ws)
+    def app(llm: Path, ws: Path) -> str:
+        config = tmp_path / "config.toml"
+        config.write_text(f'[run]\nauto_accept = true\nworkspace = "{ws}"\n')
+        return "TEXTUAL_ANIMATIONS=none " + " ".join([
+            *verifybot_cmd(), "slow", "--llm", f"replay:{llm}", "--target", "local",
+            "--config", str(config)])
+
+    close_the_terminal_mid_run(tmp_path, (120, 40), app)
 
 
 def test_next_start_kills_what_escaped_a_sigkilled_run_by_its_marker(tmp_path: Path) -> None:

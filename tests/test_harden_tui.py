@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from proc_helpers import alive
 from textual.notifications import Notify
 
 from verifybot_tui.tui.widgets.approval import ApprovalBar
@@ -59,14 +60,6 @@ STUBBORN = """
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 @pytest.mark.parametrize("key", ["ctrl+g", "ctrl+q"])
 async def test_a_second_stop_or_quit_kills_a_term_ignoring_program_at_once(
         tui, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str) -> None:
@@ -93,9 +86,9 @@ async def test_a_second_stop_or_quit_kills_a_term_ignoring_program_at_once(
             await pilot.press("y")
             await tui.wait_for(pilot, lambda: app.session.stopping, 10, "the stop to begin")
         await pilot.pause(0.3)
-        assert all(_alive(p) for p in pids), "TERM is ignored: the first stop only waits"
+        assert all(alive(p) for p in pids), "TERM is ignored: the first stop only waits"
         await pilot.press(key)
-        await tui.wait_for(pilot, lambda: not any(_alive(p) for p in pids), 60,
+        await tui.wait_for(pilot, lambda: not any(alive(p) for p in pids), 60,
                            "the second stop to kill the tree")
         if key == "ctrl+g":
             await tui.wait_idle(pilot)

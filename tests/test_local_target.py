@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from output_order import INTERLEAVED, Acks, expected_interleaving, interleaved_lines
+from proc_helpers import alive
 
 from verifybot_tui.core.config import TargetConfig
 from verifybot_tui.core.ports import ProgramFile, RunRequest, RunResult
@@ -44,15 +45,6 @@ def request(code: str, name: str = "main.py", language: str = "python", timeout:
     files = [ProgramFile(name, name, code, language)]
     files += [ProgramFile(n, n, c, language) for n, c in (extra or {}).items()]
     return RunRequest(run_id=run_id, files=files, entry=name, language=language, timeout=timeout)
-
-
-def gone(pid: int) -> bool:
-    """No such process, or only a zombie (it no longer runs anything)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] == "Z"
 
 
 async def test_python_success_exit_code_and_streams_apart(target: LocalTarget) -> None:
@@ -128,7 +120,7 @@ async def test_timeout_stops_the_whole_tree(target: LocalTarget) -> None:
     assert result.timed_out and len(pids) == 9, result.stdout + result.stderr
     # One of them ignores SIGTERM: the grace period ends in SIGKILL.
     assert result.duration < 6
-    assert [pid for pid in pids if not gone(pid)] == []
+    assert [pid for pid in pids if alive(pid)] == []
 
 
 async def test_cancel_stops_the_whole_tree_and_propagates(target: LocalTarget) -> None:
@@ -144,7 +136,7 @@ async def test_cancel_stops_the_whole_tree_and_propagates(target: LocalTarget) -
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert [pid for pid in pids if not gone(pid)] == []
+    assert [pid for pid in pids if alive(pid)] == []
 
 
 async def test_background_children_do_not_outlive_a_finished_program(
@@ -154,7 +146,7 @@ async def test_background_children_do_not_outlive_a_finished_program(
     assert result.exit_code == 0 and not result.timed_out
     assert result.stdout.endswith("done\n")
     assert result.duration < 4  # not held until the background sleep's pipe closes
-    assert gone(int(result.stdout.split()[1]))
+    assert not alive(int(result.stdout.split()[1]))
 
 
 async def test_close_stops_a_running_program(target: LocalTarget) -> None:

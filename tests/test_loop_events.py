@@ -13,21 +13,8 @@ from pathlib import Path
 
 from conftest import EXAMPLES
 
+from verifybot_tui.core import events as ev
 from verifybot_tui.core.config import parse_config
-from verifybot_tui.core.events import (
-    AnswerText,
-    ApprovalNeeded,
-    CodeReady,
-    Decision,
-    FeedbackDecision,
-    FeedbackReady,
-    Finished,
-    Output,
-    PromptSent,
-    RunFinished,
-    SessionStarted,
-    VerdictReached,
-)
 from verifybot_tui.core.history import History
 from verifybot_tui.core.loop import VerifyLoop
 from verifybot_tui.llm.replay import ReplayLLM
@@ -53,21 +40,24 @@ def write_answers(path: Path, *codes: str) -> Path:
 async def test_event_order_and_feedback_review(tmp_path: Path) -> None:
     loop = make_loop(tmp_path / "ws", EXAMPLES / "word_count.md", review_feedback=True)
     seen: list[type] = []
-    async for ev in loop.events("count words"):
-        seen.append(type(ev))
-        if isinstance(ev, ApprovalNeeded):
-            ev.decision.set_result(Decision("accept"))
-        elif isinstance(ev, FeedbackReady):
-            assert "TypeError" in ev.prompt
-            ev.decision.set_result(FeedbackDecision(True, ev.prompt + "\n\nAlso keep it short."))
-        elif isinstance(ev, Finished):
-            assert ev.status == "PASSED" and ev.exit_code == 0
-    order = [t for t in seen if t in (SessionStarted, PromptSent, CodeReady, ApprovalNeeded,
-                                      RunFinished, VerdictReached, FeedbackReady, Finished)]
-    assert order == [SessionStarted, PromptSent, CodeReady, ApprovalNeeded, RunFinished,
-                     VerdictReached, FeedbackReady, PromptSent, CodeReady, ApprovalNeeded,
-                     RunFinished, VerdictReached, Finished]
-    assert AnswerText in seen and Output in seen
+    async for event in loop.events("count words"):
+        seen.append(type(event))
+        if isinstance(event, ev.ApprovalNeeded):
+            event.decision.set_result(ev.Decision("accept"))
+        elif isinstance(event, ev.FeedbackReady):
+            assert "TypeError" in event.prompt
+            event.decision.set_result(ev.FeedbackDecision(
+                True, event.prompt + "\n\nAlso keep it short."))
+        elif isinstance(event, ev.Finished):
+            assert event.status == "PASSED" and event.exit_code == 0
+    order = [t for t in seen if t in (ev.SessionStarted, ev.PromptSent, ev.CodeReady,
+                                      ev.ApprovalNeeded, ev.RunFinished, ev.VerdictReached,
+                                      ev.FeedbackReady, ev.Finished)]
+    assert order == [ev.SessionStarted, ev.PromptSent, ev.CodeReady, ev.ApprovalNeeded,
+                     ev.RunFinished, ev.VerdictReached, ev.FeedbackReady, ev.PromptSent,
+                     ev.CodeReady, ev.ApprovalNeeded, ev.RunFinished, ev.VerdictReached,
+                     ev.Finished]
+    assert ev.AnswerText in seen and ev.Output in seen
     sent = loop.history.prompts(loop.session_id)
     assert sent[1]["text"].endswith("Also keep it short."), "the edited feedback is what was sent"
 
@@ -75,11 +65,11 @@ async def test_event_order_and_feedback_review(tmp_path: Path) -> None:
 async def test_stop_while_waiting_for_approval(tmp_path: Path) -> None:
     loop = make_loop(tmp_path / "ws", EXAMPLES / "word_count.md")
     finished = None
-    async for ev in loop.events("count words"):
-        if isinstance(ev, ApprovalNeeded):
+    async for event in loop.events("count words"):
+        if isinstance(event, ev.ApprovalNeeded):
             loop.stop()
-        if isinstance(ev, Finished):
-            finished = ev
+        if isinstance(event, ev.Finished):
+            finished = event
     assert finished is not None and finished.status == "STOPPED" and finished.exit_code == 1
     assert loop.history.sessions()[0]["status"] == "STOPPED"
 
@@ -92,11 +82,11 @@ async def test_stop_during_a_run_kills_it_and_finishes(tmp_path: Path) -> None:
         """)
     loop = make_loop(tmp_path / "ws", t, auto_accept=True)
     statuses = []
-    async for ev in loop.events("sleep"):
-        if isinstance(ev, Output) and "started" in ev.text:
+    async for event in loop.events("sleep"):
+        if isinstance(event, ev.Output) and "started" in event.text:
             loop.stop()
-        if isinstance(ev, Finished):
-            statuses.append(ev.status)
+        if isinstance(event, ev.Finished):
+            statuses.append(event.status)
     assert statuses == ["STOPPED"]
     attempts = loop.history.attempts(loop.session_id)
     assert attempts[0]["status"] == "STOPPED"
@@ -109,24 +99,24 @@ async def test_follow_up_and_resume_continue_the_conversation(tmp_path: Path) ->
     ws = tmp_path / "ws"
     loop = make_loop(ws, t, auto_accept=True)
     kinds = []
-    async for ev in loop.events("first"):
-        if isinstance(ev, PromptSent):
-            kinds.append(ev.kind)
-    async for ev in loop.events("now print two", new_chat=False):
-        if isinstance(ev, PromptSent):
-            kinds.append(ev.kind)
-            assert ev.text == "now print two", "a follow-up is sent as typed"
+    async for event in loop.events("first"):
+        if isinstance(event, ev.PromptSent):
+            kinds.append(event.kind)
+    async for event in loop.events("now print two", new_chat=False):
+        if isinstance(event, ev.PromptSent):
+            kinds.append(event.kind)
+            assert event.text == "now print two", "a follow-up is sent as typed"
     assert kinds == ["initial", "free"]
     assert len(loop.history.sessions()) == 1, "a follow-up stays in its session"
     first_session = loop.history.sessions()[-1]
     # a new loop (a later start of the app) resumes that session where it stopped
     later = make_loop(ws, t, auto_accept=True)
     outputs = []
-    async for ev in later.events("and three", resume=first_session["id"]):
-        if isinstance(ev, Output):
-            outputs.append(ev.text)
-        if isinstance(ev, Finished):
-            assert ev.status == "PASSED"
+    async for event in later.events("and three", resume=first_session["id"]):
+        if isinstance(event, ev.Output):
+            outputs.append(event.text)
+        if isinstance(event, ev.Finished):
+            assert event.status == "PASSED"
     assert "".join(outputs) == "three\n"
     assert later.history.session(first_session["id"])["status"] == "PASSED"
 
@@ -137,13 +127,13 @@ async def test_switching_target_sends_the_new_context(tmp_path: Path) -> None:
     loop = make_loop(ws, t)
     other = LocalTarget(loop.config.targets["other"], ws)
     prompts_sent = []
-    async for ev in loop.events("do it"):
-        if isinstance(ev, ApprovalNeeded):
-            if ev.attempt == 1:  # switched while the code is shown: it runs on the new one
+    async for event in loop.events("do it"):
+        if isinstance(event, ev.ApprovalNeeded):
+            if event.attempt == 1:  # switched while the code is shown: it runs on the new one
                 loop.set_target(other)
-            ev.decision.set_result(Decision("accept"))
-        if isinstance(ev, PromptSent):
-            prompts_sent.append(ev.text)
+            event.decision.set_result(ev.Decision("accept"))
+        if isinstance(event, ev.PromptSent):
+            prompts_sent.append(event.text)
     assert "runs on another machine (other)" in prompts_sent[1]
     assert (ws / "context" / "other.md").exists()
     assert [a["target"] for a in loop.history.attempts(loop.session_id)] == ["other", "other"]
@@ -153,8 +143,8 @@ async def test_a_consumer_that_stops_listening_stops_the_loop(tmp_path: Path) ->
     t = write_answers(tmp_path / "t.md", "import time\ntime.sleep(300)")
     loop = make_loop(tmp_path / "ws", t, auto_accept=True)
     events = loop.events("sleep")
-    async for ev in events:
-        if isinstance(ev, Output) or type(ev).__name__ == "RunStarted":
+    async for event in events:
+        if isinstance(event, ev.Output) or type(event).__name__ == "RunStarted":
             break
     await events.aclose()
     await asyncio.sleep(0)
@@ -178,13 +168,13 @@ async def test_c_compile_error_is_fed_back_then_fixed(tmp_path: Path) -> None:
                  "    printf(\"hi from C\\n\");\n    return 0;\n}\n```\n````\n")
     loop = make_loop(tmp_path / "ws", t, auto_accept=True)
     verdicts, sent = [], []
-    async for ev in loop.events("hello in C"):
-        if isinstance(ev, VerdictReached):
-            verdicts.append(ev.verdict.status)
-        if isinstance(ev, PromptSent):
-            sent.append(ev.text)
-        if isinstance(ev, Finished):
-            assert ev.status == "PASSED"
+    async for event in loop.events("hello in C"):
+        if isinstance(event, ev.VerdictReached):
+            verdicts.append(event.verdict.status)
+        if isinstance(event, ev.PromptSent):
+            sent.append(event.text)
+        if isinstance(event, ev.Finished):
+            assert event.status == "PASSED"
     assert verdicts == ["compile_error", "success"]
     assert "The build failed" in sent[1] and "error:" in sent[1] and "expected" in sent[1]
     assert (tmp_path / "ws" / "programs" / "hello_in_c_1.c").exists()
@@ -195,15 +185,15 @@ async def test_a_hand_edit_is_told_to_the_llm_as_a_plain_diff(tmp_path: Path) ->
                       "print('fixed')")
     loop = make_loop(tmp_path / "ws", t)
     sent = []
-    async for ev in loop.events("edit me"):
-        if isinstance(ev, ApprovalNeeded):
-            if ev.attempt == 1:
-                code = ev.files[0].content.replace("print('a')", "print('b')")
-                ev.decision.set_result(Decision("edit", files={ev.files[0].name: code}))
+    async for event in loop.events("edit me"):
+        if isinstance(event, ev.ApprovalNeeded):
+            if event.attempt == 1:
+                code = event.files[0].content.replace("print('a')", "print('b')")
+                event.decision.set_result(ev.Decision("edit", files={event.files[0].name: code}))
             else:
-                ev.decision.set_result(Decision("accept"))
-        if isinstance(ev, PromptSent):
-            sent.append(ev.text)
+                event.decision.set_result(ev.Decision("accept"))
+        if isinstance(event, ev.PromptSent):
+            sent.append(event.text)
     assert "I edited your code by hand" in sent[1]
     assert "-print('a')" in sent[1] and "+print('b')" in sent[1] and "```" not in sent[1]
     files = sorted(p.name for p in (tmp_path / "ws" / "programs").iterdir())

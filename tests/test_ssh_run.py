@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 from output_order import INTERLEAVED, Acks, expected_interleaving, interleaved_lines
-from ssh_helpers import Recorder, alive, pids_in, request, wait_until
+from proc_helpers import alive
+from ssh_helpers import Recorder, pids_in, request, wait_until
 from sshd_fixtures import *  # noqa: F403
 from sshd_fixtures import leftover_pids, wait_gone
 

@@ -14,6 +14,7 @@ import pytest
 from browser_fixtures import *  # noqa: F403
 from browser_fixtures import CHROMIUM, kill_browser
 from chatsite import ChatSite
+from proc_helpers import alive
 
 from verifybot_tui.core.events import AnswerText, Finished, PromptSent
 from verifybot_tui.llm.browser.chromium import profile_dir, read_lock
@@ -29,14 +30,6 @@ def site_app(tui, site: ChatSite, tmp_path: Path, **kw):
     # The same-chat judge (the default for browser LLMs) has its own tests (test_verify_*).
     return tui.make_app(tui.ws, llm="site",
                         data={"llm": {"site": table}, "run": {"judge": "off"}}, **kw)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 
@@ -68,7 +61,7 @@ async def test_whole_loop_through_the_browser(tui, chatsite: ChatSite, tmp_path:
         assert "True" in tui.main(app).query_one(OutputPane).lines
         browser = read_lock(profile_dir(app.session.llm.config))
         assert browser is not None
-    assert not _alive(browser.pid), "quitting the app closed the browser"
+    assert not alive(browser.pid), "quitting the app closed the browser"
     assert [f.status for f in seen if isinstance(f, Finished)] == ["PASSED"]
     assert [p.kind for p in seen if isinstance(p, PromptSent)] == ["initial", "feedback"]
     first, second = chatsite.prompts[-2:]

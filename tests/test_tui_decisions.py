@@ -7,12 +7,12 @@ past session from the history pane.
 
 from __future__ import annotations
 
-import os
 import stat
 import sys
 from pathlib import Path
 
 import pytest
+from proc_helpers import alive
 from textual.widgets import Input
 
 from verifybot_tui.core.events import Finished, PromptSent, RunStarted, SessionStarted
@@ -157,13 +157,7 @@ async def test_stop_a_running_program(tui, tmp_path: Path, app_messages) -> None
         await pilot.press("ctrl+g")
         await tui.wait_idle(pilot, timeout=15)
     assert [f.status for f in of(seen, Finished)] == ["STOPPED"]
-    pid = int(marker.read_text())
-    try:
-        os.kill(pid, 0)
-        alive = Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except ProcessLookupError:
-        alive = False
-    assert not alive, "the program was killed"
+    assert not alive(int(marker.read_text())), "the program was killed"
 
 
 async def test_follow_up_new_chat_and_resume_from_history(tui, tmp_path: Path,

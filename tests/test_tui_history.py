@@ -6,8 +6,6 @@ The real app under Pilot: replay LLM, local target, history.db on disk.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from test_history_status import old_db
 from test_tui_widgets import labels
@@ -33,18 +31,21 @@ async def open_attempt(tui, pilot, pane: HistoryPane, n: int) -> AttemptScreen:
                           and pilot.app.screen, what="the attempt screen")
 
 
-async def test_history_detail_diffs_any_two_versions(tui, tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    t = tui.write_answers(tmp_path / "t.md",
-                      "total = 'one'\nprint(total + 1)",
-                      "total = 1\nprint(total + '1')",
-                      "total = 1\nprint(total + 1)\nprint('done')")
-    app = tui.make_app(ws, t, data={"run": {"auto_accept": True, "max_retries": 2}},
-                   review_feedback=False)
-    async with app.run_test(size=tui.SIZE) as pilot:
-        await tui.type_prompt(pilot, "add one")
-        await tui.wait_idle(pilot)
-        pane = tui.main(app).query_one(HistoryPane)
+async def history_after(tui, pilot, prompt: str) -> HistoryPane:
+    """Send ``prompt``, let the loop finish, and give the history pane."""
+    await tui.type_prompt(pilot, prompt)
+    await tui.wait_idle(pilot)
+    return tui.main(pilot.app).query_one(HistoryPane)
+
+
+async def test_history_detail_diffs_any_two_versions(tui) -> None:
+    app = tui.app_answering("total = 'one'\nprint(total + 1)",
+                            "total = 1\nprint(total + '1')",
+                            "total = 1\nprint(total + 1)\nprint('done')",
+                            data={"run": {"auto_accept": True, "max_retries": 2}},
+                            review_feedback=False)
+    async with tui.running(app) as pilot:
+        pane = await history_after(tui, pilot, "add one")
         detail = await open_attempt(tui, pilot, pane, 3)
         await pilot.press("d")  # the Diff tab, from the version before to this one
         assert detail.query_one("#attempt-tabs").active == "tab-diff"
@@ -72,16 +73,14 @@ async def test_history_detail_diffs_any_two_versions(tui, tmp_path: Path) -> Non
         await tui.wait_for(pilot, lambda: not isinstance(app.screen, AttemptScreen), what="closed")
 
 
-async def test_history_pane_shows_the_stored_success_and_not_sent(tui, tmp_path: Path) -> None:
+async def test_history_pane_shows_the_stored_success_and_not_sent(tui) -> None:
     ws = tui.ws
     old_db(ws)  # an older history.db: the app migrates it on open
-    t = tui.write_answers(tmp_path / "t.md", "print('ok')", "raise SystemExit(1)")
-    app = tui.make_app(ws, t, data={"run": {"auto_accept": True, "max_retries": 0}},
-                   review_feedback=False)
-    async with app.run_test(size=tui.SIZE) as pilot:
-        await tui.type_prompt(pilot, "print ok")
-        await tui.wait_idle(pilot)
-        pane = tui.main(app).query_one(HistoryPane)
+    app = tui.app_answering("print('ok')", "raise SystemExit(1)",
+                            data={"run": {"auto_accept": True, "max_retries": 0}},
+                            review_feedback=False)
+    async with tui.running(app) as pilot:
+        pane = await history_after(tui, pilot, "print ok")
         assert str(pane.root.children[0].label).startswith("✔ #6 print_ok")
         await tui.type_prompt(pilot, "now fail")  # a follow-up in the same session
         await tui.wait_idle(pilot)

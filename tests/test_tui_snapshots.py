@@ -127,41 +127,21 @@ def shoot(tui, snap_compare, tmp_path: Path, theme: str, reach, size=SIZE) -> bo
     return snap_compare(app_for(tui, tmp_path, theme), terminal_size=size, run_before=run_before)
 
 
-@pytest.mark.parametrize("theme", THEMES)
-def test_empty(tui, snap_compare, tmp_path: Path, theme: str) -> None:
-    assert shoot(tui, snap_compare, tmp_path, theme, ready)
-
-
-@pytest.mark.parametrize("theme", THEMES)
-def test_approval_pending(tui, snap_compare, tmp_path: Path, theme: str) -> None:
-    assert shoot(tui, snap_compare, tmp_path, theme, approval)
-
-
-@pytest.mark.parametrize("theme", THEMES)
-def test_output_after_run(tui, snap_compare, tmp_path: Path, theme: str) -> None:
-    assert shoot(tui, snap_compare, tmp_path, theme, output)
-
-
-@pytest.mark.parametrize("theme", THEMES)
-def test_history_attempt(tui, snap_compare, tmp_path: Path, theme: str) -> None:
-    assert shoot(tui, snap_compare, tmp_path, theme, history_attempt)
-
-
+# The states by name: the names (and the themes and sizes) name the snapshot files.
+STATES = {"empty": ready, "approval_pending": approval, "output_after_run": output,
+          "history_attempt": history_attempt}
 SIZES = [(80, 24), (160, 48)]
 
 
-def each_theme_and_size(test):
-    """Parametrized over THEMES and SIZES (the ids name the snapshot files: keep them)."""
-    by_size = pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-    return pytest.mark.parametrize("theme", THEMES)(by_size(test))
+@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("state", list(STATES))
+def test_state(tui, snap_compare, tmp_path: Path, theme: str, state: str) -> None:
+    assert shoot(tui, snap_compare, tmp_path, theme, STATES[state])
 
 
-@each_theme_and_size
-def test_approval_pending_at(tui, snap_compare, tmp_path: Path, theme: str, size) -> None:
+@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("state", ["approval_pending", "output_after_run"])
+def test_state_at(tui, snap_compare, tmp_path: Path, theme: str, size, state: str) -> None:
     """80x24: the history hides, the code has the top, the approval bar is one line."""
-    assert shoot(tui, snap_compare, tmp_path, theme, approval, size)
-
-
-@each_theme_and_size
-def test_output_after_run_at(tui, snap_compare, tmp_path: Path, theme: str, size) -> None:
-    assert shoot(tui, snap_compare, tmp_path, theme, output, size)
+    assert shoot(tui, snap_compare, tmp_path, theme, STATES[state], size)

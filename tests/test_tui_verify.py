@@ -132,6 +132,16 @@ def rocket_recipe(tmp_path: Path, auto_accept: bool | None = None) -> Path:
     return recipe
 
 
+async def open_recipe_file(tui, pilot, path: Path) -> None:
+    """Open the recipe at ``path`` as the palette's "Open recipe…" does."""
+    app = pilot.app
+    app.call_later(open_recipe, tui.main(app))  # what the palette's "Open recipe…" calls
+    box = await tui.wait_for(pilot, lambda: app.screen.query("#recipe-path")
+                             and app.screen.query_one("#recipe-path", Input))
+    box.value = str(path)
+    await pilot.press("enter")
+
+
 async def test_a_recipe_opened_from_the_palette_runs_with_its_criteria(
     tui, tmp_path, app_messages
 ) -> None:
@@ -142,25 +152,12 @@ async def test_a_recipe_opened_from_the_palette_runs_with_its_criteria(
         await pilot.press("ctrl+o")
         titles = [t for t, _h, _c in VerifyBotCommands(app.screen)._commands()]
         assert "Success criteria…" in titles and "Open recipe…" in titles
-        app.call_later(open_recipe, tui.main(app))  # what the palette's "Open recipe…" calls
-        box = await tui.wait_for(pilot, lambda: app.screen.query("#recipe-path")
-                                 and app.screen.query_one("#recipe-path", Input))
-        box.value = str(recipe)
-        await pilot.press("enter")
+        await open_recipe_file(tui, pilot, recipe)
         await tui.wait_idle(pilot)
     (fin,) = of(seen, Finished)
     assert fin.status == "VERIFIED"
     assert fin.record["prompt"] == "Simulate a rocket"
     assert fin.record["criteria"] == ["range:Apogee: ([0-9.]+) m:100..5000"]
-
-
-async def open_recipe_file(tui, pilot, path: Path) -> None:
-    app = pilot.app
-    app.call_later(open_recipe, tui.main(app))  # what the palette's "Open recipe…" calls
-    box = await tui.wait_for(pilot, lambda: app.screen.query("#recipe-path")
-                             and app.screen.query_one("#recipe-path", Input))
-    box.value = str(path)
-    await pilot.press("enter")
 
 
 async def test_a_recipe_with_auto_accept_runs_each_version_without_asking(

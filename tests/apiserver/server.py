@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from loopback_http import serve
 
 KNOWN_MODELS = ("coder", "thinker", "cut", "unfinished", "ratelimit-once", "ratelimit",
                 "small-context", "slow")
@@ -59,14 +61,7 @@ class ApiServer:
     _httpd: ThreadingHTTPServer | None = None
 
     def start(self) -> ApiServer:
-        api = self
-
-        class Handler(_Handler):
-            server_api = api
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        self._httpd = serve(_Handler, "apiserver", server_api=self)
         return self
 
     @property
@@ -95,6 +90,18 @@ class ApiServer:
 
 def _chunks(text: str, size: int = 7) -> list[str]:
     return [text[i:i + size] for i in range(0, len(text), size)] or [""]
+
+
+def _answer_pieces(answer: str, model: str) -> Iterator[str]:
+    """The answer as both streams send it: in small pieces, only the first half of them
+    for ``cut`` and ``unfinished``, and a pause of 0.1 s after each for ``slow``."""
+    pieces = _chunks(answer)
+    if model in ("cut", "unfinished"):
+        pieces = pieces[:len(pieces) // 2]
+    for piece in pieces:
+        yield piece
+        if model == "slow":
+            time.sleep(0.1)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -266,13 +273,8 @@ class _Handler(BaseHTTPRequestHandler):
             if model == "thinker":
                 for piece in _chunks(self.server_api.thinking):
                     event({"reasoning_content": piece})
-            pieces = _chunks(answer)
-            if model in ("cut", "unfinished"):
-                pieces = pieces[:len(pieces) // 2]
-            for piece in pieces:
+            for piece in _answer_pieces(answer, model):
                 event({"content": piece})
-                if model == "slow":
-                    time.sleep(0.1)
             if model == "cut":
                 self._cut()
                 return
@@ -315,14 +317,9 @@ class _Handler(BaseHTTPRequestHandler):
             event("content_block_start", {"index": index, "content_block": {
                 "type": "text", "text": ""}})
             event("ping", {})
-            pieces = _chunks(answer)
-            if model in ("cut", "unfinished"):
-                pieces = pieces[:len(pieces) // 2]
-            for piece in pieces:
+            for piece in _answer_pieces(answer, model):
                 event("content_block_delta", {"index": index, "delta": {
                     "type": "text_delta", "text": piece}})
-                if model == "slow":
-                    time.sleep(0.1)
             if model == "cut":
                 self._cut()
                 return

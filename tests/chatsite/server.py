@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from loopback_http import serve
+
 from .scenarios import SCENARIOS, Scenario
 
 STATIC = Path(__file__).with_name("static")
@@ -90,21 +92,11 @@ class ChatSite:
         self.finishes: list[dict[str, Any]] = []
         self.conversations: dict[str, Conversation] = {}
         self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # --- control -----------------------------------------------------------------
 
     def start(self) -> ChatSite:
-        site = self
-
-        class Handler(_Handler):
-            chatsite = site
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True,
-                                        name="chatsite")
-        self._thread.start()
+        self._httpd = serve(_Handler, "chatsite", chatsite=self)
         return self
 
     def stop(self) -> None:
@@ -391,7 +383,7 @@ _BOT_CHECK = """<!doctype html>
 
 
 def serve_forever() -> None:
-    """`python -m tests.chatsite.server`: try the site in a browser by hand."""
+    """`cd tests && python -m chatsite.server [SCENARIO]`: try the site in a browser by hand."""
     import sys
 
     site = ChatSite().start()
