@@ -170,7 +170,7 @@ class AttemptScreen(ModalScreen[int | None]):
                 content = f"(cannot read {path}: {e.strerror})"
             lang = language_for_filename(path.name)
             files.append(ProgramFile(path.name, path.name, content, lang.name if lang else ""))
-        self.query_one(CodePane).show_files(files)
+        await self.query_one(CodePane).show_files(files)
         out = self.attempt.get("output_file")
         if out:
             read_output_file(self.workspace / out, self.buffer)

@@ -187,7 +187,7 @@ class LoopController:
     async def on_code_ready(self, ev: CodeReady) -> None:
         previous = self.last_shown or ev.previous
         self.last_shown = list(ev.files)
-        self.screen.code_pane.show_files(ev.files, ev.entry, previous)
+        await self.screen.code_pane.show_files(ev.files, ev.entry, previous)
         self.screen.show_top("code")
         root = self.session.loop.workspace.root if self.session.loop else Path(".")
         self.saved_paths = {f.name: root / rel
@@ -291,10 +291,10 @@ class LoopController:
         if action == "accept":
             edits = code.collect_edits()
             if code.mode != "code":
-                code.set_mode("code")
+                await code.set_mode("code")
             self.decide(Decision("edit", files=edits) if edits else Decision("accept"))
         elif action == "edit":
-            code.set_mode("edit")
+            await code.set_mode("edit")
         elif action == "external_edit":
             await self._external_edit()
         elif action == "reject":
@@ -316,13 +316,13 @@ class LoopController:
             self.screen.notify(f"{NO_EDITOR}, or press e to edit here.", severity="warning",
                                timeout=8)
             return
-        code.set_content(f.name, text)
+        await code.set_content(f.name, text)
         self.screen.approval_bar.focus()
 
     async def file_edited(self, name: str, content: str) -> None:
         if self.pending_approval is None:
             return
-        if self.screen.code_pane.set_content(name, content):
+        if await self.screen.code_pane.set_content(name, content):
             self.screen.notify(f"{name} changed on disk: accept runs the edited version.")
 
     def stop(self) -> None:

@@ -344,7 +344,7 @@ class MainScreen(Screen[None]):
 
     async def _clear_panes(self) -> None:
         await self.conversation.clear()
-        self.code_pane.show_files([])
+        await self.code_pane.show_files([])
         self.output_pane.clear()
 
     @on(LLMReady)
@@ -463,7 +463,7 @@ class MainScreen(Screen[None]):
             lang = language_for_filename(path.name)
             files.append(ProgramFile(path.name, path.name, content, lang.name if lang else ""))
         entry = Path((last or {}).get("entry") or "").name
-        self.code_pane.show_files(files, entry)
+        await self.code_pane.show_files(files, entry)
         self.controller.last_shown = files
         output = self.output_pane
         output.clear()
@@ -532,8 +532,8 @@ class MainScreen(Screen[None]):
         if history.display:
             history.focus()
 
-    def action_toggle_diff(self) -> None:
-        self.code_pane.toggle_diff()
+    async def action_toggle_diff(self) -> None:
+        await self.code_pane.toggle_diff()
 
     def action_focus_prompt(self) -> None:
         self.prompt_box.focus()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.reactive import reactive, var
+from textual.reactive import var
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -54,11 +54,6 @@ class CodePane(Widget):
 
     BINDINGS = EDIT_BINDINGS + CODE_BINDINGS
     wrap: var[bool] = var(False, toggle_class="-wrap")  # code reads best unwrapped; w wraps it
-    # What is shown: any change recomposes the pane (once per batch of changes).
-    # ``files`` recomposes even when equal: ``entry`` and ``previous`` go with it.
-    files: reactive[list[ProgramFile]] = reactive(list, recompose=True, always_update=True)
-    mode: reactive[str] = reactive("code", recompose=True, bindings=True)
-    edits: reactive[dict[str, str]] = reactive(dict, recompose=True)  # name -> the user's text
 
     @dataclass
     class EditEnded(WidgetMessage["CodePane"]):
@@ -81,8 +76,11 @@ class CodePane(Widget):
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
+        self.files: list[ProgramFile] = []
         self.previous: list[ProgramFile] = []
         self.entry = ""
+        self.mode = "code"
+        self.edits: dict[str, str] = {}  # file name -> content changed by the user
 
     def compose(self):
         # Imported when there is code to show: the first frame does without them.
@@ -122,55 +120,52 @@ class CodePane(Widget):
         return [ProgramFile(f.name, f.saved_name, self.edits.get(f.name, f.content), f.language)
                 for f in self.files]
 
-    def show_files(self, files: list[ProgramFile], entry: str = "",
-                   previous: list[ProgramFile] | None = None) -> None:
+    async def show_files(self, files: list[ProgramFile], entry: str = "",
+                         previous: list[ProgramFile] | None = None) -> None:
+        self.files = list(files)
         self.entry = entry
         self.previous = list(previous or [])
         self.edits = {}
         self.mode = "code"
-        self.files = list(files)
+        await self.recompose()
 
-    def set_mode(self, mode: str) -> None:
+    async def set_mode(self, mode: str) -> None:
         if self.mode == "edit" and mode != "edit":
             self.collect_edits()
         self.mode = mode
+        await self.recompose()
         if mode == "edit":
-            self.call_next(self._focus_editor)  # after the recompose the change queued
+            areas = self.query(".code-editor")
+            if areas:
+                areas.first().focus()
 
-    def _focus_editor(self) -> None:
-        areas = self.query(".code-editor")
-        if areas:
-            areas.first().focus()
-
-    def toggle_diff(self) -> None:
-        self.set_mode("code" if self.mode == "diff" else "diff")
+    async def toggle_diff(self) -> None:
+        await self.set_mode("code" if self.mode == "diff" else "diff")
 
     def collect_edits(self) -> dict[str, str]:
         """Read the editors back into ``edits``; return every changed file."""
         if self.mode == "edit":
-            edits = dict(self.edits)
             for i, f in enumerate(self.files):
                 area = self.query(f"#edit-{i}")
                 if area:
                     text = area.first().text
                     if text != f.content:
-                        edits[f.name] = text
+                        self.edits[f.name] = text
                     else:
-                        edits.pop(f.name, None)
-            self.edits = edits
+                        self.edits.pop(f.name, None)
         return dict(self.edits)
 
-    def set_content(self, name: str, content: str) -> bool:
+    async def set_content(self, name: str, content: str) -> bool:
         """A file changed outside (an editor): keep it as an edit; False if unknown."""
-        if not any(f.name == name for f in self.files):
-            return False
-        edits = dict(self.edits)
-        if content == next(f.content for f in self.files if f.name == name):
-            edits.pop(name, None)
-        else:
-            edits[name] = content
-        self.edits = edits
-        return True
+        for f in self.files:
+            if f.name == name:
+                if content == f.content:
+                    self.edits.pop(name, None)
+                else:
+                    self.edits[name] = content
+                await self.recompose()
+                return True
+        return False
 
     def active_file(self) -> ProgramFile | None:
         """The file of the selected tab (the entry when there are no tabs)."""
@@ -180,8 +175,7 @@ class CodePane(Widget):
         tabs = self.query("#code-tabs")
         if tabs and tabs.first().active:
             index = int(tabs.first().active.removeprefix("file-"))
-            if index < len(files):  # else the tabs are of files a recompose is replacing
-                return files[index]
+            return files[index]
         return next((f for f in files if f.name == self.entry), files[0])
 
     def on_mount(self) -> None:
@@ -203,10 +197,11 @@ class CodePane(Widget):
             return self.mode == "edit"
         return True
 
-    def action_save_edit(self) -> None:
-        self.set_mode("code")
+    async def action_save_edit(self) -> None:
+        await self.set_mode("code")
         self.post_message(self.EditEnded(self, kept=True))
 
-    def action_cancel_edit(self) -> None:
+    async def action_cancel_edit(self) -> None:
         self.mode = "code"  # leaving without collecting: the editors' text is dropped
+        await self.recompose()
         self.post_message(self.EditEnded(self, kept=False))
