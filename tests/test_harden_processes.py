@@ -136,22 +136,27 @@ async def test_a_stop_while_the_program_starts_still_stops_its_whole_tree(
     script = f"sleep 600 & echo $$ $! > {pidfile}; wait"
     task = asyncio.create_task(target._exec(["sh", "-c", script], tmp_path, lambda *a: None,
                                             30, dict(os.environ)))
-    for _ in range(100):  # one loop step at a time until the program is forked
-        await asyncio.sleep(0)
-        if forked_children():
-            break
-    assert forked_children() and not task.done(), "the program was never started"
-    # The event loop is held (a busy moment) while the program forks its own child.
-    pids = wait_for_pids(pidfile, deadline=10)
-    task.cancel()
+    pids: list[int] = []
     try:
+        # One loop step at a time until the program is forked (the limit is a time, not
+        # a count of steps).
+        end = time.monotonic() + 20
+        while not forked_children() and not task.done() and time.monotonic() < end:
+            await asyncio.sleep(0)
+        assert forked_children() and not task.done(), "the program was never started"
+        # The event loop is held (a busy moment) while the program forks its own child.
+        pids = wait_for_pids(pidfile, deadline=10)
+        task.cancel()
         done, _ = await asyncio.wait({task}, timeout=15)
         assert task in done, "the stop hung: the first process killed, its child kept the pipes"
         assert task.cancelled(), "the stop was not passed on"
         assert all_gone(pids, within=5), [p for p in pids if alive(p)]
-    finally:
+    finally:  # a failure above leaves nothing running, and no task for the loop's close
+        if not pids and pidfile.exists():
+            pids = [int(p) for p in pidfile.read_text().split()]
         kill_all(pids)
-        await asyncio.gather(task, return_exceptions=True)
+        task.cancel()
+        await asyncio.wait({task}, timeout=15)
 
 
 def forked_children() -> list[int]:
