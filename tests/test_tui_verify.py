@@ -236,8 +236,7 @@ async def test_criteria_edited_during_a_session_judge_its_next_run(
         await tui.wait_approval(pilot)  # the session is on: attempt 1 waits for approval
         assert app.session.loop is not None and app.session.loop.running
         app.call_later(edit_criteria, tui.main(app))
-        editor = await tui.wait_for(pilot, lambda: isinstance(app.screen, CriteriaScreen)
-                                and app.screen, what="the criteria editor")
+        editor = await tui.wait_screen(pilot, CriteriaScreen, what="the criteria editor")
         editor.query_one("#criteria-text", TextArea).text = "range:Apogee: ([0-9.]+) m:100..5000"
         await pilot.press("ctrl+s")
         await tui.wait_for(pilot, lambda: not isinstance(app.screen, CriteriaScreen))
