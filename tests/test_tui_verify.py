@@ -142,45 +142,49 @@ async def open_recipe_file(tui, pilot, path: Path) -> None:
     await pilot.press("enter")
 
 
+@pytest.fixture
+def rocket_app(tui):
+    """The app on the rocket example's replay: attempt 1 prints "Apogee: 0.0 m" (exit 0),
+    attempt 2 a real apogee."""
+    return tui.make_app(tui.ws, EXAMPLES / "rocket.md")
+
+
 async def test_a_recipe_opened_from_the_palette_runs_with_its_criteria(
-    tui, tmp_path, app_messages
+    tui, tmp_path, app_messages, rocket_app
 ) -> None:
-    seen = app_messages.events
     recipe = rocket_recipe(tmp_path)
-    app = tui.make_app(tui.ws, EXAMPLES / "rocket.md")
+    app = rocket_app
     async with tui.running(app, app_messages) as pilot:
         await pilot.press("ctrl+o")
         titles = [t for t, _h, _c in VerifyBotCommands(app.screen)._commands()]
         assert "Success criteria…" in titles and "Open recipe…" in titles
         await open_recipe_file(tui, pilot, recipe)
         await tui.wait_idle(pilot)
-    (fin,) = of(seen, Finished)
+    (fin,) = app_messages.of(Finished)
     assert fin.status == "VERIFIED"
     assert fin.record["prompt"] == "Simulate a rocket"
     assert fin.record["criteria"] == ["range:Apogee: ([0-9.]+) m:100..5000"]
 
 
 async def test_a_recipe_with_auto_accept_runs_each_version_without_asking(
-    tui, tmp_path, app_messages
+    tui, tmp_path, app_messages, rocket_app
 ) -> None:
-    seen = app_messages.events
-    app = tui.make_app(tui.ws, EXAMPLES / "rocket.md")
+    app = rocket_app
     async with tui.running(app, app_messages) as pilot:
         assert tui.main(app).auto_accept is False  # the app asks by default
         await open_recipe_file(tui, pilot, rocket_recipe(tmp_path, auto_accept=True))
         await tui.wait_idle(pilot)
         assert tui.main(app).auto_accept is True and app.session.auto_accept is True
         assert "auto-accept [b]on[/]" in str(app.screen.query_one("StatusBar").render())
-    assert of(seen, ApprovalNeeded) == []  # both versions ran without a question
-    (fin,) = of(seen, Finished)
+    assert app_messages.of(ApprovalNeeded) == []  # both versions ran without a question
+    (fin,) = app_messages.of(Finished)
     assert fin.status == "VERIFIED" and len(fin.record["attempts"]) == 2
 
 
 async def test_a_recipe_with_auto_accept_false_asks_even_if_the_app_accepted(
-    tui, tmp_path, app_messages
+    tui, tmp_path, app_messages, rocket_app
 ) -> None:
-    seen = app_messages.events
-    app = tui.make_app(tui.ws, EXAMPLES / "rocket.md")
+    app = rocket_app
     async with tui.running(app, app_messages) as pilot:
         await pilot.press("ctrl+o")
         assert tui.main(app).auto_accept is True
@@ -193,8 +197,8 @@ async def test_a_recipe_with_auto_accept_false_asks_even_if_the_app_accepted(
         await tui.wait_approval(pilot, attempt=2, what="approval 2")
         await pilot.press("a")
         await tui.wait_idle(pilot)
-    assert len(of(seen, ApprovalNeeded)) == 2
-    (fin,) = of(seen, Finished)
+    assert len(app_messages.of(ApprovalNeeded)) == 2
+    (fin,) = app_messages.of(Finished)
     assert fin.status == "VERIFIED"
 
 
