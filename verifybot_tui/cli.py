@@ -593,8 +593,7 @@ async def cmd_run(args: argparse.Namespace) -> int:
                           f"got {args.timeout!r}")
     ws = cfg.workspace
     stdin = _Stdin()
-    printer = _Printer(json_mode=args.json, stdin=stdin,
-                       show_thinking=getattr(args, "show_thinking", False))
+    printer = _Printer(json_mode=args.json, stdin=stdin, show_thinking=args.show_thinking)
     target_name, why = choose_target(cfg, args.prompt, args.target)
     llm = make_llm(cfg, args.llm or cfg.run.default_llm, ws)
     target = make_target(cfg, target_name, ws, prompter=stdin,
@@ -773,8 +772,7 @@ async def _extract_run(args: argparse.Namespace, path: Path, answer: str, n: int
     cfg = _config(args, writes=True)
     ws = cfg.workspace
     stdin = _Stdin()
-    printer = _Printer(json_mode=args.json, stdin=stdin,
-                       show_thinking=getattr(args, "show_thinking", False))
+    printer = _Printer(json_mode=args.json, stdin=stdin)
     with tempfile.TemporaryDirectory(prefix="verifybot-extract-") as tmp:
         one = path
         if n:  # one answer of a transcript: the replay reads it as a whole file

@@ -216,8 +216,12 @@ class _Session(asyncssh.SSHClientSession[bytes]):
         self.errors: list[Exception] = []  # the callback's, raised once the run is over
 
     def data_received(self, data: bytes, datatype: asyncssh.DataType) -> None:
-        stream = "stderr" if datatype == asyncssh.EXTENDED_DATA_STDERR else "stdout"
-        setattr(self.out, f"{stream}_bytes", getattr(self.out, f"{stream}_bytes") + len(data))
+        if datatype == asyncssh.EXTENDED_DATA_STDERR:
+            stream = "stderr"
+            self.out.stderr_bytes += len(data)
+        else:
+            stream = "stdout"
+            self.out.stdout_bytes += len(data)
         self._deliver(stream, self._decoders[stream].decode(data))
 
     def connection_lost(self, exc: Exception | None) -> None:
