@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from chatsite import SCENARIOS, ChatSite  # noqa: E402
 
-from verifybot_tui.core.config import LLMConfig  # noqa: E402
+from verifybot_tui.core.settings.config import LLMConfig  # noqa: E402
 from verifybot_tui.llm.browser import BrowserLLM  # noqa: E402
 
 PAUSE_CASES = [

@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from apiserver import ApiServer  # noqa: E402
 
-from verifybot_tui.core.config import LLMConfig  # noqa: E402
-from verifybot_tui.llm.api_common import make_api_llm  # noqa: E402
+from verifybot_tui.core.settings.config import LLMConfig  # noqa: E402
+from verifybot_tui.llm.api_kinds import make_api_llm  # noqa: E402
 
 KEY = "bench-key-0123456789"
 ANSWER = ("Here is the program:\n\n```python\n" + "print('hello')\n" * 200 + "```\n")

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from sshd_fixtures import start_sshd  # noqa: E402
 
-from verifybot_tui.core.ports import ProgramFile, RunRequest  # noqa: E402
+from verifybot_tui.core.base.ports import ProgramFile, RunRequest  # noqa: E402
 from verifybot_tui.targets import probe_ssh  # noqa: E402
 from verifybot_tui.targets.ssh import SSHTarget  # noqa: E402
 

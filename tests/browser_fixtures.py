@@ -24,7 +24,7 @@ import pytest_asyncio
 import tomli_w
 from chatsite import ChatSite
 
-from verifybot_tui.core.config import LLMConfig
+from verifybot_tui.core.settings.config import LLMConfig
 from verifybot_tui.llm.browser import BrowserLLM
 from verifybot_tui.llm.browser.chromium import profile_dir, read_lock
 

@@ -6,7 +6,7 @@ import asyncio
 import os
 import time
 
-from verifybot_tui.core.ports import ProgramFile, RunRequest
+from verifybot_tui.core.base.ports import ProgramFile, RunRequest
 
 
 class Answers:

@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 from proc_helpers import kill_all
 
-from verifybot_tui.core.config import TargetConfig
+from verifybot_tui.core.settings.config import TargetConfig
 
 SSHD = "/usr/sbin/sshd"
 TEST_USER = "vbtest"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from verifybot_tui.core.ansi import sanitize, sanitize_line
+from verifybot_tui.core.base.ansi import sanitize, sanitize_line
 
 HOSTILE = [
     ("\x1b]0;pwned title\x07", "OSC title"),

@@ -21,13 +21,14 @@ from api_fixtures import (
 )
 from apiserver import ApiServer
 
-from verifybot_tui.core.config import Config, LLMConfig, load_config
-from verifybot_tui.core.errors import LLMError
-from verifybot_tui.core.events import Event, Finished, ThinkingText
-from verifybot_tui.core.history import History
-from verifybot_tui.core.loop import VerifyLoop
+from verifybot_tui.core.base.errors import LLMError
+from verifybot_tui.core.loop.events import Event, Finished, ThinkingText
+from verifybot_tui.core.loop.verify_loop import VerifyLoop
+from verifybot_tui.core.settings.config import Config, LLMConfig, load_config
+from verifybot_tui.core.store.history import History
 from verifybot_tui.llm import make_llm
-from verifybot_tui.llm.api_common import Usage, make_api_llm, scrub
+from verifybot_tui.llm.api_common import Usage, scrub
+from verifybot_tui.llm.api_kinds import make_api_llm
 from verifybot_tui.targets import make_target
 
 

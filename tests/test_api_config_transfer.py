@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import verifybot_cmd
 
-from verifybot_tui.core.config import RunConfig
+from verifybot_tui.core.settings.config import RunConfig
 
 FULL = """
 [run]
@@ -150,7 +150,7 @@ def test_import_refuses_a_bad_file_and_keeps_the_old_config(tmp_path: Path, cont
 def test_export_lays_the_state_files_ui_choices_over_the_config(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch
                                                                 ) -> None:
-    from verifybot_tui.core import ui_state
+    from verifybot_tui.core.settings import ui_state
 
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     ui_state.save_ui_choice("theme", "verifybot-high-contrast")
@@ -164,7 +164,7 @@ def test_export_lays_the_state_files_ui_choices_over_the_config(tmp_path: Path,
 def test_example_config_documents_every_api_key() -> None:
     from conftest import ROOT
 
-    from verifybot_tui.core.config import parse_config
+    from verifybot_tui.core.settings.config import parse_config
 
     text = (ROOT / "config.toml.example").read_text()
     cfg = parse_config(tomllib.loads(text), "config.toml.example")

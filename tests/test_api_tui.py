@@ -9,7 +9,7 @@ import pytest
 from api_fixtures import KEY, KEY_ENV, api_server  # noqa: F401 (a fixture)
 from apiserver import ApiServer
 
-from verifybot_tui.core.events import AnswerText, Finished, ThinkingText
+from verifybot_tui.core.loop.events import AnswerText, Finished, ThinkingText
 from verifybot_tui.tui.widgets.status import StatusBar
 
 pytestmark = pytest.mark.usefixtures("tui_env")

@@ -18,7 +18,7 @@ from browser_fixtures import *  # noqa: F403
 from browser_fixtures import kill_browser, open_llm
 from chatsite import SCENARIOS, ChatSite
 
-from verifybot_tui.core.errors import LLMError
+from verifybot_tui.core.base.errors import LLMError
 from verifybot_tui.llm.browser.chromium import profile_dir, read_lock
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module"),

@@ -20,7 +20,7 @@ from browser_fixtures import RENDERERS, open_llm
 from chatsite import SCENARIOS, ChatSite
 from chatsite.scenarios import ARTIFACT_ANSWER, CUT_AT
 
-from verifybot_tui.core.errors import EXIT_LLM, LLMError
+from verifybot_tui.core.base.errors import EXIT_LLM, LLMError
 from verifybot_tui.llm.browser import BrowserLLM
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module"),

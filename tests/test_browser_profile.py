@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from verifybot_tui.core.config import LLMConfig
-from verifybot_tui.core.errors import EXIT_LLM, LLMError
+from verifybot_tui.core.base.errors import EXIT_LLM, LLMError
+from verifybot_tui.core.settings.config import LLMConfig
 from verifybot_tui.llm.browser.chromium import (
     check_profile,
     find_browser,

@@ -17,7 +17,7 @@ import pytest
 from browser_fixtures import *  # noqa: F403
 from chatsite import SCENARIOS, ChatSite
 
-from verifybot_tui.core.errors import EXIT_LLM, LLMError
+from verifybot_tui.core.base.errors import EXIT_LLM, LLMError
 from verifybot_tui.llm.browser import BrowserLLM, login
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module"),

@@ -14,7 +14,7 @@ from browser_fixtures import *  # noqa: F403
 from browser_fixtures import CHROMIUM
 from chatsite import SCENARIOS, ChatSite
 
-from verifybot_tui.core.events import AnswerDone
+from verifybot_tui.core.loop.events import AnswerDone
 from verifybot_tui.tui.widgets.status import StatusBar
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("tui_env"), pytest.mark.timeout(180)]

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLES, verifybot_cmd
 
-from verifybot_tui.cli import COMMANDS, build_parser
-from verifybot_tui.core.history import History
+from verifybot_tui.cli.entry import COMMANDS, build_parser
+from verifybot_tui.core.store.history import History
 
 
 def run(*args: str, cwd: Path, stdin: int | str | None = None,
@@ -112,7 +112,7 @@ def test_extract_reads_transcripts_and_replay_files_answer_by_answer(tmp_path: P
 @pytest.mark.parametrize("command", [["login"], ["doctor", "--site"], ["selftest"]])
 def test_an_unknown_llm_name_has_one_message_in_every_command(tmp_path: Path,
                                                                command: list[str]) -> None:
-    """core.config.check_llm_spec words it for all: what is configured, exit 2."""
+    """core.settings.config.check_llm_spec words it for all: what is configured, exit 2."""
     proc = run(*command, "--llm", "vb-nope", cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr
     assert "--llm vb-nope: there is no [llm.vb-nope] in the config; configured: " \

@@ -20,7 +20,7 @@ import pytest
 from conftest import EXAMPLES, ROOT, verifybot_cmd
 from proc_helpers import all_gone
 
-from verifybot_tui.core.transcript import read_record
+from verifybot_tui.core.store.transcript import read_record
 
 PROMPT = "Print the total number of words in a short text and its 3 most common words"
 SLUG = "print_the_total_number_of_words"
@@ -206,7 +206,7 @@ def test_edit_in_editor_runs_the_edited_code_and_keeps_both_versions(tmp_path: P
 
 
 def test_no_editor_or_a_mistyped_one_is_said_and_asked_again(tmp_path: Path) -> None:
-    """The CLI says what the app says (core.editor's words), and the question comes back."""
+    """The CLI says what the app says (core.answers.editor's words), and the question comes back."""
     for env, says in (({}, "No editor set: export VISUAL or EDITOR"),
                       ({"EDITOR": "vb-no-such-editor-zz"}, "Could not start the editor")):
         ws = tmp_path / f"ws{len(env)}"

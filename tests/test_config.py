@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, verifybot_cmd
 
-from verifybot_tui.core.config import load_config, parse_config
-from verifybot_tui.core.errors import ConfigError
+from verifybot_tui.core.base.errors import ConfigError
+from verifybot_tui.core.settings.config import load_config, parse_config
 
 BAD = [
     ('[run]\ntimeout = "soon"\n', ["run.timeout", "a number", "'soon'"]),
@@ -81,8 +81,8 @@ def test_one_toml_reader_with_one_wording_for_every_file_the_user_writes(tmp_pat
     """Only core/toml_file.py imports tomllib; the others say its words with their file."""
     import ast
 
-    from verifybot_tui.core import criteria, recipe
-    from verifybot_tui.core.config_transfer import validate_file
+    from verifybot_tui.core.settings.config_transfer import validate_file
+    from verifybot_tui.core.verify import criteria, recipe
 
     package = Path(__file__).resolve().parent.parent / "verifybot_tui"
     readers = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
@@ -90,7 +90,7 @@ def test_one_toml_reader_with_one_wording_for_every_file_the_user_writes(tmp_pat
                             and "tomllib" in ([a.name for a in n.names] if isinstance(n, ast.Import)
                                               else [n.module])
                             for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))))
-    assert readers == ["core/toml_file.py"]
+    assert readers == ["core/base/toml_file.py"]
     bad = tmp_path / "bad.toml"
     bad.write_text("[run\n")
     missing = tmp_path / "missing.toml"

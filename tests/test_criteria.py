@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from verifybot_tui.core import criteria
-from verifybot_tui.core.errors import EXIT_USAGE, ConfigError
-from verifybot_tui.core.ports import RunResult
+from verifybot_tui.core.base.errors import EXIT_USAGE, ConfigError
+from verifybot_tui.core.base.ports import RunResult
+from verifybot_tui.core.verify import criteria
 
 ROCKET = "Launching...\nApogee: 0.0 m\nFlight time: 12.5 s\n"
 

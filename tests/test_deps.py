@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from verifybot_tui.core.deps import imported_modules, local_modules, needed_packages, pip_name
-from verifybot_tui.core.ports import ProgramFile
+from verifybot_tui.core.answers.deps import (
+    imported_modules,
+    local_modules,
+    needed_packages,
+    pip_name,
+)
+from verifybot_tui.core.base.ports import ProgramFile
 
 PI_SENSOR = """\
 #!/usr/bin/env python3

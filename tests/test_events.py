@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from verifybot_tui.core import events
-from verifybot_tui.core.events import HANDLERS, Event, EventHandler, dispatch
+from verifybot_tui.core.loop import events
+from verifybot_tui.core.loop.events import HANDLERS, Event, EventHandler, dispatch
 
 ROOT = Path(__file__).resolve().parent.parent
 EVENT_TYPES = sorted(Event.__subclasses__(), key=lambda t: t.__name__)
@@ -57,8 +57,8 @@ def test_a_front_end_missing_a_handler_is_a_type_error(tmp_path: Path) -> None:
     body = "\n".join(f"    async def {n}(self, ev: events.{t.__name__}) -> None: ..."
                      for n, t in zip(names, EVENT_TYPES, strict=True) if n != "on_finished")
     source = ("from collections.abc import AsyncIterator\n\n"
-              "from verifybot_tui.core import events\n"
-              "from verifybot_tui.core.loop import drain\n\n\n"
+              "from verifybot_tui.core.loop import events\n"
+              "from verifybot_tui.core.loop.verify_loop import drain\n\n\n"
               f"class FrontEnd:\n{body}\n\n\n"
               "async def main(loop_events: AsyncIterator[events.Event]) -> None:\n"
               "    await drain(loop_events, FrontEnd())\n")
@@ -73,8 +73,8 @@ def test_a_front_end_missing_a_handler_is_a_type_error(tmp_path: Path) -> None:
 
 
 def test_the_printer_of_the_cli_is_an_event_handler() -> None:
-    from verifybot_tui.cli import _Printer
+    from verifybot_tui.cli.printer import Printer
 
     for t in EVENT_TYPES:
-        assert callable(getattr(_Printer, _method(t)))
+        assert callable(getattr(Printer, _method(t)))
     assert events.dispatch is dispatch

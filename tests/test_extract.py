@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from verifybot_tui.core import extract as extract_mod
-from verifybot_tui.core.extract import confine_name, extract, guess_language
+from verifybot_tui.core.answers import extract as extract_mod
+from verifybot_tui.core.answers.extract import confine_name, extract, guess_language
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -164,7 +164,7 @@ def test_shebang_decides_the_language_first() -> None:
     ("#!/bin/sh", "bash"), ("#!/usr/bin/env node", "javascript"), ("#!/usr/bin/perl", ""),
 ])
 def test_shebang_forms(shebang: str, language: str) -> None:
-    from verifybot_tui.core.extract import _shebang_language
+    from verifybot_tui.core.answers.extract import _shebang_language
     assert _shebang_language(f"{shebang}\nx\n") == language
 
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from test_loop_events import make_loop, write_answers
 
-from verifybot_tui.core.ansi import one_line, visible
-from verifybot_tui.core.events import Finished
-from verifybot_tui.core.prompts import head_tail
-from verifybot_tui.core.secrets import Redactor, program_env
+from verifybot_tui.core.base.ansi import one_line, visible
+from verifybot_tui.core.base.chat_text import head_tail
+from verifybot_tui.core.loop.events import Finished
+from verifybot_tui.core.settings.secrets import Redactor, program_env
 from verifybot_tui.llm.replay import ReplayLLM, parse_answers
 from verifybot_tui.targets.capture import OutputCapture
 from verifybot_tui.targets.local import LocalTarget
@@ -142,7 +142,7 @@ def test_a_big_code_transcript_is_read_with_its_fence_bodies_cut_out() -> None:
 
 def test_cutting_fence_bodies_reads_every_example_transcript_the_same(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from verifybot_tui.core import extract
+    from verifybot_tui.core.answers import extract
 
     examples = sorted((Path(__file__).parents[1] / "examples").glob("*.md"))
     assert examples

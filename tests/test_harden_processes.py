@@ -24,7 +24,7 @@ from conftest import verifybot_cmd
 from proc_helpers import alive, all_gone, kill_all
 from test_cli_run import answers, db_rows, python_answer, run_cli
 
-from verifybot_tui.core import containment
+from verifybot_tui.targets import containment
 
 FORKING = """
     import os, subprocess, sys, time
@@ -128,7 +128,7 @@ async def test_a_stop_while_the_program_starts_still_stops_its_whole_tree(
     a hang-up, a quit) that lands while the program is being started, after the fork
     but before its pipes are connected. asyncio's own clean-up then KILLs only the
     first process; whatever it had forked must be stopped too."""
-    from verifybot_tui.core.config import TargetConfig
+    from verifybot_tui.core.settings.config import TargetConfig
     from verifybot_tui.targets.local import LocalTarget
 
     target = LocalTarget(TargetConfig(name="local"), tmp_path / "ws")

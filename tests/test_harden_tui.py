@@ -65,7 +65,7 @@ async def test_a_second_stop_or_quit_kills_a_term_ignoring_program_at_once(
         tui, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str) -> None:
     """The grace period is made 600 s long: the program ignores TERM, so only the
     second key's KILL can end it before the test's 60 s wait runs out."""
-    from verifybot_tui.core.history import History
+    from verifybot_tui.core.store.history import History
     from verifybot_tui.targets import local
 
     monkeypatch.setattr(local, "GRACE", 600.0)

@@ -18,10 +18,10 @@ from pathlib import Path
 
 from conftest import verifybot_cmd
 
-from verifybot_tui.core.config import parse_config
-from verifybot_tui.core.events import Finished
-from verifybot_tui.core.history import History, kept_success, status_text, unanswered
-from verifybot_tui.core.loop import VerifyLoop
+from verifybot_tui.core.loop.events import Finished
+from verifybot_tui.core.loop.verify_loop import VerifyLoop
+from verifybot_tui.core.settings.config import parse_config
+from verifybot_tui.core.store.history import History, kept_success, status_text, unanswered
 from verifybot_tui.llm.replay import ReplayLLM
 from verifybot_tui.targets.local import LocalTarget
 

@@ -41,22 +41,38 @@ def _copy(tmp_path: Path) -> Path:
 def test_the_tree_keeps_its_contracts() -> None:
     out = _lint(ROOT)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "2 kept, 0 broken" in out.stdout
+    assert "5 kept, 0 broken" in out.stdout
 
 
-@pytest.mark.parametrize(("wrong_import", "contract", "chain"), [
-    ("from verifybot_tui.targets.local import LocalTarget",
+ROOMS = "core rooms: loop above verify/answers above store/settings above base"
+
+
+@pytest.mark.parametrize(("room", "wrong_import", "contract", "chain"), [
+    ("core/base", "from verifybot_tui.targets.local import LocalTarget",
      "front ends above llm/targets above core", "verifybot_tui.targets.local"),
-    ("from verifybot_tui.core import config\nimport textual.app",
+    ("core/settings", "import textual.app",
      "core imports no UI, browser or SSH library", "textual"),
-], ids=["core-imports-a-target", "core-imports-textual"])
-def test_a_wrong_import_in_core_breaks_a_contract(tmp_path: Path, wrong_import: str,
-                                                   contract: str, chain: str) -> None:
+    ("core/store", "from verifybot_tui.core.loop import events",
+     ROOMS, "verifybot_tui.core.loop.events"),
+    ("core/base", "from verifybot_tui.core.settings import config",
+     ROOMS, "verifybot_tui.core.settings.config"),
+    ("core/verify", "from verifybot_tui.core.answers import extract",
+     ROOMS, "verifybot_tui.core.answers.extract"),
+    ("core/verify", "from verifybot_tui.core.store import history",
+     "verification knows nothing of storage", "verifybot_tui.core.store.history"),
+    ("tui/widgets", "from verifybot_tui.targets import local",
+     "widgets import no loop, backend or target", "verifybot_tui.targets.local"),
+], ids=["core-imports-a-target", "core-imports-textual", "store-imports-the-loop",
+        "base-imports-settings", "verify-imports-answers", "verify-imports-store",
+        "a-widget-imports-a-target"])
+def test_a_wrong_import_breaks_a_contract(tmp_path: Path, room: str, wrong_import: str,
+                                          contract: str, chain: str) -> None:
     tree = _copy(tmp_path)
     clean = _lint(tree)  # the copy itself is linted (not the installed package) and passes
     assert clean.returncode == 0, clean.stdout + clean.stderr
-    (tree / "verifybot_tui" / "core" / "wrong.py").write_text(wrong_import + "\n")
+    (tree / "verifybot_tui" / room / "wrong.py").write_text(wrong_import + "\n")
     broken = _lint(tree)
     assert broken.returncode != 0
     assert f"{contract} BROKEN" in broken.stdout
-    assert f"verifybot_tui.core.wrong -> {chain}" in broken.stdout
+    module = "verifybot_tui." + room.replace("/", ".") + ".wrong"
+    assert f"{module} -> {chain}" in broken.stdout

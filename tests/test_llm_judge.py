@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from verifybot_tui.core import criteria, llm_judge, sanity
-from verifybot_tui.core.llm_judge import Verdict
-from verifybot_tui.core.ports import ProgramFile, RunResult
+from verifybot_tui.core.base.ports import ProgramFile, RunResult
+from verifybot_tui.core.verify import criteria, llm_judge, sanity
+from verifybot_tui.core.verify.llm_judge import Verdict
 
 
 @pytest.mark.parametrize("answer, verdict, reason", [

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from verifybot_tui.core.config import TargetConfig
+from verifybot_tui.core.settings.config import TargetConfig
 from verifybot_tui.targets import venv
 from verifybot_tui.targets.local import LocalTarget
 from verifybot_tui.targets.probe_local import (

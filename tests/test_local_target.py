@@ -13,9 +13,9 @@ import pytest
 from output_order import INTERLEAVED, Acks, expected_interleaving, interleaved_lines
 from proc_helpers import alive
 
-from verifybot_tui.core.config import TargetConfig
-from verifybot_tui.core.ports import ProgramFile, RunRequest, RunResult
-from verifybot_tui.core.verdict import judge, long_running_signs
+from verifybot_tui.core.base.ports import ProgramFile, RunRequest, RunResult
+from verifybot_tui.core.settings.config import TargetConfig
+from verifybot_tui.core.verify.verdict import judge, long_running_signs
 from verifybot_tui.targets import venv
 from verifybot_tui.targets.local import LocalTarget
 
@@ -104,7 +104,7 @@ async def test_timeout_classes_keep_their_raw_facts(target: LocalTarget, kind: s
     assert result.timed_out and result.exit_code is None
     assert (result.stdout, result.stderr, result.files_changed) == (out, err, files)
     assert 0.8 <= result.duration < 3
-    # core.verdict judges these real facts.
+    # core.verify.verdict judges these real facts.
     assert judge(result, [], timeout=0.8).status == status
 
 
@@ -379,10 +379,10 @@ async def test_stdout_and_stderr_arrive_in_the_order_they_were_written(
 
 async def test_the_loops_output_events_and_file_keep_the_arrival_order(tmp_path: Path) -> None:
     """Through the whole loop: the Output events the front ends get, and outputs/."""
-    from verifybot_tui.core.config import parse_config
-    from verifybot_tui.core.events import Output, RunStarted
-    from verifybot_tui.core.history import History
-    from verifybot_tui.core.loop import VerifyLoop
+    from verifybot_tui.core.loop.events import Output, RunStarted
+    from verifybot_tui.core.loop.verify_loop import VerifyLoop
+    from verifybot_tui.core.settings.config import parse_config
+    from verifybot_tui.core.store.history import History
     from verifybot_tui.llm.replay import ReplayLLM
 
     ws = tmp_path / "ws"

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from conftest import EXAMPLES
 
-from verifybot_tui.core import events as ev
-from verifybot_tui.core.config import parse_config
-from verifybot_tui.core.history import History
-from verifybot_tui.core.loop import VerifyLoop
+from verifybot_tui.core.loop import events as ev
+from verifybot_tui.core.loop.verify_loop import VerifyLoop
+from verifybot_tui.core.settings.config import parse_config
+from verifybot_tui.core.store.history import History
 from verifybot_tui.llm.replay import ReplayLLM
 from verifybot_tui.targets.local import LocalTarget
 
@@ -155,7 +155,7 @@ async def test_a_consumer_that_stops_listening_stops_the_loop(tmp_path: Path) ->
 def test_no_textual_in_the_loop_process() -> None:
     import subprocess
 
-    code = ("import sys, verifybot_tui.core.loop, verifybot_tui.cli; "
+    code = ("import sys, verifybot_tui.core.loop.verify_loop, verifybot_tui.cli.entry; "
             "sys.exit(1 if 'textual' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 

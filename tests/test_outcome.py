@@ -6,7 +6,7 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
-from verifybot_tui.core.errors import (
+from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_LLM,
@@ -16,8 +16,8 @@ from verifybot_tui.core.errors import (
     LLMError,
     TargetError,
 )
-from verifybot_tui.core.history import History
-from verifybot_tui.core.outcome import Outcome, Status
+from verifybot_tui.core.base.outcome import Outcome, Status
+from verifybot_tui.core.store.history import History
 
 
 def test_statuses_are_the_names_of_the_design() -> None:
@@ -60,7 +60,7 @@ def test_each_way_a_session_ends_has_its_status_and_exit_code() -> None:
 
 
 def test_a_backend_reports_each_state_change_to_its_listeners() -> None:
-    from verifybot_tui.core.ports import ReportsState
+    from verifybot_tui.core.base.ports import ReportsState
 
     class Backend(ReportsState):
         def __init__(self) -> None:

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import xmlschema
 
-from verifybot_tui.core.errors import EXIT_USAGE, ConfigError
-from verifybot_tui.core.recipe import load_recipe, recipe_toml
-from verifybot_tui.core.reports import RecipeResult, json_report, junit_xml, summary_table
+from verifybot_tui.core.base.errors import EXIT_USAGE, ConfigError
+from verifybot_tui.core.verify.recipe import load_recipe, recipe_toml
+from verifybot_tui.core.verify.reports import RecipeResult, json_report, junit_xml, summary_table
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from test_cli_run import answers, run_cli
 
-from verifybot_tui.core import criteria as crit
-from verifybot_tui.core.config import TargetConfig
-from verifybot_tui.core.ports import ProgramFile, RunRequest, RunResult
+from verifybot_tui.core.base.ports import ProgramFile, RunRequest, RunResult
+from verifybot_tui.core.settings.config import TargetConfig
+from verifybot_tui.core.verify import criteria as crit
 from verifybot_tui.targets.local import LocalTarget
 
 # scripts/test installs gcc; without it these tests fail saying so, never skip.

@@ -10,7 +10,7 @@ from conftest import EXAMPLES
 from test_cli_run import run_cli
 from test_recipe import check_junit_shape
 
-from verifybot_tui.core.recipe import load_recipe
+from verifybot_tui.core.verify.recipe import load_recipe
 
 
 def copy_examples(tmp_path: Path) -> Path:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from verifybot_tui.core import sanity
-from verifybot_tui.core.ports import RunResult
+from verifybot_tui.core.base.ports import RunResult
+from verifybot_tui.core.verify import sanity
 
 
 def run(stdout: str, stderr: str = "", exit_code: int | None = 0) -> RunResult:

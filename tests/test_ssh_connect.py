@@ -10,7 +10,7 @@ import pytest
 from ssh_helpers import Answers, Recorder, request
 from sshd_fixtures import *  # noqa: F403
 
-from verifybot_tui.core.errors import EXIT_TARGET, TargetError
+from verifybot_tui.core.base.errors import EXIT_TARGET, TargetError
 from verifybot_tui.targets.ssh import SSHTarget, names_pi
 from verifybot_tui.targets.ssh_connect import read_dotenv
 

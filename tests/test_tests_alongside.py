@@ -1,11 +1,11 @@
-"""Which test files run under pytest and which as a plain script (core.tests_alongside)."""
+"""Which test files run under pytest and which as a plain script (core.verify.tests_alongside)."""
 
 from __future__ import annotations
 
 import pytest
 
-from verifybot_tui.core import tests_alongside
-from verifybot_tui.core.ports import ProgramFile
+from verifybot_tui.core.base.ports import ProgramFile
+from verifybot_tui.core.verify import tests_alongside
 
 
 def a_test_file(content: str) -> ProgramFile:

@@ -16,7 +16,7 @@ from browser_fixtures import CHROMIUM, kill_browser
 from chatsite import ChatSite
 from proc_helpers import alive
 
-from verifybot_tui.core.events import AnswerText, Finished, PromptSent
+from verifybot_tui.core.loop.events import AnswerText, Finished, PromptSent
 from verifybot_tui.llm.browser.chromium import profile_dir, read_lock
 from verifybot_tui.tui.widgets.conversation import ConversationPane
 from verifybot_tui.tui.widgets.output import OutputPane

@@ -17,7 +17,7 @@ from browser_fixtures import CHROMIUM
 from chatsite import ChatSite
 from sshd_fixtures import *  # noqa: F403
 
-from verifybot_tui.core.events import Finished, RunStarted
+from verifybot_tui.core.loop.events import Finished, RunStarted
 from verifybot_tui.tui.widgets.output import OutputPane
 from verifybot_tui.tui.widgets.status import StatusBar
 

@@ -15,8 +15,8 @@ import pytest
 from proc_helpers import alive
 from textual.widgets import Input
 
-from verifybot_tui.core.events import Finished, PromptSent, RunStarted, SessionStarted
-from verifybot_tui.core.history import History
+from verifybot_tui.core.loop.events import Finished, PromptSent, RunStarted, SessionStarted
+from verifybot_tui.core.store.history import History
 from verifybot_tui.tui.screens.dialogs import ConfirmScreen
 from verifybot_tui.tui.widgets.code import CodePane
 from verifybot_tui.tui.widgets.history import HistoryPane

@@ -10,7 +10,7 @@ import pytest
 from test_history_status import old_db
 from test_tui_widgets import labels
 
-from verifybot_tui.core.history import History
+from verifybot_tui.core.store.history import History
 from verifybot_tui.tui.screens.attempt import AttemptScreen
 from verifybot_tui.tui.widgets.history import HistoryPane
 

@@ -8,8 +8,8 @@ import pytest
 from conftest import AppMessages
 from textual import events
 
-from verifybot_tui.core.events import Finished, PromptSent, RunStarted
-from verifybot_tui.core.history import History
+from verifybot_tui.core.loop.events import Finished, PromptSent, RunStarted
+from verifybot_tui.core.store.history import History
 from verifybot_tui.tui.keys import check_keymap
 from verifybot_tui.tui.screens.dialogs import ConfirmScreen
 from verifybot_tui.tui.widgets.code import CodePane

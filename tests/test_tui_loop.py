@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import Markdown, TabbedContent, TextArea
 
-from verifybot_tui.core.events import AnswerText, Finished
-from verifybot_tui.core.history import History
+from verifybot_tui.core.loop.events import AnswerText, Finished
+from verifybot_tui.core.store.history import History
 from verifybot_tui.tui.widgets.code import CodePane
 from verifybot_tui.tui.widgets.conversation import ConversationPane
 from verifybot_tui.tui.widgets.history import HistoryPane

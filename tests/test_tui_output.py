@@ -8,7 +8,7 @@ import pytest
 from rich.segment import Segment
 from textual.app import App
 
-from verifybot_tui.core.events import Output
+from verifybot_tui.core.loop.events import Output
 from verifybot_tui.tui.ansi import sanitize_line
 from verifybot_tui.tui.messages import LoopEvent
 from verifybot_tui.tui.output_buffer import OutputBuffer

@@ -9,9 +9,9 @@ import pytest
 from textual.command import CommandPalette
 from textual.widgets import OptionList
 
-from verifybot_tui.core.config import user_config_dir
-from verifybot_tui.core.events import RunStarted
-from verifybot_tui.core.ui_state import load_ui_state, save_ui_choice, state_path
+from verifybot_tui.core.loop.events import RunStarted
+from verifybot_tui.core.settings.config import user_config_dir
+from verifybot_tui.core.settings.ui_state import load_ui_state, save_ui_choice, state_path
 from verifybot_tui.tui.commands import VerifyBotCommands
 from verifybot_tui.tui.messages import LoopEvent
 from verifybot_tui.tui.screens.help import HelpScreen

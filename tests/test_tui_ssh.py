@@ -13,7 +13,7 @@ from sshd_fixtures import *  # noqa: F403
 from sshd_fixtures import leftover_pids, session_processes
 from textual.widgets import Input
 
-from verifybot_tui.core.events import Finished, RunStarted
+from verifybot_tui.core.loop.events import Finished, RunStarted
 from verifybot_tui.tui.screens.dialogs import ConfirmScreen, SecretScreen
 from verifybot_tui.tui.widgets.output import OutputPane
 from verifybot_tui.tui.widgets.status import StatusBar

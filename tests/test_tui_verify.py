@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, Static, TextArea
 
-from verifybot_tui.core.events import (
+from verifybot_tui.core.loop.events import (
     ApprovalNeeded,
     Finished,
     Judged,

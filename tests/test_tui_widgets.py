@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from textual.app import App
 
-from verifybot_tui.core.ui_state import load_ui_state
+from verifybot_tui.core.settings.ui_state import load_ui_state
 from verifybot_tui.tui.widgets.history import HistoryPane
 
 pytestmark = pytest.mark.usefixtures("tui_env")

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from verifybot_tui.core.config import TargetConfig
-from verifybot_tui.core.extract import extract
-from verifybot_tui.core.ports import ProgramFile, RunRequest, RunResult
-from verifybot_tui.core.verdict import Verdict, judge, long_running_signs
+from verifybot_tui.core.answers.extract import extract
+from verifybot_tui.core.base.ports import ProgramFile, RunRequest, RunResult
+from verifybot_tui.core.settings.config import TargetConfig
+from verifybot_tui.core.verify.verdict import Verdict, judge, long_running_signs
 from verifybot_tui.targets.local import LocalTarget
 
 

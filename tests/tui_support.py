@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from textual.pilot import Pilot
 from textual.screen import Screen
 
-from verifybot_tui.core.config import parse_config
+from verifybot_tui.core.settings.config import parse_config
 from verifybot_tui.tui.app import VerifyBotApp
 
 ROOT = Path(__file__).resolve().parent.parent
