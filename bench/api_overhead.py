@@ -1,4 +1,4 @@
-"""Figures for the API backends against the loopback test server (tests/apiserver).
+"""Figures for the API backends against the loopback test server (tests/support/apiserver).
 
 What VerifyBot itself adds, with the network and the model taken out: the import
 cost of each client library (paid only when an API LLM is used), the time to the
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from apiserver import ApiServer  # noqa: E402
 

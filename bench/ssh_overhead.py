@@ -24,7 +24,7 @@ from pathlib import Path
 
 import asyncssh
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "support"))
 
 from sshd_fixtures import start_sshd  # noqa: E402
 

@@ -1,6 +1,6 @@
 """``verifybot run`` and ``verifybot extract``: the loop without the app.
 
-Both drive the same verify loop as the TUI, and exit with DESIGN.md's codes.
+Both drive the same verify loop as the TUI and exit with the codes of the README (Commands).
 """
 
 from __future__ import annotations

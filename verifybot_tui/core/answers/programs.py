@@ -1,6 +1,6 @@
 """An answer's code as versioned program files: which to keep, which to run, where saved.
 
-Versions are never overwritten (DESIGN.md: programs/<slug>_<n>.<ext>), and two
+Versions are never overwritten (programs/<slug>_<n>.<ext>, ARCHITECTURE.md), and two
 versions with the same files are the same program, which is how the loop
 notices an LLM that answers with the code it already gave.
 """

@@ -1,7 +1,7 @@
 """How a session ends: one status from a closed set, its exit code and a message.
 
 Statuses are a StrEnum so they compare equal to (and are stored as) the plain
-strings of DESIGN.md, while a typo is a type error instead of a silent branch
+strings of the CLI's contract, while a typo is a type error instead of a silent branch
 that never matches.
 
 Before the verification work landed, a run that passed its mechanical check was

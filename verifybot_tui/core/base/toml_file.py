@@ -2,7 +2,7 @@
 
 Each caller turns a ``TomlFileError`` into its own error with the file's name;
 the wording of what went wrong is the same everywhere. No other module
-imports tomllib (tests/test_repo_hygiene.py keeps it so).
+imports tomllib (tests/repo/test_repo_hygiene.py keeps it so).
 """
 
 from __future__ import annotations
