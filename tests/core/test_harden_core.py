@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from loop_runs import make_loop, write_answers
 from project import ROOT
-from test_loop_events import make_loop, write_answers
 
 from verifybot_tui.core.base.ansi import one_line, visible
 from verifybot_tui.core.base.chat_text import head_tail

@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -57,23 +58,39 @@ class Stdin:
 
     def __init__(self) -> None:
         self.eof = False
+        self.stopped = False  # a stop signal came: no question is asked or read any more
+        self._waiting: asyncio.Future[str] | None = None
+
+    def stop(self) -> None:
+        """End the question being asked (it reads as no answer) and every later one."""
+        self.stopped = True
+        fut = self._waiting
+        if fut is not None and not fut.done():
+            fut.get_loop().call_soon_threadsafe(_settle, fut, "")
 
     async def readline(self, question: str) -> str | None:
-        if self.eof:
+        if self.eof or self.stopped:
             return None
         print(question, end="", file=sys.stderr, flush=True)
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[str] = loop.create_future()
-
-        def deliver(line: str) -> None:
-            if not fut.done():
-                fut.set_result(line)
+        self._waiting = fut
 
         def read() -> None:
-            loop.call_soon_threadsafe(deliver, sys.stdin.readline())
+            line = sys.stdin.readline()
+            try:
+                loop.call_soon_threadsafe(_settle, fut, line)
+            except RuntimeError:
+                pass  # the loop has closed: the process is ending
 
         threading.Thread(target=read, daemon=True).start()
-        line = await fut
+        try:
+            line = await fut
+        finally:
+            self._waiting = None
+        if self.stopped:
+            print(file=sys.stderr)
+            return None  # typed after the stop, or nothing: not an answer either way
         if not line:
             self.eof = True
             print(file=sys.stderr)
@@ -85,12 +102,21 @@ class Stdin:
         return answer is not None and answer.strip().lower() in ("y", "yes")
 
     async def secret(self, question: str) -> str | None:
+        if self.stopped:
+            return None
         if not sys.stdin.isatty():
             return await self.readline(f"{question} ")
         import getpass
 
-        return await asyncio.to_thread(getpass.getpass, f"{question} ")
+        from verifybot_tui.core.base.offload import in_thread
 
+        return await in_thread(getpass.getpass, f"{question} ")
+
+
+
+def _settle(fut: asyncio.Future[str], line: str) -> None:
+    if not fut.done():
+        fut.set_result(line)
 
 
 EXIT_HANGUP = 128 + signal.SIGHUP  # the terminal was closed: as a shell reports it
@@ -114,15 +140,27 @@ def quiet_terminal() -> None:
 
 
 
-def install_stop_signals(on_stop: Any) -> None:
+STOP_DEADLINE = 1.8  # seconds from the first stop signal to the exit, whatever runs
+_KILL_AT = 1.2  # ... and to KILLing the trees, so the loop can still write its status
+
+
+def install_stop_signals(on_stop: Any, stdin: Stdin | None = None) -> None:
     """Ctrl+C, TERM and a closed terminal (HUP) stop the program's tree and the loop,
-    which writes INTERRUPTED. A second one during the grace period KILLs the trees at
-    once (nothing is left running), gives the loop a moment to write its status, then
-    exits whatever happens."""
+    which writes INTERRUPTED; a question waiting on stdin ends at once and reads nothing
+    more. The process ends within 2 s whatever it is doing: a watchdog thread KILLs the
+    trees at 1.2 s and exits at 1.8 s if the loop has not finished by then. A second
+    signal KILLs the trees and exits at once.
+
+    The handlers are Python's own (``signal.signal``), not the event loop's: they run
+    in the main thread between two bytecodes even when the event loop is busy, and
+    hand the stop to the loop with ``call_soon_threadsafe``."""
     loop = asyncio.get_running_loop()
     count = {"n": 0}
 
-    def handler(sig: int) -> None:
+    def code() -> int:
+        return EXIT_HANGUP if SIGNALS["hangup"] else EXIT_INTERRUPTED
+
+    def handler(sig: int, frame: Any = None) -> None:
         if sig == signal.SIGHUP:
             if SIGNALS["hangup"]:
                 return  # the shell and the kernel both send one: not a second Ctrl+C
@@ -130,19 +168,47 @@ def install_stop_signals(on_stop: Any) -> None:
             quiet_terminal()
         count["n"] += 1
         if count["n"] > 1:  # a second one: no more waiting
-            from verifybot_tui.targets.local import kill_all_now
-
-            kill_all_now()
-            loop.call_later(3.0, os._exit, EXIT_HANGUP if SIGNALS["hangup"]
-                            else EXIT_INTERRUPTED)
-            return
+            _exit_now(code())
         if sig != signal.SIGHUP:  # after a hangup nobody reads the terminal
             err("stopping: the running program and the loop (Ctrl+C again to kill it now)")
-        on_stop(Status.INTERRUPTED)
+        if stdin is not None:
+            stdin.stop()
+        _watchdog(code)
+        try:
+            loop.call_soon_threadsafe(on_stop, Status.INTERRUPTED)
+        except RuntimeError:  # the loop has closed: nothing left to stop but us
+            _exit_now(code())
 
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        loop.add_signal_handler(sig, handler, sig)
+        signal.signal(sig, handler)
 
+
+def _exit_now(code: int) -> None:
+    """KILL every program tree of ours and leave, without waiting for anything."""
+    from verifybot_tui.targets.local import kill_all_now
+
+    kill_all_now()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
+def _watchdog(code: Any) -> None:
+    """The 2 s promise kept even when the loop is slow to finish: a daemon thread."""
+
+    def watch() -> None:
+        time.sleep(_KILL_AT)
+        from verifybot_tui.targets.local import kill_all_now
+
+        kill_all_now()
+        time.sleep(STOP_DEADLINE - _KILL_AT)
+        err("the loop did not finish in time: exiting now")
+        _exit_now(code())
+
+    threading.Thread(target=watch, name="verifybot-stop-watchdog", daemon=True).start()
 
 
 async def close_all(*things: Any) -> None:

@@ -12,6 +12,7 @@ import asyncio
 import difflib
 import subprocess
 import sys
+from typing import TypeVar
 
 from verifybot_tui.cli.common import Stdin, colour
 from verifybot_tui.core.answers.editor import NO_EDITOR, cannot_start, edit_files
@@ -41,6 +42,14 @@ from verifybot_tui.core.loop.events import (
     ThinkingText,
     VerdictReached,
 )
+
+T = TypeVar("T")
+
+
+def _answer(fut: asyncio.Future[T], value: T) -> None:
+    """Answer a question of the loop, unless a stop has ended it meanwhile."""
+    if not fut.done():
+        fut.set_result(value)
 
 
 class Printer:
@@ -120,13 +129,13 @@ class Printer:
         print(colour(self.info, "1", "---"), file=self.info, flush=True)
 
     async def on_approval_needed(self, ev: ApprovalNeeded) -> None:
-        ev.decision.set_result(await self.approve(ev))
+        _answer(ev.decision, await self.approve(ev))
 
     async def on_permission_needed(self, ev: PermissionNeeded) -> None:
-        ev.answer.set_result(await self.stdin.confirm(ev.question))
+        _answer(ev.answer, await self.stdin.confirm(ev.question))
 
     async def on_feedback_ready(self, ev: FeedbackReady) -> None:
-        ev.decision.set_result(FeedbackDecision(True, ev.prompt))
+        _answer(ev.decision, FeedbackDecision(True, ev.prompt))
 
     async def on_run_started(self, ev: RunStarted) -> None:
         self.say(f"running attempt {ev.attempt} on {ev.target}")
@@ -158,7 +167,7 @@ class Printer:
               flush=True)
 
     async def on_judgement_needed(self, ev: JudgementNeeded) -> None:
-        ev.decision.set_result(await self.judge_decision(ev))
+        _answer(ev.decision, await self.judge_decision(ev))
 
     async def judge_decision(self, ev: JudgementNeeded) -> JudgeDecision:
         j = ev.judgement
@@ -170,6 +179,8 @@ class Printer:
                     + (", Enter: as the judge says" if follow else "") + ": ")
         while True:
             answer = await self.stdin.readline(question)
+            if answer is None and self.stdin.stopped:
+                return JudgeDecision("stop")
             if answer is None:
                 self.say("stdin is closed: " + ("following the judge" if follow else
                                                 "sending it back as a failure"))
@@ -198,6 +209,8 @@ class Printer:
             what = "the edited version" if edited else f"attempt {ev.attempt}"
             answer = await self.stdin.readline(
                 f"Run {what}? [a]ccept, [e]dit, [r]eject, [s]top: ")
+            if answer is None and self.stdin.stopped:
+                return Decision("stop")
             if answer is None:
                 self.say("stdin is closed: stopping (use --yes to run without asking)")
                 return Decision("stop")

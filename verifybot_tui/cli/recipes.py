@@ -17,7 +17,13 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
-from verifybot_tui.core.base.errors import EXIT_FAILED, EXIT_SUCCESS, ConfigError
+from verifybot_tui.cli.common import EXIT_HANGUP, SIGNALS, install_stop_signals
+from verifybot_tui.core.base.errors import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_SUCCESS,
+    ConfigError,
+)
 from verifybot_tui.core.loop.events import (
     AnswerDone,
     AnswerText,
@@ -130,7 +136,20 @@ def _check_names(cfg: Config, r: Recipe) -> None:
                           f"configured: {', '.join(sorted(cfg.llm))}, or replay:PATH")
 
 
-async def _run_one(cfg: Config, r: Recipe) -> RecipeResult:
+class _Stops:
+    """The recipe runs' stop: every live loop stopped, no recipe started after it."""
+
+    def __init__(self) -> None:
+        self.loops: list[Any] = []
+        self.status: Any = None
+
+    def __call__(self, status: Any) -> None:
+        self.status = status
+        for loop in self.loops:
+            loop.stop(status)
+
+
+async def _run_one(cfg: Config, r: Recipe, stops: _Stops | None = None) -> RecipeResult:
     from verifybot_tui.core.base.outcome import Outcome
     from verifybot_tui.core.loop.verify_loop import VerifyLoop, drain
     from verifybot_tui.core.store.history import History
@@ -161,6 +180,8 @@ async def _run_one(cfg: Config, r: Recipe) -> RecipeResult:
             loop = VerifyLoop(config=cfg, llm=llm, target=target, history=history,
                               max_retries=r.max_retries, timeout=r.timeout, auto_accept=True,
                               auto_install=True, workspace=cfg.workspace, verification=v)
+            if stops is not None:
+                stops.loops.append(loop)
             finished = await drain(loop.events(r.task), handler)
         except Exception as e:  # one broken recipe must not stop the others' report
             outcome = Outcome.of_error(e)
@@ -180,14 +201,19 @@ async def _run_one(cfg: Config, r: Recipe) -> RecipeResult:
                         finished=time.time())
 
 
-async def run_recipes(cfg: Config, recipes: list[Recipe], parallel: int) -> list[RecipeResult]:
+async def run_recipes(cfg: Config, recipes: list[Recipe], parallel: int,
+                      stops: _Stops | None = None) -> list[RecipeResult]:
     gate = asyncio.Semaphore(max(1, parallel))
     per_target: dict[str, asyncio.Lock] = {}
 
     async def one(r: Recipe) -> RecipeResult:
         lock = per_target.setdefault(r.target or cfg.run.default_target, asyncio.Lock())
         async with gate, lock:
-            return await _run_one(cfg, r)
+            if stops is not None and stops.status is not None:
+                return RecipeResult(r.name, str(r.path), str(stops.status), EXIT_INTERRUPTED,
+                                    0.0, "not started: interrupted",
+                                    target=r.target or cfg.run.default_target)
+            return await _run_one(cfg, r, stops)
 
     return list(await asyncio.gather(*(one(r) for r in recipes)))
 
@@ -205,7 +231,9 @@ async def cmd_recipe(args: argparse.Namespace, cfg: Config) -> int:
     if dup:
         raise ConfigError(f"two recipes are named {dup!r}: names must differ in the report")
     started = time.time()
-    results = await run_recipes(cfg, recipes, args.parallel)
+    stops = _Stops()
+    install_stop_signals(stops)
+    results = await run_recipes(cfg, recipes, args.parallel, stops)
     table = summary_table(results)
     if args.json:
         print(json_text(results))
@@ -215,6 +243,8 @@ async def cmd_recipe(args: argparse.Namespace, cfg: Config) -> int:
     if args.junit:
         Path(args.junit).write_text(junit_xml(results, started=started), encoding="utf-8")
         _say(f"JUnit report written to {args.junit}")
+    if stops.status is not None:
+        return EXIT_HANGUP if SIGNALS["hangup"] else EXIT_INTERRUPTED
     return EXIT_SUCCESS if all(r.verified for r in results) else EXIT_FAILED
 
 

@@ -77,7 +77,7 @@ async def _drive(args: argparse.Namespace, cfg: Config, llm: Any, target: Any,
                       auto_accept=True if args.yes else None,
                       auto_install=True if args.yes else None, workspace=cfg.workspace,
                       **loop_args)
-    install_stop_signals(loop.stop)
+    install_stop_signals(loop.stop, printer.stdin)
     try:
         finished = await drain(loop.events(prompt), printer)
     finally:

@@ -63,8 +63,9 @@ def test_exit_duration_stderr_compile():
 def test_file_glob_and_min_size(tmp_path: Path):
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "plot.png").write_bytes(b"x" * 10)
-    assert one("file:out/*.png", run(), tmp_path).evidence == "out/plot.png (10 bytes)"
-    small = one("file:out/*.png:100", run(), tmp_path)
+    wrote = run(files_changed=["out/plot.png"])
+    assert one("file:out/*.png", wrote, tmp_path).evidence == "out/plot.png (10 bytes)"
+    small = one("file:out/*.png:100", wrote, tmp_path)
     assert not small.met and "smaller than 100 bytes" in small.evidence
     assert not one("file:*.csv", run(), tmp_path).met
     # A remote run folder: the target's list of written files decides.

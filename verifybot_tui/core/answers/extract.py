@@ -192,7 +192,7 @@ class _Prose:
             tok = self._inline
             if not tok.children:
                 children: list[Token] = []
-                self._md.inline.parse(tok.content, self._md, {}, children)
+                self._md.inline.parse(_near_end(tok.content), self._md, {}, children)
                 tok.children = children
             self._parsed = _prose_hints(tok, self.line, self._heading)
         return self._parsed
@@ -208,6 +208,19 @@ class _Prose:
     @property
     def commands(self) -> list[str]:
         return self._parse()[2]
+
+
+_PROSE_READ = 8000  # characters of a paragraph that inline parsing reads, at its end
+
+
+def _near_end(content: str) -> str:
+    """A paragraph's end, where the hints for the next block are: inline parsing is
+    quadratic on some input (4.8 MB of ``![`` took minutes), so a long one is cut
+    to its last lines."""
+    if len(content) <= _PROSE_READ:
+        return content
+    tail = content[-_PROSE_READ:]
+    return tail[tail.find("\n") + 1:] if "\n" in tail else tail
 
 
 def _inline_parts(inline: Token) -> tuple[str, list[str], list[str]]:

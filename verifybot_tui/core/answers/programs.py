@@ -8,8 +8,9 @@ notices an LLM that answers with the code it already gave.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from verifybot_tui.core.answers.extract import Extraction
 from verifybot_tui.core.answers.languages import extension_for, language_named
@@ -19,15 +20,26 @@ from verifybot_tui.core.store.workspace import Workspace, versioned
 _ENTRY_STEMS = ("main", "app", "run", "program")
 
 
-def program_files(ex: Extraction, slug: str) -> tuple[list[ProgramFile], str]:
-    """The answer's files (programs, and named data files) and the one to run ("" if none)."""
+MAX_FILES = 100  # [run] max_files: the files one answer may bring
+
+
+def program_files(ex: Extraction, slug: str,
+                  max_files: int = MAX_FILES) -> tuple[list[ProgramFile], str]:
+    """The answer's files (programs, and named data files) and the one to run ("" if none).
+
+    At most ``max_files`` of them: an answer of 80,000 named blocks is not 80,000 files.
+    """
     files: list[ProgramFile] = []
     runnable: list[ProgramFile] = []
     names: set[str] = set()
     unnamed = 0
-    for b in ex.blocks:
-        if not b.runnable and not b.filename:
-            continue
+    wanted = [b for b in ex.blocks if b.runnable or b.filename]
+    if len(wanted) > max_files:
+        ex.notes.append(f"the answer holds {len(wanted)} files; only the first {max_files} "
+                        f"are kept, {len(wanted) - max_files} more are left out "
+                        "([run] max_files)")
+        wanted = wanted[:max_files]
+    for b in wanted:
         name = b.filename
         if not name or name in names:
             unnamed += 1
@@ -39,8 +51,9 @@ def program_files(ex: Extraction, slug: str) -> tuple[list[ProgramFile], str]:
         files.append(f)
         if b.runnable and language_named(b.language):
             runnable.append(f)
-    files = _without_clashes(files, ex)
-    runnable = [f for f in runnable if f in files]
+    files = without_clashes(files, ex.notes)
+    kept = {id(f) for f in files}
+    runnable = [f for f in runnable if id(f) in kept]
     if not runnable:
         return files, ""
     for f in runnable:
@@ -49,18 +62,29 @@ def program_files(ex: Extraction, slug: str) -> tuple[list[ProgramFile], str]:
     return files, runnable[0].name
 
 
-def _without_clashes(files: list[ProgramFile], ex: Extraction) -> list[ProgramFile]:
-    """A file named like another file's folder (main.py beside main.py/helper.py)
-    cannot exist on disk: the later one is left out, with a note."""
+def without_clashes(files: list[ProgramFile], notes: list[str],
+                    path: Callable[[ProgramFile], str] = lambda f: f.name,
+                    ) -> list[ProgramFile]:
+    """A file named like another file's folder (main.py beside main.py/helper.py), or like
+    another file, cannot exist on disk: the later one is left out, with a note.
+
+    Linear in the length of the names: every kept path and every folder above one are
+    kept in sets, so 80,000 names cost 80,000 look-ups, not 80,000 squared.
+    """
     kept: list[ProgramFile] = []
+    owner: dict[str, str] = {}  # a kept path or a folder above one -> the file's name
     for f in files:
-        clash = next((k.name for k in kept if f.name.startswith(k.name + "/")
-                      or k.name.startswith(f.name + "/")), None)
+        p = path(f)
+        parents = [str(q) for q in PurePosixPath(p).parents if str(q) != "."]
+        clash = owner.get(p) or next((owner[q] for q in parents if q in owner), None)
         if clash is None:
             kept.append(f)
+            owner[p] = f.name
+            for q in parents:
+                owner.setdefault(q, f.name)
         else:
-            ex.notes.append(f"{f.name} is left out: {clash} already uses that path for a "
-                            "file or a folder (a file and a folder cannot share a name)")
+            notes.append(f"{f.name} is left out: {clash} already uses that path for a "
+                         "file or a folder (a file and a folder cannot share a name)")
     return kept
 
 
@@ -73,15 +97,36 @@ def digest(files: list[ProgramFile]) -> str:
 
 
 def save_version(workspace: Workspace, files: list[ProgramFile], slug: str,
-                 start: int) -> tuple[int, list[ProgramFile]]:
-    """Save the files as the first free version from ``start``; return it and the files."""
+                 start: int, *, notes: list[str]) -> tuple[int, list[ProgramFile]]:
+    """Save the files as the first free version from ``start``; return it and the files kept.
+
+    Names that become one once numbered (``b.py`` beside ``b_1.py/x.py``) are found
+    before anything is written; a file that still cannot be saved (its name taken on
+    disk) gets one retry under a flat name, then it is left out with a note. Nothing
+    here loops on a name: only another session taking the number first moves it on.
+    """
     while True:
         n = workspace.versioned_names([f.name for f in files], slug, start)
         try:
             workspace.claim_version(slug, n)
-            for f in files:
-                workspace.save_program(f.name, n, f.content)
         except FileExistsError:  # another session took it meanwhile
             start = n + 1
             continue
-        return n, [replace(f, saved_name=versioned(f.name, n)) for f in files]
+        break
+    kept = without_clashes(files, notes, lambda f: versioned(f.name, n))
+    saved = [s for f in kept if (s := _save_one(workspace, f, n, notes)) is not None]
+    return n, saved
+
+
+def _save_one(workspace: Workspace, f: ProgramFile, n: int,
+              notes: list[str]) -> ProgramFile | None:
+    """One file of version ``n``, with one retry under a flat name; None if refused."""
+    tried = []
+    for name in dict.fromkeys([f.name, f.name.replace("/", "_")]):
+        try:
+            workspace.save_program(name, n, f.content)
+            return replace(f, saved_name=versioned(name, n))
+        except OSError as e:
+            tried.append(f"programs/{versioned(name, n)} ({e.strerror or e})")
+    notes.append(f"{f.name} is left out: it cannot be saved as " + " nor as ".join(tried))
+    return None

@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 from verifybot_tui.core.answers.deps import wanted_packages
 from verifybot_tui.core.answers.extract import Extraction, extract
+from verifybot_tui.core.answers.languages import language_named
 from verifybot_tui.core.answers.programs import digest, program_files, save_version
 from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
@@ -34,6 +35,7 @@ from verifybot_tui.core.base.errors import (
     TargetError,
     VerifyBotError,
 )
+from verifybot_tui.core.base.offload import in_thread
 from verifybot_tui.core.base.outcome import AttemptState, Outcome, Status
 from verifybot_tui.core.base.ports import (
     LLMBackend,
@@ -78,6 +80,7 @@ from verifybot_tui.core.verify import criteria as crit
 from verifybot_tui.core.verify import llm_judge, sanity, tests_alongside
 from verifybot_tui.core.verify.judging import FinishedRun, Judge, mechanical
 from verifybot_tui.core.verify.llm_judge import Judgement
+from verifybot_tui.core.verify.output_scan import OutputScan
 from verifybot_tui.core.verify.verdict import Verdict, long_running_signs
 from verifybot_tui.core.verify.verification import Verification, checked
 
@@ -287,14 +290,15 @@ class VerifyLoop:
         self.attempt += 1
         n = self.attempt
         used = conv.used(n)
-        code = self._extract(n, answer)
+        code = await self._extract(n, answer)
         if not code.entry:
             self._emit(Notice("the answer holds no program to run", "warning"))
             return self._retry(used, "no program", Turn(prompts.no_code_prompt(), "feedback"))
         again = self._dedupe(n, code, conv)
         if again is not None:
             return self._retry(used, "no working program", again)
-        self._save(n, prompt_id, code, conv)
+        if not await self._save(n, prompt_id, code, conv):
+            return self._retry(used, "no program", Turn(prompts.no_code_prompt(), "feedback"))
         step = await self._approve(n, used, code, conv)
         if not isinstance(step, Code):
             return step
@@ -360,13 +364,18 @@ class VerifyLoop:
                            f"max_answer_mb = {self.config.run.max_answer_mb:g}); ask for a "
                            "shorter program, or raise max_answer_mb in the config")
 
-    def _extract(self, n: int, answer: str) -> Code:
-        ex = extract(answer)
-        files, entry = program_files(ex, self.recorder.slug)
-        self.recorder.extraction(n, ex)
-        for note in ex.notes:
+    async def _extract(self, n: int, answer: str) -> Code:
+        """Extraction and the clash checks grow with the answer: a worker thread does them."""
+        def work() -> Code:
+            ex = extract(answer)
+            files, entry = program_files(ex, self.recorder.slug, self.config.run.max_files)
+            return Code(ex, files, entry, digest(files))
+
+        code = await in_thread(work)
+        self.recorder.extraction(n, code.ex)
+        for note in code.ex.notes:
             self._emit(Notice(note, "warning"))
-        return Code(ex, files, entry, digest(files))
+        return code
 
     def _retry(self, used: int, what: str, turn: Turn) -> Step:
         """Ask again, unless that was the last attempt."""
@@ -385,16 +394,25 @@ class VerifyLoop:
         self.recorder.duplicate(n, msg)
         return Turn(prompts.duplicate_prompt(version), "duplicate")
 
-    def _save(self, n: int, prompt_id: int, code: Code, conv: _Conversation) -> None:
-        self._save_version(code, conv)
+    async def _save(self, n: int, prompt_id: int, code: Code, conv: _Conversation) -> bool:
+        """Save the version; False when the file to run could not be saved (noted)."""
+        await self._save_version(code, conv)
+        if not any(f.name == code.entry for f in code.files):
+            self._emit(Notice(f"{code.entry}, the file to run, could not be saved", "error"))
+            return False
         saved = [f"programs/{f.saved_name}" for f in code.files]
         self.recorder.attempt(n=n, version=code.version, prompt_id=prompt_id, files=code.files,
                               entry=code.entry, target=conv.target.name)
         self._emit(CodeReady(n, code.files, code.entry, saved, conv.previous))
+        return True
 
-    def _save_version(self, code: Code, conv: _Conversation) -> None:
-        code.version, code.files = save_version(self.workspace, code.files, self.recorder.slug,
-                                                conv.last_version + 1)
+    async def _save_version(self, code: Code, conv: _Conversation) -> None:
+        notes: list[str] = []
+        code.version, code.files = await in_thread(
+            save_version, self.workspace, code.files, self.recorder.slug,
+            conv.last_version + 1, notes=notes)
+        for note in notes:
+            self._emit(Notice(note, "warning"))
         conv.last_version = code.version
         conv.seen[digest(code.files)] = code.version
 
@@ -415,17 +433,17 @@ class VerifyLoop:
             return self._retry(used, "no accepted program",
                                Turn(prompts.reject_prompt(note), "reject"))
         if decision.action == "edit" and decision.files:
-            self._apply_edit(code, decision.files, conv)
+            await self._apply_edit(code, decision.files, conv)
         return code
 
-    def _apply_edit(self, code: Code, edits: dict[str, str], conv: _Conversation) -> None:
+    async def _apply_edit(self, code: Code, edits: dict[str, str], conv: _Conversation) -> None:
         """A hand edit is a new version, and the LLM hears about it with the next prompt."""
         edited = [replace(f, content=edits.get(f.name, f.content)) for f in code.files]
         if digest(edited) == code.digest:
             return
         self._pending_edit_note = prompts.edit_note(code.files, edited)
         code.files = edited
-        self._save_version(code, conv)
+        await self._save_version(code, conv)
         saved = self.recorder.edited(code.version, code.files)
         self._emit(Notice(f"your edit is saved as {', '.join(saved)}"))
 
@@ -443,7 +461,7 @@ class VerifyLoop:
         python = self._python.get(target.name)
         if not any(f.language == "python" for f in files):
             return python
-        wanted = wanted_packages(files, ex.dependencies)
+        wanted = await in_thread(wanted_packages, files, ex.dependencies)
         if not wanted:
             return python
         missing_mods = set(await target.missing_modules(sorted(set(wanted.values())), python))
@@ -479,7 +497,7 @@ class VerifyLoop:
                        python: str | None) -> tuple[RunResult, Verdict]:
         """Run the version with its output kept in outputs/, then judge it."""
         entry = next(f for f in code.files if f.name == code.entry)
-        signs = long_running_signs(entry.content, entry.language)
+        signs = await in_thread(long_running_signs, entry.content, entry.language)
         timeout = self.timeout
         if code.ex.timeout and code.ex.timeout > timeout:
             timeout = min(code.ex.timeout, MAX_TIMEOUT)
@@ -490,10 +508,13 @@ class VerifyLoop:
                              flags=list(self.verification.flags))
         rec = self.recorder
         out = rec.run_started(code.version, entry, target.name)
+        scan = OutputScan(self.verification.criteria, rec.max_output_bytes)
+        lang = language_named(entry.language)
         try:
             self._emit(RunStarted(n, target.name, request.run_id))
-            result = await self._run(target, n, request, out)
-            verdict = await self.judge(FinishedRun(rec.prompt, n, request, result, signs))
+            result = await self._run(target, n, request, out, scan)
+            verdict = await self.judge(FinishedRun(rec.prompt, n, request, result, signs, scan,
+                                                   builds=bool(lang and lang.compile)))
             rec.run_judged(n, out, target=target.name, result=result, verdict=verdict,
                            timeout=timeout)
         finally:
@@ -503,10 +524,12 @@ class VerifyLoop:
         return result, verdict
 
     async def _run(self, target: Target, n: int, request: RunRequest,
-                   out: OutputFile) -> RunResult:
+                   out: OutputFile, scan: OutputScan) -> RunResult:
         def on_output(stream: str, text: str) -> None:
             text = self.redact(text)
             out.add(stream, text)
+            if stream == "stdout":
+                scan.feed(text)
             self._emit(Output(stream, text))
 
         started = time.monotonic()

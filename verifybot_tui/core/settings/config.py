@@ -48,6 +48,8 @@ class RunConfig:
     """Megabytes of a run's output kept in outputs/; past that it is cut, with a note."""
     max_answer_mb: float = 5.0
     """Megabytes an LLM answer may have; a bigger one is refused."""
+    max_files: int = 100
+    """Files one answer may bring; more are left out, with a note."""
     judge: str = ""
     ask_for_tests: bool = False
     """true: the first prompt asks for a test file next to the program; the tests run after
@@ -149,6 +151,8 @@ def key_env(llm: LLMConfig) -> str:
     return llm.api_key_env or DEFAULT_KEY_ENV.get(llm.kind, "")
 
 MAX_TIMEOUT = 86400.0  # a day: a longer timeout is a typo, and 1e12 s overflows timers
+_MOST_MB = 1024 * 1024.0  # a terabyte: more is a typo, and 1e308 MB overflows a byte count
+_MOST_FILES = 100_000
 _KINDS = {"llm": ("browser", *API_KINDS), "targets": ("local", "ssh")}
 _TYPE_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string",
                dict: "a table", list: "a list of strings"}
@@ -237,9 +241,14 @@ def _check_semantics(cfg: Config, path: Path | str) -> None:
     if not 0 < cfg.run.timeout <= MAX_TIMEOUT:
         raise ConfigError(f"{path}: key 'run.timeout' must be more than 0 and at most "
                           f"{MAX_TIMEOUT:g} seconds, got {cfg.run.timeout!r}")
-    for key in ("max_output_mb", "max_answer_mb"):
-        if getattr(cfg.run, key) <= 0:
-            raise ConfigError(f"{path}: key 'run.{key}' must be more than 0")
+    for key, most in (("max_output_mb", _MOST_MB), ("max_answer_mb", _MOST_MB)):
+        value = getattr(cfg.run, key)
+        if not (math.isfinite(value) and 0 < value <= most):
+            raise ConfigError(f"{path}: key 'run.{key}' must be more than 0 and at most "
+                              f"{most:g}, got {value!r}")
+    if not 1 <= cfg.run.max_files <= _MOST_FILES:
+        raise ConfigError(f"{path}: key 'run.max_files' must be from 1 to {_MOST_FILES}, "
+                          f"got {cfg.run.max_files!r}")
     if cfg.run.default_target not in cfg.targets:
         raise ConfigError(f"{path}: key 'run.default_target' names {cfg.run.default_target!r}, "
                           f"but there is no [targets.{cfg.run.default_target}]; configured: "

@@ -31,13 +31,19 @@ from __future__ import annotations
 
 import math
 import re
+import stat
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+import regex
 
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.base.ports import RunResult
 from verifybot_tui.core.base.toml_file import TomlFileError, read_toml
+
+if TYPE_CHECKING:
+    from verifybot_tui.core.verify.output_scan import OutputScan
 
 KINDS = ("contains", "not", "regex", "regex-whole", "exit", "range", "file", "no-stderr",
          "duration", "compiles-clean")
@@ -171,7 +177,9 @@ def parse(text: str, where: str = "--expect") -> Criterion:
         if colon and size.strip().isdigit():
             if not glob:
                 raise _bad(text, "file needs a glob before the size", where)
+            _inside_run_folder(glob, text, where)
             return Criterion(kind, spec, min_size=int(size))
+        _inside_run_folder(spec, text, where)
         return Criterion(kind, spec)
     if kind == "duration":
         limit = spec.strip().removeprefix("<=").strip()
@@ -183,10 +191,21 @@ def parse(text: str, where: str = "--expect") -> Criterion:
     return Criterion(kind, spec)
 
 
-def _compile(pattern: str, text: str, where: str) -> re.Pattern[str]:
+def _inside_run_folder(glob: str, text: str, where: str) -> None:
+    """file: looks in the run folder only: an absolute glob or a '..' would leave it."""
+    parts = glob.replace("\\", "/").split("/")
+    if glob.startswith(("/", "~")) or ".." in parts:
+        raise _bad(text, "the file pattern must stay inside the run folder (no leading /, "
+                   "~ or '..'): write it relative to where the program runs, e.g. "
+                   "file:out/*.csv", where)
+
+
+def _compile(pattern: str, text: str, where: str) -> Any:
+    from verifybot_tui.core.verify.output_scan import compile_pattern
+
     try:
-        return re.compile(pattern)
-    except re.error as e:
+        return compile_pattern(pattern)
+    except (regex.error, re.error, OverflowError, RecursionError, ValueError) as e:
         raise _bad(text, f"the regular expression does not compile ({e})", where) from None
 
 
@@ -237,52 +256,45 @@ def _last_line(lines: list[str]) -> str:
 
 
 def _check_file(c: Criterion, result: RunResult, run_dir: Path | None) -> Check:
+    """Only what the program wrote or changed during the run counts (files_changed, inside
+    the run folder): never the program's own source, never a file that was there before."""
     glob = c.pattern
-    if run_dir is not None and run_dir.is_dir():
-        found = sorted(p for p in run_dir.glob(glob) if p.is_file())
-        if not found:
-            return Check(c, False, f"no file matching {glob} in the run folder")
-        big = [p for p in found if p.stat().st_size >= c.min_size]
-        if not big:
-            sizes = ", ".join(f"{p.relative_to(run_dir)} ({p.stat().st_size} bytes)"
-                              for p in found[:5])
-            return Check(c, False, f"found only {sizes}, smaller than {c.min_size} bytes")
-        p = big[0]
-        return Check(c, True, f"{p.relative_to(run_dir)} ({p.stat().st_size} bytes)")
-    # A remote run folder: the target's list of files the run wrote (sizes unknown).
-    names = [n for n in result.files_changed if Path(n).match(glob)]
+    names = [n for n in result.files_changed if PurePosixPath(n).match(glob)]
     if not names:
-        return Check(c, False, f"no file matching {glob} among the files the run wrote")
-    if c.min_size:
-        return Check(c, False, f"{names[0]} exists but its size cannot be read on this target")
-    return Check(c, True, names[0])
+        return Check(c, False, f"no file matching {glob} among the {len(result.files_changed)} "
+                     "files the run wrote or changed in its folder")
+    if run_dir is None or not run_dir.is_dir():  # a remote run folder: sizes unknown
+        if c.min_size:
+            return Check(c, False, f"{names[0]} exists but its size cannot be read on this "
+                         "target")
+        return Check(c, True, names[0])
+    sizes = [(n, _size(run_dir / n)) for n in names]
+    big = [(n, size) for n, size in sizes if size >= c.min_size]
+    if not big:
+        shown = ", ".join(f"{n} ({size} bytes)" for n, size in sizes[:5])
+        return Check(c, False, f"found only {shown}, smaller than {c.min_size} bytes")
+    return Check(c, True, f"{big[0][0]} ({big[0][1]} bytes)")
 
 
-def _contains(c: Criterion, result: RunResult, lines: list[str], run_dir: Path | None) -> Check:
-    for i, line in enumerate(lines, 1):
-        if c.spec in line:
-            return Check(c, True, f"line {i}: {_quote(line)}")
-    return Check(c, False, f'"{c.spec}" not found in {len(lines)} lines; {_last_line(lines)}')
-
-
-def _not(c: Criterion, result: RunResult, lines: list[str], run_dir: Path | None) -> Check:
-    for i, line in enumerate(lines, 1):
-        if c.spec in line:
-            return Check(c, False, f"line {i}: {_quote(line)}")
-    return Check(c, True, f"not in {len(lines)} lines")
-
-
-def _regex(c: Criterion, result: RunResult, lines: list[str], run_dir: Path | None) -> Check:
-    regex = re.compile(c.spec)
-    for i, line in enumerate(lines, 1):
-        if regex.search(line):
-            return Check(c, True, f"line {i}: {_quote(line)}")
-    return Check(c, False, f"no line matches; {_last_line(lines)}")
-
+def _size(path: Path) -> int:
+    """A file's size, not following a link out of the folder (-1: gone or not a file)."""
+    try:
+        st = path.lstat()
+    except OSError:
+        return -1
+    return st.st_size if stat.S_ISREG(st.st_mode) else -1
 
 def _regex_whole(c: Criterion, result: RunResult, lines: list[str],
-                 run_dir: Path | None) -> Check:
-    m = re.compile(c.spec, re.S | re.M).search(result.stdout)
+                 run_dir: Path | None, whole: str | None = None) -> Check:
+    from verifybot_tui.core.verify.output_scan import REGEX_SECONDS, compile_pattern
+
+    pattern = compile_pattern(c.spec, regex.S | regex.M)
+    try:
+        m = pattern.search(result.stdout if whole is None else whole, timeout=REGEX_SECONDS,
+                           concurrent=True)
+    except TimeoutError:
+        return Check(c, False, f"the regular expression took more than {REGEX_SECONDS:g} s "
+                     "on the output: it backtracks too much; simplify it")
     if m:
         first = m.group(0).splitlines()[0] if m.group(0) else ""
         return Check(c, True, f"matched {_quote(first)}")
@@ -293,26 +305,6 @@ def _exit(c: Criterion, result: RunResult, lines: list[str], run_dir: Path | Non
     code = result.exit_code
     seen = "no exit status (killed or never started)" if code is None else f"exit status {code}"
     return Check(c, code == c.code, seen)
-
-
-def _range(c: Criterion, result: RunResult, lines: list[str], run_dir: Path | None) -> Check:
-    regex = re.compile(c.pattern)
-    for i, line in enumerate(lines, 1):
-        m = regex.search(line)
-        if not m:
-            continue
-        raw = m.group(1) if regex.groups else m.group(0)
-        num = _NUMBER.search(raw or "")
-        if num is None:
-            return Check(c, False, f"line {i}: {_quote(line)}: {raw!r} is not a number")
-        value = float(num.group(0))
-        inside = (not math.isnan(value)
-                  and (c.low is None or value >= c.low)
-                  and (c.high is None or value <= c.high))
-        where = "" if inside else "not "
-        return Check(c, inside, f"line {i}: {_quote(line)}: read {num.group(0)}, "
-                                f"{where}{_bounds(c.low, c.high)}")
-    return Check(c, False, f"no line matches {c.pattern}; {_last_line(lines)}")
 
 
 def _file(c: Criterion, result: RunResult, lines: list[str], run_dir: Path | None) -> Check:
@@ -333,8 +325,10 @@ def _duration(c: Criterion, result: RunResult, lines: list[str],
     return Check(c, result.duration <= limit, f"took {result.duration:.2f} s")
 
 
-def _compiles_clean(c: Criterion, result: RunResult, lines: list[str],
-                    run_dir: Path | None) -> Check:
+def _compiles_clean(c: Criterion, result: RunResult, builds: bool) -> Check:
+    if not builds:
+        return Check(c, False, "there was no compile step (the language is not compiled): "
+                     "compiles-clean cannot hold; drop it for this language")
     if result.compile_failed:
         return Check(c, False, "the build failed: "
                      + _quote(_telling_line(result.stderr + "\n" + result.stdout)))
@@ -350,22 +344,45 @@ def _telling_line(text: str) -> str:
                 lines[0] if lines else "")
 
 
+_LINE_KINDS = ("contains", "not", "regex", "range")  # decided line by line (output_scan)
 _CHECKS = {
-    "contains": _contains, "not": _not, "regex": _regex, "regex-whole": _regex_whole,
-    "exit": _exit, "range": _range, "file": _file, "no-stderr": _no_stderr,
-    "duration": _duration, "compiles-clean": _compiles_clean,
+    "exit": _exit, "file": _file, "no-stderr": _no_stderr,
+    "duration": _duration,
 }
 
 
 def check(c: Criterion, result: RunResult, run_dir: Path | None = None) -> Check:
     """One criterion against one run: each kind has its own small checker."""
-    return _CHECKS[c.kind](c, result, result.stdout.splitlines(), run_dir)
+    return evaluate([c], result, run_dir)[0]
 
 
-def evaluate(criteria: list[Criterion], result: RunResult,
-             run_dir: Path | None = None) -> list[Check]:
-    """Every criterion against one run, in the order given."""
-    return [check(c, result, run_dir) for c in criteria]
+def evaluate(criteria: list[Criterion], result: RunResult, run_dir: Path | None = None,
+             scan: OutputScan | None = None, builds: bool = True) -> list[Check]:
+    """Every criterion against one run, in the order given.
+
+    ``scan``: the whole stdout as it streamed (the loop's); without it the run's kept
+    stdout is scanned here. The line kinds are decided by the scan, line by line.
+    ``builds``: the language has a compile step (compiles-clean fails without one).
+    """
+    from verifybot_tui.core.verify.output_scan import OutputScan
+
+    if scan is None:
+        scan = OutputScan(criteria)
+        scan.feed(result.stdout)
+    line_checks = iter(scan.result())
+    last = list(scan.last)
+    whole = scan.whole_text if scan.keep_whole else None
+    checks = []
+    for c in criteria:
+        if c.kind in _LINE_KINDS:
+            checks.append(next(line_checks))
+        elif c.kind == "regex-whole":
+            checks.append(_regex_whole(c, result, last, run_dir, whole))
+        elif c.kind == "compiles-clean":
+            checks.append(_compiles_clean(c, result, builds or result.compile_failed))
+        else:
+            checks.append(_CHECKS[c.kind](c, result, last, run_dir))
+    return checks
 
 
 def unmet(checks: list[Check]) -> list[Check]:

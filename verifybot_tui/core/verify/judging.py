@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from verifybot_tui.core.base.ports import ProgramFile, RunRequest, RunResult
+from verifybot_tui.core.verify.output_scan import OutputScan
 from verifybot_tui.core.verify.verdict import Verdict, judge
 
 
@@ -24,6 +25,8 @@ class FinishedRun:
     request: RunRequest
     result: RunResult
     long_running: list[str] = field(default_factory=list)  # static signs of a server/loop
+    scan: OutputScan | None = None  # the line criteria, checked on the whole stdout
+    builds: bool = True  # the language has a compile step (compiles-clean needs one)
 
     @property
     def entry(self) -> ProgramFile:

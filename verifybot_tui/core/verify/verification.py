@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from verifybot_tui.core.base.offload import in_thread
 from verifybot_tui.core.base.ports import LLMBackend
 from verifybot_tui.core.verify import criteria as crit
 from verifybot_tui.core.verify import sanity
@@ -64,7 +65,8 @@ def checked(verification: Verification, inner: Judge = mechanical) -> Judge:
         if not verdict.ok:
             return verdict
         run_dir = Path(run.result.workdir) if run.result.workdir else None
-        checks = crit.evaluate(verification.criteria, run.result, run_dir)
+        checks = await in_thread(crit.evaluate, verification.criteria, run.result, run_dir,
+                                 run.scan, run.builds)
         missed = crit.unmet(checks)
         if missed:
             first = missed[0]
@@ -73,7 +75,7 @@ def checked(verification: Verification, inner: Judge = mechanical) -> Judge:
                       f"{first.criterion.describe()}; seen: {first.evidence}{more}.")
             return replace(verdict, status="criteria_unmet", ok=False, reason=reason,
                            retry_hint=crit.feedback_text(checks), checks=checks)
-        held = sanity.check(run.result) if verification.sanity else []
+        held = await in_thread(sanity.check, run.result) if verification.sanity else []
         return replace(verdict, checks=checks, held=held)
 
     return judge
