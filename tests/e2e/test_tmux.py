@@ -11,6 +11,8 @@ import os
 import re
 import secrets
 import shutil
+import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -217,3 +219,37 @@ def test_after_clicking_elsewhere_a_still_accepts(tui, tmux: Tmux, tmp_path: Pat
     tmux("send-keys", "-t", "vb", "a")
     screen = tmux.wait_for("accepted after a click")
     assert "exit status 0" in tmux.wait_for("exit status 0")
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 130), (signal.SIGINT, 130)])
+def test_a_signal_ends_the_app_and_its_running_program(tui, tmux: Tmux, tmp_path: Path,
+                                                       sig: int, code: int):
+    """Issue 21: TERM (and an INT from outside) end the app as a hang-up does: the
+    program's tree stopped, the session INTERRUPTED, the app gone."""
+    pid_file = tmp_path / "pid"
+    ws = start_app(tui, tmux, tmp_path, "import os, time\n"
+                   f"open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+                   "print('sleeping', flush=True)\ntime.sleep(300)")
+    tmux.wait_for("connected")
+    tmux("send-keys", "-t", "vb", "-l", "sleep")
+    tmux("send-keys", "-t", "vb", "Enter")
+    tmux.wait_for(APPROVAL)
+    tmux("send-keys", "-t", "vb", "a")
+    deadline = time.monotonic() + 30
+    while not (pid_file.exists() and pid_file.read_text()):
+        assert time.monotonic() < deadline, "the program never started"
+        time.sleep(0.1)
+    program = int(pid_file.read_text())
+    shell = int(tmux("display-message", "-p", "-t", "vb", "#{pane_pid}").strip())
+    app = int(Path(f"/proc/{shell}/task/{shell}/children").read_text().split()[0])
+    os.kill(app, sig)
+    tmux.wait_for(f"EXITED {code}", timeout=20)
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{program}").exists():
+        assert time.monotonic() < deadline, "the program outlived the app"
+        time.sleep(0.1)
+    db = sqlite3.connect(ws / "history.db")
+    try:
+        assert db.execute("SELECT status FROM sessions").fetchall() == [("INTERRUPTED",)]
+    finally:
+        db.close()

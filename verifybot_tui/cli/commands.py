@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from verifybot_tui.cli.common import Stdin, close_all, config_for, err
-from verifybot_tui.core.base.ansi import one_line
+from verifybot_tui.core.base.ansi import one_line, visible
 from verifybot_tui.core.base.errors import (
     EXIT_SUCCESS,
     EXIT_USAGE,
@@ -69,7 +69,7 @@ async def cmd_probe(args: argparse.Namespace) -> int:
         text = await target.probe()
     finally:
         await close_all(target)
-    print(text)
+    print(visible(text))
     err(f"saved as {cfg.workspace / 'context' / (name + '.md')}")
     return EXIT_SUCCESS
 
@@ -118,7 +118,7 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
     try:
         cfg = config_for(args)
     except ConfigError as e:
-        print(f"FAIL config: {e}")
+        print(one_line(f"FAIL config: {e}"))
         return EXIT_USAGE
     if args.site:
         from verifybot_tui.llm.browser.site_probe import probe_site

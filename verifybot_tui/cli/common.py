@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from verifybot_tui.core.base.ansi import visible
 from verifybot_tui.core.base.errors import (
     EXIT_INTERRUPTED,
 )
@@ -38,7 +39,8 @@ def config_for(args: argparse.Namespace, *, writes: bool = False) -> Config:
 
 
 def err(text: str) -> None:
-    print(f"verifybot: {text}", file=sys.stderr, flush=True)
+    """A message on stderr; it may quote foreign text (a server's, a file's): made safe."""
+    print(f"verifybot: {visible(text)}", file=sys.stderr, flush=True)
 
 
 
@@ -168,22 +170,22 @@ def install_stop_signals(on_stop: Any, stdin: Stdin | None = None) -> None:
             quiet_terminal()
         count["n"] += 1
         if count["n"] > 1:  # a second one: no more waiting
-            _exit_now(code())
+            exit_now(code())
         if sig != signal.SIGHUP:  # after a hangup nobody reads the terminal
             err("stopping: the running program and the loop (Ctrl+C again to kill it now)")
         if stdin is not None:
             stdin.stop()
-        _watchdog(code)
+        start_watchdog(code)
         try:
             loop.call_soon_threadsafe(on_stop, Status.INTERRUPTED)
         except RuntimeError:  # the loop has closed: nothing left to stop but us
-            _exit_now(code())
+            exit_now(code())
 
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, handler)
 
 
-def _exit_now(code: int) -> None:
+def exit_now(code: int) -> None:
     """KILL every program tree of ours and leave, without waiting for anything."""
     from verifybot_tui.targets.local import kill_all_now
 
@@ -196,7 +198,7 @@ def _exit_now(code: int) -> None:
     os._exit(code)
 
 
-def _watchdog(code: Any) -> None:
+def start_watchdog(code: Any) -> None:
     """The 2 s promise kept even when the loop is slow to finish: a daemon thread."""
 
     def watch() -> None:
@@ -206,7 +208,7 @@ def _watchdog(code: Any) -> None:
         kill_all_now()
         time.sleep(STOP_DEADLINE - _KILL_AT)
         err("the loop did not finish in time: exiting now")
-        _exit_now(code())
+        exit_now(code())
 
     threading.Thread(target=watch, name="verifybot-stop-watchdog", daemon=True).start()
 

@@ -14,6 +14,7 @@ import shutil
 import sys
 import time
 
+from verifybot_tui.core.base.ansi import one_line
 from verifybot_tui.core.base.errors import EXIT_FAILED, EXIT_SUCCESS, VerifyBotError
 from verifybot_tui.core.settings.config import Config, LLMConfig
 
@@ -24,7 +25,7 @@ class _Report:
 
     def line(self, level: str, what: str, text: str) -> None:
         self.failed |= level == "FAIL"
-        print(f"{level:<4} {what}: {text}", flush=True)
+        print(one_line(f"{level:<4} {what}: {text}"), flush=True)  # a server's text too
 
 
 async def run_doctor(config: Config) -> int:

@@ -28,7 +28,15 @@ from verifybot_tui.cli.commands import (
     cmd_recipe,
     cmd_selftest,
 )
-from verifybot_tui.cli.common import EXIT_HANGUP, SIGNALS, config_for, err, quiet_terminal
+from verifybot_tui.cli.common import (
+    EXIT_HANGUP,
+    SIGNALS,
+    config_for,
+    err,
+    exit_now,
+    quiet_terminal,
+    start_watchdog,
+)
 from verifybot_tui.cli.run import cmd_extract, cmd_run
 from verifybot_tui.core.base.errors import (
     EXIT_INTERRUPTED,
@@ -263,11 +271,17 @@ def _tui(args: argparse.Namespace) -> int:
 
 
 def _tui_hangup(app: Any) -> None:
-    """A closed terminal (SIGHUP) ends the app as Ctrl+C ends `run`: the program's tree
-    stopped, the session written as INTERRUPTED, exit 129 (Textual leaves HUP alone,
-    and its default would kill VerifyBot with the program still running)."""
+    """A closed terminal (SIGHUP), SIGTERM or a SIGINT from outside end the app as Ctrl+C
+    ends `run`: the program's tree stopped, the session written as INTERRUPTED, exit 129
+    (HUP) or 130, within 2 s whatever the app is doing (the stop watchdog); a second
+    signal kills at once. Textual leaves these signals alone, and Python's default for
+    TERM would kill VerifyBot with the program still running."""
+    count = {"n": 0}
 
-    async def hang_up() -> None:
+    def code() -> int:
+        return EXIT_HANGUP if SIGNALS["hangup"] else EXIT_INTERRUPTED
+
+    async def stop_and_exit() -> None:
         session = app.session
         loop = session.loop
         if loop is not None and loop.running:
@@ -275,14 +289,21 @@ def _tui_hangup(app: Any) -> None:
             deadline = time.monotonic() + 10
             while loop.running and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
-        app.exit(return_code=EXIT_HANGUP)
+        app.exit(return_code=code())
 
-    def on_hup(signum: int, frame: Any) -> None:
-        if SIGNALS["hangup"]:
-            return  # the shell and the kernel both send one
-        SIGNALS["hangup"] = True
-        quiet_terminal()
+    def on_signal(signum: int, frame: Any) -> None:
+        if signum == signal.SIGHUP:
+            if SIGNALS["hangup"]:
+                return  # the shell and the kernel both send one
+            SIGNALS["hangup"] = True
+            quiet_terminal()
+        count["n"] += 1
+        if count["n"] > 1:
+            exit_now(code())
+        start_watchdog(code)
         # The handler runs on the main thread, which runs the app's event loop.
-        asyncio.get_event_loop().call_soon_threadsafe(lambda: asyncio.ensure_future(hang_up()))
+        asyncio.get_event_loop().call_soon_threadsafe(
+            lambda: asyncio.ensure_future(stop_and_exit()))
 
-    signal.signal(signal.SIGHUP, on_hup)
+    for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, on_signal)

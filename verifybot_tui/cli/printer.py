@@ -162,8 +162,9 @@ class Printer:
     async def on_judged(self, ev: Judged) -> None:
         j = ev.judgement
         ok = j.verdict == "PASS"
-        mark = colour(self.info, "32" if ok else "33", f"JUDGE {j.line}")
-        print(f"[verifybot] {mark} (attempt {ev.attempt}, judge {j.judge})", file=self.info,
+        mark = colour(self.info, "32" if ok else "33", f"JUDGE {one_line(j.line)}")
+        print(f"[verifybot] {mark} (attempt {ev.attempt}, judge {one_line(j.judge)})",
+              file=self.info,
               flush=True)
 
     async def on_judgement_needed(self, ev: JudgementNeeded) -> None:

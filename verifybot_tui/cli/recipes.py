@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from verifybot_tui.cli.common import EXIT_HANGUP, SIGNALS, install_stop_signals
+from verifybot_tui.core.base.ansi import one_line, visible
 from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -71,7 +72,8 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 
 def _say(text: str) -> None:
-    print(f"[verifybot] {text}", file=sys.stderr, flush=True)
+    """One line on stderr; names, judge lines and server texts are foreign: made safe."""
+    print(f"[verifybot] {one_line(text)}", file=sys.stderr, flush=True)
 
 
 class _Headless:
@@ -234,7 +236,7 @@ async def cmd_recipe(args: argparse.Namespace, cfg: Config) -> int:
     stops = _Stops()
     install_stop_signals(stops)
     results = await run_recipes(cfg, recipes, args.parallel, stops)
-    table = summary_table(results)
+    table = visible(summary_table(results))
     if args.json:
         print(json_text(results))
         print(table, file=sys.stderr)

@@ -21,6 +21,7 @@ from verifybot_tui.cli.common import (
     install_stop_signals,
 )
 from verifybot_tui.cli.printer import Printer
+from verifybot_tui.core.base.ansi import one_line, visible
 from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
     EXIT_SUCCESS,
@@ -148,15 +149,15 @@ def _print_extraction(ex: Any) -> None:
         print("no code blocks")
     for i, b in enumerate(ex.blocks, 1):
         state = "program" if b.runnable else f"not run: {b.reason}"
-        print(f"--- block {i} (line {b.line}): {b.language or 'unknown'}, "
-              f"{b.filename or 'no file name'}, {state} ---")
-        print(b.code.rstrip("\n"))
+        print(one_line(f"--- block {i} (line {b.line}): {b.language or 'unknown'}, "
+                       f"{b.filename or 'no file name'}, {state} ---"))
+        print(visible(b.code.rstrip("\n")))
     for note in ex.notes:
-        print(f"note: {note}")
+        print(one_line(f"note: {note}"))
     if ex.timeout:
         print(f"TIMEOUT: {ex.timeout:g}")
     if ex.dependencies:
-        print(f"DEPENDENCIES: {', '.join(ex.dependencies)}")
+        print(one_line(f"DEPENDENCIES: {', '.join(ex.dependencies)}"))
 
 
 

@@ -58,6 +58,7 @@ class ApiServer:
     hangups: list[float] = field(default_factory=list)
     rate_limited: int = 0
     models_route: bool = True  # False: like a server without GET /models
+    extra_models: list[str] = field(default_factory=list)  # listed too (hostile ids)
     _httpd: ThreadingHTTPServer | None = None
 
     def start(self) -> ApiServer:
@@ -167,15 +168,16 @@ class _Handler(BaseHTTPRequestHandler):
             return
         models = self.path.rstrip("/").endswith("/models") or "/models?" in self.path
         if models and api.models_route:
+            listed = [*KNOWN_MODELS, *api.extra_models]
             if anthropic:
                 data = [{"type": "model", "id": m, "display_name": m.title(),
-                         "created_at": "2025-01-01T00:00:00Z"} for m in KNOWN_MODELS]
+                         "created_at": "2025-01-01T00:00:00Z"} for m in listed]
                 self._json(200, {"data": data, "has_more": False,
                                  "first_id": data[0]["id"], "last_id": data[-1]["id"]})
             else:
                 self._json(200, {"object": "list", "data": [
                     {"id": m, "object": "model", "created": 1700000000, "owned_by": "test"}
-                    for m in KNOWN_MODELS]})
+                    for m in listed]})
             return
         self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 

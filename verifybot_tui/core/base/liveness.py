@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+
 def pid_alive(pid: int | None) -> bool:
     """True when a process with this id exists (one we may not signal counts) and is
     not a zombie."""

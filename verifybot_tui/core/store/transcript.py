@@ -14,6 +14,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from verifybot_tui.core.base.ansi import visible
+
 
 def wrap_fence(text: str, info: str = "") -> str:
     """Fence ``text`` with more backticks than any run of backticks inside it."""
@@ -46,8 +48,11 @@ class Transcript:
                 i += 1
 
     def write(self, text: str, *, sync: bool = False) -> None:
+        """Append ``text`` with every control character shown escaped (``\\x1b``): a
+        transcript is read with ``cat`` and an editor, where raw escapes would act."""
         if self._f.closed:
             return
+        text = visible(text)
         self._f.write(text if text.endswith("\n") else text + "\n")
         self._f.flush()
         if sync:

@@ -10,12 +10,14 @@ error is an ``<error>``: the task was not tried to the end, which CI shows apart
 from __future__ import annotations
 
 import json
+import re
 import socket
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from verifybot_tui.core.base.ansi import visible
 from verifybot_tui.core.base.outcome import Status
 
 ERRORS = (Status.LLM_ERROR, Status.TARGET_ERROR, Status.ERROR)
@@ -42,6 +44,15 @@ class RecipeResult:
         return self.status == Status.VERIFIED
 
 
+_NOT_XML = re.compile("[\ud800-\udfff\ufffe\uffff]")
+
+
+def _x(text: str) -> str:
+    """Text that XML 1.0 can hold: controls, invisible format characters and what XML
+    forbids outright (lone surrogates, U+FFFE/FFFF) shown escaped, never written raw."""
+    return _NOT_XML.sub(lambda m: f"\\u{ord(m.group(0)):04x}", visible(text))
+
+
 def junit_xml(results: list[RecipeResult], *, suite: str = "verifybot recipes",
               started: float | None = None) -> str:
     failures = sum(1 for r in results if not r.verified and r.status not in ERRORS)
@@ -54,17 +65,18 @@ def junit_xml(results: list[RecipeResult], *, suite: str = "verifybot recipes",
         "name": suite, **counts, "skipped": "0", "time": total, "timestamp": stamp,
         "hostname": socket.gethostname(), "id": "0", "package": "verifybot"})
     for r in results:
-        case = ET.SubElement(ts, "testcase", {"name": r.name, "classname": "verifybot.recipe",
-                                              "file": r.file, "time": f"{r.duration:.3f}"})
+        case = ET.SubElement(ts, "testcase", {"name": _x(r.name),
+                                              "classname": "verifybot.recipe",
+                                              "file": _x(r.file), "time": f"{r.duration:.3f}"})
         if not r.verified:
             tag = "error" if r.status in ERRORS else "failure"
-            el = ET.SubElement(case, tag, {"message": f"{r.status}: {r.message}"[:500],
+            el = ET.SubElement(case, tag, {"message": _x(f"{r.status}: {r.message}"[:500]),
                                            "type": str(r.status)})
-            el.text = "\n".join([f"status: {r.status}", f"message: {r.message}",
-                                 f"attempts: {r.attempts}", *r.judgements])
+            el.text = _x("\n".join([f"status: {r.status}", f"message: {r.message}",
+                                    f"attempts: {r.attempts}", *r.judgements]))
         out = ET.SubElement(case, "system-out")
-        out.text = (f"status: {r.status}\nattempts: {r.attempts}\n"
-                    f"transcript: {r.transcript}\n")
+        out.text = _x(f"status: {r.status}\nattempts: {r.attempts}\n"
+                      f"transcript: {r.transcript}\n")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
 

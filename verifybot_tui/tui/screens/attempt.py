@@ -20,7 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Label, Select, Static, TabbedContent, TabPane
 
 from verifybot_tui.core.answers.languages import language_for_filename
-from verifybot_tui.core.base.ansi import one_line
+from verifybot_tui.core.base.ansi import one_line, visible
 from verifybot_tui.core.base.ports import ProgramFile
 from verifybot_tui.tui.output_buffer import OutputBuffer
 from verifybot_tui.tui.widgets.code import CodePane, unified_diff
@@ -135,7 +135,8 @@ class AttemptScreen(ModalScreen[int | None]):
                     yield OutputPane(self.buffer, id="attempt-output")
                 with TabPane("Prompt", id="tab-prompt"):
                     with VerticalScroll():
-                        yield Static(a.get("prompt") or s.get("prompt") or "(no prompt kept)",
+                        yield Static(visible(a.get("prompt") or s.get("prompt")
+                                             or "(no prompt kept)"),
                                      markup=False, id="attempt-prompt")
                 with TabPane("Diff", id="tab-diff"):
                     options, start, end = self._diff_choices()
@@ -149,7 +150,8 @@ class AttemptScreen(ModalScreen[int | None]):
                     with VerticalScroll(id="diff-view"):
                         yield Static("", id="diff-text", markup=False)
                 with TabPane("Session", id="tab-session"):
-                    yield Static(self._session_text(), markup=False, id="attempt-session")
+                    yield Static(visible(self._session_text()), markup=False,
+                                 id="attempt-session")
             with Horizontal(id="attempt-buttons"):
                 yield Button("Resume this session \\[r]", id="resume", variant="primary")
                 yield Button("Close \\[esc]", id="close")

@@ -14,6 +14,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from verifybot_tui.core.base.ansi import visible
 from verifybot_tui.core.loop.events import JudgeDecision
 from verifybot_tui.core.verify.llm_judge import Judgement
 
@@ -35,10 +36,10 @@ class JudgementScreen(ModalScreen[JudgeDecision]):
     def compose(self):
         with Vertical(id="dialog"):
             yield Label("Judgement", id="dialog-title")
-            yield Label(self.reasons, id="dialog-question", markup=False)
+            yield Label(visible(self.reasons), id="dialog-question", markup=False)
             if self.judgement is not None and not self.readable:
                 with VerticalScroll(id="judge-answer"):
-                    yield Static(self.judgement.answer, markup=False)
+                    yield Static(visible(self.judgement.answer), markup=False)
             yield Input(placeholder="a note for the LLM if you send it back as a failure",
                         id="judge-note")
             with Horizontal(id="dialog-buttons"):

@@ -85,6 +85,7 @@ class ConversationPane(VerticalScroll):
     async def add_prompt(self, text: str, kind: str = "initial", attempt: int = 0) -> None:
         await self.end_answer()
         title = PROMPT_TITLES.get(kind, "Prompt")
+        text = visible(text)  # a feedback prompt quotes the program's output
         if attempt:
             title = f"{title} (attempt {attempt})"
         folded = text.count("\n") >= _FOLD_LINES
@@ -100,7 +101,7 @@ class ConversationPane(VerticalScroll):
         self.waiting = True
 
     async def add_notice(self, text: str, level: str = "info") -> None:
-        await self._add(Static(text, markup=False, classes=f"notice -{level}"))
+        await self._add(Static(visible(text), markup=False, classes=f"notice -{level}"))
 
     @property
     def thinking_text(self) -> str:
@@ -131,7 +132,11 @@ class ConversationPane(VerticalScroll):
                                           else "thinking")
 
     async def show_answer(self, text: str) -> None:
-        """The answer's whole text so far: append what is new, or start over if it changed."""
+        """The answer's whole text so far: append what is new, or start over if it changed.
+
+        Control characters are shown escaped: ``visible`` maps each character on its
+        own, so the escaped text of a longer answer still starts with the shorter's."""
+        text = visible(text)
         async with self._lock:
             if self._answer is None:
                 from textual.widgets import Markdown  # markdown-it: after the first frame

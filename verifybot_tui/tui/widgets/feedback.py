@@ -14,6 +14,7 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.widgets import Button, Label
 
+from verifybot_tui.core.base.ansi import visible
 from verifybot_tui.tui.keys import FEEDBACK_BINDINGS
 from verifybot_tui.tui.widget_message import WidgetMessage
 
@@ -65,7 +66,7 @@ class FeedbackBar(Vertical):
 
     def ask(self, prompt: str) -> None:
         area = self.text_area
-        area.load_text(prompt)
+        area.load_text(visible(prompt))  # it quotes program output: controls escaped
         self.shown = True
         area.focus()
 
