@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import json
 import os
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -90,8 +91,11 @@ async def cmd_history(args: argparse.Namespace) -> int:
         return EXIT_SUCCESS
     history = History(cfg.workspace)
     try:
-        sweep(history, cfg.workspace)  # a session whose process is gone is INTERRUPTED
-        containment.sweep_live(cfg.workspace)  # and what its local runs left, killed
+        try:
+            sweep(history, cfg.workspace)  # a session whose process is gone: INTERRUPTED
+            containment.sweep_live(cfg.workspace)  # and what its local runs left, killed
+        except (OSError, sqlite3.Error) as e:  # a full disk: the listing is still shown
+            err(f"cannot mark ended sessions now ({e}); listing them as they are")
         sessions = history.sessions()
         for s in sessions:
             s["attempts"] = history.attempts(s["id"])
@@ -166,5 +170,6 @@ async def cmd_config(args: argparse.Namespace) -> int:
 async def cmd_recipe(args: argparse.Namespace) -> int:
     from verifybot_tui.cli.recipes import cmd_recipe as run_recipe_command
 
-    return await run_recipe_command(args, config_for(args))
+    # `recipe run` writes into the workspace: one that cannot work is exit 2 before any run.
+    return await run_recipe_command(args, config_for(args, writes=args.action == "run"))
 

@@ -20,6 +20,7 @@ from typing import Any, TextIO
 from verifybot_tui.core.base.ansi import visible
 from verifybot_tui.core.base.errors import (
     EXIT_INTERRUPTED,
+    ConfigError,
 )
 from verifybot_tui.core.base.outcome import Status
 from verifybot_tui.core.settings.config import Config, load_config
@@ -36,6 +37,30 @@ def config_for(args: argparse.Namespace, *, writes: bool = False) -> Config:
     check_workspace(cfg.workspace, write=writes)  # a file or /proc: exit 2, every command
     return cfg
 
+
+
+def output_path(value: str, option: str) -> Path:
+    """Where --junit or -o writes: a folder, or a folder that does not exist, is a usage
+    error (exit 2) before anything runs, not a traceback after it."""
+    path = Path(value).expanduser()
+    if path.is_dir():
+        raise ConfigError(f"{option} {value}: is a folder; give a file name, e.g. "
+                          f"{path / 'report.xml'}")
+    parent = path.parent
+    if not parent.is_dir():
+        raise ConfigError(f"{option} {value}: the folder {parent} does not exist; create it "
+                          "or give another path")
+    return path
+
+
+def write_output(path: Path, text: str, option: str) -> None:
+    """Write a report or a recipe; a full disk or a device that refuses is a message."""
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise ConfigError(f"{option} {path}: cannot write it: {e.strerror or e}; "
+                          "give another path (what ran is kept in the workspace)") from None
 
 
 def err(text: str) -> None:

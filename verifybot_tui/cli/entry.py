@@ -13,6 +13,7 @@ import asyncio
 import difflib
 import os
 import signal
+import sqlite3
 import sys
 import time
 from collections.abc import Callable
@@ -39,6 +40,7 @@ from verifybot_tui.cli.common import (
 )
 from verifybot_tui.cli.run import cmd_extract, cmd_run
 from verifybot_tui.core.base.errors import (
+    EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_SUCCESS,
     EXIT_USAGE,
@@ -249,11 +251,22 @@ def _main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         err("interrupted")
         return EXIT_INTERRUPTED
+    except (OSError, sqlite3.Error) as e:  # a full disk, a device that refuses a write
+        err(f"error: {_disk_error(e)}. What was saved before is kept; free some space (or "
+            "fix the file's permissions) and run again")
+        return EXIT_FAILED
 
 
 _COMMANDS = {"run": cmd_run, "login": cmd_login, "probe": cmd_probe, "extract": cmd_extract,
              "history": cmd_history, "doctor": cmd_doctor, "selftest": cmd_selftest,
              "recipe": cmd_recipe, "config": cmd_config}
+
+
+def _disk_error(e: BaseException) -> str:
+    if isinstance(e, OSError):
+        where = f" ({e.filename})" if e.filename else ""
+        return f"cannot write{where}: {e.strerror or e}"
+    return f"the history database: {e}"
 
 
 def _tui(args: argparse.Namespace) -> int:

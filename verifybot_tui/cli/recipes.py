@@ -17,7 +17,13 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
-from verifybot_tui.cli.common import EXIT_HANGUP, SIGNALS, install_stop_signals
+from verifybot_tui.cli.common import (
+    EXIT_HANGUP,
+    SIGNALS,
+    install_stop_signals,
+    output_path,
+    write_output,
+)
 from verifybot_tui.core.base.ansi import one_line, visible
 from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
@@ -25,6 +31,7 @@ from verifybot_tui.core.base.errors import (
     EXIT_SUCCESS,
     ConfigError,
 )
+from verifybot_tui.core.base.toml_file import TomlFileError, read_text_file
 from verifybot_tui.core.loop.events import (
     AnswerDone,
     AnswerText,
@@ -125,17 +132,30 @@ class _Headless:
 
 
 def _check_names(cfg: Config, r: Recipe) -> None:
+    """Everything a recipe names is found before any recipe runs (exit 2 with the file,
+    the key and what to do): its target, its LLM and its judge, replay files readable."""
     if r.target and r.target not in cfg.targets:
         raise ConfigError(f"{r.path}: key 'target' names {r.target!r}, but there is no "
                           f"[targets.{r.target}]; configured: {', '.join(sorted(cfg.targets))}")
-    llm = r.resolve(r.llm)
-    if llm and llm.startswith("replay:"):
-        if not Path(llm.removeprefix("replay:")).is_file():
-            raise ConfigError(f"{r.path}: key 'llm': no such transcript "
-                              f"{llm.removeprefix('replay:')}")
-    elif llm and llm not in cfg.llm:
-        raise ConfigError(f"{r.path}: key 'llm' names {llm!r}, but there is no [llm.{llm}]; "
-                          f"configured: {', '.join(sorted(cfg.llm))}, or replay:PATH")
+    _check_llm(cfg, r, "llm", r.resolve(r.llm), ())
+    _check_llm(cfg, r, "judge", r.resolve(r.judge), ("", "off", "same-chat"))
+
+
+def _check_llm(cfg: Config, r: Recipe, key: str, spec: str | None,
+               words: tuple[str, ...]) -> None:
+    if spec is None or spec in words:
+        return
+    if spec.startswith("replay:"):
+        path = Path(spec.removeprefix("replay:"))
+        try:
+            read_text_file(path, int(cfg.run.max_answer_mb * 1024 * 1024) * 50)
+        except TomlFileError as e:
+            raise ConfigError(f"{r.path}: key '{key}': the transcript {path}: {e}") from None
+        return
+    if spec not in cfg.llm:
+        also = ", ".join([*words[1:], "replay:PATH"])
+        raise ConfigError(f"{r.path}: key '{key}' names {spec!r}, but there is no "
+                          f"[llm.{spec}]; configured: {', '.join(sorted(cfg.llm))}, or {also}")
 
 
 class _Stops:
@@ -225,6 +245,7 @@ async def cmd_recipe(args: argparse.Namespace, cfg: Config) -> int:
         return _new(args, cfg)
     if args.parallel < 1:
         raise ConfigError("--parallel must be 1 or more")
+    junit = output_path(args.junit, "--junit") if args.junit else None
     recipes = [load_recipe(Path(f)) for f in args.files]
     for r in recipes:
         _check_names(cfg, r)
@@ -242,8 +263,8 @@ async def cmd_recipe(args: argparse.Namespace, cfg: Config) -> int:
         print(table, file=sys.stderr)
     else:
         print(table)
-    if args.junit:
-        Path(args.junit).write_text(junit_xml(results, started=started), encoding="utf-8")
+    if junit is not None:
+        write_output(junit, junit_xml(results, started=started), "--junit")
         _say(f"JUnit report written to {args.junit}")
     if stops.status is not None:
         return EXIT_HANGUP if SIGNALS["hangup"] else EXIT_INTERRUPTED
@@ -289,7 +310,7 @@ def _new(args: argparse.Namespace, cfg: Config) -> int:
                        max_retries=_number(record.get("max_retries"), int),
                        timeout=_number(record.get("timeout"), float))
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        write_output(output_path(args.output, "--output"), text, "--output")
         _say(f"recipe written to {args.output}")
     else:
         print(text, end="")

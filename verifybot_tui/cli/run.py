@@ -27,6 +27,7 @@ from verifybot_tui.core.base.errors import (
     EXIT_SUCCESS,
     ConfigError,
 )
+from verifybot_tui.core.base.toml_file import TomlFileError, read_text_file
 from verifybot_tui.core.settings.config import MAX_TIMEOUT, Config
 
 
@@ -100,16 +101,12 @@ async def cmd_extract(args: argparse.Namespace) -> int:
 
     path = Path(args.file)
     limit_mb = config_for(args).run.max_answer_mb
-    try:
-        if path.stat().st_size > limit_mb * 1024 * 1024:
-            raise ConfigError(f"{path} is larger than [run] max_answer_mb = {limit_mb:g} "
-                              "(no answer is that big); raise max_answer_mb to extract it")
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(f"cannot read {path}: {e.strerror}") from None
-    except UnicodeDecodeError as e:
-        raise ConfigError(f"{path} is not UTF-8 text (an invalid byte at offset {e.start}); "
-                          "save it as UTF-8") from None
+    try:  # a regular file only, read up to the cap: /dev/zero or a FIFO never grows us
+        text = read_text_file(path, int(limit_mb * 1024 * 1024))
+    except TomlFileError as e:
+        raise ConfigError(f"{path}: {e} (an answer is at most [run] max_answer_mb = "
+                          f"{limit_mb:g}; a bigger one needs a higher max_answer_mb; "
+                          "a text file must be UTF-8)") from None
     # A raw_md transcript or a replay file holds '## Answer N' sections: the code
     # is in the answers, not in the prompts, outputs and saved files around them.
     answers = parse_answers(text)

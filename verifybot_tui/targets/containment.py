@@ -35,6 +35,8 @@ import sys
 import time
 from pathlib import Path
 
+from verifybot_tui.core.store.workspace import private_dir, write_private
+
 PR_SET_PDEATHSIG = 1
 MARKER = "VERIFYBOT_RUN"  # the variable that tags every process of one run
 NO_CGROUP = "VERIFYBOT_NO_CGROUP"  # "1": never make a cgroup (the marker check still runs)
@@ -281,9 +283,9 @@ def record_live(workspace: Path, pgid: int, cgroup: Path | None,
     """A note that this process runs group ``pgid``; removed when the run ends."""
     folder = workspace / LIVE_DIR
     try:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(folder)
         path = folder / f"{os.getpid()}-{pgid}.json"
-        path.write_text(json.dumps({
+        write_private(path, json.dumps({
             "owner": os.getpid(), "owner_start": start_time(os.getpid()),
             "pgid": pgid, "leader_start": start_time(pgid),
             "cgroup": str(cgroup) if cgroup else None, "token": token}))

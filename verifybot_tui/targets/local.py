@@ -37,6 +37,7 @@ from verifybot_tui.core.base.ports import (
 )
 from verifybot_tui.core.settings.config import Config, TargetConfig
 from verifybot_tui.core.settings.secrets import program_env
+from verifybot_tui.core.store.workspace import PRIVATE_DIR, private_dir, write_private
 from verifybot_tui.targets import containment, venv
 from verifybot_tui.targets.capture import OutputCapture
 from verifybot_tui.targets.probe_local import probe_local
@@ -488,7 +489,9 @@ class LocalTarget(ReportsState):
         workdir = self.workspace / "runs" / safe
         if workdir.exists():
             shutil.rmtree(workdir)
-        workdir.mkdir(parents=True)
+        private_dir(workdir.parent)
+        workdir.mkdir(mode=PRIVATE_DIR)
+        os.chmod(workdir, PRIVATE_DIR)  # whatever the umask: only we read the run folder
         return workdir
 
     @staticmethod
@@ -504,8 +507,8 @@ class LocalTarget(ReportsState):
         for pf in request.files:
             name = self._safe_name(pf.name)
             path = workdir / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(pf.content, encoding="utf-8")
+            private_dir(path.parent)
+            write_private(path, pf.content)
             written[name] = None
         return written
 

@@ -13,6 +13,7 @@ as ``PASSED`` (``Status.parse``, used by ``core.store.history``).
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -89,6 +90,11 @@ class Outcome:
             return cls(Status.TARGET_ERROR, error.exit_code, str(error))
         if isinstance(error, VerifyBotError):
             return cls(Status.ERROR, error.exit_code, str(error))
+        if isinstance(error, OSError | sqlite3.Error):  # a full disk: not a bug of ours
+            where = f" {error.filename}" if isinstance(error, OSError) and error.filename else ""
+            why = error.strerror if isinstance(error, OSError) and error.strerror else error
+            return cls(Status.ERROR, EXIT_FAILED, f"cannot write{where}: {why}; free some "
+                       "space (what was saved before is kept)")
         return cls(Status.ERROR, EXIT_FAILED, f"internal error: {error!r}")
 
     @classmethod

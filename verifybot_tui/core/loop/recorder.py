@@ -355,6 +355,9 @@ class OutputFile:
             text = kept
         else:
             self.written += size
+        if stream != self._last_stream and not self._at_line_start:
+            self._f.write("\n")  # a line of the other stream was cut short: its own line
+            self._at_line_start = True
         if stream == "stderr":
             prefixed = []
             for line in text.splitlines(keepends=True):
@@ -362,8 +365,6 @@ class OutputFile:
                 self._at_line_start = line.endswith("\n")
             self._f.write("".join(prefixed))
         else:
-            if self._last_stream == "stderr" and not self._at_line_start:
-                self._f.write("\n")
             self._f.write(text)
             self._at_line_start = text.endswith("\n")
         self._last_stream = stream

@@ -35,11 +35,33 @@ def create_private(path: Path, mode: str = "x") -> int:
     return os.open(path, flags, PRIVATE_FILE)
 
 
+def private_dir(path: Path) -> Path:
+    """A folder of ours, 0700 whatever the umask, and made 0700 again if it exists
+    (a workspace from an older version, or made by hand, may be world-readable)."""
+    path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+    try:
+        if path.stat().st_mode & 0o077:
+            os.chmod(path, PRIVATE_DIR)
+    except OSError:
+        pass  # not ours to change: it stays as its owner made it
+    return path
+
+
+def write_private(path: Path, text: str) -> None:
+    """A new file (or a replaced one) that only we can read: 0600 from its creation."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
+    os.fchmod(fd, PRIVATE_FILE)  # an existing file keeps its mode through O_CREAT
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+        f.write(text)
+
+
 def atomic_write(path: Path, text: str) -> None:
-    """Write a whole file so a crash leaves either the old or the new content."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write a whole file (0600) so a crash leaves either the old or the new content."""
+    private_dir(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8", newline="") as f:
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
+    os.fchmod(fd, PRIVATE_FILE)
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
         f.write(text)
         f.flush()
         os.fsync(f.fileno())
@@ -70,11 +92,12 @@ class Workspace:
         """Make the folders (0700 where VerifyBot creates them); a bad place exits 2."""
         check_workspace(self.root, write=True)
         try:
-            for d in (self.root, self.programs, self.outputs, self.raw_md, self.context,
-                      self.claims):
-                if not d.is_dir():
-                    d.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
-                    os.chmod(d, PRIVATE_DIR)  # whatever the umask
+            if not self.root.is_dir():
+                self.root.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+                os.chmod(self.root, PRIVATE_DIR)  # whatever the umask
+            for d in (self.programs, self.outputs, self.raw_md, self.context, self.claims,
+                      self.root / "runs"):
+                private_dir(d)  # ours: 0700 even where an older run left them open
         except OSError as e:
             raise ConfigError(f"workspace {self.root}: cannot create its folders: "
                               f"{e.strerror}. Give a folder you can write to with "

@@ -22,6 +22,7 @@ stops everything before any run, naming the file and the key (exit 2).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ import tomli_w
 
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.base.toml_file import TomlFileError, read_toml
+from verifybot_tui.core.settings.config import MAX_TIMEOUT
 from verifybot_tui.core.verify import criteria as crit
 
 _TYPES: dict[str, tuple[type, str]] = {
@@ -108,8 +110,10 @@ def parse_recipe(data: dict[str, Any], path: Path) -> Recipe:
     values = {k: _check(path, k, v) for k, v in data.items()}
     if values.get("max_retries", 0) < 0:
         raise ConfigError(f"{path}: key 'max_retries' must be 0 or more")
-    if values.get("timeout", 1.0) <= 0:
-        raise ConfigError(f"{path}: key 'timeout' must be more than 0 seconds")
+    timeout = values.get("timeout", 1.0)
+    if not (math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT):
+        raise ConfigError(f"{path}: key 'timeout' must be more than 0 and at most "
+                          f"{MAX_TIMEOUT:g} seconds, got {timeout!r}")
     if values.get("flags") and not values.get("compiler"):
         raise ConfigError(f"{path}: key 'flags' needs a 'compiler' (e.g. compiler = \"gcc\")")
     criteria = [crit.parse(t, f"{path}: key 'criteria'") for t in values.pop("criteria", [])]
