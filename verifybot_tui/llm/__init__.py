@@ -23,7 +23,9 @@ def make_llm(config: Config, spec: str, workspace: Path) -> LLMBackend:
     if cfg.kind != "browser":
         from verifybot_tui.llm.api_kinds import make_api_llm
 
-        return make_api_llm(cfg, workspace)
+        llm = make_api_llm(cfg, workspace)
+        llm.max_answer_bytes = int(config.run.max_answer_mb * 1024 * 1024)
+        return llm
     from verifybot_tui.llm.browser import BrowserLLM
 
     return BrowserLLM(cfg, workspace, answer_timeout=cfg.answer_timeout)

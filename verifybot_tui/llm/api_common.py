@@ -29,6 +29,7 @@ from typing import Any
 from verifybot_tui.core.base.errors import LLMError
 from verifybot_tui.core.base.ports import Answer, ReportsState, TextCallback
 from verifybot_tui.core.settings.config import LLMConfig, key_env
+from verifybot_tui.llm.api_limits import BoundedTransport, is_odd_body
 
 OFFICIAL_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 MAX_RETRY_AFTER = 120.0  # a longer wait is reported, not slept through
@@ -146,6 +147,9 @@ class ApiLLM(ReportsState):
         self.on_thinking: TextCallback | None = None
         # Something the user should know while the answer is awaited (a rate-limit wait).
         self.on_notice: Callable[[str], None] | None = None
+        # [run] max_answer_mb in bytes: bounds the answer, the thinking and every line of
+        # the stream (make_llm sets it from the config).
+        self.max_answer_bytes = 5 * 1024 * 1024
         self._client: Any = None
 
     @property
@@ -185,11 +189,13 @@ class ApiLLM(ReportsState):
                         if piece.thinking:
                             self.state = "thinking"
                             thinking += piece.thinking
+                            self._bounded("thinking", thinking)
                             if self.on_thinking:
                                 self.on_thinking(thinking)
                         if piece.text:
                             self.state = "streaming"
                             text += piece.text
+                            self._bounded("answer", text)
                             if on_text:
                                 on_text(text)
                         if piece.done:
@@ -229,6 +235,14 @@ class ApiLLM(ReportsState):
         return Answer(markdown=text, conversation_url=self.conversation_url,
                       thinking=thinking, details=details)
 
+    def _bounded(self, what: str, text: str) -> None:
+        """An answer or its thinking past [run] max_answer_mb ends the stream."""
+        if len(text) > self.max_answer_bytes:
+            mb = self.max_answer_bytes / (1024 * 1024)
+            raise LLMError(f"llm {self.name}: the {what} passed {self.max_answer_bytes:,} "
+                           f"characters ([run] max_answer_mb = {mb:g}) and is not used; ask "
+                           "for less, or raise max_answer_mb in the config")
+
     async def close(self) -> None:
         client, self._client = self._client, None
         if client is not None:
@@ -251,6 +265,9 @@ class ApiLLM(ReportsState):
             except (asyncio.CancelledError, StreamCut, LLMError):
                 raise
             except Exception as e:
+                odd = is_odd_body(e)
+                if odd is not None:
+                    raise LLMError(f"llm {self.name} ({self.url}): {odd}") from None
                 if started and not self.is_status_error(e):
                     raise StreamCut(type(e).__name__ + ": " + scrub(str(e), self.key)) from e
                 wait = self.retry_after(e)
@@ -352,8 +369,10 @@ class ApiLLM(ReportsState):
         """The library's client: no retries of its own (we retry a 429 once, after its
         Retry-After), and none of its headers about this machine."""
         lib = importlib.import_module(self.library)
+        http = lib.DefaultAsyncHttpxClient(transport=BoundedTransport(self.max_answer_bytes))
         return getattr(lib, self.client_class)(
             api_key=key or "none", base_url=self.url, timeout=self.cfg.timeout, max_retries=0,
+            http_client=http,
             default_headers={h: lib.Omit() for h in QUIET_HEADERS} | {"User-Agent": "verifybot"})
 
     def stream(self, messages: list[dict[str, str]]) -> AsyncGenerator[Piece, None]:

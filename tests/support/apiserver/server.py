@@ -18,6 +18,10 @@ The model name picks the behaviour:
 - ``ratelimit``: always 429 with ``Retry-After: 2``;
 - ``small-context``: 400, the prompt is longer than the model's context;
 - ``slow``: a piece every 0.1 s for a minute (cancellation tests);
+- hostile ones (issue 21): ``endless-line`` (one SSE line that never ends),
+  ``endless-thinking`` (reasoning deltas for ever), ``json-body`` (a whole
+  non-streamed JSON answer), ``html`` (an HTML page with status 200),
+  ``redirect-loop`` (a 307 to itself);
 - any other name: 404, no such model.
 
 Every request is recorded (method, path, headers, JSON body) and so is a
@@ -38,6 +42,8 @@ from loopback_http import serve
 
 KNOWN_MODELS = ("coder", "thinker", "cut", "unfinished", "ratelimit-once", "ratelimit",
                 "small-context", "slow")
+HOSTILE = ("endless-line", "endless-thinking", "json-body", "html", "redirect-loop")
+ENDLESS_SECONDS = 60.0  # how long an endless stream lasts if the client never hangs up
 CONTEXT_TOKENS = 1024
 
 
@@ -193,6 +199,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(anthropic, 400, "invalid_request_error", "the body is not JSON")
             return
         model = body.get("model", "")
+        if model in HOSTILE:
+            self._hostile(model)
+            return
         if model not in KNOWN_MODELS:
             if anthropic:
                 self._error(True, 404, "not_found_error", f"model: {model}")
@@ -231,6 +240,44 @@ class _Handler(BaseHTTPRequestHandler):
             self._anthropic_stream(body, model, answer, tokens)
         else:
             self._openai_stream(body, model, answer, tokens)
+
+    def _hostile(self, model: str) -> None:
+        """A server that misbehaves at the HTTP level, the same for both APIs."""
+        if model == "redirect-loop":
+            self.send_response(307)  # the method and body kept: a POST again, for ever
+            self.send_header("Location", self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if model in ("json-body", "html"):
+            html = model == "html"
+            data = (b"<!doctype html><html><body>Please log in</body></html>" if html else
+                    json.dumps({"id": "x", "object": "chat.completion", "choices": [
+                        {"index": 0, "message": {"role": "assistant", "content": "hi"},
+                         "finish_reason": "stop"}]}).encode())
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html" if html else "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        self._start_stream()
+        end = time.monotonic() + ENDLESS_SECONDS
+        try:
+            if model == "endless-line":
+                self._send('data: {"choices": [{"index": 0, "delta": {"content": "')
+            while time.monotonic() < end:
+                if model == "endless-line":
+                    self._send("a" * 65536)
+                else:
+                    self._send("data: " + json.dumps({"id": "t", "object": "chat.completion.chunk",
+                               "created": 1, "model": model, "choices": [
+                                   {"index": 0, "delta": {"reasoning_content": "hmm " * 4000},
+                                    "finish_reason": None}]}) + "\n\n")
+            self._end_stream()
+        except (BrokenPipeError, ConnectionResetError):
+            self.server_api.hangups.append(time.time())
+            self.close_connection = True
 
     def _authorised(self, anthropic: bool) -> bool:
         key = self.server_api.key
