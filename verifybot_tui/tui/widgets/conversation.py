@@ -67,6 +67,8 @@ class ConversationPane(VerticalScroll):
         self._text = ""  # the current answer's text so far
         self._thinking: Collapsible | None = None  # the current answer's reasoning block
         self._thought = ""
+        self._plain: Static | None = None  # the answer shown as plain text (too big)
+        self._plain_full = False  # it shows all it will: the first _PLAIN_SHOWN characters
         self._lock = asyncio.Lock()
 
     def compose(self):
@@ -138,6 +140,9 @@ class ConversationPane(VerticalScroll):
         own, so the escaped text of a longer answer still starts with the shorter's."""
         text = visible(text)
         async with self._lock:
+            if self._plain is not None or _too_big_for_markdown(text):
+                await self._show_plain(text)
+                return
             if self._answer is None:
                 from textual.widgets import Markdown  # markdown-it: after the first frame
 
@@ -157,6 +162,27 @@ class ConversationPane(VerticalScroll):
                 self._stream = type(self._answer).get_stream(self._answer)
             self._text = text
 
+    async def _show_plain(self, text: str) -> None:
+        """A huge answer as plain text: markdown parsing of it would hold the event loop
+        for minutes (4.8 MB of ``![`` took 45 s), so a stop could not be seen."""
+        if self._plain is None:
+            if self._stream is not None:
+                await _stop(self._stream)
+                self._stream = None
+            if self._answer is not None:
+                await self._answer.remove()
+                self._answer = None
+            self._plain = Static("", markup=False, classes="answer")
+            self._plain_full = False
+            await self._add(self._plain)
+        self._text = text
+        if self._plain_full:
+            return  # what shows is the same: re-wrapping it on every piece costs frames
+        self._plain_full = len(text) > _PLAIN_SHOWN
+        self._plain.update(text[:_PLAIN_SHOWN] + (
+            "\n[… the answer is too long to show here; the code pane has the code, raw_md "
+            "the whole answer]" if len(text) > _PLAIN_SHOWN else ""))
+
     async def finish_answer(self, markdown: str) -> None:
         """The final markdown: usually what streamed; if not (exact copy), show it once."""
         await self.show_answer(markdown)
@@ -168,6 +194,7 @@ class ConversationPane(VerticalScroll):
                 await _stop(self._stream)
             self._stream = None
             self._answer = None
+            self._plain = None
             self._text = ""
             self._thinking = None
             self._thought = ""
@@ -177,6 +204,15 @@ class ConversationPane(VerticalScroll):
         await self.end_answer()
         await self.query(".prompt, .prompt-title, .prompt-text, .answer, .notice, .thinking"
                          ).remove()
+
+
+_MARKDOWN_MOST = 64 * 1024  # characters of an answer rendered as markdown
+_BRACKETS_MOST = 4000  # '[' in it: unmatched ones make markdown parsing quadratic
+_PLAIN_SHOWN = 16 * 1024  # characters of a bigger answer shown as plain text
+
+
+def _too_big_for_markdown(text: str) -> bool:
+    return len(text) > _MARKDOWN_MOST or text.count("[") > _BRACKETS_MOST
 
 
 async def _stop(stream: MarkdownStream) -> None:

@@ -45,3 +45,19 @@ async def test_answer_judge_notice_and_feedback_show_escapes_as_text(
         shown = _texts(pane)
     assert "\x1b" not in shown and "\x07" not in shown
     assert "\\x1b]52;c;T1NDNTI=\\x07" in shown
+
+
+@pytest.mark.timeout(120)
+async def test_a_huge_answer_of_brackets_is_shown_plain_and_the_app_stays_live(
+        tui, tmp_path: Path) -> None:
+    """4.8 MB of ``![``: parsed as markdown on the event loop it held the app for minutes."""
+    transcript = tmp_path / "t.md"
+    transcript.write_text("## Answer 1\n\n````markdown\n" + "![" * 2_400_000
+                          + "\n\n```python\nprint(1)\n```\n````\n", encoding="utf-8")
+    app = tui.make_app(tui.ws, transcript, data={"run": {"max_retries": 0}})
+    async with app.run_test(size=tui.SIZE) as pilot:
+        await tui.type_prompt(pilot, "huge")
+        await tui.wait_approval(pilot, timeout=60)
+        pane = tui.main(app).query_one(ConversationPane)
+        assert "too long to show here" in _texts(pane)
+        assert not pane.query("Markdown.answer")
