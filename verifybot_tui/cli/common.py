@@ -176,7 +176,7 @@ def install_stop_signals(on_stop: Any, stdin: Stdin | None = None) -> None:
     which writes INTERRUPTED; a question waiting on stdin ends at once and reads nothing
     more. The process ends within 2 s whatever it is doing: a watchdog thread KILLs the
     trees at 1.2 s and exits at 1.8 s if the loop has not finished by then. A second
-    signal KILLs the trees and exits at once.
+    signal KILLs the trees at once and exits within half a second.
 
     The handlers are Python's own (``signal.signal``), not the event loop's: they run
     in the main thread between two bytecodes even when the event loop is busy, and
@@ -195,7 +195,8 @@ def install_stop_signals(on_stop: Any, stdin: Stdin | None = None) -> None:
             quiet_terminal()
         count["n"] += 1
         if count["n"] > 1:  # a second one: no more waiting
-            exit_now(code())
+            kill_soon(code())
+            return
         if sig != signal.SIGHUP:  # after a hangup nobody reads the terminal
             err("stopping: the running program and the loop (Ctrl+C again to kill it now)")
         if stdin is not None:
@@ -208,6 +209,21 @@ def install_stop_signals(on_stop: Any, stdin: Stdin | None = None) -> None:
 
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, handler)
+
+
+def kill_soon(code: int) -> None:
+    """A second stop: every program tree KILLed at once; the loop, no longer waiting
+    for it, writes its status in a moment, and the process ends within half a second
+    whatever happens."""
+    from verifybot_tui.targets.local import kill_all_now
+
+    kill_all_now()
+
+    def later() -> None:
+        time.sleep(0.5)
+        exit_now(code)
+
+    threading.Thread(target=later, name="verifybot-second-stop", daemon=True).start()
 
 
 def exit_now(code: int) -> None:

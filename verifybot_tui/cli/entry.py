@@ -34,7 +34,7 @@ from verifybot_tui.cli.common import (
     SIGNALS,
     config_for,
     err,
-    exit_now,
+    kill_soon,
     quiet_terminal,
     start_watchdog,
 )
@@ -312,7 +312,8 @@ def _tui_hangup(app: Any) -> None:
             quiet_terminal()
         count["n"] += 1
         if count["n"] > 1:
-            exit_now(code())
+            kill_soon(code())
+            return
         start_watchdog(code)
         # The handler runs on the main thread, which runs the app's event loop.
         asyncio.get_event_loop().call_soon_threadsafe(
