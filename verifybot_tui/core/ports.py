@@ -67,6 +67,9 @@ class RunResult:
     stdout_bytes: int = 0  # totals as written by the program, before any cut
     stderr_bytes: int = 0
     escaped: list[str] = field(default_factory=list)  # "PID (name) killed": left the tree
+    # What the target saw go wrong from outside the program (an mcu target: a firmware's
+    # fault with its function and line, a hang, silence on the UART): the verdict's reason.
+    diagnosis: str = ""
 
 
 class Prompter(Protocol):

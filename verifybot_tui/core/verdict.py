@@ -384,6 +384,9 @@ def judge(result: RunResult, long_running: list[str], *, timeout: float | None =
         first = _first_error(result.stderr or result.stdout)
         return verdict("compile_error", "the program did not compile" + (
             f": {first}" if first else ""))
+    if result.diagnosis:  # a firmware's fault, hang or silence, seen from outside it
+        return verdict("timeout_silent" if result.timed_out and not result.stdout.strip()
+                       else "failure", result.diagnosis)
     if not result.timed_out:
         return _exited(result, stdin_signs, verdict)
 

@@ -1,4 +1,4 @@
-"""Targets: the machines programs run on (this one, or a Pi over SSH).
+"""Targets: the machines programs run on (this one, a Pi over SSH, a microcontroller board).
 
 ``make_target`` builds one from its ``[targets.NAME]`` table; asyncssh is
 imported only when an SSH target is used.
@@ -16,6 +16,11 @@ def make_target(config: Config, name: str, workspace: Path, prompter: Prompter |
                 trust_new_host: bool = False) -> Target:
     check_target_name(config, name)
     cfg = config.targets[name]
+    if cfg.kind == "mcu":
+        from verifybot_tui.targets.mcu.target import McuTarget
+
+        via = make_target(config, cfg.via, workspace, prompter, trust_new_host) if cfg.via else None
+        return McuTarget(cfg, workspace, config, via=via)
     if cfg.kind == "ssh":
         from verifybot_tui.targets.ssh import SSHTarget
 

@@ -1,0 +1,257 @@
+"""A firmware run in QEMU: paused start, serial first, capture until the end, always stopped.
+
+QEMU starts with its CPU halted (-S) and its GDB stub on a private socket; the
+serial port is its stdout pipe, open before the first instruction runs, so no
+early byte is lost. The stub sets breakpoints on the fault vectors the ELF's
+vector table names (whatever start-up code the firmware brought), then lets the
+CPU go. The run ends at the first of: the UART's end line, the program's exit
+(semihosting), a fault vector hit, QEMU ending by itself (a lockup), or the
+timeout, where the stub interrupts the CPU to say where it was. Whatever ended
+it, QEMU is stopped by its pid (its whole process tree) before this returns,
+also when the task is cancelled (Ctrl+C, a hang-up). QEMU's -d log goes to its
+stderr pipe and is only counted (diagnose.QemuLog): bounded however it floods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import struct
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from verifybot_tui.core import containment
+from verifybot_tui.core.ports import OutputCallback
+from verifybot_tui.targets import local
+from verifybot_tui.targets.mcu import diagnose
+from verifybot_tui.targets.mcu.boards import Board
+from verifybot_tui.targets.mcu.gdbstub import GdbError, GdbStub
+from verifybot_tui.targets.mcu.uart import UartReader
+
+QEMU_GRACE = 0.5  # seconds between TERM and KILL: QEMU holds nothing worth a longer wait
+SCB_CFSR = 0xE000ED28  # CFSR, HFSR, DFSR, MMFAR, BFAR follow one word apart
+
+
+@dataclass
+class FirmwareRun:
+    exit_code: int | None
+    uart: str
+    uart_bytes: int
+    ended_by: str  # "end-line", "exit", "fault", "timeout", "emulator"
+    diagnosis: str = ""  # why it failed, from outside the firmware ("" when it did not)
+    notes: list[str] = field(default_factory=list)  # e.g. unmodelled peripherals touched
+    timed_out: bool = False
+    duration: float = 0.0
+    command: str = ""
+
+
+def qemu_argv(board: Board, elf: Path, sock: str) -> list[str]:
+    argv = [*board.qemu, "-display", "none", "-monitor", "none", "-serial", "stdio",
+            "-S", "-chardev", f"socket,id=vbgdb,path={sock},server=on,wait=off",
+            "-gdb", "chardev:vbgdb", "-d", "unimp,guest_errors"]
+    if board.arch == "avr":
+        return [*argv, "-bios", str(elf)]
+    return [*argv, "-kernel", str(elf), "-semihosting-config", "enable=on,target=native"]
+
+
+class _Session:
+    """One QEMU process: its pipes, its log, its stub."""
+
+    def __init__(self, board: Board, elf: Path, vectors: list[int],
+                 on_output: OutputCallback) -> None:
+        self.board, self.elf, self.vectors = board, elf, vectors
+        self.uart = UartReader(on_output)
+        self.log = diagnose.QemuLog()
+        self.stub: GdbStub | None = None
+
+    def on_pipe(self, stream: str, text: str) -> None:
+        if stream == "stdout":
+            self.uart.feed(text)
+        else:
+            self.log.feed(text)
+
+    async def arm(self, sock: str) -> None:
+        """Connect the stub, set the fault breakpoints, let the CPU run."""
+        self.stub = await GdbStub.connect(sock)
+        await self.stub.start()
+        if self.board.arch == "cortex-m":
+            for address in self.fault_handlers():
+                await self.stub.breakpoint(address, 2)
+        await self.stub.cont()
+
+    def fault_handlers(self) -> list[int]:
+        """HardFault, MemManage, BusFault, UsageFault handlers, as the ELF's table says."""
+        return sorted({v & ~1 for v in self.vectors[3:7] if v and self.board.in_flash(v & ~1)})
+
+    def where(self, address: int) -> str:
+        return diagnose.where(self.board.tool("addr2line"), self.elf, address)
+
+    async def fault(self) -> str:
+        """The CPU stopped at a fault vector: kind, faulting PC and LR in source terms."""
+        assert self.stub is not None
+        regs = await self.stub.registers()
+        r = struct.unpack_from("<16I", regs)
+        sp, exc_return = r[13], r[14]
+        frame = await self.stub.words(sp, 8)
+        cfsr, hfsr, _dfsr, mmfar, bfar = await self.stub.words(SCB_CFSR, 5)
+        kind = diagnose.fault_kind(cfsr, hfsr, bfar, mmfar)
+        text = (f"the firmware crashed: {kind}. Faulting instruction: PC {self.where(frame[6])}; "
+                f"return address: LR {self.where(frame[5] & ~1)}")
+        if exc_return & 4:
+            text += " (the fault came from a thread on the process stack; PC/LR may be off)"
+        return text + f". CFSR={cfsr:#010x} HFSR={hfsr:#010x}"
+
+    async def hang_site(self) -> str:
+        """Interrupt the CPU (at the timeout) and say where it was."""
+        if self.stub is None:
+            return ""
+        try:
+            await self.stub.interrupt()
+            regs = await self.stub.registers()
+        except (GdbError, OSError, TimeoutError, asyncio.IncompleteReadError):
+            return ""
+        if self.board.arch == "avr":
+            pc = struct.unpack_from("<I", regs, 35)[0]
+            return f"the CPU was at PC {self.where(pc)}"
+        r = struct.unpack_from("<16I", regs)
+        return f"the CPU was at PC {self.where(r[15])}, LR {self.where(r[14] & ~1)}"
+
+
+async def run_qemu(board: Board, elf: Path, vectors: list[int], workdir: Path,
+                   timeout: float, on_output: OutputCallback,
+                   live_pids: set[int] | None = None) -> FirmwareRun:
+    """Run the firmware until its end, a fault or the timeout; QEMU is gone on return.
+
+    ``live_pids`` holds QEMU's pid while it runs, so the target's close() can stop it."""
+    live_pids = set() if live_pids is None else live_pids
+    sockdir = tempfile.mkdtemp(prefix="vb-gdb-")
+    sock = os.path.join(sockdir, "gdb")
+    argv = qemu_argv(board, elf, sock)
+    s = _Session(board, elf, vectors, on_output)
+    loop = asyncio.get_running_loop()
+    started = time.monotonic()
+    transport, protocol, cancelled = await local._start(  # the start-race-safe spawn
+        loop, lambda: local._Reader(loop, s.on_pipe), argv, workdir, dict(os.environ), None)
+    pid = transport.get_pid()
+    local._LIVE_ROOTS.add(pid)  # a second Ctrl+C KILLs it at once (local.kill_all_now)
+    live_pids.add(pid)
+    live = containment.record_live(workdir.parent.parent, pid, None)
+    try:
+        if cancelled:
+            raise asyncio.CancelledError
+        run = await _watch(s, protocol, sock, timeout)
+    finally:
+        await asyncio.shield(local.stop_tree(pid, QEMU_GRACE))
+        protocol.finish()
+        transport.close()
+        local._LIVE_ROOTS.discard(pid)
+        live_pids.discard(pid)
+        containment.clear_live(live)
+        if s.stub is not None:
+            s.stub.close()
+        shutil.rmtree(sockdir, ignore_errors=True)
+    s.log.close()
+    run.duration = time.monotonic() - started
+    run.command = " ".join(argv)
+    if run.exit_code is None and not run.timed_out and run.ended_by == "emulator":
+        run.exit_code = transport.get_returncode()
+    _add_notes(s, run)
+    return run
+
+
+async def _watch(s: _Session, protocol: local._Reader, sock: str,
+                 timeout: float) -> FirmwareRun:
+    try:
+        await s.arm(sock)
+    except (GdbError, OSError, TimeoutError, asyncio.IncompleteReadError) as e:
+        await asyncio.wait([protocol.exited], timeout=1.0)
+        return _emulator_failed(s, f"the emulator did not start: {e}")
+    assert s.stub is not None
+    stop = asyncio.ensure_future(s.stub.wait_stop())
+    end = asyncio.ensure_future(s.uart.ended.wait())
+    waits = {stop, end, protocol.exited}
+    try:
+        done, _ = await asyncio.wait(waits, timeout=timeout,
+                                     return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in (stop, end):
+            if not w.done():
+                w.cancel()
+    if end in done or s.uart.end:
+        return _ended(s)
+    if protocol.exited in done or (stop in done and stop.exception() is not None):
+        await asyncio.wait([protocol.exited], timeout=1.0)
+        await asyncio.sleep(0.05)  # the last bytes of the pipes
+        return _exited(s, protocol)
+    if stop in done:
+        await asyncio.sleep(0.05)  # what the UART had already sent
+        return FirmwareRun(1, s.uart.text, s.uart.bytes, "fault", diagnosis=await s.fault())
+    return await _timed_out(s, timeout)
+
+
+def _ended(s: _Session) -> FirmwareRun:
+    code = 0 if s.uart.end == "PASSED" else 1
+    run = FirmwareRun(code, s.uart.text, s.uart.bytes, "end-line")
+    if s.uart.fault_line is not None:
+        run.diagnosis = _package_fault(s)
+    elif code:
+        run.diagnosis = "the firmware reported FAILED on the UART"
+    return run
+
+
+def _package_fault(s: _Session) -> str:
+    """The board package's own fault report (a real board, or QEMU missing it)."""
+    m = s.uart.fault_line
+    assert m is not None
+    pc, lr = int(m.group(2), 16), int(m.group(3), 16)
+    return (f"the firmware crashed: {m.group(1)}. Faulting instruction: PC {s.where(pc)}; "
+            f"return address: LR {s.where(lr & ~1)}.{m.group(4)}")
+
+
+def _exited(s: _Session, protocol: local._Reader) -> FirmwareRun:
+    s.log.close()
+    message, pc, lr = diagnose.lockup(s.log)
+    if message:
+        text = f"the CPU locked up (a fault inside the fault handler, or no usable handler): " \
+               f"{message}"
+        if pc is not None:
+            text += f"; PC {s.where(pc)}"
+        if lr is not None:
+            text += f", LR {s.where(lr & ~1)}"
+        return FirmwareRun(1, s.uart.text, s.uart.bytes, "fault", diagnosis=text)
+    run = FirmwareRun(None, s.uart.text, s.uart.bytes, "emulator")
+    if s.uart.fault_line is not None:
+        run.diagnosis = _package_fault(s)
+    return run
+
+
+async def _timed_out(s: _Session, timeout: float) -> FirmwareRun:
+    site = await s.hang_site()
+    at = f"; {site}" if site else ""
+    if not s.uart.bytes:
+        why = f"no output on the UART within {timeout:g} s (stopped at the timeout{at})"
+    else:
+        why = (f"no end line (PASSED or FAILED) on the UART within {timeout:g} s: stopped at "
+               f"the timeout{at}. An endless loop, or waiting on something that never comes?")
+    return FirmwareRun(None, s.uart.text, s.uart.bytes, "timeout", diagnosis=why,
+                       timed_out=True)
+
+
+def _emulator_failed(s: _Session, why: str) -> FirmwareRun:
+    s.log.close()
+    said = "; ".join(s.log.other[:5])
+    return FirmwareRun(None, s.uart.text, s.uart.bytes, "emulator",
+                       diagnosis=why + (f" ({said})" if said else ""))
+
+
+def _add_notes(s: _Session, run: FirmwareRun) -> None:
+    if run.ended_by == "emulator" and run.exit_code not in (0, None) and not run.diagnosis:
+        said = "; ".join(s.log.other[:5])
+        run.diagnosis = f"the firmware exited with status {run.exit_code}" + (
+            f" ({said})" if said else "")
+    for note in (s.log.unmodelled(s.board.package_touches), s.log.bad_accesses()):
+        if note:
+            run.notes.append(note)
