@@ -107,6 +107,13 @@ async def _check_target(r: _Report, config: Config, name: str) -> None:
 
     cfg = config.targets[name]
     what = f"target {name}"
+    if cfg.kind == "mcu":
+        from verifybot_tui.targets.mcu.checks import check_target
+
+        base = str(config.path.parent) if config.path else None
+        for level, text in check_target(cfg, base):
+            r.line(level, what, text)
+        return
     if cfg.kind == "local":
         tools = {t: shutil.which(t) for t in ("python3", "bash", "gcc", "g++", "node")}
         have = ", ".join(t for t, p in tools.items() if p)

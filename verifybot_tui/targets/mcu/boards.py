@@ -98,8 +98,9 @@ def _check(data: dict[str, Any], path: Path) -> None:
         if key == "extends":
             continue
         if key not in _TYPES or key in ("name", "path"):
+            known = sorted(k for k in _TYPES if k not in ("name", "path"))
             raise ConfigError(f"{path}: unknown key {key!r} in a board file; expected one of: "
-                              f"{', '.join(sorted(k for k in _TYPES if k not in ('name', 'path')))}")
+                              f"{', '.join(known)}")
         want = str(_TYPES[key])
         ok = (isinstance(value, list) if want.startswith("list") else
               isinstance(value, int) and not isinstance(value, bool) if want == "int" else

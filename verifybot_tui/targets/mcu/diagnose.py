@@ -78,6 +78,20 @@ def where(tool: str, elf: Path, address: int) -> str:
     return f"{address:#010x}" + (f" in {text}" if text else "")
 
 
+_REG = re.compile(r"(cfsr|hfsr|bfar)=(0x[0-9a-fA-F]+)")
+
+
+def package_fault(m: re.Match[str], tool: str, elf: Path) -> str:
+    """The board package's fault line (uart.FAULT_LINE) in the words of the source."""
+    pc, lr = int(m.group(2), 16), int(m.group(3), 16)
+    regs = {k: int(v, 16) for k, v in _REG.findall(m.group(4))}
+    kind = m.group(1)
+    if "cfsr" in regs:
+        kind = fault_kind(regs["cfsr"], regs.get("hfsr", 0), regs.get("bfar", 0), 0)
+    return (f"the firmware crashed: {kind}. Faulting instruction: PC {where(tool, elf, pc)}; "
+            f"return address: LR {where(tool, elf, lr & ~1)}.{m.group(4)}")
+
+
 _UNIMP = re.compile(r"^(\S+): unimplemented device (read|write)")
 _INVALID = re.compile(r"^Invalid (read|write) at addr (0x[0-9A-Fa-f]+)")
 

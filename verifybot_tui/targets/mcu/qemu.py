@@ -22,6 +22,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from verifybot_tui.core import containment
 from verifybot_tui.core.ports import OutputCallback
@@ -172,7 +173,7 @@ async def _watch(s: _Session, protocol: local._Reader, sock: str,
     assert s.stub is not None
     stop = asyncio.ensure_future(s.stub.wait_stop())
     end = asyncio.ensure_future(s.uart.ended.wait())
-    waits = {stop, end, protocol.exited}
+    waits: set[asyncio.Future[Any]] = {stop, end, protocol.exited}
     try:
         done, _ = await asyncio.wait(waits, timeout=timeout,
                                      return_when=asyncio.FIRST_COMPLETED)
@@ -204,11 +205,8 @@ def _ended(s: _Session) -> FirmwareRun:
 
 def _package_fault(s: _Session) -> str:
     """The board package's own fault report (a real board, or QEMU missing it)."""
-    m = s.uart.fault_line
-    assert m is not None
-    pc, lr = int(m.group(2), 16), int(m.group(3), 16)
-    return (f"the firmware crashed: {m.group(1)}. Faulting instruction: PC {s.where(pc)}; "
-            f"return address: LR {s.where(lr & ~1)}.{m.group(4)}")
+    assert s.uart.fault_line is not None
+    return diagnose.package_fault(s.uart.fault_line, s.board.tool("addr2line"), s.elf)
 
 
 def _exited(s: _Session, protocol: local._Reader) -> FirmwareRun:
