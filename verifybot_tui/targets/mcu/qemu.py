@@ -183,14 +183,22 @@ async def _watch(s: _Session, protocol: local._Reader, sock: str,
                 w.cancel()
     if end in done or s.uart.end:
         return _ended(s)
-    if protocol.exited in done or (stop in done and stop.exception() is not None):
+    if stop in done and _stopped(stop):
+        await asyncio.sleep(0.05)  # what the UART had already sent
+        try:
+            return FirmwareRun(1, s.uart.text, s.uart.bytes, "fault", diagnosis=await s.fault())
+        except (GdbError, OSError, TimeoutError, asyncio.IncompleteReadError):
+            pass  # QEMU went away meanwhile: told as its exit
+    if done:  # QEMU exited (semihosting, a lockup, stopped from outside)
         await asyncio.wait([protocol.exited], timeout=1.0)
         await asyncio.sleep(0.05)  # the last bytes of the pipes
         return _exited(s, protocol)
-    if stop in done:
-        await asyncio.sleep(0.05)  # what the UART had already sent
-        return FirmwareRun(1, s.uart.text, s.uart.bytes, "fault", diagnosis=await s.fault())
     return await _timed_out(s, timeout)
+
+
+def _stopped(stop: asyncio.Future[str]) -> bool:
+    """A stop reply that says the CPU halted (a breakpoint), not that QEMU ended (W, X)."""
+    return stop.exception() is None and stop.result()[:1] in ("S", "T")
 
 
 def _ended(s: _Session) -> FirmwareRun:

@@ -44,6 +44,7 @@ class McuTarget(ReportsState):
         self.local = LocalTarget(config, self.workspace, settings)  # builds, flash tools
         self.via = via
         self._qemu: set[int] = set()
+        self._closed = False
         self.state = "connected" if via is None else "disconnected"
 
     async def connect(self) -> None:
@@ -57,6 +58,7 @@ class McuTarget(ReportsState):
         self.state = "connected"
 
     async def close(self) -> None:
+        self._closed = bool(self._qemu)  # a run stopped by this close says so
         await asyncio.gather(self.local.close(), *(stop_tree(p, 0.5) for p in list(self._qemu)))
         if self.via is not None:
             await self.via.close()
@@ -104,6 +106,11 @@ class McuTarget(ReportsState):
 
     def _result(self, fw: FirmwareRun, built: build.Built, command: str, workdir: Path,
                 on_output: OutputCallback, started: float) -> RunResult:
+        if self._closed and fw.ended_by == "emulator":
+            fw.diagnosis, self._closed = "stopped: the target was closed", False
+            return RunResult(exit_code=None, stdout=fw.uart, stderr="", duration=fw.duration,
+                             command=command, workdir=str(workdir),
+                             target_error=fw.diagnosis)
         told = [fw.diagnosis] if fw.diagnosis else []
         told += [f"note: {n}" for n in fw.notes]
         stderr = "".join(line + "\n" for line in told)
