@@ -40,10 +40,10 @@ def say(text: str) -> None:
     sys.stderr.flush()
 
 
-def lock(port: str) -> int:
+def lock(port: str, wait: float = LOCK_WAIT) -> int:
     path = f"/tmp/verifybot-board-{hashlib.sha256(port.encode()).hexdigest()[:12]}.lock"
     fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)  # flock needs no write access
-    deadline = time.monotonic() + LOCK_WAIT
+    deadline = time.monotonic() + wait
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -152,7 +152,7 @@ def main() -> None:
     with open(sys.argv[1] if len(sys.argv) > 1 else "vb_board.json") as f:
         spec = json.load(f)
     write_firmware(spec)
-    lock(spec["serial"])
+    lock(spec["serial"], spec.get("lock_wait", LOCK_WAIT))
     port: Port | None = None
     try:
         if spec.get("port_first", True):
