@@ -192,10 +192,11 @@ def c_answer(code: str, name: str = "main.c", prose: str = "Here is the firmware
 
 
 def project_answer(files: dict[str, str]) -> str:
-    langs = {"Makefile": "makefile", "link.ld": "ld"}
+    langs = {"Makefile": "makefile", ".ld": "ld", ".s": "asm"}
     parts = ["A self-contained project:"]
     for name, text in files.items():
-        parts.append(f"**{name}**\n```{langs.get(name, 'c')}\n{text.rstrip()}\n```")
+        lang = langs.get(name) or langs.get(Path(name).suffix, "c")
+        parts.append(f"**{name}**\n```{lang}\n{text.rstrip()}\n```")
     return "\n\n".join(parts) + "\n"
 
 

@@ -26,8 +26,8 @@ from sshd_fixtures import *  # noqa: F403
 from verifybot_tui.core.config import parse_config
 from verifybot_tui.core.verdict import judge
 from verifybot_tui.targets import make_target
-from verifybot_tui.targets.mcu.probe import flash_command
 from verifybot_tui.targets.mcu.boards import load_board
+from verifybot_tui.targets.mcu.probe import flash_command
 
 pytestmark = pytest.mark.skipif(
     not (shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm")),

@@ -10,8 +10,8 @@ import shutil
 
 import pytest
 from mcu_fixtures import (
-    COMPILE_ERROR,
     CAN_WAIT,
+    COMPILE_ERROR,
     CRASH,
     ENDLESS,
     OWN_MAIN_CRASH,
