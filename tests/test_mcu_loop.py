@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import verifybot_cmd
+from conftest import EXAMPLES, verifybot_cmd
 from mcu_fixtures import (
     COMPILE_ERROR,
     CRASH,
@@ -176,3 +176,14 @@ def test_no_emulator_is_left_after_a_signal(tmp_path, signals):
         if proc.poll() is None:
             proc.kill()
         proc.communicate()
+
+
+def test_the_stm32_can_recipe_is_verified(tmp_path):
+    """A recipe with board, compiler and flags: a warning fails compiles-clean, the fix passes."""
+    proc = run_cli("recipe", "run", str(EXAMPLES / "stm32_can.toml"), "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)["recipes"][0]
+    assert report["status"] == "VERIFIED" and report["attempts"] == 2
+    assert report["target"] == "mcu-netduinoplus2"
+    assert "main.c:8:28: warning: comparison of integer expressions" in proc.stderr
+    assert qemu_pids(tmp_path) == []
