@@ -85,7 +85,7 @@ class Prompter(Protocol):
 
 class Target(Protocol):
     name: str
-    kind: str  # "local" or "ssh"
+    kind: str  # "local", "ssh" or "mcu"
     state: str  # "disconnected", "connecting", "connected", "error"
 
     def on_state(self, listener: StateCallback) -> None:
