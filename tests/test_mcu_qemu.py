@@ -143,8 +143,9 @@ async def test_close_stops_a_running_emulator(make, tmp_path):
         await asyncio.sleep(0.025)
     pids = qemu_pids(tmp_path / "ws")
     await t.close()
+    assert pids and all_gone(pids, within=0)  # gone when close() returns
     r = await task
-    assert pids and all_gone(pids, within=0)
+    assert r.target_error == "stopped: the target was closed"
     assert not judge(r, []).ok
 
 

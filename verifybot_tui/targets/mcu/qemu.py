@@ -41,7 +41,7 @@ class FirmwareRun:
     exit_code: int | None
     uart: str
     uart_bytes: int
-    ended_by: str  # "end-line", "exit", "fault", "timeout", "emulator"
+    ended_by: str  # "end-line", "exit", "fault", "timeout", "emulator", "closed"
     diagnosis: str = ""  # why it failed, from outside the firmware ("" when it did not)
     notes: list[str] = field(default_factory=list)  # e.g. unmodelled peripherals touched
     timed_out: bool = False
@@ -123,11 +123,11 @@ class _Session:
 
 async def run_qemu(board: Board, elf: Path, vectors: list[int], workdir: Path,
                    timeout: float, on_output: OutputCallback,
-                   live_pids: set[int] | None = None) -> FirmwareRun:
+                   closed: asyncio.Event | None = None) -> FirmwareRun:
     """Run the firmware until its end, a fault or the timeout; QEMU is gone on return.
 
-    ``live_pids`` holds QEMU's pid while it runs, so the target's close() can stop it."""
-    live_pids = set() if live_pids is None else live_pids
+    ``closed`` set (the target's close()) ends the run at once, however far it got."""
+    closed = asyncio.Event() if closed is None else closed
     sockdir = tempfile.mkdtemp(prefix="vb-gdb-")
     sock = os.path.join(sockdir, "gdb")
     argv = qemu_argv(board, elf, sock)
@@ -138,18 +138,16 @@ async def run_qemu(board: Board, elf: Path, vectors: list[int], workdir: Path,
         loop, lambda: local._Reader(loop, s.on_pipe), argv, workdir, dict(os.environ), None)
     pid = transport.get_pid()
     local._LIVE_ROOTS.add(pid)  # a second Ctrl+C KILLs it at once (local.kill_all_now)
-    live_pids.add(pid)
     live = containment.record_live(workdir.parent.parent, pid, None)
     try:
         if cancelled:
             raise asyncio.CancelledError
-        run = await _watch(s, protocol, sock, timeout)
+        run = await _watch(s, protocol, sock, timeout, closed)
     finally:
         await asyncio.shield(local.stop_tree(pid, QEMU_GRACE))
         protocol.finish()
         transport.close()
         local._LIVE_ROOTS.discard(pid)
-        live_pids.discard(pid)
         containment.clear_live(live)
         if s.stub is not None:
             s.stub.close()
@@ -163,8 +161,10 @@ async def run_qemu(board: Board, elf: Path, vectors: list[int], workdir: Path,
     return run
 
 
-async def _watch(s: _Session, protocol: local._Reader, sock: str,
-                 timeout: float) -> FirmwareRun:
+async def _watch(s: _Session, protocol: local._Reader, sock: str, timeout: float,
+                 closed: asyncio.Event) -> FirmwareRun:
+    if closed.is_set():
+        return FirmwareRun(None, "", 0, "closed")
     try:
         await s.arm(sock)
     except (GdbError, OSError, TimeoutError, asyncio.IncompleteReadError) as e:
@@ -173,14 +173,17 @@ async def _watch(s: _Session, protocol: local._Reader, sock: str,
     assert s.stub is not None
     stop = asyncio.ensure_future(s.stub.wait_stop())
     end = asyncio.ensure_future(s.uart.ended.wait())
-    waits: set[asyncio.Future[Any]] = {stop, end, protocol.exited}
+    shut = asyncio.ensure_future(closed.wait())
+    waits: set[asyncio.Future[Any]] = {stop, end, shut, protocol.exited}
     try:
         done, _ = await asyncio.wait(waits, timeout=timeout,
                                      return_when=asyncio.FIRST_COMPLETED)
     finally:
-        for w in (stop, end):
+        for w in (stop, end, shut):
             if not w.done():
                 w.cancel()
+    if shut in done:
+        return FirmwareRun(None, s.uart.text, s.uart.bytes, "closed")
     if end in done or s.uart.end:
         return _ended(s)
     if stop in done and _stopped(stop):

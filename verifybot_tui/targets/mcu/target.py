@@ -19,7 +19,7 @@ from pathlib import Path
 from verifybot_tui.core.config import Config, TargetConfig
 from verifybot_tui.core.errors import TargetError
 from verifybot_tui.core.ports import OutputCallback, ReportsState, RunRequest, RunResult, Target
-from verifybot_tui.targets.local import LocalTarget, stop_tree
+from verifybot_tui.targets.local import LocalTarget
 from verifybot_tui.targets.mcu import build, probe
 from verifybot_tui.targets.mcu.boards import Board, load_board
 from verifybot_tui.targets.mcu.context import board_context
@@ -43,8 +43,10 @@ class McuTarget(ReportsState):
                               "backend = \"probe\" with a real board")
         self.local = LocalTarget(config, self.workspace, settings)  # builds, flash tools
         self.via = via
-        self._qemu: set[int] = set()
-        self._closed = False
+        self._closed = asyncio.Event()
+        self._active = 0  # runs under way; close() waits for them to have stopped
+        self._idle = asyncio.Event()
+        self._idle.set()
         self.state = "connected" if via is None else "disconnected"
 
     async def connect(self) -> None:
@@ -58,8 +60,9 @@ class McuTarget(ReportsState):
         self.state = "connected"
 
     async def close(self) -> None:
-        self._closed = bool(self._qemu)  # a run stopped by this close says so
-        await asyncio.gather(self.local.close(), *(stop_tree(p, 0.5) for p in list(self._qemu)))
+        self._closed.set()  # a run in the emulator ends at once, and says why
+        await self.local.close()
+        await asyncio.wait([asyncio.ensure_future(self._idle.wait())], timeout=10)
         if self.via is not None:
             await self.via.close()
 
@@ -79,6 +82,17 @@ class McuTarget(ReportsState):
         raise TargetError("an mcu target installs no Python packages")
 
     async def run(self, request: RunRequest, on_output: OutputCallback) -> RunResult:
+        self._closed.clear()  # a run after a close() is a new use of the target
+        self._active += 1
+        self._idle.clear()
+        try:
+            return await self._run(request, on_output)
+        finally:
+            self._active -= 1
+            if not self._active:
+                self._idle.set()
+
+    async def _run(self, request: RunRequest, on_output: OutputCallback) -> RunResult:
         started = time.monotonic()
         workdir = self._fresh_workdir(request.run_id)
         names = self._write_files(workdir, request)
@@ -99,18 +113,17 @@ class McuTarget(ReportsState):
                              command=command, workdir=str(workdir), diagnosis=why)
         if self.config.backend == "qemu":
             fw = await run_qemu(self.board, built.elf, info.vectors, workdir, request.timeout,
-                                on_output, self._qemu)
+                                on_output, self._closed)
         else:
             fw = await probe.run_on_board(self, built.elf, workdir, request, on_output)
         return self._result(fw, built, command, workdir, on_output, started)
 
     def _result(self, fw: FirmwareRun, built: build.Built, command: str, workdir: Path,
                 on_output: OutputCallback, started: float) -> RunResult:
-        if self._closed and fw.ended_by == "emulator":
-            fw.diagnosis, self._closed = "stopped: the target was closed", False
+        if fw.ended_by == "closed":
             return RunResult(exit_code=None, stdout=fw.uart, stderr="", duration=fw.duration,
                              command=command, workdir=str(workdir),
-                             target_error=fw.diagnosis)
+                             target_error="stopped: the target was closed")
         told = [fw.diagnosis] if fw.diagnosis else []
         told += [f"note: {n}" for n in fw.notes]
         stderr = "".join(line + "\n" for line in told)
