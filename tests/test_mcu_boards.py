@@ -8,11 +8,14 @@ tests rely on.
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import struct
+import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import verifybot_cmd
 from mcu_fixtures import SUM, Recorder, project_answer
 
 from verifybot_tui.core.config import parse_config
@@ -142,3 +145,44 @@ def test_the_elf_check_finds_a_bad_vector_table(tmp_path):
     problems = check_elf(built.elf, board).problems
     assert any("initial stack pointer 0x10000000 is not in RAM" in p for p in problems)
     assert any("reset handler" in p and "bit 0 clear" in p for p in problems)
+
+
+def test_doctor_checks_toolchain_emulator_flash_tool_and_serial_port(tmp_path):
+    """A missing piece says the apt or pip line that installs it."""
+    bin_dir = tmp_path / "bin"  # a PATH with the Arm toolchain and QEMU, without openocd
+    bin_dir.mkdir()
+    for tool in ("arm-none-eabi-gcc", "arm-none-eabi-addr2line", "arm-none-eabi-objcopy",
+                 "make", "qemu-system-arm"):
+        found = shutil.which(tool)
+        if found is None:
+            pytest.skip(f"needs {tool}")
+        (bin_dir / tool).symlink_to(found)
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[llm.chatgpt]\nbrowser_path = "/usr/bin/chromium"\n'
+                   '[targets.stm32]\nkind = "mcu"\nboard = "netduinoplus2"\n'
+                   '[targets.bench]\nkind = "mcu"\nboard = "netduinoplus2"\nbackend = "probe"\n'
+                   f'flash = "openocd-stlink"\nserial = "{tmp_path / "no-tty"}"\n'
+                   '[targets.uno]\nkind = "mcu"\nboard = "arduino-uno"\n')
+    env = {**os.environ, "PATH": str(bin_dir)}
+    proc = subprocess.run([*verifybot_cmd(), "doctor", "--config", str(cfg)],
+                          capture_output=True, text=True, timeout=120, env=env)
+    out = proc.stdout
+    assert proc.returncode == 1, out
+    assert "OK   target stm32: emulator qemu-system-arm -M netduinoplus2" in out
+    assert "OK   target stm32: arm-none-eabi-gcc for the STM32F405RG" in out
+    assert "FAIL target bench: flash tool openocd is missing: sudo apt install openocd" in out
+    assert f"FAIL target bench: serial port {tmp_path / 'no-tty'} does not exist" in out
+    assert ("FAIL target uno: missing avr-gcc, avr-addr2line, avr-objcopy: sudo apt install "
+            "binutils-avr gcc-avr") in out
+
+
+def test_a_prompt_about_a_microcontroller_goes_to_the_board():
+    from verifybot_tui.targets import choose_target
+
+    cfg = parse_config({"targets": {"pi": {"kind": "ssh", "host": "127.0.0.1"},
+                                    "stm32": {"kind": "mcu", "board": "netduinoplus2"}}})
+    assert choose_target(cfg, "Write me an STM32 CAN bus driver in C", None) == (
+        "stm32", "target stm32: the prompt names a microcontroller or firmware")
+    assert choose_target(cfg, "Blink an LED on the Raspberry Pi GPIO", None)[0] == "pi"
+    assert choose_target(cfg, "Sort a list of words", None) == ("local", "")
+    assert choose_target(cfg, "STM32 firmware", "local") == ("local", "")

@@ -31,9 +31,17 @@ def make_target(config: Config, name: str, workspace: Path, prompter: Prompter |
 
 
 def choose_target(config: Config, prompt: str | None, explicit: str | None) -> tuple[str, str]:
-    """The target to use and why: --target, else a Pi named in the prompt, else the default."""
+    """The target to use and why: --target, else a board or a Pi the prompt names, else the
+    default."""
     if explicit:
         return explicit, ""
+    mcu = [n for n, t in config.targets.items() if t.kind == "mcu"]
+    default = config.targets[config.run.default_target]
+    if prompt and mcu and default.kind != "mcu":
+        from verifybot_tui.targets.mcu import names_mcu
+
+        if names_mcu(prompt):
+            return mcu[0], f"target {mcu[0]}: the prompt names a microcontroller or firmware"
     ssh = [n for n, t in config.targets.items() if t.kind == "ssh"]
     if prompt and ssh:
         from verifybot_tui.targets.ssh import names_pi
