@@ -19,9 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from verifybot_tui.core.config import parse_config
-from verifybot_tui.core.ports import ProgramFile, RunRequest
-from verifybot_tui.core.verdict import judge
+from verifybot_tui.core.base.ports import ProgramFile, RunRequest
+from verifybot_tui.core.settings.config import parse_config
+from verifybot_tui.core.verify.verdict import judge
 from verifybot_tui.targets import make_target
 from verifybot_tui.targets.mcu import build
 from verifybot_tui.targets.mcu.elfcheck import check_elf

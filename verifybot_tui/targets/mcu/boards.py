@@ -12,9 +12,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from verifybot_tui.core.config import user_config_dir
-from verifybot_tui.core.errors import ConfigError
-from verifybot_tui.core.toml_file import TomlFileError, read_toml
+from verifybot_tui.core.base.errors import ConfigError
+from verifybot_tui.core.base.toml_file import TomlFileError, read_toml
+from verifybot_tui.core.settings.config import user_config_dir
 
 BUILTIN_DIR = Path(__file__).parent / "boards"
 PACKAGE_DIR = Path(__file__).parent / "package"

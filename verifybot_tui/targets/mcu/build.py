@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from verifybot_tui.core.ports import OutputCallback, RunResult
+from verifybot_tui.core.base.ports import OutputCallback, RunResult
 from verifybot_tui.targets.mcu.boards import PACKAGE_DIR, Board
 
 BUILD_TIMEOUT = 120.0

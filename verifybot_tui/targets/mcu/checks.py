@@ -11,8 +11,8 @@ import shutil
 import subprocess
 from importlib.util import find_spec
 
-from verifybot_tui.core.config import TargetConfig
-from verifybot_tui.core.errors import ConfigError
+from verifybot_tui.core.base.errors import ConfigError
+from verifybot_tui.core.settings.config import TargetConfig
 from verifybot_tui.targets.mcu import probe
 from verifybot_tui.targets.mcu.boards import Board, load_board
 

@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from verifybot_tui.core.errors import ConfigError
-from verifybot_tui.core.ports import OutputCallback, ProgramFile, RunRequest
+from verifybot_tui.core.base.errors import ConfigError
+from verifybot_tui.core.base.ports import OutputCallback, ProgramFile, RunRequest
 from verifybot_tui.targets.mcu import diagnose
 from verifybot_tui.targets.mcu.boards import Board
 from verifybot_tui.targets.mcu.qemu import FirmwareRun

@@ -24,9 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from verifybot_tui.core import containment
-from verifybot_tui.core.ports import OutputCallback
-from verifybot_tui.targets import local
+from verifybot_tui.core.base.ports import OutputCallback
+from verifybot_tui.targets import containment, local
 from verifybot_tui.targets.mcu import diagnose
 from verifybot_tui.targets.mcu.boards import Board
 from verifybot_tui.targets.mcu.gdbstub import GdbError, GdbStub

@@ -16,9 +16,15 @@ import shutil
 import time
 from pathlib import Path
 
-from verifybot_tui.core.config import Config, TargetConfig
-from verifybot_tui.core.errors import TargetError
-from verifybot_tui.core.ports import OutputCallback, ReportsState, RunRequest, RunResult, Target
+from verifybot_tui.core.base.errors import TargetError
+from verifybot_tui.core.base.ports import (
+    OutputCallback,
+    ReportsState,
+    RunRequest,
+    RunResult,
+    Target,
+)
+from verifybot_tui.core.settings.config import Config, TargetConfig
 from verifybot_tui.targets.local import LocalTarget
 from verifybot_tui.targets.mcu import build, probe
 from verifybot_tui.targets.mcu.boards import Board, load_board

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import re
 
-from verifybot_tui.core.ports import OutputCallback
+from verifybot_tui.core.base.ports import OutputCallback
 from verifybot_tui.targets.capture import OutputCapture
 
 END_LINE = re.compile(r"^\W*(PASSED|FAILED)\b")
