@@ -177,7 +177,8 @@ def own_project(main: str = OWN_MAIN) -> dict[str, str]:
             "main.c": main}
 
 
-def request(run_id: str, files: dict[str, str], timeout: float = 5.0) -> RunRequest:
+def request(run_id: str, files: dict[str, str], timeout: float = 20.0) -> RunRequest:
+    """A run of these files; the timeout only matters to a firmware that never ends."""
     lang = {".c": "c", ".cpp": "cpp", ".ld": "text", "": "makefile"}
     pfs = [ProgramFile(n, n, c, lang.get(Path(n).suffix, "text")) for n, c in files.items()]
     return RunRequest(run_id=run_id, files=pfs, entry="main.c", language="c", timeout=timeout)
