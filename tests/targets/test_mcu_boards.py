@@ -183,3 +183,17 @@ def test_a_prompt_about_a_microcontroller_goes_to_the_board():
     assert choose_target(cfg, "Blink an LED on the Raspberry Pi GPIO", None)[0] == "pi"
     assert choose_target(cfg, "Sort a list of words", None) == ("local", "")
     assert choose_target(cfg, "STM32 firmware", "local") == ("local", "")
+
+
+def test_a_cpu_lockup_qemu_aborts_on_is_read_from_its_register_dump():
+    """What qemu-system-arm 7.2 prints when a fault handler faults (a Cortex-M lockup)."""
+    log = diagnose.QemuLog()
+    log.feed("Timer with period zero, disabling\n"
+             "qemu: fatal: Lockup: can't escalate 3 to HardFault (current priority -1)\n\n"
+             "R00=00000000 R01=00000000 R02=00000000 R03=00000000\n"
+             "R12=00000000 R13=2000ffe0 R14=fffffff9 R15=0000001c\n"
+             "XPSR=41000003 -Z-- T handler\n")
+    log.close()
+    message, pc, lr = diagnose.lockup(log)
+    assert message == "qemu: fatal: Lockup: can't escalate 3 to HardFault (current priority -1)"
+    assert (pc, lr) == (0x1C, 0xFFFFFFF9)

@@ -34,6 +34,7 @@ class Board:
     uart: str  # which UART, pins and settings: told to the LLM
     uart_source: str  # the board package's UART file (package/<arch>/)
     qemu: list[str] = field(default_factory=list)  # argv start; empty: no emulator models it
+    qemu_unmodelled: str = ""  # what the emulator reads as 0: told to the LLM
     defines: list[str] = field(default_factory=list)
     irq_count: int = 32
     clock: str = ""

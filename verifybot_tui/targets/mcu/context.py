@@ -41,9 +41,10 @@ def board_context(board: Board, *, backend: str, where: str) -> str:
            "No vendor HAL or device headers (STM32 HAL, CMSIS device files, Arduino core) "
            "are installed: use direct register access with the addresses and bits from the "
            "chip's reference manual, as volatile pointers.")
-    run = ("the QEMU emulator. It models the CPU, the memory and the UART; peripherals it "
-           "does not model (on STM32: RCC clocks, GPIO, CAN, I2C, SPI, DMA) read as 0 and "
-           "ignore writes, so do not wait forever on their status bits"
+    unmodelled = f" ({board.qemu_unmodelled})" if board.qemu_unmodelled else ""
+    run = (f"the QEMU emulator. It models the CPU, the memory and the UART; peripherals it "
+           f"does not model{unmodelled} read as 0 and ignore writes, so do not wait forever "
+           "on their status bits"
            if backend == "qemu" else f"a real board, flashed and read over its serial port "
            f"({where})")
     lines: list[str | None] = [
