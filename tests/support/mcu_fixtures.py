@@ -75,6 +75,32 @@ int main(void)
 }
 """
 
+# C++: a global object whose constructor must run before main (the start-up code's
+# __libc_init_array), built with the board's g++ and no exceptions or RTTI.
+CPP_COUNTER = """\
+#include <cstdio>
+
+class Counter {
+public:
+    explicit Counter(int start) : n(start) {}
+    void add(int k) { n += k; }
+    int value() const { return n; }
+
+private:
+    int n;
+};
+
+static Counter counter(5);
+
+int main()
+{
+    counter.add(37);
+    std::printf("value=%d\\n", counter.value());
+    std::printf("PASSED\\n");
+    return 0;
+}
+"""
+
 # Waits for the STM32's CAN controller to enter initialisation mode: QEMU does not
 # model CAN, so the acknowledge bit never comes.
 CAN_WAIT = """\

@@ -12,6 +12,7 @@ import pytest
 from mcu_fixtures import (
     CAN_WAIT,
     COMPILE_ERROR,
+    CPP_COUNTER,
     CRASH,
     ENDLESS,
     OWN_MAIN_CRASH,
@@ -58,6 +59,19 @@ async def test_a_firmware_that_prints_its_result_passes(make):
     assert r.diagnosis == "" and r.stderr == ""
     assert judge(r, []).ok
     assert "qemu-system-arm -M netduinoplus2" in r.command and "-S" in r.command.split()
+
+
+async def test_a_cpp_firmware_runs_its_global_constructors(make):
+    r = await make("mps2-an385").run(request("cpp_1", {"main.cpp": CPP_COUNTER}), Recorder())
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == "value=42\nPASSED\n"
+    assert "arm-none-eabi-g++" in r.command and "-fno-exceptions" in r.command
+
+
+async def test_a_python_answer_is_told_that_a_board_takes_c(make):
+    r = await make().run(request("py_1", {"main.py": "print('hi')\n"}), Recorder())
+    assert r.compile_failed and "an mcu target builds C or C++ firmware" in r.stderr
+    assert "main.py" in r.stderr
 
 
 async def test_a_compile_error_comes_back_with_file_and_line(make):

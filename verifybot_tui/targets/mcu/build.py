@@ -69,6 +69,11 @@ def has_makefile(names: list[str]) -> bool:
     return any(n in MAKEFILES for n in names)
 
 
+def buildable(names: list[str]) -> bool:
+    """Whether the answer's files make a firmware: sources or a Makefile."""
+    return has_makefile(names) or any(n.endswith((*C_EXT, *CXX_EXT, *ASM_EXT)) for n in names)
+
+
 def _cxx(compiler: str) -> str:
     return compiler[:-3] + "g++" if compiler.endswith("gcc") else compiler
 

@@ -102,6 +102,13 @@ class McuTarget(ReportsState):
         started = time.monotonic()
         workdir = self._fresh_workdir(request.run_id)
         names = self._write_files(workdir, request)
+        if not build.buildable(names):
+            why = (f"nothing to build for the {self.board.mcu}: an mcu target builds C or C++ "
+                   f"firmware (.c, .cpp, .s files, or a Makefile), and the answer holds "
+                   f"{', '.join(names) or 'no file'}\n")
+            on_output("stderr", why)
+            return RunResult(exit_code=None, stdout="", stderr=why, duration=0.0,
+                             compile_failed=True, workdir=str(workdir))
         built = await build.build(self.local, self.board, workdir, names, on_output,
                                   compiler=request.compiler, flags=request.flags,
                                   semihosting=self.config.backend == "qemu")
