@@ -62,19 +62,25 @@ async def through_verifybot(t, n: int) -> tuple[float, dict[str, float]]:  # typ
     return d - began, parts
 
 
-def by_hand(folder: Path, board) -> float:  # type: ignore[no-untyped-def]
+async def _run(*argv: str) -> str:
+    proc = await asyncio.create_subprocess_exec(*argv, stdin=subprocess.DEVNULL,
+                                                stdout=subprocess.PIPE)
+    out, _ = await proc.communicate()
+    assert proc.returncode == 0, argv
+    return out.decode()
+
+
+async def by_hand(folder: Path, board) -> float:  # type: ignore[no-untyped-def]
     """gcc with the board package in one line, then qemu until the semihosting exit."""
     pkg = [str(folder / "vb_board" / n) for n in (*build.ARM_PACKAGE, board.uart_source)]
     began = time.perf_counter()
-    subprocess.run([board.compiler, *board.cpu_flags, "-O1", "-g", "-DVB_SEMIHOSTING",
-                    "-nostartfiles", "--specs=nano.specs", "-T",
-                    str(folder / "vb_board" / "board.ld"), "-o", str(folder / "hand.elf"),
-                    str(folder / "main.c"), *pkg, "-lm"], check=True)
-    out = subprocess.run([*board.qemu, "-display", "none", "-monitor", "none", "-serial",
-                          "stdio", "-semihosting-config", "enable=on,target=native",
-                          "-kernel", str(folder / "hand.elf")], capture_output=True,
-                         text=True, timeout=30, stdin=subprocess.DEVNULL)
-    assert "PASSED" in out.stdout
+    await _run(board.compiler, *board.cpu_flags, "-O1", "-g", "-DVB_SEMIHOSTING",
+               "-nostartfiles", "--specs=nano.specs", "-T", str(folder / "vb_board" / "board.ld"),
+               "-o", str(folder / "hand.elf"), str(folder / "main.c"), *pkg, "-lm")
+    out = await _run(*board.qemu, "-display", "none", "-monitor", "none", "-serial", "stdio",
+                     "-semihosting-config", "enable=on,target=native",
+                     "-kernel", str(folder / "hand.elf"))
+    assert "PASSED" in out
     return time.perf_counter() - began
 
 
@@ -92,12 +98,12 @@ async def main(rounds: int) -> None:
     (hand / "main.c").write_text(SUM)
     build.install_package(t.board, hand)
     await through_verifybot(t, 0)  # warm-up: the board package is compiled once, cached
-    by_hand(hand, t.board)
+    await by_hand(hand, t.board)
     ours, theirs, ratio = [], [], []
     parts: dict[str, list[float]] = {}
     for n in range(1, rounds + 1):
         total, split = await through_verifybot(t, n)
-        manual = by_hand(hand, t.board)
+        manual = await by_hand(hand, t.board)
         ours.append(total)
         theirs.append(manual)
         ratio.append(total / manual)
