@@ -68,6 +68,13 @@ async def test_a_cpp_firmware_runs_its_global_constructors(make):
     assert "arm-none-eabi-g++" in r.command and "-fno-exceptions" in r.command
 
 
+async def test_the_programs_exit_through_semihosting_ends_the_run_with_its_status(make):
+    code = '#include <stdio.h>\nint main(void)\n{\n    printf("bad\\n");\n    return 3;\n}\n'
+    r = await make().run(request("exit_1", {"main.c": code}), Recorder())
+    assert r.exit_code == 3 and r.stdout == "bad\n" and not r.timed_out
+    assert r.diagnosis == "the firmware exited with status 3"
+
+
 async def test_a_python_answer_is_told_that_a_board_takes_c(make):
     r = await make().run(request("py_1", {"main.py": "print('hi')\n"}), Recorder())
     assert r.compile_failed and "an mcu target builds C or C++ firmware" in r.stderr
