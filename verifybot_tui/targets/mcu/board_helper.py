@@ -165,9 +165,13 @@ def main() -> None:
         say(f"cannot open the serial port {spec['serial']}: {e}")
         sys.exit(5)
     try:
-        sys.exit(read_until_end(port, spec["timeout"]))
+        code = read_until_end(port, spec["timeout"])
+    except OSError as e:  # the adapter unplugged, the board reset its USB...
+        say(f"the serial port {spec['serial']} failed: {e}")
+        code = 5
     finally:
         port.close()
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -145,7 +145,7 @@ async def _remote_python(target: McuTarget, on_output: OutputCallback) -> str | 
 
 _CODES = {3: "the board is in use by another run (its lock is held)",
           4: "flashing failed (the flash tool's output is above)",
-          5: "the serial port could not be opened"}
+          5: "the serial port could not be opened or failed while reading"}
 
 
 def _outcome(target: McuTarget, elf: Path, uart: UartReader, code: int | None,
@@ -163,6 +163,8 @@ def _outcome(target: McuTarget, elf: Path, uart: UartReader, code: int | None,
         run.diagnosis = f"the board could not be reached: {target_error}"
     elif code in _CODES:
         run.diagnosis = _CODES[code]
+    elif code not in (None, 124):
+        run.diagnosis = f"the board helper failed with status {code} (its output is above)"
     else:
         run.timed_out = True
         run.diagnosis = (f"no output on the serial port within {timeout:g} s" if not uart.bytes
