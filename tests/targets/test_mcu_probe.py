@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from mcu_fixtures import CRASH, SILENT, SUM, Recorder, request
 from proc_helpers import all_gone
+from project import verifybot_cmd
 from sshd_fixtures import *  # noqa: F403
 
 from verifybot_tui.core.settings.config import parse_config
@@ -163,3 +164,25 @@ def test_flash_presets_fill_in_the_board():
     assert cmd == "st-flash --reset write {bin} 0x8000000"
     cmd, needs_port = flash_command(load_board("arduino-uno"), "avrdude-arduino")
     assert cmd.startswith("avrdude -p m328p -c arduino -P {serial}") and needs_port
+
+
+@pytest.mark.ssh
+def test_doctor_checks_the_flash_tool_and_serial_port_on_the_pi(pty_board, tmp_path, sshd,
+                                                              remote_dir):
+    folder, template = pty_board
+    cfg = sshd.write_config_toml(tmp_path / "config.toml", remote_dir[0], tmp_path / "ws")
+    text = cfg.read_text() + (
+        '\n[targets.board]\nkind = "mcu"\nboard = "netduinoplus2"\nbackend = "probe"\n'
+        f'flash = "{template("python3")}"\nserial = "{folder / "tty"}"\nvia = "pi"\n'
+        '\n[targets.gone]\nkind = "mcu"\nboard = "netduinoplus2"\nbackend = "probe"\n'
+        'flash = "openocd-stlink"\nserial = "/dev/serial/by-id/no-such-board"\nvia = "pi"\n')
+    cfg.write_text(text)
+    proc = subprocess.run([*verifybot_cmd(), "doctor", "--config", str(cfg)],
+                          capture_output=True, text=True, timeout=180)
+    out = proc.stdout
+    assert "OK   target board: flash tool python3 on pi" in out, out + proc.stderr
+    assert f"OK   target board: serial port {folder / 'tty'} on pi at 115200 baud" in out
+    assert "FAIL target gone: flash tool openocd is missing on pi: sudo apt install openocd" in (
+        out)
+    assert "FAIL target gone: serial port /dev/serial/by-id/no-such-board does not exist on pi" in (
+        out)

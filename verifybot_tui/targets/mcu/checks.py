@@ -12,6 +12,7 @@ import subprocess
 from importlib.util import find_spec
 
 from verifybot_tui.core.base.errors import ConfigError
+from verifybot_tui.core.base.ports import ProgramFile, RunRequest, Target
 from verifybot_tui.core.settings.config import TargetConfig
 from verifybot_tui.targets.mcu import probe
 from verifybot_tui.targets.mcu.boards import Board, load_board
@@ -79,8 +80,7 @@ def real_board(cfg: TargetConfig, board: Board) -> list[Finding]:
     except ConfigError as e:
         return [("FAIL", str(e))]
     if cfg.via:
-        return [("OK", f"flash with {probe.tool_of(cfg.flash)} and serial {cfg.serial} on "
-                       f"{cfg.via} (checked there at the first run)")]
+        return []  # checked on the Pi: remote_checks
     found: list[Finding] = []
     tool = probe.tool_of(cfg.flash)
     if shutil.which(tool) is None:
@@ -111,4 +111,44 @@ def check_target(cfg: TargetConfig, base: str | None = None) -> list[Finding]:
     found = [("OK", f"board {board.name}: {board.description}")]
     found += toolchain(board)
     found += emulator(board) if cfg.backend == "qemu" else real_board(cfg, board)
+    return found
+
+
+_REMOTE_SH = """\
+tool={tool}; port={port}
+if command -v "$tool" >/dev/null 2>&1; then echo "tool-ok"; else echo "tool-missing"; fi
+if [ ! -e "$port" ]; then echo "port-missing"
+elif [ -r "$port" ] && [ -w "$port" ]; then echo "port-ok"; else echo "port-denied"; fi
+if {python} -c 'import serial' >/dev/null 2>&1; then echo "pyserial-ok"
+else echo "pyserial-missing"; fi
+"""
+
+
+async def remote_checks(via: Target, cfg: TargetConfig) -> list[Finding]:
+    """The flash tool, the serial port and pyserial on the Pi the board hangs off."""
+    import shlex
+
+    tool = probe.tool_of(cfg.flash)
+    script = _REMOTE_SH.format(tool=shlex.quote(tool), port=shlex.quote(cfg.serial),
+                               python="python3")
+    request = RunRequest(run_id="vb_doctor_board", files=[ProgramFile(
+        "check.sh", "check.sh", script, "bash")], entry="check.sh", language="bash",
+        timeout=30.0)
+    result = await via.run(request, lambda stream, text: None)
+    seen = set(result.stdout.split())
+    on = f" on {cfg.via}"
+    found: list[Finding] = []
+    found.append(("OK", f"flash tool {tool}{on}") if "tool-ok" in seen else
+                 ("FAIL", f"flash tool {tool} is missing{on}: {_install_line([tool])} there"))
+    if "port-ok" in seen:
+        found.append(("OK", f"serial port {cfg.serial}{on} at {cfg.baud} baud"))
+    elif "port-denied" in seen:
+        found.append(("FAIL", f"serial port {cfg.serial}{on} is not readable and writable: "
+                              "sudo usermod -aG dialout $USER there, then log in again"))
+    else:
+        found.append(("FAIL", f"serial port {cfg.serial} does not exist{on}: is the board "
+                              "plugged in? (ls /dev/serial/by-id/ there)"))
+    if "pyserial-missing" in seen:
+        found.append(("WARN", f"pyserial is not installed{on}: the first run installs it into "
+                              "the workspace venv there (or: sudo apt install python3-serial)"))
     return found
