@@ -75,6 +75,19 @@ async def test_the_programs_exit_through_semihosting_ends_the_run_with_its_statu
     assert r.diagnosis == "the firmware exited with status 3"
 
 
+@pytest.mark.parametrize("qemu, said", [
+    ('["qemu-system-arm", "-M", "no-such-machine"]', "unsupported machine type"),
+    ('["qemu-system-none", "-M", "x"]', "cannot start qemu-system-none"),
+])
+async def test_an_emulator_that_cannot_run_the_board_is_a_target_error(make, tmp_path, qemu,
+                                                                        said):
+    board = tmp_path / "my_board.toml"
+    board.write_text(f'extends = "netduinoplus2"\nqemu = {qemu}\n')
+    r = await make(str(board)).run(request("emu_1", {"main.c": SUM}), Recorder())
+    assert said in r.target_error
+    assert judge(r, []).status == "target_error"
+
+
 async def test_a_python_answer_is_told_that_a_board_takes_c(make):
     r = await make().run(request("py_1", {"main.py": "print('hi')\n"}), Recorder())
     assert r.compile_failed and "an mcu target builds C or C++ firmware" in r.stderr

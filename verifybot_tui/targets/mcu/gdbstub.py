@@ -30,8 +30,10 @@ class GdbStub:
         self.writer = writer
 
     @classmethod
-    async def connect(cls, path: str, timeout: float = 5.0) -> GdbStub:
-        """Connect to the stub's socket, retrying while QEMU is still creating it."""
+    async def connect(cls, path: str, timeout: float = 5.0,
+                      ended: asyncio.Future[None] | None = None) -> GdbStub:
+        """Connect to the stub's socket, retrying while QEMU is still creating it
+        (and not after ``ended``: QEMU exited, a bad option say)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:
@@ -39,6 +41,8 @@ class GdbStub:
                 reader, writer = await asyncio.open_unix_connection(path)
                 return cls(reader, writer)
             except (FileNotFoundError, ConnectionRefusedError):
+                if ended is not None and ended.done():
+                    raise GdbError("the emulator ended before its GDB stub was up") from None
                 if loop.time() > deadline:
                     raise GdbError(f"no GDB stub at {path} within {timeout:g} s") from None
                 await asyncio.sleep(0.01)

@@ -160,11 +160,12 @@ def _outcome(target: McuTarget, elf: Path, uart: UartReader, code: int | None,
         if run.exit_code and not run.diagnosis:
             run.diagnosis = "the firmware reported FAILED on the serial port"
     elif target_error:
-        run.diagnosis = f"the board could not be reached: {target_error}"
-    elif code in _CODES:
-        run.diagnosis = _CODES[code]
+        run.diagnosis, run.broken = f"the board could not be reached: {target_error}", True
+    elif code in _CODES:  # the board's tools, not the firmware: not the LLM's to fix
+        run.diagnosis, run.broken = _CODES[code], True
     elif code not in (None, 124):
         run.diagnosis = f"the board helper failed with status {code} (its output is above)"
+        run.broken = True
     else:
         run.timed_out = True
         run.diagnosis = (f"no output on the serial port within {timeout:g} s" if not uart.bytes

@@ -44,6 +44,7 @@ class FirmwareRun:
     diagnosis: str = ""  # why it failed, from outside the firmware ("" when it did not)
     notes: list[str] = field(default_factory=list)  # e.g. unmodelled peripherals touched
     timed_out: bool = False
+    broken: bool = False  # the emulator or the board's tools failed, not the firmware
     duration: float = 0.0
     command: str = ""
 
@@ -73,9 +74,9 @@ class _Session:
         else:
             self.log.feed(text)
 
-    async def arm(self, sock: str) -> None:
+    async def arm(self, sock: str, ended: asyncio.Future[None]) -> None:
         """Connect the stub, set the fault breakpoints, let the CPU run."""
-        self.stub = await GdbStub.connect(sock)
+        self.stub = await GdbStub.connect(sock, ended=ended)
         await self.stub.start()
         if self.board.arch == "cortex-m":
             for address in self.fault_handlers():
@@ -165,7 +166,7 @@ async def _watch(s: _Session, protocol: local._Reader, sock: str, timeout: float
     if closed.is_set():
         return FirmwareRun(None, "", 0, "closed")
     try:
-        await s.arm(sock)
+        await s.arm(sock, protocol.exited)
     except (GdbError, OSError, TimeoutError, asyncio.IncompleteReadError) as e:
         await asyncio.wait([protocol.exited], timeout=1.0)
         return _emulator_failed(s, f"the emulator did not start: {e}")
@@ -252,7 +253,7 @@ def _emulator_failed(s: _Session, why: str) -> FirmwareRun:
     s.log.close()
     said = "; ".join(s.log.other[:5])
     return FirmwareRun(None, s.uart.text, s.uart.bytes, "emulator",
-                       diagnosis=why + (f" ({said})" if said else ""))
+                       diagnosis=why + (f" ({said})" if said else ""), broken=True)
 
 
 def _add_notes(s: _Session, run: FirmwareRun) -> None:

@@ -125,18 +125,28 @@ class McuTarget(ReportsState):
                              duration=time.monotonic() - started, build_stderr=built.warnings,
                              command=command, workdir=str(workdir), diagnosis=why)
         if self.config.backend == "qemu":
-            fw = await run_qemu(self.board, built.elf, info.vectors, workdir, request.timeout,
-                                on_output, self._closed)
+            try:
+                fw = await run_qemu(self.board, built.elf, info.vectors, workdir,
+                                    request.timeout, on_output, self._closed)
+            except OSError as e:
+                why = f"cannot start {self.board.qemu[0]}: {e} (verifybot doctor says what to " \
+                      "install)"
+                on_output("stderr", why + "\n")
+                return RunResult(exit_code=None, stdout="", stderr=why + "\n",
+                                 duration=time.monotonic() - started, command=command,
+                                 workdir=str(workdir), target_error=why)
         else:
             fw = await probe.run_on_board(self, built.elf, workdir, request, on_output)
         return self._result(fw, built, command, workdir, on_output, started)
 
     def _result(self, fw: FirmwareRun, built: build.Built, command: str, workdir: Path,
                 on_output: OutputCallback, started: float) -> RunResult:
-        if fw.ended_by == "closed":
+        if fw.ended_by == "closed" or fw.broken:
+            why = fw.diagnosis if fw.broken else "stopped: the target was closed"
+            if fw.broken:
+                on_output("stderr", why + "\n")
             return RunResult(exit_code=None, stdout=fw.uart, stderr="", duration=fw.duration,
-                             command=command, workdir=str(workdir),
-                             target_error="stopped: the target was closed")
+                             command=command, workdir=str(workdir), target_error=why)
         told = [fw.diagnosis] if fw.diagnosis else []
         told += [f"note: {n}" for n in fw.notes]
         stderr = "".join(line + "\n" for line in told)
