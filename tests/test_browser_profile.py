@@ -109,8 +109,15 @@ def test_chatgpt_has_two_renderers_each_with_its_signature_and_claude_its_2026_p
     gpt = load_site_profile("chatgpt")
     assert [r.name for r in gpt.renderers] == ["app_shell", "legacy"]
     shell = gpt.renderer("app_shell")
-    assert shell.signature == ["[data-app-shell-active-page]"]
+    # claimed by what a page opened directly always has (the real capture has no
+    # active-page marker); scoped to the active route only when the marker exists
+    assert shell.signature[:2] == ["[data-app-shell-frame]", "form[data-chatgpt-composer]"]
     assert shell.scope == ['[data-app-shell-active-page="true"]']
+    assert shell.sel("action_row") == [".turn-action-controls"]
+    assert shell.sel("exchange") == ["[data-turn-key]"]
+    assert gpt.renderer("legacy").join_messages  # several assistant nodes in one turn
+    assert 'button.__composer-pill[aria-haspopup="menu"]' in \
+        gpt.renderer("legacy").sel("model_picker")
     assert "#prompt-textarea" not in shell.sel("prompt_box")
     # lists shared by every page come from the top [selectors] table
     assert shell.sel("bot_check_markers") == gpt.renderer("legacy").sel("bot_check_markers")

@@ -845,9 +845,6 @@ if (window.top === window && !window.__vb) {
         : {selector: "", count: 0};
     }
     const stop = stopButton();
-    if (stop) sig.stop_button = found(stop, describeButton(stop, null));
-    const send = sendButton();
-    if (send) sig.send_button = found(send, describeButton(send, null));
     return {renderer: r ? r.name : "", scoped: root !== document, signals: sig,
       users: users.length, answer: !!answer, lastUser: !!lastUser,
       boxText: readBox() || "", busy: !!stop, finished: isFinished(answer),
