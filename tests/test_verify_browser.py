@@ -111,7 +111,7 @@ def test_the_whole_loop_on_pages_shaped_like_the_real_app_shell_page(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     record = json.loads(proc.stdout)
     assert record["status"] == "VERIFIED" and record["message"] == "the judge says PASS"
-    assert [a["judgement"] for a in record["attempts"]][-1]["judge"] == "same-chat"
+    assert record["attempts"][-1]["judgement"]["judge"] == "same-chat"
 
     received = chatsite.prompts[before:]
     assert len(received) == 3

@@ -766,6 +766,10 @@
       streaming = false;
       updateButtons();
       turn.md.classList.remove("result-streaming");
+      if (APPSHELL) {
+        deliveryFailed(turn, render);
+        return;
+      }
       const err = el('<div class="delivery"><div class="text-token-text-error">Message ' +
         "delivery timed out</div><button data-testid=\"regenerate-thread-error-button\">" +
         "Regenerate</button></div>");
@@ -832,6 +836,24 @@
     fetch("/api/finished", {method: "POST", headers: {"Content-Type": "application/json"},
       body: JSON.stringify({conversation_id: conversationId, t: finishT, renders,
         length: final.length, stopped: partial})});
+  }
+
+  // The app-shell page has no test ids: the error in the unit, and the action row
+  // whose regenerate button opens a menu; its first item regenerates.
+  function deliveryFailed(turn, render) {
+    const err = turn.node.appendChild(el('<div class="delivery"><div ' +
+      'class="text-token-text-error">Message delivery timed out</div></div>'));
+    addActions(turn, "", render);
+    const regen = turn.actions.querySelector('button[aria-label="' + L.regen + '"]');
+    regen.addEventListener("click", () => {
+      const menu = body.appendChild(el('<div role="menu" class="menu"></div>'));
+      const item = menu.appendChild(el('<div role="menuitem" tabindex="0"></div>'));
+      item.textContent = L.regen;
+      item.addEventListener("click", () => {
+        menu.remove();
+        regenerate(turn, render, err);
+      });
+    });
   }
 
   // An answer cut at a length limit (ChatGPT: "Continue generating", the rest
