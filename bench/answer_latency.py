@@ -35,11 +35,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from chatsite import SCENARIOS, ChatSite  # noqa: E402
 
-from verifybot_tui.core.config import LLMConfig  # noqa: E402
+from verifybot_tui.core.settings.config import LLMConfig  # noqa: E402
 from verifybot_tui.llm.browser import BrowserLLM  # noqa: E402
 
 PAUSE_CASES = [

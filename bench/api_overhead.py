@@ -1,4 +1,4 @@
-"""Figures for the API backends against the loopback test server (tests/apiserver).
+"""Figures for the API backends against the loopback test server (tests/support/apiserver).
 
 What VerifyBot itself adds, with the network and the model taken out: the import
 cost of each client library (paid only when an API LLM is used), the time to the
@@ -21,12 +21,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from apiserver import ApiServer  # noqa: E402
 
-from verifybot_tui.core.config import LLMConfig  # noqa: E402
-from verifybot_tui.llm.api_common import make_api_llm  # noqa: E402
+from verifybot_tui.core.settings.config import LLMConfig  # noqa: E402
+from verifybot_tui.llm.api_kinds import make_api_llm  # noqa: E402
 
 KEY = "bench-key-0123456789"
 ANSWER = ("Here is the program:\n\n```python\n" + "print('hello')\n" * 200 + "```\n")

@@ -10,9 +10,9 @@ from __future__ import annotations
 import time
 import tracemalloc
 
-from verifybot_tui.core.deps import imported_modules
-from verifybot_tui.core.extract import extract
-from verifybot_tui.core.verdict import long_running_signs
+from verifybot_tui.core.answers.deps import imported_modules
+from verifybot_tui.core.answers.extract import extract
+from verifybot_tui.core.verify.verdict import long_running_signs
 
 TYPICAL = """Here's the script.
 

@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from verifybot_tui.core.extract import extract
-from verifybot_tui.core.recorder import OutputFile
+from verifybot_tui.core.answers.extract import extract
+from verifybot_tui.core.loop.recorder import OutputFile
 from verifybot_tui.llm.replay import ReplayLLM
 
 
@@ -57,7 +57,7 @@ def cli_extract(path: Path, limit_mb: float) -> tuple[float, float, int]:
     config = path.with_suffix(".toml")
     config.write_text(f"[run]\nmax_answer_mb = {limit_mb:g}\n")
     script = ("import sys, time\n"
-              "from verifybot_tui.cli import main\n"
+              "from verifybot_tui.cli.entry import main\n"
               "t = time.perf_counter()\n"
               "sys.stdout = open('/dev/null', 'w')\n"
               "code = main(['extract', sys.argv[1], '--config', sys.argv[2]])\n"

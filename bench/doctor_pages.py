@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from verifybot_tui.core.extract import extract  # noqa: E402
+from verifybot_tui.core.answers.extract import extract  # noqa: E402
 
 
 def verifybot() -> list[str]:

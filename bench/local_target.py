@@ -15,8 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from verifybot_tui.core.config import TargetConfig
-from verifybot_tui.core.ports import ProgramFile, RunRequest
+from verifybot_tui.core.base.ports import ProgramFile, RunRequest
+from verifybot_tui.core.settings.config import TargetConfig
 from verifybot_tui.targets.local import LocalTarget, tree_pids
 
 FLOOD = ("import sys\nblock = ''.join(f'line {i}\\n' for i in range(10000))\n"

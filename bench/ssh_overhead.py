@@ -24,11 +24,11 @@ from pathlib import Path
 
 import asyncssh
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "support"))
 
 from sshd_fixtures import start_sshd  # noqa: E402
 
-from verifybot_tui.core.ports import ProgramFile, RunRequest  # noqa: E402
+from verifybot_tui.core.base.ports import ProgramFile, RunRequest  # noqa: E402
 from verifybot_tui.targets import probe_ssh  # noqa: E402
 from verifybot_tui.targets.ssh import SSHTarget  # noqa: E402
 

@@ -52,8 +52,8 @@ def plain_run(program: Path, out: Path) -> float:
 async def app_run(tmp: Path, lines: int) -> dict[str, float]:
     from textual import events
 
-    from verifybot_tui.core.config import parse_config
-    from verifybot_tui.core.events import RunFinished, RunStarted
+    from verifybot_tui.core.loop.events import RunFinished, RunStarted
+    from verifybot_tui.core.settings.config import parse_config
     from verifybot_tui.tui.app import VerifyBotApp
     from verifybot_tui.tui.messages import LoopEvent
 
@@ -195,7 +195,7 @@ def first_frames(tmp: Path, starts: int) -> dict[str, float]:
     transcript = tmp / "one.md"
     transcript.write_text("## Answer 1\n\n```python\nprint(1)\n```\n")
     # What the `verifybot` entry point runs, after the probe.
-    vb = [sys.executable, "-c", PROBE + "from verifybot_tui.cli import main\n"
+    vb = [sys.executable, "-c", PROBE + "from verifybot_tui.cli.entry import main\n"
           "sys.argv[0] = 'verifybot'\nsys.exit(main())",
           "--llm", f"replay:{transcript}", "--workspace", str(tmp / "ws-ff")]
     bare = [sys.executable, "-c", PROBE + BARE]

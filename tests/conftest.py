@@ -1,18 +1,19 @@
-"""Shared test set-up: keep the developer's own config and profiles out of every test."""
+"""Shared test set-up: keep the developer's own config and profiles out of every test.
+
+The fixtures that tests in several folders use live here: the TUI's (below), and
+the chat site's, sshd's and the API server's, loaded as plugins from
+tests/support/ (on pytest's pythonpath with the other shared helpers).
+"""
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
-from tui_support import TuiDriver
+from tui_support import AppMessages, TuiDriver
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "examples"
-T = TypeVar("T")
+pytest_plugins = ["browser_fixtures", "sshd_fixtures", "api_fixtures"]
 
 
 @pytest.fixture(autouse=True)
@@ -28,17 +29,6 @@ def _isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory,
     monkeypatch.delenv("VISUAL", raising=False)
 
 
-def verifybot_cmd() -> list[str]:
-    """The installed entry point's equivalent, run by the test's own interpreter."""
-    return [sys.executable, "-m", "verifybot_tui"]
-
-
-def cli_env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(extra)
-    return env
-
-
 # -- the TUI tests' fixtures ---------------------------------------------------------------
 
 
@@ -50,34 +40,6 @@ def tui_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
-
-
-class AppMessages:
-    """What the app said while a test ran, read from its public messages.
-
-    Pass ``hook`` as ``run_test(message_hook=...)``. ``events`` are the loop
-    events the screen handled (each once: a message is seen at each pump it
-    passes); ``notices`` are the notifications, from Textual's Notify message.
-    """
-
-    def __init__(self) -> None:
-        self.events: list[Any] = []
-        self.notices: list[Any] = []  # textual.notifications.Notification
-
-    def hook(self, message: object) -> None:
-        from textual.notifications import Notify
-
-        from verifybot_tui.tui.messages import LoopEvent
-
-        if isinstance(message, LoopEvent):
-            if not any(e is message.event for e in self.events):
-                self.events.append(message.event)
-        elif isinstance(message, Notify):
-            if not any(n is message.notification for n in self.notices):
-                self.notices.append(message.notification)
-
-    def of(self, kind: type[T]) -> list[T]:
-        return [e for e in self.events if isinstance(e, kind)]
 
 
 @pytest.fixture

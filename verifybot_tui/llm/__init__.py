@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from verifybot_tui.core.config import Config, check_llm_spec
-from verifybot_tui.core.ports import LLMBackend
+from verifybot_tui.core.base.ports import LLMBackend
+from verifybot_tui.core.settings.config import Config, check_llm_spec
 
 
 def make_llm(config: Config, spec: str, workspace: Path) -> LLMBackend:
@@ -21,7 +21,7 @@ def make_llm(config: Config, spec: str, workspace: Path) -> LLMBackend:
         return ReplayLLM(Path(spec.removeprefix("replay:")).expanduser())
     cfg = config.llm[spec]
     if cfg.kind != "browser":
-        from verifybot_tui.llm.api_common import make_api_llm
+        from verifybot_tui.llm.api_kinds import make_api_llm
 
         return make_api_llm(cfg, workspace)
     from verifybot_tui.llm.browser import BrowserLLM

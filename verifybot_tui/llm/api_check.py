@@ -12,9 +12,10 @@ import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
-from verifybot_tui.core.config import LLMConfig
-from verifybot_tui.core.errors import LLMError
-from verifybot_tui.llm.api_common import key_env, make_api_llm, scrub
+from verifybot_tui.core.base.errors import LLMError
+from verifybot_tui.core.settings.config import LLMConfig
+from verifybot_tui.llm.api_common import key_env, scrub
+from verifybot_tui.llm.api_kinds import make_api_llm
 
 
 @dataclass

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from verifybot_tui.core.config import LLMConfig, key_env
-from verifybot_tui.core.errors import ConfigError, LLMError
-from verifybot_tui.core.ports import Answer, ReportsState, TextCallback
+from verifybot_tui.core.base.errors import LLMError
+from verifybot_tui.core.base.ports import Answer, ReportsState, TextCallback
+from verifybot_tui.core.settings.config import LLMConfig, key_env
 
 OFFICIAL_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 MAX_RETRY_AFTER = 120.0  # a longer wait is reported, not slept through
@@ -107,7 +107,7 @@ def conversation_messages(workspace: Path, conversation_url: str) -> list[tuple[
     A prompt left without an answer (a stream cut, a stop) is skipped: the
     server never saw a reply to it, and two user turns in a row confuse some.
     """
-    from verifybot_tui.core.history import History
+    from verifybot_tui.core.store.history import History
 
     if not (workspace / "history.db").is_file():
         return []
@@ -388,18 +388,6 @@ def _context_error(message: str) -> bool:
     m = message.lower()
     return ("context" in m and ("length" in m or "size" in m or "window" in m)) or \
         "too long" in m or "too many tokens" in m
-
-
-def make_api_llm(cfg: LLMConfig, workspace: Path) -> ApiLLM:
-    if cfg.kind == "openai":
-        from verifybot_tui.llm.api_openai import OpenAIChat
-
-        return OpenAIChat(cfg, workspace)
-    if cfg.kind == "anthropic":
-        from verifybot_tui.llm.api_anthropic import AnthropicChat
-
-        return AnthropicChat(cfg, workspace)
-    raise ConfigError(f"[llm.{cfg.name}] kind {cfg.kind!r} is not an API kind")
 
 
 # Headers the client libraries add about this machine (OS, CPU, Python version):

@@ -19,9 +19,9 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from verifybot_tui.core import extract
-from verifybot_tui.core.errors import ConfigError, LLMError
-from verifybot_tui.core.ports import Answer, ReportsState, TextCallback
+from verifybot_tui.core.answers import extract
+from verifybot_tui.core.base.errors import ConfigError, LLMError
+from verifybot_tui.core.base.ports import Answer, ReportsState, TextCallback
 
 STEPS = 100  # pieces an answer streams in, at most (about 0.4 s with the default delay)
 _HEADING = re.compile(r"^answer\s+(\d+)\b", re.I)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from verifybot_tui.core.config import Config, check_target_name
-from verifybot_tui.core.ports import Prompter, Target
+from verifybot_tui.core.base.ports import Prompter, Target
+from verifybot_tui.core.settings.config import Config, check_target_name
 
 
 def make_target(config: Config, name: str, workspace: Path, prompter: Prompter | None = None,

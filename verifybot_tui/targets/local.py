@@ -8,7 +8,7 @@ and by walking parent links in /proc (which also finds a child that moved to
 its own group with ``setpgid``). A timeout, a cancel, or simply the program
 ending stops whatever of that tree is still running: TERM, a grace period, then
 KILL. A program that detaches itself with ``setsid`` *and* reparents away
-(a double fork) escapes all of this; core.containment adds what catches that
+(a double fork) escapes all of this; targets.containment adds what catches that
 where the machine allows it (a cgroup per run), a parent-death signal, and a
 record of each live run so the next start can clean up after a SIGKILL.
 """
@@ -27,17 +27,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from verifybot_tui.core import containment, languages
-from verifybot_tui.core.config import Config, TargetConfig
-from verifybot_tui.core.errors import TargetError
-from verifybot_tui.core.ports import (
+from verifybot_tui.core.answers import languages
+from verifybot_tui.core.base.errors import TargetError
+from verifybot_tui.core.base.ports import (
     OutputCallback,
     ReportsState,
     RunRequest,
     RunResult,
 )
-from verifybot_tui.core.secrets import program_env
-from verifybot_tui.targets import venv
+from verifybot_tui.core.settings.config import Config, TargetConfig
+from verifybot_tui.core.settings.secrets import program_env
+from verifybot_tui.targets import containment, venv
 from verifybot_tui.targets.capture import OutputCapture
 from verifybot_tui.targets.probe_local import probe_local
 
@@ -305,6 +305,8 @@ class LocalTarget(ReportsState):
         self._closing: set[int] = set()
 
     async def connect(self) -> None:
+        # What a SIGKILLed VerifyBot's local runs left behind dies before anything new runs.
+        containment.sweep_live(self.workspace)
         self.state = "connected"
 
     async def close(self) -> None:

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from verifybot_tui.core.workspace import atomic_write
+from verifybot_tui.core.store.workspace import atomic_write
 from verifybot_tui.targets import venv
 
 COMMAND_TIMEOUT = 10.0

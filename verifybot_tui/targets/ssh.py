@@ -28,23 +28,22 @@ from pathlib import Path, PurePosixPath
 
 import asyncssh
 
-from verifybot_tui.core import containment
-from verifybot_tui.core.config import TargetConfig
-from verifybot_tui.core.errors import TargetError
-from verifybot_tui.core.languages import (
+from verifybot_tui.core.answers.languages import (
     build_argv,
     compile_argv,
     language_for_filename,
     language_named,
 )
-from verifybot_tui.core.ports import (
+from verifybot_tui.core.base.errors import TargetError
+from verifybot_tui.core.base.ports import (
     OutputCallback,
     Prompter,
     ReportsState,
     RunRequest,
     RunResult,
 )
-from verifybot_tui.targets import probe_ssh
+from verifybot_tui.core.settings.config import TargetConfig
+from verifybot_tui.targets import containment, probe_ssh
 from verifybot_tui.targets.capture import OutputCapture
 from verifybot_tui.targets.probe_local import save_context
 from verifybot_tui.targets.ssh_connect import Settings, open_connection, resolve_settings

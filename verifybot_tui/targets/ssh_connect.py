@@ -16,10 +16,10 @@ from pathlib import Path
 
 import asyncssh
 
-from verifybot_tui.core.config import TargetConfig
-from verifybot_tui.core.errors import TargetError
-from verifybot_tui.core.ports import Prompter
-from verifybot_tui.core.secrets import (
+from verifybot_tui.core.base.errors import TargetError
+from verifybot_tui.core.base.ports import Prompter
+from verifybot_tui.core.settings.config import TargetConfig
+from verifybot_tui.core.settings.secrets import (
     read_dotenv,  # noqa: F401 - kept importable here
     remember_typed,
 )

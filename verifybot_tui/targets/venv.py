@@ -14,7 +14,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from verifybot_tui.core.errors import VerifyBotError
+from verifybot_tui.core.base.errors import VerifyBotError
 
 VENV_DIR = "venv"
 

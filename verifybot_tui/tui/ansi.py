@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from verifybot_tui.core.ansi import sanitize_line, strip_sgr
+from verifybot_tui.core.base.ansi import sanitize_line, strip_sgr
 
 __all__ = ["render_line", "sanitize_line", "strip_sgr"]
 

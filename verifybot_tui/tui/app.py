@@ -14,8 +14,8 @@ from textual.app import App
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
 
-from verifybot_tui.core.config import Config
-from verifybot_tui.core.ui_state import load_ui_state, save_ui_choice, state_path
+from verifybot_tui.core.settings.config import Config
+from verifybot_tui.core.settings.ui_state import load_ui_state, save_ui_choice, state_path
 from verifybot_tui.tui.keys import APP_BINDINGS, check_keymap
 from verifybot_tui.tui.output_buffer import OutputBuffer
 from verifybot_tui.tui.prompter import DialogPrompter

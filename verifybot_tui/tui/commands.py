@@ -83,7 +83,7 @@ def edit_criteria(main: Any) -> None:
 
 
 def open_recipe(main: Any) -> None:
-    from verifybot_tui.core.errors import VerifyBotError
+    from verifybot_tui.core.base.errors import VerifyBotError
     from verifybot_tui.tui.screens.recipe import RecipeScreen
 
     def opened(recipe: Any) -> None:

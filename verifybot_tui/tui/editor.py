@@ -1,4 +1,4 @@
-"""Editing a program in the user's own editor from the app (core.editor does the files).
+"""Editing a program in the user's own editor from the app (core.answers.editor does the files).
 
 posting's way: hand the terminal to the editor with ``App.suspend()`` while it
 runs. A save to the program file under programs/ by an editor outside
@@ -13,7 +13,7 @@ from typing import Any
 
 from textual.app import App, SuspendNotSupported
 
-from verifybot_tui.core.editor import edit_files
+from verifybot_tui.core.answers.editor import edit_files
 
 
 def edit_text(app: App[Any], text: str, name: str) -> str | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from textual.binding import Binding
 
-from verifybot_tui.core.toml_file import parse_toml
+from verifybot_tui.core.base.toml_file import parse_toml
 
 
 def _load() -> dict[str, list[Binding]]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from verifybot_tui.core.events import Event
+from verifybot_tui.core.loop.events import Event
 
 
 @dataclass

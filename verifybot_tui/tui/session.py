@@ -15,16 +15,23 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from verifybot_tui.core.config import Config, LLMConfig, check_llm_spec, check_target_name
-from verifybot_tui.core.errors import ConfigError
-from verifybot_tui.core.history import History
-from verifybot_tui.core.ports import LLMBackend, Prompter, Target
-from verifybot_tui.core.recipe import Recipe
-from verifybot_tui.core.recorder import sweep
-from verifybot_tui.verify_setup import build_verification
+from verifybot_tui.core.base.errors import ConfigError
+from verifybot_tui.core.base.ports import LLMBackend, Prompter, Target
+from verifybot_tui.core.loop.recorder import sweep
+from verifybot_tui.core.settings.config import (
+    API_KINDS,
+    Config,
+    LLMConfig,
+    check_llm_spec,
+    check_target_name,
+)
+from verifybot_tui.core.store.history import History
+from verifybot_tui.core.verify.recipe import Recipe
+from verifybot_tui.llm.verification_setup import build_verification
+from verifybot_tui.targets import containment
 
 if TYPE_CHECKING:
-    from verifybot_tui.core.loop import VerifyLoop
+    from verifybot_tui.core.loop.verify_loop import VerifyLoop
 
 T = TypeVar("T")
 
@@ -45,6 +52,7 @@ class AppSession:
         self.auto_accept = config.run.auto_accept
         self.history = History(self.workspace)
         sweep(self.history, self.workspace)  # dead sessions INTERRUPTED before any listing
+        containment.sweep_live(self.workspace)  # and what their local runs left, killed
         # Criteria and the judge: the criteria editor and an opened recipe change it.
         self.verification = build_verification(config, llm_spec=llm_spec,
                                                workspace=self.workspace)
@@ -96,15 +104,15 @@ class AppSession:
         replay or an API model; a ``[run] judge`` or a recipe's judge is kept as chosen."""
         if self.judge_choice or self.config.run.judge:
             return
-        from verifybot_tui.core.verification import default_judge
-        from verifybot_tui.verify_setup import llm_kind
+        from verifybot_tui.core.verify.verification import default_judge
+        from verifybot_tui.llm.verification_setup import llm_kind
 
         self.verification.judge = default_judge(llm_kind(self.config, spec))
 
     def api_config(self) -> LLMConfig | None:
         """The current LLM's table when it is an API provider (openai, anthropic)."""
         cfg = self.config.llm.get(self.llm_spec)
-        return cfg if cfg is not None and cfg.kind in ("openai", "anthropic") else None
+        return cfg if cfg is not None and cfg.kind in API_KINDS else None
 
     def make_llm(self) -> LLMBackend:
         if self.llm is None:
@@ -173,7 +181,7 @@ class AppSession:
         llm = self.make_llm()
         target = self.make_target(self.target_name)
         if self.loop is None:
-            from verifybot_tui.core.loop import VerifyLoop  # after the first frame
+            from verifybot_tui.core.loop.verify_loop import VerifyLoop  # after the first frame
 
             self.loop = VerifyLoop(config=self.config, llm=llm, target=target,
                                    history=self.history, review_feedback=self.review_feedback,

@@ -14,8 +14,8 @@ from pathlib import Path
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from verifybot_tui.core.config import user_config_dir
-from verifybot_tui.core.toml_file import TomlFileError, read_toml
+from verifybot_tui.core.base.toml_file import TomlFileError, read_toml
+from verifybot_tui.core.settings.config import user_config_dir
 
 BUILTIN_DIRS = (
     Path(__file__).resolve().parents[2] / "themes",  # the repo (editable installs)

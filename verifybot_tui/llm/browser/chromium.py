@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from verifybot_tui.core.config import LLMConfig, user_data_dir
-from verifybot_tui.core.errors import LLMError
-from verifybot_tui.core.liveness import pid_alive
+from verifybot_tui.core.base.errors import LLMError
+from verifybot_tui.core.base.liveness import pid_alive
+from verifybot_tui.core.settings.config import LLMConfig, user_data_dir
 
 # Keep Chromium quiet on a closed network: no update checks, sync, QUIC probes.
 QUIET_ARGS = (

@@ -21,9 +21,9 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import async_playwright
 
-from verifybot_tui.core.config import LLMConfig
-from verifybot_tui.core.errors import LLMError
-from verifybot_tui.core.ports import Answer, ReportsState, TextCallback
+from verifybot_tui.core.base.errors import LLMError
+from verifybot_tui.core.base.ports import Answer, ReportsState, TextCallback
+from verifybot_tui.core.settings.config import LLMConfig
 from verifybot_tui.llm.browser.chromium import launch_context, profile_dir
 from verifybot_tui.llm.browser.pagestate import BLOCKING, PageState, Verdict, classify, message
 from verifybot_tui.llm.browser.site_profile import SiteProfile, load_site_profile

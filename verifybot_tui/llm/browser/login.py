@@ -10,8 +10,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from verifybot_tui.core.config import LLMConfig
-from verifybot_tui.core.errors import LLMError
+from verifybot_tui.core.base.errors import LLMError
+from verifybot_tui.core.settings.config import LLMConfig
 from verifybot_tui.llm.browser.driver import BrowserLLM
 from verifybot_tui.llm.browser.pagestate import PageState
 

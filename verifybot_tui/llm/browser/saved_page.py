@@ -23,8 +23,8 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import async_playwright
 
-from verifybot_tui.core.config import DEFAULT_LLMS, LLMConfig
-from verifybot_tui.core.errors import LLMError
+from verifybot_tui.core.base.errors import LLMError
+from verifybot_tui.core.settings.config import DEFAULT_LLMS, LLMConfig
 from verifybot_tui.llm.browser.chromium import find_browser, launch_args
 from verifybot_tui.llm.browser.driver import init_script
 from verifybot_tui.llm.browser.pagestate import classify

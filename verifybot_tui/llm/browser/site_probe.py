@@ -23,8 +23,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from verifybot_tui.core.config import LLMConfig
-from verifybot_tui.core.errors import EXIT_FAILED, EXIT_LLM, EXIT_SUCCESS, LLMError
+from verifybot_tui.core.base.errors import EXIT_FAILED, EXIT_LLM, EXIT_SUCCESS, LLMError
+from verifybot_tui.core.settings.config import LLMConfig
 from verifybot_tui.llm.browser.driver import BrowserLLM
 from verifybot_tui.llm.browser.pagestate import BLOCKING
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from verifybot_tui.core.errors import LLMError
-from verifybot_tui.core.toml_file import TomlFileError, read_toml
+from verifybot_tui.core.base.errors import LLMError
+from verifybot_tui.core.base.toml_file import TomlFileError, read_toml
 
 SITES_DIR = Path(__file__).with_name("sites")
 

@@ -19,9 +19,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Label, Select, Static, TabbedContent, TabPane
 
-from verifybot_tui.core.ansi import one_line
-from verifybot_tui.core.languages import language_for_filename
-from verifybot_tui.core.ports import ProgramFile
+from verifybot_tui.core.answers.languages import language_for_filename
+from verifybot_tui.core.base.ansi import one_line
+from verifybot_tui.core.base.ports import ProgramFile
 from verifybot_tui.tui.output_buffer import OutputBuffer
 from verifybot_tui.tui.widgets.code import CodePane, unified_diff
 from verifybot_tui.tui.widgets.history import mark, word

@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Label, Static, TextArea
 
-from verifybot_tui.core import criteria as crit
+from verifybot_tui.core.verify import criteria as crit
 from verifybot_tui.tui.screens.dialogs import FormDialog
 
 HELP = ("One criterion per line: contains:TEXT, not:TEXT, regex:RE, regex-whole:RE, exit:N, "

@@ -15,7 +15,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from verifybot_tui.core.errors import ConfigError
+from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.tui.keys import PERMISSION_BINDINGS
 
 T = TypeVar("T")

@@ -14,8 +14,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from verifybot_tui.core.events import JudgeDecision
-from verifybot_tui.core.llm_judge import Judgement
+from verifybot_tui.core.loop.events import JudgeDecision
+from verifybot_tui.core.verify.llm_judge import Judgement
 
 
 class JudgementScreen(ModalScreen[JudgeDecision]):

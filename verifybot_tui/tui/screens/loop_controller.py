@@ -3,7 +3,7 @@
 One worker iterates the loop's events, as the CLI does: Output chunks go
 straight into the OutputBuffer (never a Message each), everything else becomes
 a LoopEvent message, which the screen hands to ``dispatch`` with this
-controller, the TUI's ``core.events.EventHandler``. Decisions the loop waits
+controller, the TUI's ``core.loop.events.EventHandler``. Decisions the loop waits
 for (approval, feedback, install) travel back through the futures its events
 carry; the controller holds the pending ones. The controller is composed into
 the screen (not a base class of it): the screen owns layout and keys, this owns
@@ -16,15 +16,16 @@ import asyncio
 import contextlib
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from textual.content import Content
 from textual.markup import escape
 
-from verifybot_tui.core.ansi import one_line, visible
-from verifybot_tui.core.editor import NO_EDITOR, cannot_start
-from verifybot_tui.core.errors import VerifyBotError
-from verifybot_tui.core.events import (
+from verifybot_tui.core.answers.editor import NO_EDITOR, cannot_start
+from verifybot_tui.core.base.ansi import one_line, visible
+from verifybot_tui.core.base.errors import VerifyBotError
+from verifybot_tui.core.base.outcome import Status
+from verifybot_tui.core.loop.events import (
     AnswerDone,
     AnswerText,
     ApprovalNeeded,
@@ -46,7 +47,6 @@ from verifybot_tui.core.events import (
     ThinkingText,
     VerdictReached,
 )
-from verifybot_tui.core.outcome import Status
 from verifybot_tui.tui.editor import edit_text
 from verifybot_tui.tui.messages import FileEdited, LoopEnded, LoopEvent
 from verifybot_tui.tui.screens.dialogs import ConfirmScreen
@@ -55,7 +55,61 @@ from verifybot_tui.tui.widgets.approval import ApprovalBar
 from verifybot_tui.tui.widgets.feedback import FeedbackBar
 
 if TYPE_CHECKING:
-    from verifybot_tui.tui.screens.main import MainScreen
+    from collections.abc import Callable
+
+    from textual.app import App
+    from textual.worker_manager import WorkerManager
+
+    from verifybot_tui.tui.output_buffer import OutputBuffer
+    from verifybot_tui.tui.session import AppSession
+    from verifybot_tui.tui.widgets.code import CodePane
+    from verifybot_tui.tui.widgets.conversation import ConversationPane
+    from verifybot_tui.tui.widgets.output import OutputPane
+    from verifybot_tui.tui.widgets.prompt import PromptBox
+    from verifybot_tui.tui.widgets.status import StatusBar
+
+
+class LoopHost(Protocol):
+    """What the controller needs of the screen that owns it (the main screen).
+
+    A protocol, not the screen's class: the screen composes its controller, so
+    the controller naming the screen would make the two modules import each other.
+    Textual's own methods are read as plain callables.
+    """
+
+    session: AppSession
+    auto_accept: bool
+    reviewing: bool
+    # The panes (typed Child getters on the screen).
+    status_bar: StatusBar
+    conversation: ConversationPane
+    code_pane: CodePane
+    output_pane: OutputPane
+    prompt_box: PromptBox
+    approval_bar: ApprovalBar
+    feedback_bar: FeedbackBar
+
+    @property
+    def output_buffer(self) -> OutputBuffer: ...
+    @property
+    def app(self) -> App[Any]: ...
+    @property
+    def workers(self) -> WorkerManager: ...
+    @property
+    def notify(self) -> Callable[..., None]: ...
+    @property
+    def post_message(self) -> Callable[..., bool]: ...
+    @property
+    def run_worker(self) -> Callable[..., Any]: ...
+    @property
+    def query(self) -> Callable[..., Any]: ...
+    @property
+    def refresh_bindings(self) -> Callable[[], None]: ...
+
+    def refresh_history(self) -> None: ...
+    def prompt_ready(self) -> None: ...
+    def show_top(self, which: str) -> None: ...
+
 
 YIELD_EVERY = 0.005  # seconds of output handling before the worker lets others run
 Severity = Literal["information", "warning", "error"]
@@ -66,7 +120,7 @@ STATUS_SEVERITY: dict[Status, Severity] = {
 class LoopController:
     """Drives VerifyLoop.events() for the main screen and shows what happens."""
 
-    def __init__(self, screen: MainScreen) -> None:
+    def __init__(self, screen: LoopHost) -> None:
         self.screen = screen
         self.session = screen.session
         self.pending_approval: ApprovalNeeded | None = None
@@ -147,7 +201,7 @@ class LoopController:
                         continue
                     self.screen.post_message(FileEdited(name, content))
 
-    # -- core.events.EventHandler: the screen dispatches each LoopEvent here -----------
+    # -- core.loop.events.EventHandler: the screen dispatches each LoopEvent here -----------
 
     async def on_session_started(self, ev: SessionStarted) -> None:
         self.attempt_base = ev.attempts_before
@@ -267,7 +321,9 @@ class LoopController:
         for bar in self.screen.query("ApprovalBar, FeedbackBar"):  # mounted after frame one
             if isinstance(bar, ApprovalBar | FeedbackBar):
                 bar.hide()
-        self.screen.workers.cancel_group(self.screen, "watch")
+        for worker in self.screen.workers:  # the file watcher (only this controller runs one)
+            if worker.group == "watch":
+                worker.cancel()
         self.pending_approval = None
         self.pending_feedback = None
         self.screen.reviewing = False

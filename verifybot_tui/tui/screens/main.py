@@ -23,10 +23,10 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, TextArea
 from textual.worker import Worker, WorkerState
 
-from verifybot_tui.core.ansi import one_line
-from verifybot_tui.core.config import LLMConfig
-from verifybot_tui.core.errors import VerifyBotError
-from verifybot_tui.core.events import ApprovalNeeded, FeedbackReady, dispatch
+from verifybot_tui.core.base.ansi import one_line
+from verifybot_tui.core.base.errors import VerifyBotError
+from verifybot_tui.core.loop.events import ApprovalNeeded, FeedbackReady, dispatch
+from verifybot_tui.core.settings.config import LLMConfig
 from verifybot_tui.llm.api_common import usage_text
 from verifybot_tui.tui.keys import APPROVAL_BINDINGS, MAIN_BINDINGS
 from verifybot_tui.tui.messages import (
@@ -438,8 +438,8 @@ class MainScreen(Screen[None]):
     async def _show_session(self, session_id: int) -> None:
         """The panes show the session being resumed: its conversation, its last version
         and that version's output, so a follow-up is written knowing what it follows."""
-        from verifybot_tui.core.languages import language_for_filename
-        from verifybot_tui.core.ports import ProgramFile
+        from verifybot_tui.core.answers.languages import language_for_filename
+        from verifybot_tui.core.base.ports import ProgramFile
         from verifybot_tui.tui.screens.attempt import read_output_file
 
         history = self.session.history

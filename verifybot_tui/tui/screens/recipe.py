@@ -11,7 +11,7 @@ from textual import on
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Static
 
-from verifybot_tui.core.recipe import Recipe, load_recipe
+from verifybot_tui.core.verify.recipe import Recipe, load_recipe
 from verifybot_tui.tui.screens.dialogs import FormDialog
 
 

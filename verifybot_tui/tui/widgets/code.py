@@ -17,8 +17,8 @@ from textual.reactive import var
 from textual.widget import Widget
 from textual.widgets import Static
 
-from verifybot_tui.core.ansi import one_line
-from verifybot_tui.core.ports import ProgramFile
+from verifybot_tui.core.base.ansi import one_line
+from verifybot_tui.core.base.ports import ProgramFile
 from verifybot_tui.tui.keys import CODE_BINDINGS, EDIT_BINDINGS
 from verifybot_tui.tui.widget_message import WidgetMessage
 

@@ -20,7 +20,7 @@ from textual.markup import escape
 from textual.reactive import var
 from textual.widgets import Collapsible, LoadingIndicator, Static
 
-from verifybot_tui.core.ansi import one_line, sanitize, visible
+from verifybot_tui.core.base.ansi import one_line, sanitize, visible
 
 if TYPE_CHECKING:
     from textual.widgets import Markdown

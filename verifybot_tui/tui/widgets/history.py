@@ -17,7 +17,7 @@ from textual.markup import escape
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from verifybot_tui.core.history import kept_success, unanswered
+from verifybot_tui.core.store.history import kept_success, unanswered
 from verifybot_tui.tui.keys import HISTORY_BINDINGS
 from verifybot_tui.tui.widget_message import WidgetMessage
 

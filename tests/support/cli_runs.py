@@ -1,0 +1,84 @@
+"""Running ``verifybot`` as a user does, and the answers it is fed.
+
+Shared by the CLI's tests, the app's and the targets' (each in its own folder),
+so they live here rather than in one test module that the others import.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import textwrap
+from pathlib import Path
+
+from project import verifybot_cmd
+
+from verifybot_tui.core.base.ports import ProgramFile, RunRequest, RunResult
+from verifybot_tui.core.store.transcript import read_record
+from verifybot_tui.core.verify import criteria as crit
+
+UNUSED = "#include <stdio.h>\nint main(void) { int unused; printf(\"hi\\n\"); return 0; }\n"
+CLEAN = "#include <stdio.h>\nint main(void) { printf(\"hi\\n\"); return 0; }\n"
+C_ANSWER = "Here it is:\n\n```c\n{}```\n"
+
+
+def run_cli(*args: str, cwd: Path, stdin: str | None = None, env: dict[str, str] | None = None,
+            timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*verifybot_cmd(), *args], cwd=cwd, input=stdin,
+                          capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+
+
+def answers(*bodies: str) -> str:
+    """A replay transcript: each body becomes '## Answer N' wrapped in a markdown fence."""
+    parts = ["# test transcript\n"]
+    for i, body in enumerate(bodies, 1):
+        parts.append(f"## Answer {i}\n\n````markdown\n{textwrap.dedent(body).strip()}\n````\n")
+    return "\n".join(parts)
+
+
+def python_answer(code: str, prose: str = "Here you go:") -> str:
+    return f"{prose}\n\n```python\n{textwrap.dedent(code).strip()}\n```\n"
+
+
+def db_rows(ws: Path, sql: str) -> list[tuple]:
+    con = sqlite3.connect(ws / "history.db")
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def the_record(ws: Path) -> dict:
+    files = sorted((ws / "raw_md").glob("*.md"))
+    assert len(files) == 1, files
+    record = read_record(files[0])
+    assert record is not None
+    return record
+
+
+def run_once(tmp_path: Path, code: str, *extra: str, ws: Path | None = None,
+             env: dict[str, str] | None = None, prompt: str = "do it",
+             **kw: object) -> subprocess.CompletedProcess[str]:
+    ws = ws or tmp_path / "ws"
+    return run_cli("run", prompt, "--llm", replay(tmp_path, python_answer(code)),
+                   "--target", "local", "--yes", "--max-retries", "0", "--workspace", str(ws),
+                   *extra, cwd=tmp_path, env=env, **kw)  # type: ignore[arg-type]
+
+
+def replay(tmp_path: Path, *bodies: str, name: str = "answers.md") -> str:
+    path = tmp_path / name
+    path.write_text(answers(*bodies), encoding="utf-8")
+    return f"replay:{path}"
+
+
+def c_request(code: str, run_id: str, flags: list[str], compiler: str = "") -> RunRequest:
+    return RunRequest(run_id=run_id, files=[ProgramFile("main.c", "main.c", code, "c")],
+                      entry="main.c", language="c", timeout=20, compiler=compiler,
+                      flags=flags)
+
+
+def clean(result: RunResult) -> crit.Check:
+    (check,) = crit.evaluate([crit.parse("compiles-clean")], result, None)
+    return check

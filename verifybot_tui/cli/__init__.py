@@ -1,0 +1,1 @@
+"""The `verifybot` commands: the entry (parser and dispatch), each command, and the run printer."""

@@ -1,0 +1,157 @@
+"""``verifybot doctor``: is everything in place for a run?
+
+Each check prints one line, OK / WARN / FAIL, and a FAIL says what to do. It
+checks the config, the workspace, each browser LLM's browser and profile, each API
+provider (reachable, key taken, model offered: its models list, else a one-token
+request), and that each target answers, without sending any prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from verifybot_tui.core.base.errors import EXIT_FAILED, EXIT_SUCCESS, EXIT_USAGE, VerifyBotError
+from verifybot_tui.core.settings.config import Config, LLMConfig
+
+
+class _Report:
+    def __init__(self) -> None:
+        self.failed = False
+
+    def line(self, level: str, what: str, text: str) -> None:
+        self.failed |= level == "FAIL"
+        print(f"{level:<4} {what}: {text}", flush=True)
+
+
+async def run_doctor(config: Config) -> int:
+    r = _Report()
+    r.line("OK", "config", str(config.path) if config.path else
+           "no config file: using the defaults (copy config.toml.example to config.toml)")
+    ws = config.workspace
+    try:
+        ws.mkdir(parents=True, exist_ok=True)
+        probe = ws / ".verifybot-doctor"
+        probe.write_text("ok")
+        probe.unlink()
+        r.line("OK", "workspace", f"{ws} is writable")
+    except OSError as e:
+        r.line("FAIL", "workspace", f"{ws} is not writable ({e.strerror}): set [run] workspace")
+    for name, llm in sorted(config.llm.items()):
+        if llm.kind == "browser":
+            await _check_llm(r, name, llm)
+        else:
+            await _check_api(r, name, llm, config)
+    for name in sorted(config.targets):
+        await _check_target(r, config, name)
+    return EXIT_FAILED if r.failed else EXIT_SUCCESS
+
+
+async def _check_llm(r: _Report, name: str, llm: LLMConfig) -> None:
+    from playwright.async_api import async_playwright
+
+    from verifybot_tui.llm.browser.chromium import find_browser, profile_dir
+
+    what = f"llm {name}"
+    async with async_playwright() as pw:
+        own = pw.chromium.executable_path
+    try:
+        found = find_browser(llm, own)
+        r.line("OK", what, f"browser {found or own + ' (Playwright’s own)'}")
+    except VerifyBotError as e:
+        r.line("FAIL", what, str(e))
+        return
+    if not llm.headless and (why := needs_display()):
+        r.line("WARN", what, f"headless = false needs a display, and {why}: run VerifyBot "
+                             "in a desktop session (or under xvfb-run), or set headless = true "
+                             f"in [llm.{name}] (bot checks catch headless browsers more often)")
+    profile = profile_dir(llm)
+    stamp = profile / LOGIN_STAMP
+    if stamp.is_file():
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp.stat().st_mtime))
+        r.line("OK", what, f"profile {profile}: logged in with `verifybot login` on {when} "
+                           "(whether it still is, each prompt checks)")
+    elif profile.is_dir() and any(profile.iterdir()):
+        # A profile only says a browser ran with it, not that anyone logged in.
+        r.line("WARN", what, f"profile {profile} exists, login not checked: run "
+                             f"`verifybot login --llm {name}` once if the app says logged out")
+    else:
+        r.line("WARN", what, f"no profile at {profile}: run `verifybot login --llm {name}` once")
+
+
+async def _check_api(r: _Report, name: str, llm: LLMConfig, config: Config) -> None:
+    from verifybot_tui.llm.api_check import check_provider
+
+    result = await check_provider(llm, config.workspace)
+    r.line("OK" if result.ok else "FAIL", f"llm {name}", result.text)
+
+
+async def run_doctor_page(path: Path, site: str, *, as_json: bool = False) -> int:
+    """`doctor --page FILE.html`: a saved page read offline as the driver reads it.
+    0 when a renderer claims it (a MISS is reported, not an error), 1 when none does,
+    2 when the file or the site cannot be used."""
+    from verifybot_tui.llm.browser.saved_page import format_report, inspect_page
+
+    if not path.is_file():
+        print(f"FAIL --page {path}: no such file; give a saved chat page (.html)")
+        return EXIT_USAGE
+    try:
+        report = await inspect_page(path, site)
+    except VerifyBotError as e:
+        print(f"FAIL {e}")
+        return EXIT_USAGE
+    if as_json:
+        print(json.dumps(report.as_json(), ensure_ascii=False))
+    else:
+        for line in format_report(path, report):
+            print(line)
+    return EXIT_SUCCESS if report.renderer else EXIT_FAILED
+
+
+LOGIN_STAMP = ".verifybot-login"
+"""Written into a profile by a finished `verifybot login`: doctor reads its time."""
+
+
+def needs_display() -> str | None:
+    """Why a visible browser window cannot open here, or None."""
+    if sys.platform != "linux":
+        return None
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return None
+    return "neither $DISPLAY nor $WAYLAND_DISPLAY is set"
+
+
+async def _check_target(r: _Report, config: Config, name: str) -> None:
+    from verifybot_tui.targets import make_target
+
+    cfg = config.targets[name]
+    what = f"target {name}"
+    if cfg.kind == "local":
+        tools = {t: shutil.which(t) for t in ("python3", "bash", "gcc", "g++", "node")}
+        have = ", ".join(t for t, p in tools.items() if p)
+        missing = ", ".join(t for t, p in tools.items() if not p)
+        r.line("OK", what, f"this machine; tools: {have}" + (f"; missing: {missing}"
+                                                            if missing else ""))
+        return
+    if cfg.password_env and os.environ.get(cfg.password_env) is None and not cfg.key_file:
+        r.line("WARN", what, f"no key_file and ${cfg.password_env} is not set: "
+                             "the agent or ~/.ssh keys must work")
+    target = make_target(config, name, config.workspace)
+    try:
+        await asyncio.wait_for(target.connect(), 20)
+        r.line("OK", what, f"{cfg.user}@{cfg.host}:{cfg.port} reachable and logged in")
+    except VerifyBotError as e:
+        r.line("FAIL", what, str(e))
+    except TimeoutError:
+        r.line("FAIL", what, f"{cfg.host}:{cfg.port} did not answer within 20 s: is the Pi "
+                             "on and on this network?")
+    finally:
+        try:
+            await target.close()
+        except Exception:
+            pass

@@ -1,0 +1,288 @@
+"""The ``verifybot`` command's entry: the parser, and dispatch to the app or a command.
+
+No arguments (or a prompt) start the TUI; a command name runs that headless
+command (``cli.run``, ``cli.commands``). Textual and Playwright are only
+imported by the commands that need them, so the headless ones start fast; a
+mistyped command is caught here before it could be sent as a prompt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import difflib
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from verifybot_tui import __version__
+from verifybot_tui.cli.commands import (
+    cmd_config,
+    cmd_doctor,
+    cmd_history,
+    cmd_login,
+    cmd_probe,
+    cmd_recipe,
+    cmd_selftest,
+)
+from verifybot_tui.cli.common import EXIT_HANGUP, SIGNALS, config_for, err, quiet_terminal
+from verifybot_tui.cli.run import cmd_extract, cmd_run
+from verifybot_tui.core.base.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_SUCCESS,
+    EXIT_USAGE,
+    VerifyBotError,
+)
+from verifybot_tui.core.base.outcome import Status
+
+COMMANDS = ("run", "login", "probe", "extract", "history", "doctor", "selftest", "recipe",
+            "config")
+
+
+# -- argument parsing ------------------------------------------------------------
+
+
+def _common(p: argparse.ArgumentParser, *, workspace: bool = True) -> None:
+    p.add_argument("--config", metavar="PATH", help="config file (default: ./config.toml, "
+                   "else the user config dir)")
+    if workspace:
+        p.add_argument("--workspace", metavar="DIR", help="where programs/, outputs/, raw_md/, "
+                       "context/ and history.db live (default: [run] workspace)")
+
+
+TARGET_HELP = "a [targets.NAME] table (default: [run] default_target, local)"
+LLM_HELP = "an [llm.NAME] table, or replay:PATH (default: [run] default_llm, chatgpt)"
+TRUST_HELP = ("trust an SSH host key seen for the first time, for scripts "
+              "(default: show its fingerprint and ask)")
+
+
+def _verification_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--expect", action="append", default=[], metavar="KIND:SPEC",
+                   help="a success criterion (repeatable): contains:TEXT, not:TEXT, "
+                        "regex:RE, regex-whole:RE, exit:N, range:RE:LO..HI, "
+                        "file:GLOB[:MINSIZE], no-stderr, duration:<=S, compiles-clean "
+                        "(default: none; exit status 0 and sanity checks)")
+    p.add_argument("--criteria", metavar="FILE",
+                   help='a criteria TOML file: expect = ["KIND:SPEC", ...], sanity = true '
+                        "(default: none)")
+    p.add_argument("--judge", metavar="MODE",
+                   help="who judges a passing run: off, same-chat, an [llm.NAME], or "
+                        "replay:PATH (default: [run] judge)")
+
+
+def _config_args(p: argparse.ArgumentParser) -> None:
+    p.description = ("export: write the effective settings as TOML (no secrets); "
+                     "import: validate a file and install it as the user config "
+                     "(the old one is kept as a backup).")
+    p.add_argument("action", choices=("export", "import"),
+                   help="export the effective settings, or import a file (required)")
+    p.add_argument("path", nargs="?", metavar="PATH",
+                   help="export: the file to write (default: standard output); "
+                        "import: the file to install")
+
+
+def build_parser(command: str | None) -> argparse.ArgumentParser:
+    if command is None:
+        p = argparse.ArgumentParser(
+            prog="verifybot",
+            description="VerifyBot: ask a chat LLM for a program, approve it, run it here or on "
+                        "a Raspberry Pi, feed the errors back. Without a command: the TUI. "
+                        f"Commands: {', '.join(COMMANDS)} (verifybot COMMAND --help).")
+        p.add_argument("prompt", nargs="?",
+                       help="a first prompt to send when the app starts (default: none)")
+        p.add_argument("--target", metavar="NAME", help=TARGET_HELP)
+        p.add_argument("--llm", metavar="NAME", help=LLM_HELP)
+        p.add_argument("--version", action="version", version=f"verifybot {__version__}")
+        _common(p)
+        return p
+    p = argparse.ArgumentParser(prog=f"verifybot {command}")
+    if command == "recipe":
+        from verifybot_tui.cli.recipes import add_args
+
+        p.description = ("Task recipes: `recipe run FILE... [--parallel N] [--junit PATH] "
+                         "[--json]`, `recipe new [SESSION]`.")
+        add_args(p)
+        return p
+    _ARGS[command](p)
+    _common(p, workspace=command not in ("login", "doctor", "config"))
+    return p
+
+
+def _run_args(p: argparse.ArgumentParser) -> None:
+    p.description = "Run the verify loop headless for one prompt."
+    p.add_argument("prompt", help="what the program should do")
+    p.add_argument("--target", metavar="NAME", help=TARGET_HELP)
+    p.add_argument("--llm", metavar="NAME", help=LLM_HELP)
+    p.add_argument("--max-retries", type=int, metavar="N",
+                   help="attempts after the first one (default: [run] max_retries, 3)")
+    p.add_argument("--timeout", type=float, metavar="S",
+                   help="seconds a program may run (default: [run] timeout, 30)")
+    _running_flags(p, yes="accept every version and every install without asking "
+                          "(default: ask on stdin)",
+                   json="print the run record as JSON on stdout (default: off)")
+    p.add_argument("--show-thinking", action="store_true",
+                   help="print an API model's reasoning (extended thinking) dimmed on stderr "
+                        "as it arrives, apart from the answer (default: off; the transcript "
+                        "keeps it either way)")
+    _verification_args(p)
+
+
+def _running_flags(p: argparse.ArgumentParser, *, yes: str, json: str) -> None:
+    """The switches of the commands that run a program (run, extract --run)."""
+    p.add_argument("--yes", action="store_true", help=yes)
+    p.add_argument("--json", action="store_true", help=json)
+    p.add_argument("--trust-new-host", action="store_true", help=TRUST_HELP)
+
+
+def _login_args(p: argparse.ArgumentParser) -> None:
+    p.description = "Open a visible browser to log in to the chat site once."
+    p.add_argument("--llm", metavar="NAME", help=LLM_HELP)
+    p.add_argument("--timeout", type=float, default=600, metavar="S",
+                   help="how long to wait for the login (default: 600)")
+
+
+def _probe_args(p: argparse.ArgumentParser) -> None:
+    p.description = "Print (and save as context/<target>.md) a target's context."
+    p.add_argument("--target", metavar="NAME", help=TARGET_HELP)
+    p.add_argument("--trust-new-host", action="store_true", help=TRUST_HELP)
+
+
+def _extract_args(p: argparse.ArgumentParser) -> None:
+    p.description = ("Show the code blocks of a markdown answer; --run runs it once. "
+                     "A raw_md transcript or a replay file shows each answer's code, "
+                     "numbered.")
+    p.add_argument("file", metavar="FILE.md",
+                   help="one answer, a raw_md/ transcript or a replay file")
+    p.add_argument("--answer", type=int, metavar="N",
+                   help="of a transcript, only answer N (default: every answer; "
+                        "with --run, the last)")
+    p.add_argument("--run", action="store_true",
+                   help="save and run the program once (default: only show it)")
+    p.add_argument("--target", metavar="NAME", help=TARGET_HELP)
+    _running_flags(p, yes="with --run: run without asking (default: ask on stdin)",
+                   json="print the blocks as JSON (default: off)")
+
+
+def _history_args(p: argparse.ArgumentParser) -> None:
+    p.description = "List sessions and their attempts."
+    p.add_argument("--json", action="store_true",
+                   help="print the sessions as JSON (default: off)")
+
+
+def _bridge_args(command: str) -> Callable[[argparse.ArgumentParser], None]:
+    def add(p: argparse.ArgumentParser) -> None:
+        from verifybot_tui.cli.selftest import add_bridge_args
+
+        add_bridge_args(p, command)
+    return add
+
+
+_ARGS = {"run": _run_args, "login": _login_args, "probe": _probe_args,
+         "extract": _extract_args, "history": _history_args, "doctor": _bridge_args("doctor"),
+         "selftest": _bridge_args("selftest"), "config": _config_args}
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # `verifybot history | head`: the reader had enough. Point stdout at
+        # /dev/null so the interpreter's last flush cannot complain either.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_SUCCESS
+
+
+def _typo(word: str) -> str | None:
+    """The command a one-word first argument was probably meant to be."""
+    if not word or word.startswith("-") or any(c.isspace() for c in word):
+        return None
+    close = difflib.get_close_matches(word.lower(), COMMANDS, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _needs_terminal() -> str | None:
+    """Why the TUI cannot start here, or None: it needs a terminal on both ends."""
+    missing = [name for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout))
+               if stream is None or not stream.isatty()]
+    if not missing:
+        return None
+    what = "is not a terminal" if len(missing) == 1 else "are not terminals"
+    return (f"the app needs a terminal, but {' and '.join(missing)} {what}. "
+            "For scripts and pipes use `verifybot run PROMPT` (see verifybot run --help).")
+
+
+def _main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = argv[0] if argv and argv[0] in COMMANDS else None
+    if command is None and argv and (meant := _typo(argv[0])) is not None:
+        # A mistyped command must not become a prompt sent to the chat site.
+        err(f"'{argv[0]}' is not a command; did you mean {meant}? "
+             f"(verifybot {meant} --help). To send it as a prompt: verifybot -- '{argv[0]}'")
+        return EXIT_USAGE
+    parser = build_parser(command)
+    try:
+        args = parser.parse_args(argv[1:] if command else argv)
+    except SystemExit as e:  # argparse exits 2 on usage errors, 0 on --help
+        return int(e.code or 0)
+    if command is None and (why := _needs_terminal()) is not None:
+        err(why)
+        return EXIT_USAGE
+    try:
+        if command is None:
+            return _tui(args)
+        return asyncio.run(_COMMANDS[command](args))
+    except VerifyBotError as e:
+        err(f"error: {e}")
+        return e.exit_code
+    except KeyboardInterrupt:
+        err("interrupted")
+        return EXIT_INTERRUPTED
+
+
+_COMMANDS = {"run": cmd_run, "login": cmd_login, "probe": cmd_probe, "extract": cmd_extract,
+             "history": cmd_history, "doctor": cmd_doctor, "selftest": cmd_selftest,
+             "recipe": cmd_recipe, "config": cmd_config}
+
+
+def _tui(args: argparse.Namespace) -> int:
+    cfg = config_for(args, writes=True)
+    from verifybot_tui.tui.app import VerifyBotApp
+
+    app = VerifyBotApp(config=cfg, prompt=args.prompt,
+                       target=args.target or cfg.run.default_target,
+                       llm=args.llm or cfg.run.default_llm)
+    _tui_hangup(app)
+    app.run()
+    if SIGNALS["hangup"]:
+        return EXIT_HANGUP
+    return int(app.return_code or 0)
+
+
+def _tui_hangup(app: Any) -> None:
+    """A closed terminal (SIGHUP) ends the app as Ctrl+C ends `run`: the program's tree
+    stopped, the session written as INTERRUPTED, exit 129 (Textual leaves HUP alone,
+    and its default would kill VerifyBot with the program still running)."""
+
+    async def hang_up() -> None:
+        session = app.session
+        loop = session.loop
+        if loop is not None and loop.running:
+            loop.stop(Status.INTERRUPTED)
+            deadline = time.monotonic() + 10
+            while loop.running and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+        app.exit(return_code=EXIT_HANGUP)
+
+    def on_hup(signum: int, frame: Any) -> None:
+        if SIGNALS["hangup"]:
+            return  # the shell and the kernel both send one
+        SIGNALS["hangup"] = True
+        quiet_terminal()
+        # The handler runs on the main thread, which runs the app's event loop.
+        asyncio.get_event_loop().call_soon_threadsafe(lambda: asyncio.ensure_future(hang_up()))
+
+    signal.signal(signal.SIGHUP, on_hup)

@@ -1,0 +1,240 @@
+"""The ``run`` command's side of the loop: its events printed, its questions asked.
+
+``run`` answers approvals on stdin (or ``--yes``) and streams program output live
+(stderr to stderr, in red on a terminal); ``--json`` prints one record at the end.
+This is the CLI's ``core.loop.events.EventHandler``, as the TUI's loop controller
+is the app's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import subprocess
+import sys
+
+from verifybot_tui.cli.common import Stdin, colour
+from verifybot_tui.core.answers.editor import NO_EDITOR, cannot_start, edit_files
+from verifybot_tui.core.base.ansi import one_line, sanitize, visible
+from verifybot_tui.core.base.errors import (
+    EXIT_SUCCESS,
+)
+from verifybot_tui.core.loop.events import (
+    AnswerDone,
+    AnswerText,
+    ApprovalNeeded,
+    CodeReady,
+    Decision,
+    FeedbackDecision,
+    FeedbackReady,
+    Finished,
+    Judged,
+    JudgeDecision,
+    JudgementNeeded,
+    Notice,
+    Output,
+    PermissionNeeded,
+    PromptSent,
+    RunFinished,
+    RunStarted,
+    SessionStarted,
+    ThinkingText,
+    VerdictReached,
+)
+
+
+class Printer:
+    """Shows the loop's events on the terminal and answers its questions from stdin.
+
+    The CLI's ``core.loop.events.EventHandler``: one method per event.
+    """
+
+    def __init__(self, *, json_mode: bool, stdin: Stdin, show_thinking: bool = False) -> None:
+        self.stdin = stdin
+        self.show_thinking = show_thinking
+        self._thought = ""  # the reasoning of the current answer printed so far
+        self._printed = 0  # how much of it is on stderr already
+        self.info = sys.stderr
+        # With --json, stdout carries only the record: the program's stdout goes to stderr.
+        self.prog_out = sys.stderr if json_mode else sys.stdout
+
+    def say(self, text: str) -> None:
+        print(colour(self.info, "2", f"[verifybot] {one_line(text)}"), file=self.info,
+              flush=True)
+
+    # -- core.loop.events.EventHandler ------------------------------------------------------
+
+    async def on_session_started(self, ev: SessionStarted) -> None:
+        self.say(f"session {ev.session_id}: target {ev.target}, llm {ev.llm}; "
+                 f"transcript {ev.transcript}")
+
+    async def on_notice(self, ev: Notice) -> None:
+        code = {"warning": "33", "error": "31"}.get(ev.level, "2")
+        print(colour(self.info, code, f"[verifybot] {one_line(ev.text)}"), file=self.info,
+              flush=True)
+
+    async def on_prompt_sent(self, ev: PromptSent) -> None:
+        self._end_thinking()
+        self._thought, self._printed = "", 0
+        self.say(f"sending the {ev.kind} prompt ({len(ev.text.splitlines())} lines); "
+                 "waiting for the answer")
+
+    async def on_answer_text(self, ev: AnswerText) -> None:
+        self._end_thinking()  # the CLI shows the answer's code, not the answer as it streams
+
+    async def on_thinking_text(self, ev: ThinkingText) -> None:
+        """With --show-thinking, the model's reasoning dimmed on stderr, marked as thinking,
+        a line as soon as it is complete (an escape sequence split across two chunks is
+        whole by then, so the sanitiser sees it whole); never on stdout, never the answer."""
+        if not self.show_thinking:
+            return  # the transcript keeps it, apart from the answer
+        if not self._thought:
+            print(colour(self.info, "2", "[verifybot] thinking (not part of the answer):"),
+                  file=self.info, flush=True)
+        if not ev.text.startswith(self._thought[:self._printed]):
+            self._printed = 0  # the backend restarted its reasoning: print it again
+        self._thought = ev.text
+        self._print_thinking(ev.text.rfind("\n") + 1)
+
+    def _print_thinking(self, upto: int) -> None:
+        if upto > self._printed:
+            lines = visible(sanitize(self._thought[self._printed:upto], keep_colours=False))
+            self.info.write(colour(self.info, "2", lines.rstrip("\n")) + "\n")
+            self.info.flush()
+            self._printed = upto
+
+    def _end_thinking(self) -> None:
+        """The reasoning's last line (it has no newline) before anything else is said."""
+        if self._thought and self.show_thinking:
+            self._print_thinking(len(self._thought))
+
+    async def on_answer_done(self, ev: AnswerDone) -> None:
+        self._end_thinking()
+        self.say(f"answer received ({len(ev.markdown)} characters)")
+
+    async def on_code_ready(self, ev: CodeReady) -> None:
+        for f, saved in zip(ev.files, ev.saved, strict=True):
+            mark = " (runs)" if f.name == ev.entry else ""
+            print(colour(self.info, "1", f"--- {one_line(saved)}{mark} ---"), file=self.info)
+            print(sanitize(f.content, keep_colours=False).rstrip("\n"), file=self.info)
+        print(colour(self.info, "1", "---"), file=self.info, flush=True)
+
+    async def on_approval_needed(self, ev: ApprovalNeeded) -> None:
+        ev.decision.set_result(await self.approve(ev))
+
+    async def on_permission_needed(self, ev: PermissionNeeded) -> None:
+        ev.answer.set_result(await self.stdin.confirm(ev.question))
+
+    async def on_feedback_ready(self, ev: FeedbackReady) -> None:
+        ev.decision.set_result(FeedbackDecision(True, ev.prompt))
+
+    async def on_run_started(self, ev: RunStarted) -> None:
+        self.say(f"running attempt {ev.attempt} on {ev.target}")
+
+    async def on_output(self, ev: Output) -> None:
+        if ev.stream == "stderr":
+            sys.stderr.write(colour(sys.stderr, "31", sanitize(ev.text)))
+            sys.stderr.flush()
+        else:
+            self.prog_out.write(sanitize(ev.text))
+            self.prog_out.flush()
+
+    async def on_run_finished(self, ev: RunFinished) -> None:
+        r = ev.result
+        status = "timed out" if r.timed_out else f"exit status {r.exit_code}"
+        self.say(f"{status} after {r.duration:.1f} s; output saved as {ev.output_file}")
+
+    async def on_verdict_reached(self, ev: VerdictReached) -> None:
+        v = ev.verdict
+        mark = colour(self.info, "32" if v.ok else "31", "PASS" if v.ok else "FAIL")
+        print(f"[verifybot] {mark} attempt {ev.attempt}: {one_line(v.reason)}", file=self.info,
+              flush=True)
+
+    async def on_judged(self, ev: Judged) -> None:
+        j = ev.judgement
+        ok = j.verdict == "PASS"
+        mark = colour(self.info, "32" if ok else "33", f"JUDGE {j.line}")
+        print(f"[verifybot] {mark} (attempt {ev.attempt}, judge {j.judge})", file=self.info,
+              flush=True)
+
+    async def on_judgement_needed(self, ev: JudgementNeeded) -> None:
+        ev.decision.set_result(await self.judge_decision(ev))
+
+    async def judge_decision(self, ev: JudgementNeeded) -> JudgeDecision:
+        j = ev.judgement
+        self.say(ev.reasons)
+        if j is not None and j.verdict == "UNPARSABLE":
+            print(sanitize(j.answer, keep_colours=False).rstrip("\n"), file=self.info)
+        follow = j is not None and j.verdict != "UNPARSABLE"
+        question = ("[v]erified, [f]ailure (sent back with a note), [s]top"
+                    + (", Enter: as the judge says" if follow else "") + ": ")
+        while True:
+            answer = await self.stdin.readline(question)
+            if answer is None:
+                self.say("stdin is closed: " + ("following the judge" if follow else
+                                                "sending it back as a failure"))
+                return JudgeDecision("follow" if follow else "fail")
+            choice = answer.strip().lower()[:1]
+            if choice == "" and follow:
+                return JudgeDecision("follow")
+            if choice == "v":
+                return JudgeDecision("accept")
+            if choice == "s":
+                return JudgeDecision("stop")
+            if choice == "f":
+                note = await self.stdin.readline("Note for the LLM (empty for none): ")
+                return JudgeDecision("fail", note=(note or "").strip())
+            self.say("answer v, f or s" + (" (or Enter)" if follow else ""))
+
+    async def on_finished(self, ev: Finished) -> None:
+        code = "32" if ev.exit_code == EXIT_SUCCESS else "31"
+        text = f"[verifybot] {ev.status}" + (f": {one_line(ev.message)}" if ev.message else "")
+        print(colour(self.info, code, text), file=self.info, flush=True)
+
+    async def approve(self, ev: ApprovalNeeded) -> Decision:
+        files = {f.name: f.content for f in ev.files}
+        edited: dict[str, str] = {}  # what the user changed, shown and confirmed first
+        while True:
+            what = "the edited version" if edited else f"attempt {ev.attempt}"
+            answer = await self.stdin.readline(
+                f"Run {what}? [a]ccept, [e]dit, [r]eject, [s]top: ")
+            if answer is None:
+                self.say("stdin is closed: stopping (use --yes to run without asking)")
+                return Decision("stop")
+            choice = answer.strip().lower()[:1]
+            if choice == "a":
+                return Decision("edit", files=edited) if edited else Decision("accept")
+            if choice == "s":
+                return Decision("stop")
+            if choice == "r":
+                note = await self.stdin.readline("Note for the LLM (empty for none): ")
+                return Decision("reject", note=note or "")
+            if choice == "e":
+                try:
+                    result = await asyncio.to_thread(edit_files, {**files, **edited},
+                                                     subprocess.call)
+                except OSError as e:
+                    self.say(cannot_start(e))
+                    continue
+                if result is None:
+                    self.say(f"{NO_EDITOR}, to edit")
+                    continue
+                edited = {name: text for name, text in result.items() if text != files[name]}
+                # As in the app: the user sees what will run before it runs.
+                self._show_diff(files, edited)
+                continue
+            self.say("answer a, e, r or s")
+
+    def _show_diff(self, files: dict[str, str], edited: dict[str, str]) -> None:
+        if not edited:
+            self.say("no changes: the version as proposed")
+            return
+        for name, text in edited.items():
+            for line in difflib.unified_diff(files[name].splitlines(), text.splitlines(),
+                                             f"{name} (proposed)", f"{name} (edited)",
+                                             lineterm=""):
+                code = "32" if line.startswith("+") else "31" if line.startswith("-") else ""
+                clean = sanitize(line, keep_colours=False)
+                print(colour(self.info, code, clean) if code else clean, file=self.info)
+        self.info.flush()
+

@@ -1,0 +1,264 @@
+"""``verifybot recipe run FILE...`` and ``verifybot recipe new [SESSION]``.
+
+Recipes run headless (every version accepted, like ``run --yes``): nobody is at the
+terminal to approve, which is what CI needs. An unparsable judgement therefore counts
+as a failure, never as a success. Every recipe file is checked before the first one
+runs, so a typo in the tenth file costs nothing (exit 2, naming the file and the key).
+With ``--parallel N`` up to N recipes run at once, never two on the same target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+from verifybot_tui.core.base.errors import EXIT_FAILED, EXIT_SUCCESS, ConfigError
+from verifybot_tui.core.loop.events import (
+    AnswerDone,
+    AnswerText,
+    ApprovalNeeded,
+    CodeReady,
+    Decision,
+    FeedbackDecision,
+    FeedbackReady,
+    Finished,
+    Judged,
+    JudgeDecision,
+    JudgementNeeded,
+    Notice,
+    Output,
+    PermissionNeeded,
+    PromptSent,
+    RunFinished,
+    RunStarted,
+    SessionStarted,
+    VerdictReached,
+)
+from verifybot_tui.core.settings.config import Config
+from verifybot_tui.core.verify.recipe import Recipe, load_recipe, recipe_toml
+from verifybot_tui.core.verify.reports import RecipeResult, json_text, junit_xml, summary_table
+
+
+def add_args(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="action", metavar="run|new", required=True,
+                         help="run: run recipes; new: write one from a session")
+    run = sub.add_parser("run", help="run recipes headless; exit 0 only if all are verified")
+    run.add_argument("files", nargs="+", metavar="FILE", help="recipe TOML files")
+    run.add_argument("--parallel", type=int, default=1, metavar="N",
+                     help="run up to N recipes at once, never two on one target (default: 1)")
+    run.add_argument("--junit", metavar="PATH", help="write a JUnit XML report (default: none)")
+    run.add_argument("--json", action="store_true",
+                     help="print a JSON report on stdout (default: off)")
+    new = sub.add_parser("new", help="write a recipe from a finished session")
+    new.add_argument("session", nargs="?", type=int, help="a session id (default: the last)")
+    new.add_argument("--output", "-o", metavar="FILE", help="write here (default: stdout)")
+    for q in (run, new):
+        q.add_argument("--config", metavar="PATH",
+                       help="config file (default: ./config.toml, else the user config dir)")
+        q.add_argument("--workspace", metavar="DIR",
+                       help="the workspace (default: [run] workspace)")
+
+
+def _say(text: str) -> None:
+    print(f"[verifybot] {text}", file=sys.stderr, flush=True)
+
+
+class _Headless:
+    """The recipe runner's front end: says little, decides what a headless run may."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.judgements: list[str] = []
+
+    async def on_session_started(self, ev: SessionStarted) -> None:
+        _say(f"{self.name}: session {ev.session_id} on {ev.target}, llm {ev.llm}")
+
+    async def on_notice(self, ev: Notice) -> None:
+        if ev.level != "info":
+            _say(f"{self.name}: {ev.text}")
+
+    async def on_prompt_sent(self, ev: PromptSent) -> None: ...
+    async def on_answer_text(self, ev: AnswerText) -> None: ...
+    async def on_answer_done(self, ev: AnswerDone) -> None: ...
+    async def on_code_ready(self, ev: CodeReady) -> None: ...
+
+    async def on_approval_needed(self, ev: ApprovalNeeded) -> None:
+        ev.decision.set_result(Decision("accept"))
+
+    async def on_permission_needed(self, ev: PermissionNeeded) -> None:
+        ev.answer.set_result(True)
+
+    async def on_feedback_ready(self, ev: FeedbackReady) -> None:
+        ev.decision.set_result(FeedbackDecision(True, ev.prompt))
+
+    async def on_run_started(self, ev: RunStarted) -> None: ...
+    async def on_output(self, ev: Output) -> None: ...
+    async def on_run_finished(self, ev: RunFinished) -> None: ...
+
+    async def on_verdict_reached(self, ev: VerdictReached) -> None:
+        _say(f"{self.name}: attempt {ev.attempt}: {ev.verdict.status}: {ev.verdict.reason}")
+
+    async def on_judged(self, ev: Judged) -> None:
+        self.judgements.append(f"judgement {ev.attempt}: {ev.judgement.line}")
+        _say(f"{self.name}: judge: {ev.judgement.line}")
+
+    async def on_judgement_needed(self, ev: JudgementNeeded) -> None:
+        j = ev.judgement
+        readable = j is not None and j.verdict != "UNPARSABLE"
+        ev.decision.set_result(JudgeDecision("follow" if readable else "fail"))
+
+    async def on_finished(self, ev: Finished) -> None:
+        _say(f"{self.name}: {ev.status}" + (f": {ev.message}" if ev.message else ""))
+
+
+def _check_names(cfg: Config, r: Recipe) -> None:
+    if r.target and r.target not in cfg.targets:
+        raise ConfigError(f"{r.path}: key 'target' names {r.target!r}, but there is no "
+                          f"[targets.{r.target}]; configured: {', '.join(sorted(cfg.targets))}")
+    llm = r.resolve(r.llm)
+    if llm and llm.startswith("replay:"):
+        if not Path(llm.removeprefix("replay:")).is_file():
+            raise ConfigError(f"{r.path}: key 'llm': no such transcript "
+                              f"{llm.removeprefix('replay:')}")
+    elif llm and llm not in cfg.llm:
+        raise ConfigError(f"{r.path}: key 'llm' names {llm!r}, but there is no [llm.{llm}]; "
+                          f"configured: {', '.join(sorted(cfg.llm))}, or replay:PATH")
+
+
+async def _run_one(cfg: Config, r: Recipe) -> RecipeResult:
+    from verifybot_tui.core.base.outcome import Outcome
+    from verifybot_tui.core.loop.verify_loop import VerifyLoop, drain
+    from verifybot_tui.core.store.history import History
+    from verifybot_tui.llm import make_llm
+    from verifybot_tui.llm.verification_setup import build_verification
+    from verifybot_tui.targets import make_target
+
+    started = time.monotonic()
+    began = time.time()
+    handler = _Headless(r.name)
+    llm_spec = r.resolve(r.llm) or cfg.run.default_llm
+    target_name = r.target or cfg.run.default_target
+    finished = None
+    async with AsyncExitStack() as stack:
+        try:
+            v = build_verification(cfg, llm_spec=llm_spec, judge=r.resolve(r.judge),
+                                   workspace=cfg.workspace, sanity=r.sanity)
+            v.criteria = list(r.criteria)
+            v.compiler, v.flags = r.compiler, list(r.flags)
+            llm = make_llm(cfg, llm_spec, cfg.workspace)
+            stack.push_async_callback(llm.close)
+            if v.judge_llm is not None:
+                stack.push_async_callback(v.judge_llm.close)
+            target = make_target(cfg, target_name, cfg.workspace)
+            stack.push_async_callback(target.close)
+            history = History(cfg.workspace)
+            stack.callback(history.close)
+            loop = VerifyLoop(config=cfg, llm=llm, target=target, history=history,
+                              max_retries=r.max_retries, timeout=r.timeout, auto_accept=True,
+                              auto_install=True, workspace=cfg.workspace, verification=v)
+            finished = await drain(loop.events(r.task), handler)
+        except Exception as e:  # one broken recipe must not stop the others' report
+            outcome = Outcome.of_error(e)
+            return RecipeResult(r.name, str(r.path), outcome.status, outcome.exit_code,
+                                time.monotonic() - started, outcome.message,
+                                target=target_name, started=began, finished=time.time())
+    if finished is None:
+        return RecipeResult(r.name, str(r.path), "ERROR", EXIT_FAILED,
+                            time.monotonic() - started, "the loop ended without a status",
+                            target=target_name, started=began, finished=time.time())
+    rec = finished.record
+    return RecipeResult(r.name, str(r.path), str(finished.status), finished.exit_code,
+                        time.monotonic() - started, finished.message,
+                        attempts=len(rec.get("attempts", [])),
+                        transcript=rec.get("transcript", ""), session=rec.get("session"),
+                        judgements=handler.judgements, target=target_name, started=began,
+                        finished=time.time())
+
+
+async def run_recipes(cfg: Config, recipes: list[Recipe], parallel: int) -> list[RecipeResult]:
+    gate = asyncio.Semaphore(max(1, parallel))
+    per_target: dict[str, asyncio.Lock] = {}
+
+    async def one(r: Recipe) -> RecipeResult:
+        lock = per_target.setdefault(r.target or cfg.run.default_target, asyncio.Lock())
+        async with gate, lock:
+            return await _run_one(cfg, r)
+
+    return list(await asyncio.gather(*(one(r) for r in recipes)))
+
+
+async def cmd_recipe(args: argparse.Namespace, cfg: Config) -> int:
+    if args.action == "new":
+        return _new(args, cfg)
+    if args.parallel < 1:
+        raise ConfigError("--parallel must be 1 or more")
+    recipes = [load_recipe(Path(f)) for f in args.files]
+    for r in recipes:
+        _check_names(cfg, r)
+    names = [r.name for r in recipes]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup:
+        raise ConfigError(f"two recipes are named {dup!r}: names must differ in the report")
+    started = time.time()
+    results = await run_recipes(cfg, recipes, args.parallel)
+    table = summary_table(results)
+    if args.json:
+        print(json_text(results))
+        print(table, file=sys.stderr)
+    else:
+        print(table)
+    if args.junit:
+        Path(args.junit).write_text(junit_xml(results, started=started), encoding="utf-8")
+        _say(f"JUnit report written to {args.junit}")
+    return EXIT_SUCCESS if all(r.verified for r in results) else EXIT_FAILED
+
+
+def _number(value: Any, kind: type) -> Any:
+    """A limit from the run record; None when missing (a record older than the key)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return kind(value)
+
+
+def _new(args: argparse.Namespace, cfg: Config) -> int:
+    from verifybot_tui.core.store.history import History
+    from verifybot_tui.core.store.transcript import read_record
+
+    if not (cfg.workspace / "history.db").exists():
+        raise ConfigError(f"no history in {cfg.workspace}: run a session first")
+    history = History(cfg.workspace)
+    try:
+        sessions = history.sessions()
+    finally:
+        history.close()
+    if not sessions:
+        raise ConfigError(f"no sessions in {cfg.workspace}: run a session first")
+    if args.session is None:
+        s = max(sessions, key=lambda row: row["id"])
+    else:
+        found = [row for row in sessions if row["id"] == args.session]
+        if not found:
+            raise ConfigError(f"no session {args.session} in {cfg.workspace}; "
+                              f"known: {', '.join(str(row['id']) for row in sessions)}")
+        s = found[0]
+    record: dict[str, Any] = {}
+    if s.get("transcript"):
+        path = Path(s["transcript"])
+        path = path if path.is_absolute() else cfg.workspace / path
+        record = (read_record(path) if path.exists() else None) or {}
+    text = recipe_toml(name=s["slug"], prompt=s["prompt"], target=s.get("target"),
+                       llm=s.get("llm"), criteria=list(record.get("criteria", [])),
+                       judge=record.get("judge") or None,
+                       max_retries=_number(record.get("max_retries"), int),
+                       timeout=_number(record.get("timeout"), float))
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        _say(f"recipe written to {args.output}")
+    else:
+        print(text, end="")
+    return EXIT_SUCCESS

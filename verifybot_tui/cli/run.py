@@ -1,0 +1,183 @@
+"""``verifybot run`` and ``verifybot extract``: the loop without the app.
+
+Both drive the same verify loop as the TUI and exit with the codes of the README (Commands).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from verifybot_tui.cli.common import (
+    EXIT_HANGUP,
+    SIGNALS,
+    Stdin,
+    close_all,
+    config_for,
+    install_stop_signals,
+)
+from verifybot_tui.cli.printer import Printer
+from verifybot_tui.core.base.errors import (
+    EXIT_FAILED,
+    EXIT_SUCCESS,
+    ConfigError,
+)
+from verifybot_tui.core.settings.config import MAX_TIMEOUT, Config
+
+
+async def cmd_run(args: argparse.Namespace) -> int:
+    cfg = config_for(args, writes=True)  # first: bad config = no start
+    from verifybot_tui.llm import make_llm
+    from verifybot_tui.llm.verification_setup import build_verification
+    from verifybot_tui.targets import choose_target, make_target
+
+    if args.max_retries is not None and args.max_retries < 0:
+        raise ConfigError("--max-retries must be 0 or more")
+    if args.timeout is not None and not 0 < args.timeout <= MAX_TIMEOUT:
+        raise ConfigError(f"--timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds, "
+                          f"got {args.timeout!r}")
+    ws = cfg.workspace
+    stdin = Stdin()
+    printer = Printer(json_mode=args.json, stdin=stdin, show_thinking=args.show_thinking)
+    target_name, why = choose_target(cfg, args.prompt, args.target)
+    llm = make_llm(cfg, args.llm or cfg.run.default_llm, ws)
+    target = make_target(cfg, target_name, ws, prompter=stdin,
+                         trust_new_host=args.trust_new_host)
+    if why:
+        printer.say(why)
+    try:
+        verification = build_verification(
+            cfg, llm_spec=args.llm or cfg.run.default_llm, judge=args.judge,
+            expect=args.expect, criteria_file=args.criteria, workspace=ws)
+    except BaseException:
+        await close_all(llm, target)
+        raise
+    try:
+        return await _drive(args, cfg, llm, target, printer, args.prompt,
+                            max_retries=args.max_retries, timeout=args.timeout,
+                            verification=verification)
+    finally:
+        if verification.judge_llm is not None:
+            await close_all(verification.judge_llm)
+
+
+
+async def _drive(args: argparse.Namespace, cfg: Config, llm: Any, target: Any,
+                 printer: Printer, prompt: str, **loop_args: Any) -> int:
+    """Run the loop for one prompt with Ctrl+C handling; close everything; the exit code."""
+    from verifybot_tui.core.loop.verify_loop import VerifyLoop, drain
+    from verifybot_tui.core.store.history import History
+
+    history = History(cfg.workspace)
+    loop = VerifyLoop(config=cfg, llm=llm, target=target, history=history,
+                      auto_accept=True if args.yes else None,
+                      auto_install=True if args.yes else None, workspace=cfg.workspace,
+                      **loop_args)
+    install_stop_signals(loop.stop)
+    try:
+        finished = await drain(loop.events(prompt), printer)
+    finally:
+        await close_all(llm, target)
+        history.close()
+    if finished is None:
+        return EXIT_FAILED
+    if SIGNALS["hangup"]:
+        return EXIT_HANGUP  # stdout may be gone with the terminal: nothing more is printed
+    if args.json:
+        print(json.dumps(finished.record, indent=2))
+    return finished.exit_code
+
+
+
+async def cmd_extract(args: argparse.Namespace) -> int:
+    from verifybot_tui.core.answers.extract import extract
+    from verifybot_tui.llm.replay import parse_answers
+
+    path = Path(args.file)
+    limit_mb = config_for(args).run.max_answer_mb
+    try:
+        if path.stat().st_size > limit_mb * 1024 * 1024:
+            raise ConfigError(f"{path} is larger than [run] max_answer_mb = {limit_mb:g} "
+                              "(no answer is that big); raise max_answer_mb to extract it")
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"cannot read {path}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path} is not UTF-8 text (an invalid byte at offset {e.start}); "
+                          "save it as UTF-8") from None
+    # A raw_md transcript or a replay file holds '## Answer N' sections: the code
+    # is in the answers, not in the prompts, outputs and saved files around them.
+    answers = parse_answers(text)
+    if answers and args.answer is not None:
+        if not 1 <= args.answer <= len(answers):
+            raise ConfigError(f"{path} holds answers 1 to {len(answers)}; "
+                              f"--answer {args.answer} is not one of them")
+        numbered = [(args.answer, answers[args.answer - 1])]
+    elif answers:
+        numbered = list(enumerate(answers, 1))
+    else:
+        if args.answer is not None:
+            raise ConfigError(f"{path} has no '## Answer N' sections: it is one answer; "
+                              "leave out --answer")
+        numbered = [(0, text)]
+    if args.run:
+        n, answer = numbered[-1]
+        return await _extract_run(args, path, answer, n)
+    found = [(n, extract(answer)) for n, answer in numbered]
+    if args.json:
+        if answers:
+            print(json.dumps([{"answer": n, **dataclasses.asdict(ex)} for n, ex in found],
+                             indent=2))
+        else:
+            print(json.dumps(dataclasses.asdict(found[0][1]), indent=2))
+    else:
+        for n, ex in found:
+            if n:
+                print(f"=== answer {n} of {len(answers)} ===")
+            _print_extraction(ex)
+    return EXIT_SUCCESS if any(ex.programs for _, ex in found) else EXIT_FAILED
+
+
+
+def _print_extraction(ex: Any) -> None:
+    if not ex.blocks:
+        print("no code blocks")
+    for i, b in enumerate(ex.blocks, 1):
+        state = "program" if b.runnable else f"not run: {b.reason}"
+        print(f"--- block {i} (line {b.line}): {b.language or 'unknown'}, "
+              f"{b.filename or 'no file name'}, {state} ---")
+        print(b.code.rstrip("\n"))
+    for note in ex.notes:
+        print(f"note: {note}")
+    if ex.timeout:
+        print(f"TIMEOUT: {ex.timeout:g}")
+    if ex.dependencies:
+        print(f"DEPENDENCIES: {', '.join(ex.dependencies)}")
+
+
+
+async def _extract_run(args: argparse.Namespace, path: Path, answer: str, n: int) -> int:
+    """--run: the loop with this one answer and no retries, so nothing is done twice."""
+    from verifybot_tui.llm.replay import ReplayLLM
+    from verifybot_tui.targets import make_target
+
+    cfg = config_for(args, writes=True)
+    ws = cfg.workspace
+    stdin = Stdin()
+    printer = Printer(json_mode=args.json, stdin=stdin)
+    with tempfile.TemporaryDirectory(prefix="verifybot-extract-") as tmp:
+        one = path
+        if n:  # one answer of a transcript: the replay reads it as a whole file
+            one = Path(tmp) / f"{path.stem}_answer_{n}.md"
+            one.write_text(answer, encoding="utf-8")
+        llm = ReplayLLM(one, whole_file=True)
+        target = make_target(cfg, args.target or cfg.run.default_target, ws, prompter=stdin,
+                             trust_new_host=args.trust_new_host)
+        what = f"answer {n} of {path.name}" if n else path.name
+        return await _drive(args, cfg, llm, target, printer, f"Run the code of {what}",
+                            max_retries=0)
+

@@ -1,0 +1,4 @@
+"""An LLM's answer turned into program files.
+
+Extraction, languages, dependencies, versions and the user's edits.
+"""

@@ -1,0 +1,229 @@
+"""Which third-party Python packages an answer's code needs.
+
+Only the target knows what is installed, so this module lists candidates and
+the loop asks the target (``Target.missing_modules``) which ones are missing.
+Imports guarded by ``try/except ImportError`` are optional fallbacks (a Pi
+program that also runs on a laptop), so they are never demanded.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import PurePosixPath
+
+from verifybot_tui.core.base.ports import ProgramFile
+
+# Import name -> pip name, where they differ (or where the obvious pip name is
+# a different, wrong project: "serial" and "yaml" on PyPI are not what code means).
+_PIP_NAMES: dict[str, str] = {
+    "cv2": "opencv-python",
+    "PIL": "pillow",
+    "yaml": "pyyaml",
+    "serial": "pyserial",
+    "serial_asyncio": "pyserial-asyncio",
+    "sklearn": "scikit-learn",
+    "skimage": "scikit-image",
+    "bs4": "beautifulsoup4",
+    "RPi": "RPi.GPIO",
+    "smbus": "smbus",
+    "dotenv": "python-dotenv",
+    "usb": "pyusb",
+    "Adafruit_DHT": "Adafruit_DHT",
+    "board": "adafruit-blinka",
+    "busio": "adafruit-blinka",
+    "digitalio": "adafruit-blinka",
+    "analogio": "adafruit-blinka",
+    "pwmio": "adafruit-blinka",
+    "microcontroller": "adafruit-blinka",
+    "neopixel": "adafruit-circuitpython-neopixel",
+    "dateutil": "python-dateutil",
+    "attr": "attrs",
+    "jwt": "PyJWT",
+    "Crypto": "pycryptodome",
+    "OpenSSL": "pyOpenSSL",
+    "git": "GitPython",
+    "magic": "python-magic",
+    "docx": "python-docx",
+    "pptx": "python-pptx",
+    "telegram": "python-telegram-bot",
+    "discord": "discord.py",
+    "bluetooth": "pybluez",
+    "paho": "paho-mqtt",
+    "zmq": "pyzmq",
+    "MySQLdb": "mysqlclient",
+    "psycopg2": "psycopg2-binary",
+    "fitz": "PyMuPDF",
+    "win32api": "pywin32",
+    "win32con": "pywin32",
+    "websocket": "websocket-client",
+    "socketio": "python-socketio",
+    "engineio": "python-engineio",
+    "Levenshtein": "python-Levenshtein",
+    "pyaudio": "PyAudio",
+    "alsaaudio": "pyalsaaudio",
+    "dns": "dnspython",
+    "nmap": "python-nmap",
+    "ldap": "python-ldap",
+    "jose": "python-jose",
+    "multipart": "python-multipart",
+    "slugify": "python-slugify",
+    "w1thermsensor": "w1thermsensor",
+    "mpu6050": "mpu6050-raspberrypi",
+    "gi": "PyGObject",
+    "cairo": "pycairo",
+    "wx": "wxPython",
+    "Bio": "biopython",
+    "markdown": "Markdown",
+    "sounddevice": "sounddevice",
+    "kivy": "Kivy",
+    "tflite_runtime": "tflite-runtime",
+    "picamera2": "picamera2",
+    "smbus2": "smbus2",
+    "spidev": "spidev",
+    "pigpio": "pigpio",
+    "gpiozero": "gpiozero",
+    "lgpio": "lgpio",
+    "can": "python-can",
+    "evdev": "evdev",
+    "pynput": "pynput",
+    "mfrc522": "mfrc522",
+    "ultralytics": "ultralytics",
+}
+
+_STDLIB = frozenset(sys.stdlib_module_names) | {"__future__", "__main__"}
+_OPTIONAL_HANDLERS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+
+
+def pip_name(module: str) -> str:
+    """The pip project that provides a top-level import name."""
+    top = module.split(".")[0]
+    if top in _PIP_NAMES:
+        return _PIP_NAMES[top]
+    if top.startswith("adafruit_"):
+        return "adafruit-circuitpython-" + top[len("adafruit_"):].replace("_", "-")
+    return top
+
+
+def _guarded(handlers: list[ast.ExceptHandler]) -> bool:
+    for h in handlers:
+        if h.type is None:
+            return True
+        names = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
+        if any(isinstance(n, ast.Name) and n.id in _OPTIONAL_HANDLERS for n in names):
+            return True
+    return False
+
+
+class _Imports(ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.found: list[str] = []
+        self._optional = 0
+
+    def visit_Try(self, node: ast.Try) -> None:
+        optional = _guarded(node.handlers)
+        self._optional += optional
+        for stmt in node.body:
+            self.visit(stmt)
+        self._optional -= optional
+        for part in (*node.handlers, *node.orelse, *node.finalbody):
+            self.visit(part)
+
+    visit_TryStar = visit_Try  # type: ignore[assignment]
+
+    def visit_Import(self, node: ast.Import) -> None:
+        if not self._optional:
+            self.found.extend(a.name.split(".")[0] for a in node.names)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if not self._optional and not node.level and node.module:
+            self.found.append(node.module.split(".")[0])
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else (
+            func.id if isinstance(func, ast.Name) else "")
+        if (name in ("import_module", "__import__") and node.args and not self._optional
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+                and not node.args[0].value.startswith(".")):
+            self.found.append(node.args[0].value.split(".")[0])
+        self.generic_visit(node)
+
+
+def imported_modules(code: str) -> list[str]:
+    """Third-party top-level modules the code imports, in order of first import.
+
+    Standard-library, relative and ``try/except ImportError`` imports are left
+    out; code that does not parse gives ``[]`` (the run will show the error).
+    """
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return []
+    visitor = _Imports()
+    visitor.visit(tree)
+    return [m for m in dict.fromkeys(visitor.found) if m and m not in _STDLIB]
+
+
+def local_modules(files: list[str]) -> set[str]:
+    """Module names the answer's own files provide (``utils.py``, ``pkg/__init__.py``).
+
+    Both the file's stem (imported from the entry's folder) and the first
+    folder of a nested path (a package) count.
+    """
+    names: set[str] = set()
+    for f in files:
+        path = PurePosixPath(f.replace("\\", "/"))
+        if path.suffix in (".py", ".so", ".pyd") or path.name == "__init__.py":
+            if path.stem != "__init__":
+                names.add(path.stem.split(".")[0])
+            if len(path.parts) > 1:
+                names.add(path.parts[0])
+                names.add(path.parent.name)
+    return {n for n in names if re.match(r"^[A-Za-z_]\w*$", n)}
+
+
+def needed_packages(files: list[ProgramFile],
+                    declared: list[str]) -> tuple[list[str], list[str]]:
+    """(modules to check on the target, declared pip names).
+
+    Declared names that are really import names (``cv2``, ``serial``) are
+    mapped to their pip project; standard-library names are dropped, since
+    ``pip install time`` installs something else or nothing.
+    """
+    local = local_modules([f.name for f in files])
+    modules: list[str] = []
+    for f in files:
+        if f.language == "python" or f.name.endswith(".py"):
+            modules += [m for m in imported_modules(f.content) if m not in local]
+    pips: list[str] = []
+    for name in declared:
+        if name in _STDLIB or name in local:
+            continue
+        known = name in _PIP_NAMES or name.startswith("adafruit_")
+        pips.append(pip_name(name) if known else name)
+    return list(dict.fromkeys(modules)), list(dict.fromkeys(pips))
+
+
+def wanted_packages(files: list[ProgramFile], declared: list[str]) -> dict[str, str]:
+    """Pip package to install -> the module whose import proves it is there.
+
+    One entry per project (PEP 503 names: 'Tomli_W' and 'tomli-w' are one), a
+    declared name winning over the name guessed from an import.
+    """
+    modules, pips = needed_packages(files, declared)
+    wanted = {_canonical(p): (p, _module_guess(p)) for p in pips}
+    for m in modules:
+        pkg = pip_name(m)
+        wanted[_canonical(pkg)] = (wanted.get(_canonical(pkg), (pkg, m))[0], m)
+    return dict(wanted.values())
+
+
+def _canonical(package: str) -> str:
+    return re.sub(r"[-_.]+", "-", package.split("[")[0].strip()).lower()
+
+
+def _module_guess(package: str) -> str:
+    return package.split("[")[0].strip().lower().replace("-", "_")

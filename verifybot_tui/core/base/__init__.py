@@ -1,0 +1,1 @@
+"""The vocabulary every room shares: ports, errors, outcomes, safe text, TOML reading."""

@@ -1,0 +1,52 @@
+"""Errors that end a run, each carrying the exit code of the CLI's contract (README, Commands).
+
+Front ends map an error to its exit code and print its message; the message
+always says what to do, because it is the only thing the user sees.
+"""
+
+from __future__ import annotations
+
+EXIT_SUCCESS = 0
+EXIT_FAILED = 1  # failed after the last retry, or the user stopped
+EXIT_USAGE = 2  # usage or config error
+EXIT_LLM = 3  # LLM backend error (not logged in, bot check, limit, browser gone)
+EXIT_TARGET = 4  # target error (unreachable, auth, host key)
+EXIT_INTERRUPTED = 130  # Ctrl+C
+
+
+class VerifyBotError(Exception):
+    """Base of errors with a user-facing message and an exit code."""
+
+    exit_code = EXIT_FAILED
+
+    def __init__(self, message: str, *, evidence: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        # Paths of files saved to explain the failure (screenshots, page HTML).
+        self.evidence = list(evidence or [])
+
+    def __str__(self) -> str:
+        if not self.evidence:
+            return self.message
+        return f"{self.message} (saved: {', '.join(self.evidence)})"
+
+
+class ConfigError(VerifyBotError):
+    """A bad config file or bad command-line usage: nothing starts."""
+
+    exit_code = EXIT_USAGE
+
+
+class LLMError(VerifyBotError):
+    """The LLM backend cannot answer: logged out, bot check, limit, browser gone."""
+
+    exit_code = EXIT_LLM
+
+
+class TargetError(VerifyBotError):
+    """The target cannot run anything: unreachable, auth, host key, connection lost.
+
+    Not a failure of the program: the loop does not spend a retry on it.
+    """
+
+    exit_code = EXIT_TARGET

@@ -1,0 +1,97 @@
+"""The text VerifyBot sends to the LLM.
+
+The first prompt carries the target's context and the rules the older
+scripts learned the hard way. Every later prompt is plain text: the chat
+box turns fences, headings and bold into formatting and mangles them, so
+feedback carries only the failing run's facts, never an earlier answer.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from verifybot_tui.core.base.chat_text import flatten, head_tail, plain
+from verifybot_tui.core.base.ports import ProgramFile, RunResult
+
+RULES = """Rules for your answer:
+1. Put all the code in one fenced code block with its language. For work that needs several files, use one fenced block per file and write its file name in bold on its own line just before each block.
+2. Write nothing after the closing fence of the last block.
+3. Prefer the standard library. If the program needs packages that are not installed, add a line DEPENDENCIES: a, b before the code.
+4. The program is stopped after {timeout} seconds. If it needs longer, add a line TIMEOUT: <seconds> before the code.
+5. The program runs with no input: standard input is closed. It must finish by itself and print what it did.
+6. Use ASCII characters only in the code and its output.
+7. Keep it simple: the smallest complete program that does the task."""
+
+FIRST = """{task}
+
+The program will run on this machine ({target}), described here:
+
+{context}
+
+{rules}"""
+
+
+
+def first_prompt(task: str, *, target: str, context: str, timeout: float) -> str:
+    return FIRST.format(task=task.strip(), target=target, context=flatten(context),
+                        rules=RULES.format(timeout=int(timeout)))
+
+
+def _section(name: str, text: str) -> str:
+    text = text.strip("\n")
+    return f"{name}:\n{plain(head_tail(text))}" if text.strip() else f"{name}: (nothing)"
+
+
+def feedback_prompt(result: RunResult, reason: str, *, attempt: int, max_attempts: int,
+                    retry_hint: str = "", edit_note: str = "") -> str:
+    """What to tell the LLM after a failed run: the facts of that run only."""
+    what = "The build failed" if result.compile_failed else "The program failed"
+    parts = []
+    if edit_note:
+        parts.append(edit_note)
+    parts.append(f"{what} (attempt {attempt} of {max_attempts}). {reason}")
+    if result.exit_code is not None:
+        parts.append(f"Exit status: {result.exit_code}")
+    parts.append(_section("Output (stdout)", result.stdout))
+    parts.append(_section("Errors (stderr)", result.stderr))
+    if retry_hint:
+        parts.append(retry_hint)
+    parts.append("Please send the complete corrected program, following the same rules.")
+    return "\n\n".join(parts)
+
+
+def edit_note(before: list[ProgramFile], after: list[ProgramFile]) -> str:
+    """A short plain-text diff telling the LLM what the user changed by hand."""
+    old = {f.name: f.content for f in before}
+    chunks = []
+    for f in after:
+        diff = difflib.unified_diff(old.get(f.name, "").splitlines(), f.content.splitlines(),
+                                    f"{f.name} (yours)", f"{f.name} (as run)", lineterm="", n=1)
+        text = "\n".join(diff)
+        if text:
+            chunks.append(text)
+    if not chunks:
+        return ""
+    body = head_tail("\n".join(chunks), head=40, tail=20, max_chars=3000)
+    return "Note: I edited your code by hand before running it. The changes:\n" + plain(body)
+
+
+def reject_prompt(note: str) -> str:
+    return ("I did not run that version. " + plain(note.strip()) +
+            "\n\nPlease send a new complete program, following the same rules.")
+
+
+def duplicate_prompt(version: int) -> str:
+    return (f"That code is identical to version {version}, which was already run and failed. "
+            "Please change the approach and send a different complete program, "
+            "following the same rules.")
+
+
+def no_code_prompt() -> str:
+    return ("Your answer held no program in a fenced code block, so nothing could be run. "
+            "Please send the complete program in one fenced code block, following the rules.")
+
+
+def context_update(target: str, context: str) -> str:
+    return (f"From now on the program runs on another machine ({target}), described here:\n\n"
+            f"{flatten(context)}\n\n")

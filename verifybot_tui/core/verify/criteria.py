@@ -1,0 +1,399 @@
+"""Success criteria: what a run must show beyond exiting 0, and the evidence either way.
+
+A program that exits 0 while printing ``Apogee: 0.0 m`` is not a success. The user
+states what success looks like (``--expect KIND:SPEC``, a criteria file, a recipe);
+the criteria go to the LLM in the first prompt so it aims for them, every run is
+checked against them, and each unmet criterion goes back in the feedback with the
+evidence (the line seen, the value read) so the fix addresses the real symptom.
+
+One grammar everywhere (CLI, criteria files, recipes): ``KIND:SPEC`` strings.
+
+- ``contains:TEXT``          some line of the output holds TEXT
+- ``not:TEXT``               no line of the output holds TEXT
+- ``regex:PATTERN``          some line of the output matches PATTERN (re.search)
+- ``regex-whole:PATTERN``    the whole output matches PATTERN (re.search, DOTALL|MULTILINE)
+- ``exit:N``                 the exit status is N
+- ``range:PATTERN:LO..HI``   PATTERN's first group (or whole match) on the first matching
+                             line is a number within LO..HI (either bound may be empty)
+- ``file:GLOB[:MINSIZE]``    a file matching GLOB exists in the run folder (at least
+                             MINSIZE bytes)
+- ``no-stderr``              nothing on stderr
+- ``duration:<=S``           the run took at most S seconds
+- ``compiles-clean``         the build passed without a word from the compiler: an error
+                             fails it, and so does a warning (anything the compiler wrote
+                             on stderr in a build that passed; with -Werror it is an error)
+
+"The output" is the program's stdout as the target reported it (a very long output is
+cut in the middle by the target; the whole output stays in outputs/).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from verifybot_tui.core.base.errors import ConfigError
+from verifybot_tui.core.base.ports import RunResult
+from verifybot_tui.core.base.toml_file import TomlFileError, read_toml
+
+KINDS = ("contains", "not", "regex", "regex-whole", "exit", "range", "file", "no-stderr",
+         "duration", "compiles-clean")
+_BARE = ("no-stderr", "compiles-clean")  # kinds without a spec
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:inf|nan)", re.I)
+_LINE_LIMIT = 160  # how much of a line the evidence quotes
+
+USAGE = ("expected KIND:SPEC with KIND one of contains, not, regex, regex-whole, exit, "
+         "range (range:PATTERN:LO..HI), file (file:GLOB[:MINSIZE]), no-stderr, "
+         "duration (duration:<=S), compiles-clean")
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One parsed criterion; ``text`` is how the user wrote it (KIND:SPEC)."""
+
+    kind: str
+    spec: str = ""
+    low: float | None = None  # range
+    high: float | None = None  # range; duration's limit
+    min_size: int = 0  # file
+    code: int = 0  # exit
+
+    @property
+    def text(self) -> str:
+        return self.kind if self.kind in _BARE else f"{self.kind}:{self.spec}"
+
+    def describe(self) -> str:
+        """The criterion as a plain-text sentence for the LLM and the user."""
+        k, s = self.kind, self.spec
+        if k == "contains":
+            return f'the output contains "{s}"'
+        if k == "not":
+            return f'the output does not contain "{s}"'
+        if k == "regex":
+            return f"a line of the output matches the regular expression {s}"
+        if k == "regex-whole":
+            return f"the whole output matches the regular expression {s}"
+        if k == "exit":
+            return f"the program exits with status {self.code}"
+        if k == "range":
+            return (f"the number captured by the regular expression {self.pattern} "
+                    f"is {_bounds(self.low, self.high)}")
+        if k == "file":
+            size = f" of at least {self.min_size} bytes" if self.min_size else ""
+            return f"the program creates a file matching {self.pattern} in its folder{size}"
+        if k == "no-stderr":
+            return "the program prints nothing on stderr"
+        if k == "duration":
+            return f"the run takes at most {self.high:g} seconds"
+        return "the program compiles without errors or warnings"
+
+    @property
+    def pattern(self) -> str:
+        """range's regex / file's glob: the spec without its bounds or size."""
+        if self.kind in ("range", "file") and ":" in self.spec:
+            head, _, tail = self.spec.rpartition(":")
+            if self.kind == "range" or tail.isdigit():
+                return head
+        return self.spec
+
+
+@dataclass(frozen=True)
+class Check:
+    """A criterion checked against one run: met or not, and what was seen."""
+
+    criterion: Criterion
+    met: bool
+    evidence: str  # the line seen, the value read, or what was missing
+
+
+def _bounds(low: float | None, high: float | None) -> str:
+    if low is not None and high is not None:
+        return f"between {low:g} and {high:g}"
+    if low is not None:
+        return f"at least {low:g}"
+    return f"at most {high:g}"
+
+
+def _bad(text: str, why: str, where: str) -> ConfigError:
+    return ConfigError(f"{where}: bad criterion {text!r}: {why}. {USAGE}")
+
+
+def _number(text: str, what: str, full: str, where: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise _bad(full, f"{what} {text!r} is not a number", where) from None
+    if math.isnan(value):
+        raise _bad(full, f"{what} is NaN", where)
+    return value
+
+
+def parse(text: str, where: str = "--expect") -> Criterion:
+    """One ``KIND:SPEC`` string as a Criterion; a clear ConfigError (exit 2) if bad."""
+    raw = text.strip()
+    kind, sep, spec = raw.partition(":")
+    kind = kind.strip().lower()
+    if kind not in KINDS:
+        raise _bad(text, f"unknown kind {kind!r}", where)
+    if kind in _BARE:
+        if spec.strip():
+            raise _bad(text, f"{kind} takes no value", where)
+        return Criterion(kind)
+    if not sep or not spec:
+        raise _bad(text, f"{kind} needs a value after the colon", where)
+    if kind in ("regex", "regex-whole"):
+        _compile(spec, text, where)
+        return Criterion(kind, spec)
+    if kind == "exit":
+        try:
+            return Criterion(kind, spec, code=int(spec.strip()))
+        except ValueError:
+            raise _bad(text, f"exit status {spec!r} is not an integer", where) from None
+    if kind == "range":
+        pattern, colon, bounds = spec.rpartition(":")
+        lo, dots, hi = bounds.partition("..")
+        if not colon or not pattern or not dots or not (lo.strip() or hi.strip()):
+            raise _bad(text, "range needs PATTERN:LO..HI "
+                       "(e.g. range:Apogee: ([0-9.]+) m:100..5000)", where)
+        regex = _compile(pattern, text, where)
+        if regex.groups > 1:
+            raise _bad(text, "the pattern may hold at most one group (the number)", where)
+        low = _number(lo.strip(), "the low bound", text, where) if lo.strip() else None
+        high = _number(hi.strip(), "the high bound", text, where) if hi.strip() else None
+        if low is not None and high is not None and low > high:
+            raise _bad(text, f"the low bound {low:g} is above the high bound {high:g}", where)
+        return Criterion(kind, spec, low=low, high=high)
+    if kind == "file":
+        glob, colon, size = spec.rpartition(":")
+        if colon and size.strip().isdigit():
+            if not glob:
+                raise _bad(text, "file needs a glob before the size", where)
+            return Criterion(kind, spec, min_size=int(size))
+        return Criterion(kind, spec)
+    if kind == "duration":
+        limit = spec.strip().removeprefix("<=").strip()
+        value = _number(limit, "the limit", text, where)
+        if value <= 0:
+            raise _bad(text, "the limit must be above 0 seconds", where)
+        return Criterion(kind, spec, high=value)
+    # contains / not
+    return Criterion(kind, spec)
+
+
+def _compile(pattern: str, text: str, where: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as e:
+        raise _bad(text, f"the regular expression does not compile ({e})", where) from None
+
+
+def parse_all(texts: list[str], where: str = "--expect") -> list[Criterion]:
+    return [parse(t, where) for t in texts]
+
+
+def from_table(data: dict[str, Any], where: str) -> list[Criterion]:
+    """The ``expect = ["KIND:SPEC", ...]`` list of a criteria file or a recipe."""
+    value = data.get("expect", [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: key 'expect' must be a list of strings like "
+                          "\"contains:Apogee\"")
+    return [parse(v, f"{where}: key 'expect'") for v in value]
+
+
+def load_file(path: Path) -> tuple[list[Criterion], bool]:
+    """A criteria file: ``expect = [...]`` and ``sanity = true|false``; (criteria, sanity)."""
+    try:
+        data = read_toml(path)
+    except TomlFileError as e:
+        raise ConfigError(f"{path}: {e}") from None
+    unknown = sorted(set(data) - {"expect", "sanity"})
+    if unknown:
+        raise ConfigError(f"{path}: unknown key '{unknown[0]}' (a criteria file holds "
+                          "expect = [\"KIND:SPEC\", ...] and sanity = true|false)")
+    sanity = data.get("sanity", True)
+    if not isinstance(sanity, bool):
+        raise ConfigError(f"{path}: key 'sanity' must be true or false")
+    return from_table(data, str(path)), sanity
+
+
+# -- evaluation ------------------------------------------------------------------
+
+
+def _quote(line: str) -> str:
+    line = line.rstrip("\r")
+    if len(line) > _LINE_LIMIT:
+        line = line[:_LINE_LIMIT] + "..."
+    return f'"{line}"'
+
+
+def _last_line(lines: list[str]) -> str:
+    for line in reversed(lines):
+        if line.strip():
+            return f"the last line was {_quote(line)}"
+    return "the output was empty"
+
+
+def _check_file(c: Criterion, result: RunResult, run_dir: Path | None) -> Check:
+    glob = c.pattern
+    if run_dir is not None and run_dir.is_dir():
+        found = sorted(p for p in run_dir.glob(glob) if p.is_file())
+        if not found:
+            return Check(c, False, f"no file matching {glob} in the run folder")
+        big = [p for p in found if p.stat().st_size >= c.min_size]
+        if not big:
+            sizes = ", ".join(f"{p.relative_to(run_dir)} ({p.stat().st_size} bytes)"
+                              for p in found[:5])
+            return Check(c, False, f"found only {sizes}, smaller than {c.min_size} bytes")
+        p = big[0]
+        return Check(c, True, f"{p.relative_to(run_dir)} ({p.stat().st_size} bytes)")
+    # A remote run folder: the target's list of files the run wrote (sizes unknown).
+    names = [n for n in result.files_changed if Path(n).match(glob)]
+    if not names:
+        return Check(c, False, f"no file matching {glob} among the files the run wrote")
+    if c.min_size:
+        return Check(c, False, f"{names[0]} exists but its size cannot be read on this target")
+    return Check(c, True, names[0])
+
+
+def _contains(c: Criterion, result: RunResult, lines: list[str], run_dir: Path | None) -> Check:
+    for i, line in enumerate(lines, 1):
+        if c.spec in line:
+            return Check(c, True, f"line {i}: {_quote(line)}")
+    return Check(c, False, f'"{c.spec}" not found in {len(lines)} lines; {_last_line(lines)}')
+
+
+def _not(c: Criterion, result: RunResult, lines: list[str], run_dir: Path | None) -> Check:
+    for i, line in enumerate(lines, 1):
+        if c.spec in line:
+            return Check(c, False, f"line {i}: {_quote(line)}")
+    return Check(c, True, f"not in {len(lines)} lines")
+
+
+def _regex(c: Criterion, result: RunResult, lines: list[str], run_dir: Path | None) -> Check:
+    regex = re.compile(c.spec)
+    for i, line in enumerate(lines, 1):
+        if regex.search(line):
+            return Check(c, True, f"line {i}: {_quote(line)}")
+    return Check(c, False, f"no line matches; {_last_line(lines)}")
+
+
+def _regex_whole(c: Criterion, result: RunResult, lines: list[str],
+                 run_dir: Path | None) -> Check:
+    m = re.compile(c.spec, re.S | re.M).search(result.stdout)
+    if m:
+        first = m.group(0).splitlines()[0] if m.group(0) else ""
+        return Check(c, True, f"matched {_quote(first)}")
+    return Check(c, False, f"the output does not match; {_last_line(lines)}")
+
+
+def _exit(c: Criterion, result: RunResult, lines: list[str], run_dir: Path | None) -> Check:
+    code = result.exit_code
+    seen = "no exit status (killed or never started)" if code is None else f"exit status {code}"
+    return Check(c, code == c.code, seen)
+
+
+def _range(c: Criterion, result: RunResult, lines: list[str], run_dir: Path | None) -> Check:
+    regex = re.compile(c.pattern)
+    for i, line in enumerate(lines, 1):
+        m = regex.search(line)
+        if not m:
+            continue
+        raw = m.group(1) if regex.groups else m.group(0)
+        num = _NUMBER.search(raw or "")
+        if num is None:
+            return Check(c, False, f"line {i}: {_quote(line)}: {raw!r} is not a number")
+        value = float(num.group(0))
+        inside = (not math.isnan(value)
+                  and (c.low is None or value >= c.low)
+                  and (c.high is None or value <= c.high))
+        where = "" if inside else "not "
+        return Check(c, inside, f"line {i}: {_quote(line)}: read {num.group(0)}, "
+                                f"{where}{_bounds(c.low, c.high)}")
+    return Check(c, False, f"no line matches {c.pattern}; {_last_line(lines)}")
+
+
+def _file(c: Criterion, result: RunResult, lines: list[str], run_dir: Path | None) -> Check:
+    return _check_file(c, result, run_dir)
+
+
+def _no_stderr(c: Criterion, result: RunResult, lines: list[str],
+               run_dir: Path | None) -> Check:
+    err = [line for line in result.stderr.splitlines() if line.strip()]
+    if err:
+        return Check(c, False, f"stderr line 1: {_quote(err[0])} ({len(err)} lines)")
+    return Check(c, True, "stderr was empty")
+
+
+def _duration(c: Criterion, result: RunResult, lines: list[str],
+              run_dir: Path | None) -> Check:
+    limit = c.high or 0.0
+    return Check(c, result.duration <= limit, f"took {result.duration:.2f} s")
+
+
+def _compiles_clean(c: Criterion, result: RunResult, lines: list[str],
+                    run_dir: Path | None) -> Check:
+    if result.compile_failed:
+        return Check(c, False, "the build failed: "
+                     + _quote(_telling_line(result.stderr + "\n" + result.stdout)))
+    if result.build_stderr.strip():
+        return Check(c, False, f"the compiler warned: {_quote(_telling_line(result.build_stderr))}")
+    return Check(c, True, "the build passed")
+
+
+def _telling_line(text: str) -> str:
+    """The compiler's first warning or error line, else its first line."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return next((ln for ln in lines if re.search(r"\b(error|warning)\b", ln, re.I)),
+                lines[0] if lines else "")
+
+
+_CHECKS = {
+    "contains": _contains, "not": _not, "regex": _regex, "regex-whole": _regex_whole,
+    "exit": _exit, "range": _range, "file": _file, "no-stderr": _no_stderr,
+    "duration": _duration, "compiles-clean": _compiles_clean,
+}
+
+
+def check(c: Criterion, result: RunResult, run_dir: Path | None = None) -> Check:
+    """One criterion against one run: each kind has its own small checker."""
+    return _CHECKS[c.kind](c, result, result.stdout.splitlines(), run_dir)
+
+
+def evaluate(criteria: list[Criterion], result: RunResult,
+             run_dir: Path | None = None) -> list[Check]:
+    """Every criterion against one run, in the order given."""
+    return [check(c, result, run_dir) for c in criteria]
+
+
+def unmet(checks: list[Check]) -> list[Check]:
+    return [ch for ch in checks if not ch.met]
+
+
+# -- plain text for the LLM --------------------------------------------------------
+
+
+def prompt_text(criteria: list[Criterion]) -> str:
+    """The criteria as the first prompt tells them (plain text, no markdown)."""
+    if not criteria:
+        return ""
+    lines = [f"- {c.describe()}" for c in criteria]
+    return ("The run is checked against these success criteria; all must hold:\n"
+            + "\n".join(lines))
+
+
+def feedback_text(checks: list[Check]) -> str:
+    """Each unmet criterion with its evidence, for the feedback prompt."""
+    missed = unmet(checks)
+    if not missed:
+        return ""
+    lines = [f"- {ch.criterion.describe()}: NOT MET. Seen: {ch.evidence}" for ch in missed]
+    return "These success criteria are not met:\n" + "\n".join(lines)
+
+
+def summary(checks: list[Check]) -> str:
+    """One line per criterion (met or not) for transcripts and front ends."""
+    return "\n".join(f"- [{'met' if ch.met else 'NOT MET'}] {ch.criterion.text}: {ch.evidence}"
+                     for ch in checks)

@@ -1,0 +1,147 @@
+"""Task recipes: one TOML file per task, so a verified task can be re-run by CI.
+
+A recipe names the prompt, where it runs and who answers, what success looks like
+(criteria, judge) and the loop's limits. ``verifybot recipe run`` runs recipes
+headless; ``verifybot recipe new`` writes one from a finished session. A bad file
+stops everything before any run, naming the file and the key (exit 2).
+
+    name = "rocket-apogee"
+    prompt = "Simulate a small rocket launched straight up and print its apogee"
+    target = "local"                  # a [targets.NAME]; default: [run] default_target
+    llm = "replay:rocket.md"          # an [llm.NAME] or replay:PATH (relative to the file)
+    criteria = ["contains:Apogee", "range:Apogee: ([0-9.]+) m:100..5000"]
+    sanity = true
+    judge = "off"                     # off, same-chat, an [llm.NAME], replay:PATH
+    max_retries = 2
+    timeout = 20
+    auto_accept = true
+    language = "c"                    # optional: the language asked for
+    compiler = "gcc"                  # optional, with flags: compiles-clean becomes a criterion
+    flags = ["-Wall", "-Werror"]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from verifybot_tui.core.base.errors import ConfigError
+from verifybot_tui.core.base.toml_file import TomlFileError, read_toml
+from verifybot_tui.core.verify import criteria as crit
+
+_TYPES: dict[str, tuple[type, str]] = {
+    "name": (str, "a string"), "prompt": (str, "a string"), "target": (str, "a string"),
+    "llm": (str, "a string"), "criteria": (list, "a list of \"KIND:SPEC\" strings"),
+    "sanity": (bool, "true or false"), "judge": (str, "a string"),
+    "max_retries": (int, "an integer"), "timeout": (float, "a number of seconds"),
+    "auto_accept": (bool, "true or false"), "language": (str, "a string"),
+    "compiler": (str, "a string"), "flags": (list, "a list of strings"),
+}
+
+
+@dataclass
+class Recipe:
+    path: Path
+    name: str
+    prompt: str
+    target: str | None = None
+    llm: str | None = None
+    criteria: list[crit.Criterion] = field(default_factory=list)
+    sanity: bool = True
+    judge: str | None = None
+    max_retries: int | None = None
+    timeout: float | None = None
+    # Run each version without asking. `recipe run` always accepts (nobody is there to
+    # ask); in the app a recipe that sets it turns auto-accept on or off, else the
+    # app's own setting holds (None).
+    auto_accept: bool | None = None
+    language: str = ""
+    compiler: str = ""
+    flags: list[str] = field(default_factory=list)
+
+    @property
+    def task(self) -> str:
+        """The prompt as sent: with the language and the build the recipe asks for."""
+        text = self.prompt.strip()
+        if self.language:
+            text += f"\n\nWrite it in {self.language}."
+        if self.compiler:
+            build = " ".join([self.compiler, *self.flags])
+            text += f"\n\nIt is compiled with {build}; it must compile without any warning."
+        return text
+
+    def resolve(self, spec: str | None) -> str | None:
+        """A replay:PATH relative to the recipe's folder."""
+        if spec and spec.startswith("replay:"):
+            p = Path(spec.removeprefix("replay:")).expanduser()
+            if not p.is_absolute():
+                p = self.path.parent / p
+            return f"replay:{p}"
+        return spec
+
+
+def _check(path: Path, key: str, value: Any) -> Any:
+    typ, what = _TYPES[key]
+    if typ is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    ok = isinstance(value, typ) and not (typ in (int, float) and isinstance(value, bool))
+    if not ok:
+        raise ConfigError(f"{path}: key '{key}' must be {what}, got {type(value).__name__} "
+                          f"{value!r}")
+    if typ is list and not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{path}: key '{key}' must be {what}")
+    return value
+
+
+def parse_recipe(data: dict[str, Any], path: Path) -> Recipe:
+    unknown = sorted(set(data) - set(_TYPES))
+    if unknown:
+        raise ConfigError(f"{path}: unknown key '{unknown[0]}'; a recipe has "
+                          f"{', '.join(_TYPES)}")
+    for key in ("name", "prompt"):
+        if not str(data.get(key, "")).strip():
+            raise ConfigError(f"{path}: key '{key}' is missing; a recipe needs a name and "
+                              "a prompt")
+    values = {k: _check(path, k, v) for k, v in data.items()}
+    if values.get("max_retries", 0) < 0:
+        raise ConfigError(f"{path}: key 'max_retries' must be 0 or more")
+    if values.get("timeout", 1.0) <= 0:
+        raise ConfigError(f"{path}: key 'timeout' must be more than 0 seconds")
+    if values.get("flags") and not values.get("compiler"):
+        raise ConfigError(f"{path}: key 'flags' needs a 'compiler' (e.g. compiler = \"gcc\")")
+    criteria = [crit.parse(t, f"{path}: key 'criteria'") for t in values.pop("criteria", [])]
+    if values.get("compiler") and not any(c.kind == "compiles-clean" for c in criteria):
+        criteria.append(crit.parse("compiles-clean"))
+    return Recipe(path=path, criteria=criteria, **values)
+
+
+def load_recipe(path: Path) -> Recipe:
+    try:
+        data = read_toml(path)
+    except TomlFileError as e:
+        raise ConfigError(f"{path}: {e}") from None
+    return parse_recipe(data, path)
+
+
+def recipe_toml(*, name: str, prompt: str, target: str | None, llm: str | None,
+                criteria: list[str], judge: str | None = None, max_retries: int | None = None,
+                timeout: float | None = None) -> str:
+    """A recipe's text from a finished session (``verifybot recipe new``)."""
+    data: dict[str, Any] = {"name": name, "prompt": prompt}
+    if target:
+        data["target"] = target
+    if llm:
+        data["llm"] = llm
+    data["criteria"] = criteria
+    if judge:
+        data["judge"] = judge
+    if max_retries is not None:
+        data["max_retries"] = max_retries
+    if timeout is not None:
+        data["timeout"] = int(timeout) if float(timeout).is_integer() else timeout
+    head = ("# A task recipe written by `verifybot recipe new` from a finished session.\n"
+            "# Run it with `verifybot recipe run FILE`; see config.toml.example for the keys.\n")
+    return head + tomli_w.dumps(data)
