@@ -44,7 +44,7 @@ def add_bridge_args(p: argparse.ArgumentParser, command: str) -> None:
         p.add_argument("--page", metavar="FILE.html", help="check a saved chat page offline "
                        "(the browser's \"Save page as\", or an evidence HTML from runs/log/): "
                        "renderer, page state, each finished-state signal HIT/MISS, the last "
-                       "answer as markdown")
+                       "answer as markdown (default: none; the other checks run)")
         p.add_argument("--json", action="store_true",
                        help="with --page: print one JSON object (default: off)")
         p.add_argument("--llm", metavar="NAME",

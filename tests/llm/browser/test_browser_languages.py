@@ -63,15 +63,18 @@ async def test_thinking_without_a_stop_button_never_finishes_early_in_any_langua
         assert len(chatsite.finishes) > before
 
 
+@pytest.mark.parametrize(("lang", "title", "button"), [
+    ("de", "Neu in ChatGPT", "Schließen"),  # its label is in the German texts
+    ("it", "Novità di ChatGPT", "Chiudi"),  # no Italian texts: its icon-only close button
+])
 async def test_a_whats_new_dialog_open_at_load_is_closed_and_noted(
-        chatsite: ChatSite, site_llm: BrowserLLM) -> None:
+        chatsite: ChatSite, site_llm: BrowserLLM, lang: str, title: str, button: str) -> None:
     before = len(chatsite.prompts)
-    answer = await ask_new(site_llm, chatsite, "answer", "through the dialog", lang="de",
+    answer = await ask_new(site_llm, chatsite, "answer", "through the dialog", lang=lang,
                            dialog="whats_new")
     assert answer.markdown == script("answer")
     assert [p.text for p in chatsite.prompts[before:]] == ["through the dialog"]
-    assert answer.details == ('closed a dialog on the page: "Neu in ChatGPT" (by its '
-                              '"Schließen" button)')
+    assert answer.details == f'closed a dialog on the page: "{title}" (by its "{button}" button)'
     assert await site_llm.page.evaluate("() => !document.querySelector('[role=dialog]')")
 
 
@@ -101,14 +104,18 @@ async def test_a_notice_in_a_language_without_texts_is_reported_never_guessed(
         chatsite: ChatSite, site_llm: BrowserLLM) -> None:
     with pytest.raises(LLMError) as e:
         await ask_new(site_llm, chatsite, "answer", lang="it",
-                      banner="Hai raggiunto il limite di messaggi. Riprova più tardi.")
+                      alert="Hai raggiunto il limite di messaggi. Riprova più tardi.")
     assert "cannot read" in e.value.message and "Hai raggiunto il limite" in e.value.message
     assert e.value.evidence
     # the same kind of notice in a language with texts is read for what it is
     with pytest.raises(LLMError) as e:
         await ask_new(site_llm, chatsite, "answer", lang="ko",
-                      banner="메시지 한도에 도달했습니다. 몇 분 후에 다시 시도하세요.")
+                      alert="메시지 한도에 도달했습니다. 몇 분 후에 다시 시도하세요.")
     assert "reports a usage limit" in e.value.message
+    # a status line (a live region announcing what happens) asks nothing: the run goes on
+    answer = await ask_new(site_llm, chatsite, "answer", lang="it",
+                           banner="ChatGPT sta scrivendo una risposta")
+    assert answer.markdown == script("answer")
 
 
 async def test_enter_inserting_a_newline_does_not_matter_the_send_button_is_clicked(

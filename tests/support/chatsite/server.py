@@ -68,6 +68,7 @@ class Options:
     artifact_api: bool = True  # claude: the conversation JSON (with artifacts) answers
     models: tuple[str, ...] = ("GPT-5 Instant", "GPT-5 Thinking", "GPT-5 Pro")
     banner: str = ""  # a status banner's text on the page (a limit, or a mere notice)
+    alert: str = ""  # an alert's text on the page (role=alert)
     lang: str = "en"  # the account's UI language: en, ko, de, or it (no texts in our tables)
     dialog: str = ""  # open at load: "whats_new", "login" (must not be answered), "no_close"
     enter_newline: bool = False  # Enter inserts a newline, Ctrl+Enter sends (some accounts)
@@ -160,7 +161,8 @@ class ChatSite:
                 "lossy_insert": o.lossy_insert, "max_prompt": o.max_prompt,
                 "page": self.scenario().page, "renderer": o.renderer, "hidden": hidden,
                 "bot_scripts": o.bot_scripts, "models": list(o.models), "banner": o.banner,
-                "lang": o.lang, "dialog": o.dialog, "enter_newline": o.enter_newline}
+                "alert": o.alert, "lang": o.lang, "dialog": o.dialog,
+                "enter_newline": o.enter_newline}
 
     def send(self, body: dict[str, Any]) -> dict[str, Any]:
         with self.lock:

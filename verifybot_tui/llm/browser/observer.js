@@ -387,13 +387,21 @@ if (window.top === window && !window.__vb) {
       if (!text || matchText(text, T.not_limit)) continue;
       if (!f.limit && matchText(text, T.limit)) f.limit = text;
       else if (!f.error && matchText(text, T.error)) f.error = text;
-      else if (!f.unreadable && !f.langKnown && !closable(el)) f.unreadable = text;
+      else if (!f.unreadable && !f.langKnown && !closable(el) && !liveRegion(el)) {
+        f.unreadable = text;
+      }
     }
     for (const d of openDialogs()) {
       const text = (d.textContent || "").trim().slice(0, 400);
       if (!f.unreadable && !keepDialog(d) && !closeButtonOf(d) && !matchText(text, T.limit) &&
           !matchText(text, T.error)) f.unreadable = text || "a dialog";
     }
+  }
+
+  // A status line or live region announces what happens (often the answer itself,
+  // for screen readers): not a message that asks anything.
+  function liveRegion(el) {
+    return el.getAttribute("role") === "status" || el.hasAttribute("aria-live");
   }
 
   // --- dialogs over the page --------------------------------------------------
@@ -911,7 +919,6 @@ if (window.top === window && !window.__vb) {
     clickRegenerate, canSend: () => !!sendButton(), hasBox: () => { pickRenderer(); return !!findBox(); },
     focusBox: () => { pickRenderer(); const b = findBox(); if (b) focusEnd(b); return !!b; },
     copyAnswer, answerMarkdown, fetchJson, probe, evidence, closeDialogs,
-    hasCopy: () => { pickRenderer(); return !!copyButton(turns().answer); },
     toMarkdown: vbDomToMarkdown};
   schedule();
 }

@@ -133,6 +133,10 @@
     const b = body.appendChild(el('<div role="status" class="banner"></div>'));
     b.textContent = SITE.banner;
   }
+  if (SITE.alert) {
+    const b = body.appendChild(el('<div role="alert" class="banner"></div>'));
+    b.textContent = SITE.alert;
+  }
   const composer = route.appendChild(CLAUDE
     ? el('<fieldset id="composer"><div contenteditable="true" role="textbox" ' +
       'data-testid="chat-input" class="ProseMirror" aria-label="Write your prompt to Claude">' +
