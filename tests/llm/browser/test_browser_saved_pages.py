@@ -11,6 +11,7 @@ from the saved HTML itself, independently of the driver's page script.
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import re
@@ -18,6 +19,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from browser_fixtures import open_llm
+from chatsite import SCENARIOS, ChatSite
 from project import ROOT, verifybot_cmd
 
 from verifybot_tui.core.answers.extract import extract
@@ -113,3 +116,24 @@ def test_doctor_page_on_a_missing_file_says_what_to_give(tmp_path: Path) -> None
     proc = doctor(tmp_path / "nope.html", "--json")
     assert proc.returncode == 2
     assert "no such file" in proc.stdout
+
+
+@pytest.mark.parametrize("lang", ["ko", "it"])
+async def test_doctor_page_on_evidence_saved_from_a_real_shaped_page(
+        chatsite: ChatSite, tmp_path: Path, lang: str) -> None:
+    # The page as the driver saves it for evidence (page.content()), after an answer on
+    # the app-shell page with 4 hidden routes (each with its own finished answer): the
+    # doctor reads the active route's answer, never a hidden one's.
+    chatsite.configure("code_blocks", renderer="app_shell", hidden_route=True, lang=lang,
+                       code_layout="hljs")
+    async with open_llm(chatsite, tmp_path) as llm:
+        answer = await llm.ask("the code please")
+        saved = tmp_path / "saved.html"
+        saved.write_text(await llm.page.content(), encoding="utf-8")
+    assert answer.markdown == SCENARIOS["code_blocks"].replies[0].markdown
+    proc = await asyncio.to_thread(doctor, saved, "--json")
+    got = json.loads(proc.stdout)
+    assert got["renderer"] == "app_shell" and got["state"] == "ready"
+    assert got["finished"] is True and got["copy_button"] is True
+    assert "MISS" not in got["signals"].values(), got["signals"]
+    assert got["answer"] == answer.markdown
