@@ -325,7 +325,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._html(_ACCOUNT_PICKER)
             return
         if scenario.page == "bot_check":
-            self._html(_BOT_CHECK)
+            self._html(_bot_check(opts.lang))
             return
         cid = ""
         for marker in ("/c/", "/chat/"):
@@ -391,10 +391,18 @@ _ACCOUNT_PICKER = """<!doctype html>
 <button>Continue as test@example.com</button><button>Use another account</button></main>
 </body></html>"""
 
-_BOT_CHECK = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Just a moment...</title></head><body>
-<h1>chatgpt.com</h1><h2>Verify you are human by completing the action below.</h2>
-<form id="challenge-form" action="/" method="POST"><input type="checkbox"> I am human</form>
+# The 2026 Cloudflare gate: no #challenge-form any more; its title is localized.
+_BOT_TITLES = {"en": "Just a moment...", "ko": "잠시만 기다리십시오…", "de": "Nur einen Moment…",
+               "it": "Solo un momento..."}
+
+
+def _bot_check(lang: str) -> str:
+    return f"""<!doctype html>
+<html lang="{lang}"><head><meta charset="utf-8"><title>{_BOT_TITLES.get(lang, "")}</title>
+</head><body><h1>chatgpt.com</h1><div id="challenge-running">
+<h2>Performing security verification</h2>
+<input type="hidden" name="cf-turnstile-response" value="">
+<div id="challenge-error-text" style="display:none"></div></div>
 </body></html>"""
 
 

@@ -2,8 +2,11 @@
 // change, so the driver waits on events instead of polling: the last answer's
 // text (as markdown, delta-encoded), whether the page is busy or shows the
 // finished-action buttons, the user turns, and facts that tell page states
-// apart (logged out, bot check, limit, error). Also holds the small helpers
-// the driver calls (prompt box read-back and injection, copy capture).
+// apart (logged out, bot check, limit, error, a message it cannot read). Also
+// holds the small helpers the driver calls (prompt box read-back and injection,
+// copy capture, closing dialogs). Buttons are found by structure (the answer's
+// action row, the composer's slot, aria-haspopup, type) or icon first; texts, in
+// every UI language the profile knows, are one hint among several.
 // Runs inside an IIFE after `const VB_CONFIG = {...}` and dom_markdown.js.
 if (window.top === window && !window.__vb) {
   const T = VB_CONFIG.texts;
