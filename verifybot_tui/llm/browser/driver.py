@@ -628,6 +628,7 @@ class BrowserLLM(ReportsState):
 
     async def _click_and_wait(self, helper: str, changed: Any) -> None:
         """Click a button of the answer (continue, regenerate) and wait for the page to react."""
+        await self._close_dialogs()
         if not await self._eval(f"() => window.__vb.{helper}()"):
             return
         deadline = time.monotonic() + self.page_timeout
