@@ -108,6 +108,7 @@ async def test_a_hardfault_names_the_function_and_line_with_the_board_package(ma
     assert r.stdout == "reading\n"
     assert "BusFault" in r.diagnosis and "0x30000000" in r.diagnosis
     assert "PC 0x" in r.diagnosis and "in read_sensor() (main.c:6)" in r.diagnosis
+    assert "read_sensor() (main.c:6), inlined in main() (main.c:12)" in r.diagnosis
     assert r.diagnosis in rec.text("stderr")  # shown live, not only in the verdict
     v = judge(r, [])
     assert not v.ok and "read_sensor() (main.c:6)" in v.reason

@@ -51,31 +51,30 @@ def fault_kind(cfsr: int, hfsr: int, bfar: int, mmfar: int) -> str:
     return f"HardFault (escalated): {kind}" if hfsr >> 30 & 1 else kind
 
 
-def addr2line(tool: str, elf: Path, addresses: list[int]) -> list[str]:
-    """``function (file:line)`` for each address ("" where nothing is known)."""
-    if not addresses or not shutil.which(tool):
-        return ["" for _ in addresses]
+def _place(func: str, where: str) -> str:
+    where = re.sub(r" \(discriminator \d+\)$", "", where)
+    path, _, line = where.rpartition(":")
+    name = Path(path).name if path and path != "??" else "?"
+    return f"{func}() ({name}:{line})" if func != "??" else f"{name}:{line}"
+
+
+def addr2line(tool: str, elf: Path, address: int) -> str:
+    """``function() (file:line)``, with the functions it was inlined into ("" if unknown)."""
+    if not shutil.which(tool):
+        return ""
     try:
-        out = subprocess.run([tool, "-f", "-C", "-e", str(elf), *(f"{a:#x}" for a in addresses)],
+        out = subprocess.run([tool, "-f", "-C", "-i", "-e", str(elf), f"{address:#x}"],
                              capture_output=True, text=True, timeout=10).stdout.splitlines()
     except (OSError, subprocess.TimeoutExpired):
-        return ["" for _ in addresses]
-    found = []
-    for i in range(len(addresses)):
-        func, where = (out[2 * i: 2 * i + 2] + ["??", "??:0"])[:2]
-        if func == "??" and where.startswith("??"):
-            found.append("")
-            continue
-        where = re.sub(r" \(discriminator \d+\)$", "", where)
-        path, _, line = where.rpartition(":")
-        name = Path(path).name if path and path != "??" else "?"
-        found.append(f"{func}() ({name}:{line})" if func != "??" else f"{name}:{line}")
-    return found
+        return ""
+    pairs = [(out[i], out[i + 1]) for i in range(0, len(out) - 1, 2)]
+    places = [_place(f, w) for f, w in pairs if not (f == "??" and w.startswith("??"))]
+    return ", inlined in ".join(places)
 
 
 def where(tool: str, elf: Path, address: int) -> str:
     """``0x... in function() (file:line)``."""
-    text = addr2line(tool, elf, [address])[0]
+    text = addr2line(tool, elf, address)
     return f"{address:#010x}" + (f" in {text}" if text else "")
 
 
