@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 from mcu_fixtures import (
@@ -83,9 +85,11 @@ async def test_an_emulator_that_cannot_run_the_board_is_a_target_error(make, tmp
                                                                         said):
     board = tmp_path / "my_board.toml"
     board.write_text(f'extends = "netduinoplus2"\nqemu = {qemu}\n')
+    before = set(Path(tempfile.gettempdir()).glob("vb-gdb-*"))
     r = await make(str(board)).run(request("emu_1", {"main.c": SUM}), Recorder())
     assert said in r.target_error
     assert judge(r, []).status == "target_error"
+    assert set(Path(tempfile.gettempdir()).glob("vb-gdb-*")) <= before  # its socket folder
 
 
 async def test_a_python_answer_is_told_that_a_board_takes_c(make):

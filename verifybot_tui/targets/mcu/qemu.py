@@ -129,7 +129,15 @@ async def run_qemu(board: Board, elf: Path, vectors: list[int], workdir: Path,
     ``closed`` set (the target's close()) ends the run at once, however far it got."""
     closed = asyncio.Event() if closed is None else closed
     sockdir = tempfile.mkdtemp(prefix="vb-gdb-")
-    sock = os.path.join(sockdir, "gdb")
+    try:
+        return await _run_in(board, elf, vectors, workdir, timeout, on_output, closed,
+                             os.path.join(sockdir, "gdb"))
+    finally:
+        shutil.rmtree(sockdir, ignore_errors=True)
+
+
+async def _run_in(board: Board, elf: Path, vectors: list[int], workdir: Path, timeout: float,
+                  on_output: OutputCallback, closed: asyncio.Event, sock: str) -> FirmwareRun:
     argv = qemu_argv(board, elf, sock)
     s = _Session(board, elf, vectors, on_output)
     loop = asyncio.get_running_loop()
@@ -151,7 +159,6 @@ async def run_qemu(board: Board, elf: Path, vectors: list[int], workdir: Path,
         containment.clear_live(live)
         if s.stub is not None:
             s.stub.close()
-        shutil.rmtree(sockdir, ignore_errors=True)
     s.log.close()
     run.duration = time.monotonic() - started
     run.command = " ".join(argv)
