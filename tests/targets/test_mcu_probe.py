@@ -8,6 +8,7 @@ once from this machine, once through the loopback sshd standing in for the Pi
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -39,6 +40,11 @@ QEMU = ["qemu-system-arm", "-M", "netduinoplus2", "-display", "none", "-monitor"
         "-serial", "stdio", "-kernel"]
 
 
+def lock_file(port: str) -> Path:
+    """Where the board helper keeps the lock of a port (board_helper.lock)."""
+    return Path(f"/tmp/verifybot-board-{hashlib.sha256(port.encode()).hexdigest()[:12]}.lock")
+
+
 @pytest.fixture
 def pty_board():
     """(folder, flash template for a python): the board server, stopped with its emulator."""
@@ -56,6 +62,7 @@ def pty_board():
     pid = (folder / "qemu.pid").read_text() if (folder / "qemu.pid").exists() else ""
     server.terminate()
     server.wait(10)
+    lock_file(str(folder / "tty")).unlink(missing_ok=True)
     if pid:
         assert all_gone([int(pid)], within=5)
     shutil.rmtree(folder, ignore_errors=True)
@@ -137,12 +144,11 @@ async def test_a_board_on_the_pi_is_flashed_and_read_over_ssh(pty_board, tmp_pat
 def test_one_run_at_a_time_per_board(tmp_path):
     """The helper's lock: a second run on a board in use waits, then gives up clearly."""
     import fcntl
-    import hashlib
 
     from verifybot_tui.targets.mcu.probe import HELPER
 
     port = str(tmp_path / "tty")
-    held = Path(f"/tmp/verifybot-board-{hashlib.sha256(port.encode()).hexdigest()[:12]}.lock")
+    held = lock_file(port)
     with held.open("a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         spec = {"flash": "true", "serial": port, "baud": 115200, "timeout": 1, "names": {},
