@@ -54,6 +54,21 @@ int main(void)
 }
 """
 
+# Pends PendSV, for which the firmware has no handler: the board package's Default_Handler.
+UNHANDLED_IRQ = """\
+#include <stdio.h>
+#include <stdint.h>
+
+int main(void)
+{
+    printf("pending PendSV\\n");
+    *(volatile uint32_t *)0xE000ED04 = 1u << 28;
+    __asm volatile("dsb\\n isb");
+    printf("PASSED\\n");
+    return 0;
+}
+"""
+
 SILENT = """\
 int main(void)
 {

@@ -20,6 +20,7 @@ from mcu_fixtures import (
     OWN_MAIN_CRASH,
     SILENT,
     SUM,
+    UNHANDLED_IRQ,
     Recorder,
     mcu_config,
     own_project,
@@ -125,6 +126,14 @@ async def test_a_hardfault_names_the_function_and_line_with_its_own_startup(make
     assert r.stdout == "own startup\n"
     assert "undefined instruction (UsageFault)" in r.diagnosis
     assert "in checksum() (main.c:" in r.diagnosis
+
+
+async def test_an_interrupt_without_a_handler_is_named(make):
+    r = await make().run(request("irq_1", {"main.c": UNHANDLED_IRQ}), Recorder())
+    assert r.exit_code == 1 and r.stdout.startswith("pending PendSV\n")
+    assert r.diagnosis.startswith("the firmware took an interrupt it has no handler for: "
+                                  "PendSV (exception 14")
+    assert "Interrupted at PC 0x" in r.diagnosis and "in main() (main.c:8)" in r.diagnosis
 
 
 async def test_a_self_contained_answer_is_built_with_make_and_passes(make):

@@ -81,15 +81,30 @@ def where(tool: str, elf: Path, address: int) -> str:
 _REG = re.compile(r"(cfsr|hfsr|bfar)=(0x[0-9a-fA-F]+)")
 
 
+_SYSTEM_EXCEPTIONS = {2: "NMI", 11: "SVCall", 12: "DebugMonitor", 14: "PendSV", 15: "SysTick"}
+_UNEXPECTED = re.compile(r"unexpected interrupt \(exception (\d+)\)")
+
+
+def exception_name(number: int) -> str:
+    return _SYSTEM_EXCEPTIONS.get(number, f"IRQ {number - 16}" if number >= 16 else
+                                  f"exception {number}")
+
+
 def package_fault(m: re.Match[str], tool: str, elf: Path) -> str:
     """The board package's fault line (uart.FAULT_LINE) in the words of the source."""
     pc, lr = int(m.group(2), 16), int(m.group(3), 16)
     regs = {k: int(v, 16) for k, v in _REG.findall(m.group(4))}
+    at = f"PC {where(tool, elf, pc)}; return address: LR {where(tool, elf, lr & ~1)}"
+    unexpected = _UNEXPECTED.match(m.group(1))
+    if unexpected:
+        n = int(unexpected.group(1))
+        return (f"the firmware took an interrupt it has no handler for: {exception_name(n)} "
+                f"(exception {n}; the board package's Default_Handler caught it). "
+                f"Interrupted at {at}")
     kind = m.group(1)
     if "cfsr" in regs:
         kind = fault_kind(regs["cfsr"], regs.get("hfsr", 0), regs.get("bfar", 0), 0)
-    return (f"the firmware crashed: {kind}. Faulting instruction: PC {where(tool, elf, pc)}; "
-            f"return address: LR {where(tool, elf, lr & ~1)}.{m.group(4)}")
+    return f"the firmware crashed: {kind}. Faulting instruction: {at}.{m.group(4)}"
 
 
 _UNIMP = re.compile(r"^(\S+): unimplemented device ", re.M)

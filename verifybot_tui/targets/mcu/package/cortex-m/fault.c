@@ -53,16 +53,31 @@ void vb_fault_from_frame(uint32_t *frame)
     vb_fault_report("HardFault", frame);
 }
 
-/* The stacked frame (r0-r3, r12, lr, pc, xpsr) is on the stack the fault came from. */
-__attribute__((naked)) void HardFault_Handler(void)
+void vb_unexpected_from_frame(uint32_t *frame)
 {
-    __asm volatile(
-        "movs r0, #4\n"
-        "mov r1, lr\n"
-        "tst r0, r1\n"
-        "beq 1f\n"
-        "mrs r0, psp\n"
-        "b vb_fault_from_frame\n"
-        "1: mrs r0, msp\n"
-        "b vb_fault_from_frame\n");
+    uint32_t ipsr;
+    __asm volatile("mrs %0, ipsr" : "=r"(ipsr));
+    static char kind[] = "unexpected interrupt (exception 000)";
+    uint32_t n = ipsr & 0x1FF;
+    kind[32] = (char)('0' + n / 100 % 10);
+    kind[33] = (char)('0' + n / 10 % 10);
+    kind[34] = (char)('0' + n % 10);
+    vb_fault_report(kind, frame);
 }
+
+/* The stacked frame (r0-r3, r12, lr, pc, xpsr) is on the stack the exception came from. */
+#define VB_FRAME_TRAMPOLINE(name, target)                                                  \
+    __attribute__((naked)) void name(void)                                                 \
+    {                                                                                      \
+        __asm volatile("movs r0, #4\n"                                                     \
+                       "mov r1, lr\n"                                                      \
+                       "tst r0, r1\n"                                                      \
+                       "beq 1f\n"                                                          \
+                       "mrs r0, psp\n"                                                     \
+                       "b " #target "\n"                                                   \
+                       "1: mrs r0, msp\n"                                                  \
+                       "b " #target "\n");                                                 \
+    }
+
+VB_FRAME_TRAMPOLINE(HardFault_Handler, vb_fault_from_frame)
+VB_FRAME_TRAMPOLINE(vb_unexpected_handler, vb_unexpected_from_frame)

@@ -12,7 +12,6 @@ extern uint32_t _sidata, _sdata, _edata, _sbss, _ebss, _estack;
 extern int main(void);
 extern void __libc_init_array(void);
 extern void vb_board_init(void);
-extern void vb_fault_report(const char *kind, const uint32_t *frame);
 
 void Reset_Handler(void);
 void Default_Handler(void);
@@ -62,7 +61,9 @@ void Reset_Handler(void)
     exit(main());
 }
 
-void Default_Handler(void)
+/* Every vector without a handler of its own; a branch only, so the fault code reads the
+ * exception's stacked frame and EXC_RETURN untouched. */
+__attribute__((naked)) void Default_Handler(void)
 {
-    vb_fault_report("unexpected interrupt", 0);
+    __asm volatile("b vb_unexpected_handler");
 }
