@@ -81,18 +81,23 @@ async def test_a_board_on_this_machine_is_flashed_and_read_through_pyserial(pty_
     try:
         rec = Recorder()
         r = await t.run(request("board_1", {"main.c": SUM}), rec)
-        assert r.exit_code == 0, rec.text("stderr")
+        assert r.exit_code == 0, f"{r!r}\n{rec.text('stderr')}"
         assert r.stdout == "sum=55\nPASSED\n"
         said = rec.text("stderr")
         assert "opened at 115200 baud with pyserial 3.5" in said
         assert said.index("opened at") < said.index("vb-board: flashing:")  # port first
         assert judge(r, []).ok
         # a fault on a board is told by the board package's handler over the UART
-        r = await t.run(request("board_2", {"main.c": CRASH}), Recorder())
-        assert r.exit_code == 1 and r.stdout.startswith("reading\n")
-        assert "BusFault" in r.diagnosis and "read_sensor() (main.c:6)" in r.diagnosis
-        r = await t.run(request("board_3", {"main.c": SILENT}, timeout=1.5), Recorder())
-        assert r.timed_out and r.diagnosis == "no output on the serial port within 1.5 s"
+        rec = Recorder()
+        r = await t.run(request("board_2", {"main.c": CRASH}), rec)
+        told = f"{r!r}\n{rec.text('stderr')}"
+        assert r.exit_code == 1 and r.stdout.startswith("reading\n"), told
+        assert "BusFault" in r.diagnosis and "read_sensor() (main.c:6)" in r.diagnosis, told
+        rec = Recorder()
+        r = await t.run(request("board_3", {"main.c": SILENT}, timeout=1.5), rec)
+        told = f"{r!r}\n{rec.text('stderr')}"
+        assert r.timed_out, told
+        assert r.diagnosis == "no output on the serial port within 1.5 s", told
     finally:
         await t.close()
 
