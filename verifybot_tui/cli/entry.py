@@ -244,7 +244,9 @@ def _main(argv: list[str] | None = None) -> int:
     try:
         if command is None:
             return _tui(args)
-        return asyncio.run(_COMMANDS[command](args))
+        code = asyncio.run(_COMMANDS[command](args))
+        _ignore_late_signals()
+        return code
     except VerifyBotError as e:
         err(f"error: {e}")
         return e.exit_code
@@ -260,6 +262,15 @@ def _main(argv: list[str] | None = None) -> int:
 _COMMANDS = {"run": cmd_run, "login": cmd_login, "probe": cmd_probe, "extract": cmd_extract,
              "history": cmd_history, "doctor": cmd_doctor, "selftest": cmd_selftest,
              "recipe": cmd_recipe, "config": cmd_config}
+
+
+def _ignore_late_signals() -> None:
+    """The command is done and its status written: a stop signal now has nothing left to
+    stop. Python resets its own handlers to the default (die by the signal) while it
+    shuts down, so one arriving then would end the process by that signal instead of
+    the exit code; ignored, it leaves the exit code as it is."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
 
 
 def _disk_error(e: BaseException) -> str:
