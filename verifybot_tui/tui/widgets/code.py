@@ -17,7 +17,7 @@ from textual.reactive import var
 from textual.widget import Widget
 from textual.widgets import Static
 
-from verifybot_tui.core.base.ansi import one_line, visible
+from verifybot_tui.core.base.ansi import one_line
 from verifybot_tui.core.base.ports import ProgramFile
 from verifybot_tui.tui.keys import CODE_BINDINGS, EDIT_BINDINGS
 from verifybot_tui.tui.widget_message import WidgetMessage
@@ -42,7 +42,6 @@ def unified_diff(old: list[ProgramFile], new: list[ProgramFile]) -> str:
 def _highlighted(code: str, language: str, path: str) -> Static:
     from textual.highlight import highlight  # Pygments: loaded with the first code shown
 
-    code = visible(code)  # an answer's code may hold raw escapes: shown, never sent
     try:
         content = highlight(code, language=language or None, path=path)
     except Exception:  # an unknown lexer: plain text is still readable
