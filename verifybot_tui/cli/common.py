@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from verifybot_tui.core.base.errors import (
     EXIT_INTERRUPTED,
+    ConfigError,
 )
 from verifybot_tui.core.base.outcome import Status
 from verifybot_tui.core.settings.config import Config, load_config
@@ -34,6 +35,13 @@ def config_for(args: argparse.Namespace, *, writes: bool = False) -> Config:
     check_workspace(cfg.workspace, write=writes)  # a file or /proc: exit 2, every command
     return cfg
 
+
+
+def check_prompt(prompt: str, command: str) -> None:
+    """A blank prompt is a usage error (exit 2), before anything is sent or recorded."""
+    if not prompt.strip():
+        raise ConfigError(f"the prompt is empty: say what the program should do, e.g. "
+                          f"{command} \"print the first 10 prime numbers\"")
 
 
 def err(text: str) -> None:

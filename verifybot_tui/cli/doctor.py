@@ -27,7 +27,7 @@ class _Report:
         print(f"{level:<4} {what}: {text}", flush=True)
 
 
-async def run_doctor(config: Config) -> int:
+async def run_doctor(config: Config, *, trust_new_host: bool = False) -> int:
     r = _Report()
     r.line("OK", "config", str(config.path) if config.path else
            "no config file: using the defaults (copy config.toml.example to config.toml)")
@@ -46,7 +46,7 @@ async def run_doctor(config: Config) -> int:
         else:
             await _check_api(r, name, llm, config)
     for name in sorted(config.targets):
-        await _check_target(r, config, name)
+        await _check_target(r, config, name, trust_new_host)
     return EXIT_FAILED if r.failed else EXIT_SUCCESS
 
 
@@ -102,7 +102,8 @@ def needs_display() -> str | None:
     return "neither $DISPLAY nor $WAYLAND_DISPLAY is set"
 
 
-async def _check_target(r: _Report, config: Config, name: str) -> None:
+async def _check_target(r: _Report, config: Config, name: str,
+                        trust_new_host: bool = False) -> None:
     from verifybot_tui.targets import make_target
 
     cfg = config.targets[name]
@@ -117,7 +118,7 @@ async def _check_target(r: _Report, config: Config, name: str) -> None:
     if cfg.password_env and os.environ.get(cfg.password_env) is None and not cfg.key_file:
         r.line("WARN", what, f"no key_file and ${cfg.password_env} is not set: "
                              "the agent or ~/.ssh keys must work")
-    target = make_target(config, name, config.workspace)
+    target = make_target(config, name, config.workspace, trust_new_host=trust_new_host)
     try:
         await asyncio.wait_for(target.connect(), 20)
         r.line("OK", what, f"{cfg.user}@{cfg.host}:{cfg.port} reachable and logged in")

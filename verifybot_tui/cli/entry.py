@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import difflib
 import os
+import shlex
 import signal
 import sys
 import time
@@ -28,7 +29,14 @@ from verifybot_tui.cli.commands import (
     cmd_recipe,
     cmd_selftest,
 )
-from verifybot_tui.cli.common import EXIT_HANGUP, SIGNALS, config_for, err, quiet_terminal
+from verifybot_tui.cli.common import (
+    EXIT_HANGUP,
+    SIGNALS,
+    check_prompt,
+    config_for,
+    err,
+    quiet_terminal,
+)
 from verifybot_tui.cli.run import cmd_extract, cmd_run
 from verifybot_tui.core.base.errors import (
     EXIT_INTERRUPTED,
@@ -220,8 +228,9 @@ def _main(argv: list[str] | None = None) -> int:
     command = argv[0] if argv and argv[0] in COMMANDS else None
     if command is None and argv and (meant := _typo(argv[0])) is not None:
         # A mistyped command must not become a prompt sent to the chat site.
-        err(f"'{argv[0]}' is not a command; did you mean {meant}? "
-             f"(verifybot {meant} --help). To send it as a prompt: verifybot -- '{argv[0]}'")
+        err(f"'{argv[0]}' is not a command; did you mean: verifybot "
+            f"{shlex.join([meant, *argv[1:]])} (verifybot {meant} --help)? To send it as a "
+            f"prompt: verifybot -- {shlex.quote(' '.join(argv))}")
         return EXIT_USAGE
     parser = build_parser(command)
     try:
@@ -249,6 +258,8 @@ _COMMANDS = {"run": cmd_run, "login": cmd_login, "probe": cmd_probe, "extract": 
 
 
 def _tui(args: argparse.Namespace) -> int:
+    if args.prompt is not None:
+        check_prompt(args.prompt, "verifybot")
     cfg = config_for(args, writes=True)
     from verifybot_tui.tui.app import VerifyBotApp
 

@@ -141,7 +141,7 @@ class Printer:
 
     async def on_run_finished(self, ev: RunFinished) -> None:
         r = ev.result
-        status = "timed out" if r.timed_out else f"exit status {r.exit_code}"
+        status = r.ended
         self.say(f"{status} after {r.duration:.1f} s; output saved as {ev.output_file}")
 
     async def on_verdict_reached(self, ev: VerdictReached) -> None:

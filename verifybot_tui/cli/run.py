@@ -16,6 +16,7 @@ from verifybot_tui.cli.common import (
     EXIT_HANGUP,
     SIGNALS,
     Stdin,
+    check_prompt,
     close_all,
     config_for,
     install_stop_signals,
@@ -30,6 +31,7 @@ from verifybot_tui.core.settings.config import MAX_TIMEOUT, Config
 
 
 async def cmd_run(args: argparse.Namespace) -> int:
+    check_prompt(args.prompt, "verifybot run")  # nothing to send: nothing recorded either
     cfg = config_for(args, writes=True)  # first: bad config = no start
     from verifybot_tui.llm import make_llm
     from verifybot_tui.llm.verification_setup import build_verification

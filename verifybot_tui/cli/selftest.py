@@ -43,6 +43,9 @@ def add_bridge_args(p: argparse.ArgumentParser, command: str) -> None:
                        help="with --site: the [llm.NAME] to probe (default: [run] default_llm)")
         p.add_argument("--yes", action="store_true", help="with --site: send the test prompt "
                        "without asking (default: ask)")
+        p.add_argument("--trust-new-host", action="store_true",
+                       help="trust and save an SSH target's host key seen for the first time "
+                       "(default: report it with its fingerprint, trust nothing)")
     else:
         p.description = "One canary prompt through the whole bridge, each step timed."
         p.add_argument("--llm", metavar="NAME",

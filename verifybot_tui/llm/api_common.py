@@ -124,8 +124,9 @@ def conversation_messages(workspace: Path, conversation_url: str) -> list[tuple[
 class ApiLLM(ReportsState):
     """The LLMBackend protocol over an HTTP API; subclasses only open the stream.
 
-    Its state is "thinking" while the model's reasoning streams, "streaming"
-    while the answer does, and "waiting" during a rate-limit wait.
+    Its state is "sent" until the first byte of the answer arrives, "thinking"
+    while the model's reasoning streams, "streaming" while the answer does, and
+    "waiting" during a rate-limit wait.
     """
 
     kind = ""
@@ -176,7 +177,7 @@ class ApiLLM(ReportsState):
         await self.start()
         messages = [*self.messages, {"role": "user", "content": prompt}]
         text, thinking = "", ""
-        self.state = "streaming"
+        self.state = "sent"  # "streaming" once the first text has come, not before
         try:
             async with asyncio.timeout(self.cfg.answer_timeout):
                 final = None
@@ -260,7 +261,7 @@ class ApiLLM(ReportsState):
                                        "as the server asks, then trying once more")
                     self.state = "waiting"
                     await asyncio.sleep(wait)
-                    self.state = "streaming"
+                    self.state = "sent"
                     continue
                 raise await self.describe(e, messages, wait) from None
 

@@ -129,6 +129,16 @@ class VerifyBotApp(App[int]):
 
     # -- actions ----------------------------------------------------------------------------
 
+    def action_help_quit(self) -> None:
+        """ctrl+c (outside a text box): say how to quit, in plain words.
+
+        Textual's own hint is markup, and every notification here is plain text.
+        """
+        keys = [key for key, active in self.active_bindings.items()
+                if active.binding.action in ("quit", "app.quit")]
+        self.notify(f"Press {keys[0] if keys else 'ctrl+q'} to quit the app.",
+                    title="Do you want to quit?")
+
     def action_copy_shown(self) -> None:
         """y: what the user is looking at goes to the clipboard, the selection first."""
         selected = self.screen.get_selected_text()

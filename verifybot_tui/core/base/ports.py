@@ -68,6 +68,19 @@ class RunResult:
     stderr_bytes: int = 0
     escaped: list[str] = field(default_factory=list)  # "PID (name) killed": left the tree
 
+    @property
+    def ended(self) -> str:
+        """How the run ended, in words a user reads: never "exit status None"."""
+        if self.timed_out:
+            return "timed out"
+        if self.cancelled:
+            return "stopped"
+        if self.target_error:
+            return f"target error: {self.target_error}"
+        if self.exit_code is None:
+            return "ended with no exit status (killed)"
+        return f"exit status {self.exit_code}"
+
 
 class Prompter(Protocol):
     """How a target asks the user something (host key trust, a password).

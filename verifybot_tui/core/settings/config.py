@@ -7,6 +7,7 @@ file, the key and what was expected, and nothing starts.
 
 from __future__ import annotations
 
+import codecs
 import math
 import os
 from dataclasses import dataclass, field, fields
@@ -321,12 +322,34 @@ def check_llm_spec(config: Config, spec: str, *, replay: bool = True) -> None:
         path = Path(spec.removeprefix("replay:")).expanduser()
         if not path.is_file():
             raise ConfigError(f"--llm {spec}: no such transcript file {path}")
+        _check_utf8(path)  # before a session is recorded, not when the loop reads it
         return
     if spec not in config.llm:
         also = ", or replay:PATH" if replay else ""
         raise ConfigError(f"--llm {spec}: there is no [llm.{spec}] in "
                           f"{config.path or 'the config'}; configured: "
                           f"{', '.join(sorted(config.llm))}{also}")
+
+
+def _check_utf8(path: Path) -> None:
+    try:
+        with path.open("rb") as f:
+            decoder = codecs.getincrementaldecoder("utf-8")()
+            offset = 0
+            while block := f.read(1 << 20):
+                try:
+                    decoder.decode(block)
+                except UnicodeDecodeError as e:
+                    raise ConfigError(f"the replay transcript {path} is not UTF-8 text (an "
+                                      f"invalid byte at offset {offset + e.start}); save it "
+                                      "as UTF-8") from None
+                offset += len(block)
+            decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        raise ConfigError(f"the replay transcript {path} ends in the middle of a UTF-8 "
+                          "character; save it as UTF-8") from None
+    except OSError as e:
+        raise ConfigError(f"cannot read the replay transcript {path}: {e.strerror}") from None
 
 
 def check_target_name(config: Config, name: str) -> None:

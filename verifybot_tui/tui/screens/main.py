@@ -302,6 +302,8 @@ class MainScreen(Screen[None]):
     def _prompt_submitted(self, event: PromptBox.Submitted) -> None:
         text = event.value.strip()
         if not text:
+            self.notify("The prompt is empty: type what the program should do, then Enter.",
+                        severity="warning")
             return
         if self.submit(text):
             event.widget.value = ""
@@ -496,8 +498,13 @@ class MainScreen(Screen[None]):
 
     def action_toggle_review_feedback(self) -> None:
         self.review_feedback = not self.review_feedback
-        self.notify("Feedback prompts are shown for editing before they are sent."
-                    if self.review_feedback else "Feedback goes back to the LLM directly.")
+        if not self.review_feedback:
+            self.notify("Feedback goes back to the LLM directly.")
+        elif self.auto_accept:
+            self.notify("Feedback review on, but auto-accept is on too: feedback is sent "
+                        "unreviewed until auto-accept is off.")
+        else:
+            self.notify("Feedback prompts are shown for editing before they are sent.")
 
     def action_new_chat(self) -> None:
         self.new_chat_next = True

@@ -123,7 +123,7 @@ class HistoryPane(Tree[Row]):
         for s in shown:
             # Text, not a markup string: slugs and target names are outside text.
             label = Text(f"{mark(s.get('status'))} #{s['id']} {s.get('slug') or ''} ")
-            label.append(f"({s.get('target')}, {s.get('attempts', 0)} tries)", style="dim")
+            label.append(f"({s.get('target')}, {_tries(s.get('attempts') or 0)})", style="dim")
             status = (s.get("status") or "").upper()
             kept, why = kept_success(s), unanswered(s)
             if status == "STOPPED":
@@ -238,3 +238,7 @@ class HistoryPane(Tree[Row]):
         node = self.cursor_node
         if node is not None and node.data is not None:
             self.post_message(self.ResumeRequested(self, node.data.session))
+
+
+def _tries(n: int) -> str:
+    return "1 try" if n == 1 else f"{n} tries"
