@@ -194,7 +194,7 @@ class MainScreen(Screen[None]):
         if not self.session.llm_spec.startswith("replay:"):
             self.conversation.loading = True  # a browser takes seconds
         self.start_llm()
-        self._connect(self.session.target_name)
+        self.connect(self.session.target_name)
         prompt = getattr(self.app, "initial_prompt", None)
         if prompt:
             self.prompt_box.value = ""
@@ -233,7 +233,7 @@ class MainScreen(Screen[None]):
             # current (TargetReady): "connected" must mean the next attempt runs there.
             self.target_state = message.state
 
-    def _show_target(self, name: str) -> None:
+    def show_target(self, name: str) -> None:
         """The status bar follows this target: its name and its state now."""
         self.target = name
         target = self.session.targets.get(name)
@@ -339,10 +339,10 @@ class MainScreen(Screen[None]):
         name, why = choose_target(self.session.config, prompt, None)
         if name != self.session.target_name and why:
             self.session.use_target(name)
-            self._show_target(name)
+            self.show_target(name)
             self.notify(f"{why[0].upper()}{why[1:]}. ctrl+t switches back.",
                         title=f"Running on {name}")
-            self._connect(name)
+            self.connect(name)
 
     async def _clear_panes(self) -> None:
         await self.conversation.clear()
@@ -356,7 +356,7 @@ class MainScreen(Screen[None]):
             self.notify(one_line(str(message.error)), title="LLM not ready", severity="error",
                         timeout=15, markup=False)
 
-    def _connect(self, name: str) -> None:
+    def connect(self, name: str) -> None:
         if name != self.session.target_name:
             self.switching = name
         if self.session.config.targets[name].kind == "ssh":
@@ -372,16 +372,16 @@ class MainScreen(Screen[None]):
             if message.name != self.session.target_name:
                 self.session.use_target(message.name)
                 self.notify(f"Target is now {message.name}: the next attempt runs there.")
-            self._show_target(message.name)
+            self.show_target(message.name)
             return
         where = message.name
         if message.name != self.session.target_name:
-            self._show_target(self.session.target_name)
+            self.show_target(self.session.target_name)
             self.notify(f"Could not switch to {where}: {one_line(str(message.error))}\n"
                         f"Still on {self.session.target_name}.", severity="error", timeout=15,
                         markup=False)
         else:
-            self._show_target(where)
+            self.show_target(where)
             self.notify(f"{where}: {one_line(str(message.error))}", title="Target not ready",
                         severity="error", timeout=15, markup=False)
 
@@ -489,7 +489,7 @@ class MainScreen(Screen[None]):
         self.target = name
         self.target_state = "connecting"
         self.notify(f"Connecting to {name}…")
-        self._connect(name)
+        self.connect(name)
 
     def action_toggle_auto_accept(self) -> None:
         self.auto_accept = not self.auto_accept
@@ -586,9 +586,9 @@ class MainScreen(Screen[None]):
             self.notify("Only one LLM is configured: add [llm.NAME] tables to switch.")
             return
         name = names[(names.index(self.session.llm_spec) + 1) % len(names)]
-        self.run_worker(self._switch_llm(name), group="llm-switch", exclusive=True)
+        self.run_worker(self.switch_llm_to(name), group="llm-switch", exclusive=True)
 
-    async def _switch_llm(self, name: str) -> None:
+    async def switch_llm_to(self, name: str) -> None:
         await self.session.use_llm(name)
         spec = self.session.llm_spec
         self.status_bar.llm = f"replay:{Path(spec[7:]).name}" if spec.startswith("replay:") \

@@ -1,0 +1,196 @@
+"""Issue 23 in the app: what a newcomer tripped over in an afternoon, each under Pilot.
+
+Stopping a run ends the output pane with a "stopped" line; the quit hint is plain
+text; a blank prompt is answered; the status bar tells the truth about auto-accept
+and an answer not yet begun; a recipe brings its LLM and target; key remaps are
+checked against every binding.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from project import ROOT
+from textual.widgets import Input
+
+from verifybot_tui.core.loop.events import Finished
+from verifybot_tui.tui.commands import open_recipe
+from verifybot_tui.tui.keys import check_keymap, help_rows, spare_keys, text_editing_keys
+
+pytestmark = pytest.mark.usefixtures("tui_env")
+EXAMPLES = ROOT / "examples"
+
+SLOW = """
+import time
+print("started", flush=True)
+time.sleep(300)
+"""
+
+
+def texts(notices) -> str:
+    return "\n".join(f"{n.title}: {n.message}" for n in notices)
+
+
+async def test_ctrl_g_during_a_run_ends_the_output_pane_with_a_stopped_line(
+        tui, app_messages) -> None:
+    app = tui.app_answering(SLOW, data={"run": {"max_retries": 0, "timeout": 300.0}})
+    async with tui.running(app, app_messages) as pilot:
+        await tui.prompt_and_accept(pilot, "sleep a while")
+        pane = tui.main(app).output_pane
+        await tui.wait_for(pilot, lambda: pane.flush() or "started" in pane.lines, 30,
+                           "the program's first line")
+        assert pane.border_subtitle == "running…"
+        await pilot.press("ctrl+g")
+        await tui.wait_idle(pilot)
+        assert pane.border_subtitle == "stopped"
+        assert not pane.running
+        assert any("stopped by you" in line for line in pane.lines), pane.lines
+    (fin,) = app_messages.of(Finished)
+    assert fin.status == "STOPPED"
+
+
+async def test_ctrl_c_says_how_to_quit_in_plain_words(tui, app_messages, notices) -> None:
+    app = tui.make_app(tui.ws)
+    async with tui.running(app, app_messages) as pilot:
+        tui.main(app).history_pane.focus()  # outside a text box ctrl+c is not copy
+        await pilot.press("ctrl+c")
+        await tui.wait_for(pilot, lambda: "quit" in texts(notices), what="the quit hint")
+    text = texts(notices)
+    assert "Press ctrl+q to quit the app." in text
+    assert "[b]" not in text
+
+
+async def test_the_quit_hint_names_a_remapped_quit_key(tui, app_messages, notices) -> None:
+    app = tui.make_app(tui.ws, data={"ui": {"keys": {"quit": "f10"}}})
+    async with tui.running(app, app_messages) as pilot:
+        tui.main(app).history_pane.focus()
+        await pilot.press("ctrl+c")
+        await tui.wait_for(pilot, lambda: "quit" in texts(notices), what="the quit hint")
+    assert "Press f10 to quit the app." in texts(notices)
+
+
+async def test_a_blank_prompt_is_answered_not_sent(tui, app_messages, notices) -> None:
+    app = tui.make_app(tui.ws)
+    async with tui.running(app, app_messages) as pilot:
+        await tui.type_prompt(pilot, "   ")
+        await tui.wait_for(pilot, lambda: "prompt is empty" in texts(notices),
+                           what="the empty-prompt notice")
+        assert not tui.main(app).running and app.session.loop is None
+        assert app.session.history.sessions() == []
+
+
+async def test_the_status_bar_says_feedback_goes_unreviewed_under_auto_accept(
+        tui, app_messages, notices) -> None:
+    app = tui.make_app(tui.ws)
+    async with tui.running(app, app_messages) as pilot:
+        bar = tui.main(app).status_bar
+        assert "review feedback" in str(bar.render())
+        await pilot.press("ctrl+o")
+        await tui.wait_for(pilot, lambda: "unreviewed" in str(bar.render()))
+        assert "review feedback" not in str(bar.render())
+        await pilot.press("f3", "f3")  # off and on again: the notice says what holds
+        await tui.wait_for(pilot, lambda: "sent unreviewed until auto-accept is off"
+                           in texts(notices), what="the F3 notice")
+
+
+def test_an_api_request_not_yet_answered_is_not_called_streaming() -> None:
+    from verifybot_tui.tui.widgets.status import LLM_LABELS
+
+    assert LLM_LABELS["sent"] == "sent, waiting for the answer…"
+
+
+async def test_a_recipe_brings_its_llm_and_target(tui, tmp_path: Path, app_messages) -> None:
+    (tmp_path / "answers").mkdir()
+    (tmp_path / "answers" / "rocket.md").write_bytes((EXAMPLES / "rocket.md").read_bytes())
+    recipe = tmp_path / "r.toml"
+    recipe.write_text('name = "rocket"\nprompt = "Simulate a rocket"\n'
+                      'llm = "replay:answers/rocket.md"\ntarget = "second"\n'
+                      'auto_accept = true\n'
+                      'criteria = ["range:Apogee: ([0-9.]+) m:100..5000"]\n', encoding="utf-8")
+    app = tui.make_app(tui.ws, tui.write_answers(tmp_path / "wrong.md", "print('wrong llm')"),
+                       data={"targets": {"second": {"kind": "local"}}})
+    async with tui.running(app, app_messages) as pilot:
+        app.call_later(open_recipe, tui.main(app))
+        box = await tui.wait_for(pilot, lambda: app.screen.query("#recipe-path")
+                                 and app.screen.query_one("#recipe-path", Input))
+        box.value = str(recipe)
+        await pilot.press("enter")
+        await tui.wait_for(pilot, lambda: app_messages.of(Finished), 60, "the recipe's run")
+        await tui.wait_idle(pilot)
+        assert app.session.llm_spec == f"replay:{tmp_path / 'answers' / 'rocket.md'}"
+        assert app.session.target_name == "second"
+        assert tui.main(app).status_bar.target == "second"
+        assert "rocket.md" in tui.main(app).status_bar.llm
+    (fin,) = app_messages.of(Finished)
+    assert fin.status == "VERIFIED", fin.message
+    assert fin.record["target"] == "second"
+
+
+async def test_a_recipe_naming_an_unknown_target_is_refused_with_a_message(
+        tui, tmp_path: Path, app_messages, notices) -> None:
+    recipe = tmp_path / "r.toml"
+    recipe.write_text('name = "x"\nprompt = "p"\ntarget = "nowhere"\n', encoding="utf-8")
+    app = tui.make_app(tui.ws)
+    async with tui.running(app, app_messages) as pilot:
+        app.call_later(open_recipe, tui.main(app))
+        box = await tui.wait_for(pilot, lambda: app.screen.query("#recipe-path")
+                                 and app.screen.query_one("#recipe-path", Input))
+        box.value = str(recipe)
+        await pilot.press("enter")
+        await tui.wait_for(pilot, lambda: "Recipe not opened" in texts(notices))
+        assert not tui.main(app).running
+    assert "no [targets.nowhere]" in texts(notices)
+
+
+# -- key remaps: every remap against every binding ------------------------------------------
+
+
+def test_a_remap_onto_a_key_another_binding_uses_is_refused() -> None:
+    good, problems = check_keymap({"switch_target": "ctrl+o"})
+    assert good == {}
+    assert "ctrl+o is toggle_auto_accept" in problems[0]
+
+
+def test_two_bindings_may_swap_keys() -> None:
+    keymap = {"switch_target": "ctrl+o", "toggle_auto_accept": "ctrl+t"}
+    assert check_keymap(keymap) == (keymap, [])
+
+
+def test_pane_keys_may_repeat_in_other_panes_but_not_clash_with_global_ones() -> None:
+    assert check_keymap({"history.resume": "w"}) == ({"history.resume": "w"}, [])
+    good, problems = check_keymap({"code.wrap": "f2"})
+    assert good == {} and "f2 is toggle_history" in problems[0]
+    good, problems = check_keymap({"output.wrap": "y"})
+    assert good == {} and "y is output.copy" in problems[0]
+    good, problems = check_keymap({"new_chat": "ctrl+p"})
+    assert good == {} and "ctrl+p is the command palette" in problems[0]
+
+
+def test_the_keys_a_refusal_calls_free_are_free() -> None:
+    from verifybot_tui.tui.keys import ALL_BINDINGS
+
+    _good, problems = check_keymap({"switch_target": "ctrl+w"})
+    named = problems[0].split("free now: ")[1].split(")")[0].split(", ")
+    assert named and "ctrl+t" not in named and "ctrl+o" not in named
+    used = {k for group in ALL_BINDINGS.values() for b in group for k in b.key.split(",")}
+    assert not set(named) & (used | text_editing_keys()), named
+    assert spare_keys({"switch_target": named[0]})[0] != named[0]
+
+
+async def test_a_refused_remap_leaves_both_keys_working_and_help_lists_each_once(
+        tui, app_messages, notices) -> None:
+    from verifybot_tui.tui.screens.help import HelpScreen
+
+    app = tui.make_app(tui.ws, data={"ui": {"keys": {"switch_target": "ctrl+o"}},
+                                     "targets": {"second": {"kind": "local"}}})
+    async with tui.running(app, app_messages) as pilot:
+        await tui.wait_for(pilot, lambda: "ctrl+o is toggle_auto_accept" in texts(notices))
+        await pilot.press("ctrl+o")
+        await tui.wait_for(pilot, lambda: tui.main(app).auto_accept, what="auto-accept on")
+        await pilot.press("ctrl+t")
+        await tui.wait_for(pilot, lambda: tui.main(app).target == "second")
+        await pilot.press("f1")
+        help_screen = await tui.wait_screen(pilot, HelpScreen)
+        rows = [r for r in help_rows(help_screen.keymap) if r[1] == "ctrl+o"]
+        assert [r[3] for r in rows] == ["toggle_auto_accept"]
