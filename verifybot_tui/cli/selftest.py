@@ -56,10 +56,20 @@ class _Steps:
     def __init__(self, say: Say) -> None:
         self.say = say
         self.failed = False
+        self.current = "open"  # the step under way: an error is reported as that step's
+        self.t0 = time.perf_counter()
+
+    def begin(self, step: str) -> float:
+        self.current, self.t0 = step, time.perf_counter()
+        return self.t0
 
     def line(self, ok: bool, step: str, ms: float, detail: str) -> None:
         self.failed |= not ok
         self.say(f"{'OK  ' if ok else 'FAIL'} {step:<13} {ms:7.0f} ms  {detail}")
+
+    def failed_now(self, detail: str) -> None:
+        """The step under way ended in an error: its name and the time it took."""
+        self.line(False, self.current, _ms(self.t0), detail)
 
 
 def _ms(t0: float) -> float:
@@ -86,7 +96,7 @@ async def run_selftest(config: Config, llm_name: str, say: Say = print) -> int:
     try:
         answer = await _bridge_steps(llm, steps)
     except VerifyBotError as e:
-        steps.line(False, "bridge", 0, str(e))
+        steps.failed_now(str(e))
         return e.exit_code if e.exit_code else EXIT_LLM
     finally:
         await llm.close()
@@ -95,22 +105,22 @@ async def run_selftest(config: Config, llm_name: str, say: Say = print) -> int:
 
 async def _bridge_steps(llm: Any, steps: _Steps) -> Any:
     """Open, send + answer, copy capture, DOM fallback compared with the copy."""
-    t0 = time.perf_counter()
+    t0 = steps.begin("open")
     await llm.start()
     steps.line(True, "open", _ms(t0), f"renderer {llm.renderer or '?'}")
-    t0 = time.perf_counter()
+    t0 = steps.begin("send + answer")
     first: list[float] = []
     answer = await llm.ask(PROMPT, lambda _t: first or first.append(_ms(t0)))
     steps.line(True, "send + answer", _ms(t0),
                f"first text after {first[0]:.0f} ms; {len(answer.markdown)} characters"
                if first else f"{len(answer.markdown)} characters")
-    t0 = time.perf_counter()
+    t0 = steps.begin("copy capture")
     copied = await llm._eval("t => window.__vb.copyAnswer(t)", 2000)
     ok_copy = isinstance(copied, str) and bool(copied.strip())
     steps.line(ok_copy, "copy capture", _ms(t0),
                f"{len(copied)} characters" if ok_copy else
                "the copy button gave nothing (copy_button selectors, or the clipboard)")
-    t0 = time.perf_counter()
+    t0 = steps.begin("DOM fallback")
     dom: Any = await llm._eval("t => window.__vb.answerMarkdown(t)", 15000)
     md = dom.get("markdown") if isinstance(dom, dict) else None
     if md is None or dom.get("incomplete"):

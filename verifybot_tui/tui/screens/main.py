@@ -480,9 +480,15 @@ class MainScreen(Screen[None]):
     def action_switch_target(self) -> None:
         name = self.session.next_target_name(self.switching)
         if name == self.session.target_name and len(self.session.target_names) == 1:
-            self.notify("Only one target is configured: add [targets.NAME] tables to switch.")
+            self.notify(f"Only one target is configured ({name}). To switch, add another to "
+                        f"{self._config_name()}, such as [targets.pi] with kind = \"ssh\", "
+                        "host and user (config.toml.example shows more).")
             return
         self.switch_to_target(name)
+
+    def _config_name(self) -> str:
+        path = self.session.config.path
+        return str(path) if path else "a config.toml (there is none yet)"
 
     def switch_to_target(self, name: str) -> None:
         self.target_chosen = True
@@ -583,7 +589,9 @@ class MainScreen(Screen[None]):
     def action_switch_llm(self) -> None:
         names = self.session.llm_names
         if len(names) < 2:
-            self.notify("Only one LLM is configured: add [llm.NAME] tables to switch.")
+            self.notify(f"Only one LLM is configured ({self.session.llm_spec}). To switch, add "
+                        f"another to {self._config_name()}, such as [llm.claude] with "
+                        'kind = "browser" and site = "claude" (config.toml.example shows more).')
             return
         name = names[(names.index(self.session.llm_spec) + 1) % len(names)]
         self.run_worker(self.switch_llm_to(name), group="llm-switch", exclusive=True)
