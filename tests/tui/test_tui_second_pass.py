@@ -194,3 +194,140 @@ async def test_a_refused_remap_leaves_both_keys_working_and_help_lists_each_once
         help_screen = await tui.wait_screen(pilot, HelpScreen)
         rows = [r for r in help_rows(help_screen.keymap) if r[1] == "ctrl+o"]
         assert [r[3] for r in rows] == ["toggle_auto_accept"]
+
+
+# -- the history pane -------------------------------------------------------------------------
+
+WIDE = (200, 50)
+
+
+async def test_the_history_pane_widens_by_key_and_keeps_its_width(tui, app_messages) -> None:
+    app = tui.make_app(tui.ws)
+    async with tui.running(app, app_messages, size=WIDE) as pilot:
+        pane = tui.main(app).history_pane
+        await tui.wait_for(pilot, lambda: pane.outer_size.width == 56, what="28% of 200")
+        pane.focus()
+        await pilot.press("plus", "plus")
+        await tui.wait_for(pilot, lambda: pane.outer_size.width == 64, what="two steps wider")
+        await pilot.press("minus")
+        await tui.wait_for(pilot, lambda: pane.outer_size.width == 60, what="one step back")
+    again = tui.make_app(tui.ws)
+    async with tui.running(again, size=WIDE) as pilot:
+        pane = tui.main(again).history_pane
+        await tui.wait_for(pilot, lambda: pane.outer_size.width == 60, what="the kept width")
+
+
+async def test_the_history_pane_widens_by_a_drag_of_its_edge(tui, app_messages) -> None:
+    app = tui.make_app(tui.ws)
+    async with tui.running(app, app_messages, size=WIDE) as pilot:
+        pane = tui.main(app).history_pane
+        await tui.wait_for(pilot, lambda: pane.outer_size.width == 56)
+        edge = (pane.region.right - 1, pane.region.y + 5)
+        await pilot.mouse_down(offset=edge)
+        await pilot.hover(offset=(edge[0] + 30, edge[1]))
+        await pilot.mouse_up(offset=(edge[0] + 30, edge[1]))
+        await tui.wait_for(pilot, lambda: pane.outer_size.width == 86,
+                           what=f"dragged to 86 (now {pane.outer_size.width})")
+    from verifybot_tui.core.settings.ui_state import load_ui_state
+
+    assert load_ui_state()["history_width"] == 86
+
+
+async def test_a_rejected_attempt_shows_its_note_in_the_pane_and_the_detail(
+        tui, tmp_path: Path, app_messages) -> None:
+    from verifybot_tui.tui.screens.attempt import AttemptScreen
+
+    app = tui.app_answering("print('one')", "print('two')")
+    async with tui.running(app, app_messages, size=WIDE) as pilot:
+        await tui.type_prompt(pilot, "print something")
+        await tui.wait_approval(pilot)
+        await pilot.press("r")
+        note = tui.main(app).query_one("#reject-note", Input)
+        note.value = "use a function please"
+        await pilot.press("enter")
+        await tui.wait_approval(pilot, attempt=2, what="second version")
+        await pilot.press("a")
+        await tui.wait_idle(pilot)
+        pane = tui.main(app).history_pane
+        pane.root.children[0].expand()
+        await pilot.pause()
+        rejected = pane.root.children[0].children[0]
+        assert str(rejected.label) == "↺ attempt 1: rejected, note: use a function please"
+        assert pane.outer_size.width > len(str(rejected.label)) + 4, "shown whole at 200 columns"
+        pane.focus()
+        pane.move_cursor(rejected)
+        await pilot.press("enter")
+        screen = await tui.wait_screen(pilot, AttemptScreen)
+        summary = str(screen.query_one("#attempt-verdict").render())
+        assert "Rejected by you. Note for the LLM: use a function please" in summary
+        assert "None" not in summary and "—" not in summary
+        assert "Run: not run" in summary
+
+
+async def test_the_diff_tab_compares_the_llms_original_with_the_users_edit(
+        tui, app_messages) -> None:
+    from textual.widgets import Select, TextArea
+
+    from verifybot_tui.tui.screens.attempt import AttemptScreen
+
+    app = tui.app_answering("print('from the llm')", data={"run": {"max_retries": 0}})
+    async with tui.running(app, app_messages, size=WIDE) as pilot:
+        await tui.type_prompt(pilot, "print something")
+        await tui.wait_approval(pilot)
+        code = tui.main(app).code_pane
+        await pilot.press("e")
+        await tui.wait_for(pilot, lambda: code.mode == "edit" and code.query(TextArea))
+        await pilot.press("ctrl+end")  # the inline editor's end of file
+        await pilot.press("enter", *"print('mine')")
+        await pilot.press("ctrl+s")
+        await tui.wait_for(pilot, lambda: code.mode == "code" and code.edits)
+        assert code.edits["print_something.py"].endswith("print('mine')")
+        await pilot.press("a")
+        await tui.wait_idle(pilot)
+        pane = tui.main(app).history_pane
+        pane.root.children[0].expand()
+        await pilot.pause()
+        pane.focus()
+        pane.move_cursor(pane.root.children[0].children[0])
+        await pilot.press("enter")
+        screen = await tui.wait_screen(pilot, AttemptScreen)
+        await pilot.press("d")
+        options = [str(label) for label, _v in screen._diff_choices()[0]]
+        assert any("the LLM's original" in o for o in options), options
+        assert any("your edit" in o for o in options), options
+        start = screen.query_one("#diff-from", Select).value
+        end = screen.query_one("#diff-to", Select).value
+        assert start != end
+        await tui.wait_for(pilot, lambda: "+print('mine')" in screen.diff_text)
+        assert "from the llm" in screen.diff_text
+
+
+async def test_ctrl_home_goes_to_the_top_of_the_inline_editor(tui, app_messages) -> None:
+    from textual.widgets import TextArea
+
+    app = tui.app_answering("a = 1\nb = 2\nprint(a + b)")
+    async with tui.running(app, app_messages) as pilot:
+        await tui.type_prompt(pilot, "add")
+        await tui.wait_approval(pilot)
+        code = tui.main(app).code_pane
+        await pilot.press("e")
+        area = await tui.wait_for(pilot, lambda: code.mode == "edit" and code.query(TextArea)
+                                  and code.query(TextArea).first())
+        await pilot.press("ctrl+end")
+        assert area.cursor_location == area.document.end
+        await pilot.press("ctrl+home")
+        assert area.cursor_location == (0, 0)
+        await pilot.press("ctrl+shift+end")
+        assert area.selected_text == area.text
+        await pilot.press("escape")
+        await pilot.press("s")
+        await tui.wait_idle(pilot)
+
+
+async def test_r_in_the_history_with_no_session_selected_says_so(
+        tui, app_messages, notices) -> None:
+    app = tui.make_app(tui.ws)
+    async with tui.running(app, app_messages) as pilot:
+        tui.main(app).history_pane.focus()
+        await pilot.press("r")
+        await tui.wait_for(pilot, lambda: "No session to resume yet" in texts(notices))

@@ -205,9 +205,15 @@ class SessionRecorder:
         self.history.update_attempt(self._attempt_id, status=status, finished_at=time.time())
 
     def edited(self, version: int, files: list[ProgramFile]) -> list[str]:
+        """A hand edit is the attempt's version now; the LLM's own (the first one, if
+        edited twice) is kept as its ``original``, for the history's Diff tab."""
         saved = _saved(files)
-        self.history.update_attempt(self._attempt_id, version=version, files=saved)
-        self.attempts[-1].update(version=version, files=saved, edited=True)
+        current = self.attempts[-1]
+        original = current.get("original") or {"version": current["version"],
+                                                "files": current["files"]}
+        self.history.update_attempt(self._attempt_id, version=version, files=saved,
+                                    original=original)
+        current.update(version=version, files=saved, edited=True, original=original)
         return saved
 
     def retargeted(self, target: str) -> None:

@@ -189,7 +189,8 @@ async def launch_context(playwright: Any, config: LLMConfig, *, headless: bool) 
                            f"{INSTALL_HINT.format(table=_table(config))}") from None
         if not headless and ("display" in msg.lower() or "x server" in msg.lower()):
             raise LLMError("Cannot open a visible browser window (no display). Run where a "
-                           f"desktop is available, or set headless = true in {_table(config)}") from None
+                           "desktop is available, or set headless = true in "
+                           f"{_table(config)}") from None
         first = msg.strip().splitlines()[0] if msg.strip() else type(e).__name__
         raise LLMError(f"Cannot start the browser ({executable or 'Playwright Chromium'}): "
                        f"{first}") from None

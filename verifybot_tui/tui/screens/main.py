@@ -70,6 +70,7 @@ class MainScreen(Screen[None]):
     # The layout's state; each toggles the class of its name that main.tcss styles.
     narrow: var[bool] = var(False, toggle_class="-narrow", bindings=True)  # < NARROW columns
     short: var[bool] = var(False, toggle_class="-short")  # < SHORT rows
+    wide: var[bool] = var(False, toggle_class="-wide")  # >= WIDE columns: a wider history
     history_overlay: var[bool] = var(False, toggle_class="-history-overlay")
     show_code: var[bool] = var(False, toggle_class="-show-code")  # narrow: code has the top
     reviewing: var[bool] = var(False, toggle_class="-reviewing")  # the feedback bar is open
@@ -569,9 +570,11 @@ class MainScreen(Screen[None]):
 
     NARROW = 100  # columns: below this the history is an overlay and code/chat share
     SHORT = 32  # rows: below this the feedback review hides code/chat while it is open
+    WIDE = 160  # columns: from this on the history pane takes 28% (whole entries)
 
     def on_resize(self, event: events.Resize) -> None:
         self.narrow = event.size.width < self.NARROW
+        self.wide = event.size.width >= self.WIDE
         self.short = event.size.height < self.SHORT
         for bar in self.query(ApprovalBar):
             bar.compact = self.narrow or self.short
