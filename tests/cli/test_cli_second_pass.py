@@ -100,3 +100,25 @@ def test_doctor_takes_the_trust_new_host_it_advises(tmp_path: Path, sshd, remote
     proc = run_cli("doctor", "--config", str(cfg), "--trust-new-host", cwd=tmp_path)
     assert "target pi" in proc.stdout and "reachable and logged in" in proc.stdout, proc.stdout
     assert sshd.host_key_line.split()[1] in kh.read_text()
+
+
+def test_run_verbose_prints_each_prompt_and_feedback_as_sent_sanitised(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    llm = tmp_path / "two.md"
+    hostile = "import sys; print('bad \\x1b[2J\\u202e'); sys.exit(3)"
+    llm.write_text(answers(python_answer(hostile), python_answer("print(42)")))
+    proc = run_cli("run", "print the answer", "--llm", f"replay:{llm}", "--target", "local",
+                   "--yes", "--max-retries", "1", "--verbose", "--workspace", str(ws),
+                   cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    err = proc.stderr
+    assert "the initial prompt as sent (attempt 1):" in err
+    assert "│ print the answer" in err and "│ Rules for your answer:" in err
+    assert "the feedback prompt as sent (attempt 2):" in err
+    assert "│ The program failed (attempt 1 of 2)." in err
+    assert "\\x1b[2J" in err and "\\u202e" in err and "\x1b[2J" not in err, \
+        "program output quoted in feedback is shown escaped"
+    quiet = run_cli("run", "print the answer", "--llm", f"replay:{llm}", "--target", "local",
+                    "--yes", "--max-retries", "1", "--workspace", str(tmp_path / "ws2"),
+                    cwd=tmp_path)
+    assert "as sent" not in quiet.stderr and "│ Rules" not in quiet.stderr

@@ -331,3 +331,36 @@ async def test_r_in_the_history_with_no_session_selected_says_so(
         tui.main(app).history_pane.focus()
         await pilot.press("r")
         await tui.wait_for(pilot, lambda: "No session to resume yet" in texts(notices))
+
+
+async def test_the_conversation_shows_prompts_in_full_as_sent_when_asked(
+        tui, app_messages) -> None:
+    from textual.widgets import Collapsible, Static
+
+    from verifybot_tui.tui.commands import VerifyBotCommands
+
+    app = tui.app_answering("print('hi')")
+    async with tui.running(app, app_messages) as pilot:
+        pane = tui.main(app).conversation
+        await tui.type_prompt(pilot, "greet")
+        await tui.wait_approval(pilot)
+        (fold,) = pane.query(".prompt").results(Collapsible)
+        assert fold.collapsed, "a long prompt folds by default"
+        commands = {t: c for t, _h, c in VerifyBotCommands(app.screen)._commands()}
+        commands["Prompts as sent: show in full / fold"]()
+        await tui.wait_for(pilot, lambda: not fold.collapsed, what="the prompt unfolded")
+        body = str(fold.query_one(".prompt-body", Static).render())
+        assert body.startswith("greet") and "Rules for your answer:" in body
+        await pilot.press("s")
+        await tui.wait_idle(pilot)
+    from verifybot_tui.core.settings.ui_state import load_ui_state
+
+    assert load_ui_state()["verbose_prompts"] is True
+    again = tui.app_answering("print('hi')")
+    async with tui.running(again) as pilot:
+        await tui.type_prompt(pilot, "greet")
+        await tui.wait_approval(pilot)
+        (fold,) = tui.main(again).conversation.query(".prompt").results(Collapsible)
+        assert not fold.collapsed, "the choice is kept for the next start"
+        await pilot.press("s")
+        await tui.wait_idle(pilot)

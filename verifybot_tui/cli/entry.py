@@ -103,6 +103,9 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
                        help="a first prompt to send when the app starts (default: none)")
         p.add_argument("--target", metavar="NAME", help=TARGET_HELP)
         p.add_argument("--llm", metavar="NAME", help=LLM_HELP)
+        p.add_argument("-v", "--verbose", action="store_true",
+                       help="show every prompt in full, as sent (default: the app's last "
+                            "choice; long prompts folded)")
         p.add_argument("--version", action="version", version=f"verifybot {__version__}")
         _common(p)
         return p
@@ -135,6 +138,10 @@ def _run_args(p: argparse.ArgumentParser) -> None:
                    help="print an API model's reasoning (extended thinking) dimmed on stderr "
                         "as it arrives, apart from the answer (default: off; the transcript "
                         "keeps it either way)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="print each prompt and feedback text as it is sent to the LLM, on "
+                        "stderr, escape sequences shown escaped (default: one line per "
+                        "prompt; the transcript keeps them either way)")
     _verification_args(p)
 
 
@@ -266,6 +273,8 @@ def _tui(args: argparse.Namespace) -> int:
     app = VerifyBotApp(config=cfg, prompt=args.prompt,
                        target=args.target or cfg.run.default_target,
                        llm=args.llm or cfg.run.default_llm)
+    if args.verbose:  # this start only: the palette's choice is what is remembered
+        app.ui_state["verbose_prompts"] = True
     _tui_hangup(app)
     app.run()
     if SIGNALS["hangup"]:

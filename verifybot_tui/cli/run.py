@@ -44,7 +44,8 @@ async def cmd_run(args: argparse.Namespace) -> int:
                           f"got {args.timeout!r}")
     ws = cfg.workspace
     stdin = Stdin()
-    printer = Printer(json_mode=args.json, stdin=stdin, show_thinking=args.show_thinking)
+    printer = Printer(json_mode=args.json, stdin=stdin, show_thinking=args.show_thinking,
+                      verbose=args.verbose)
     target_name, why = choose_target(cfg, args.prompt, args.target)
     llm = make_llm(cfg, args.llm or cfg.run.default_llm, ws)
     target = make_target(cfg, target_name, ws, prompter=stdin,

@@ -46,6 +46,9 @@ class VerifyBotCommands(Provider):
         if main is not None and session is not None:
             found.append(("Success criteria…", "Edit the criteria every run is checked "
                           "against (before or during a session)", partial(edit_criteria, main)))
+            found.append(("Prompts as sent: show in full / fold", "Show every prompt and "
+                          "feedback text in full, as sent to the LLM (kept for the next start)",
+                          partial(toggle_verbose, main)))
             found.append(("Open recipe…", "Load a recipe (LLM, target, criteria, judge) and "
                           "send its prompt", partial(open_recipe, main)))
             for name in session.target_names:
@@ -80,6 +83,15 @@ def edit_criteria(main: Any) -> None:
         main.show_criteria()
 
     main.app.push_screen(CriteriaScreen(session.verification.criteria), callback=saved)
+
+
+def toggle_verbose(main: Any) -> None:
+    """The conversation's prompts in full as sent, or long ones folded; remembered."""
+    pane = main.conversation
+    pane.verbose = not pane.verbose
+    main.app.save_ui_choice("verbose_prompts", pane.verbose)
+    main.notify("Prompts are shown in full, as sent." if pane.verbose
+                else "Long prompts are folded (Enter or a click unfolds one).")
 
 
 def open_recipe(main: Any) -> None:
