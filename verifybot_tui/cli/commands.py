@@ -132,9 +132,11 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 async def cmd_selftest(args: argparse.Namespace) -> int:
-    from verifybot_tui.cli.selftest import run_selftest
+    from verifybot_tui.cli.selftest import run_offline_selftest, run_selftest
 
     cfg = config_for(args)
+    if args.offline:
+        return await run_offline_selftest(cfg)
     return await run_selftest(cfg, args.llm or cfg.run.default_llm)
 
 

@@ -23,7 +23,12 @@ from verifybot_tui.core.base.errors import (
     ConfigError,
     VerifyBotError,
 )
-from verifybot_tui.core.settings.config import Config, TargetConfig, check_llm_spec
+from verifybot_tui.core.settings.config import (
+    Config,
+    LLMConfig,
+    TargetConfig,
+    check_llm_spec,
+)
 
 PROMPT = ("This is an automatic test of a tool. Write a Python 3 program that prints the "
           "value of sum(range(1, 11)) * 3 and nothing else. Put the whole program in one "
@@ -50,12 +55,17 @@ def add_bridge_args(p: argparse.ArgumentParser, command: str) -> None:
         p.description = "One canary prompt through the whole bridge, each step timed."
         p.add_argument("--llm", metavar="NAME",
                        help="the [llm.NAME] to test (default: [run] default_llm)")
+        p.add_argument("--offline", action="store_true",
+                       help="against VerifyBot's own chat page served on 127.0.0.1, headless: "
+                            "checks the installation (browser, driver, extraction, a local "
+                            "run) with no login and no network (default: the chat site)")
 
 
 class _Steps:
     def __init__(self, say: Say) -> None:
         self.say = say
         self.failed = False
+        self.passed = "selftest passed: the bridge works today"
         self.current = "open"  # the step under way: an error is reported as that step's
         self.t0 = time.perf_counter()
 
@@ -82,17 +92,43 @@ def _first_difference(a: str, b: str) -> int:
 
 
 async def run_selftest(config: Config, llm_name: str, say: Say = print) -> int:
-    from verifybot_tui.llm.browser import BrowserLLM
-
     check_llm_spec(config, llm_name, replay=False)
     cfg = config.llm[llm_name]
     if cfg.kind != "browser":
         raise ConfigError(f"selftest checks a browser bridge; [llm.{llm_name}] is kind = "
                           f"{cfg.kind!r}")
-    ws = config.workspace
+    return await _selftest(cfg, config.workspace, say, f"[llm.{llm_name}] ({cfg.site}")
+
+
+async def run_offline_selftest(config: Config, say: Say = print) -> int:
+    """The same steps against VerifyBot's own page on loopback (no login, no network),
+    in a throw-away browser profile and workspace; the configured browser_path is used."""
+    import tempfile
+
+    from verifybot_tui.llm.browser.selftest_site import SelftestSite, site_file
+
+    # A browser_path the user set is the browser to check (messages name its table).
+    mine = next((c for c in config.llm.values() if c.kind == "browser" and c.browser_path),
+                LLMConfig(name="selftest"))
+    with tempfile.TemporaryDirectory(prefix="verifybot-selftest-") as tmp, \
+            SelftestSite() as site:
+        cfg = LLMConfig(name=mine.name, kind="browser", site=str(site_file()), url=site.url,
+                        headless=True, browser_path=mine.browser_path, answer_timeout=60,
+                        profile_dir=str(Path(tmp) / "profile"))
+        return await _selftest(cfg, Path(tmp) / "workspace", say,
+                               "VerifyBot's own page, offline (headless", offline=True)
+
+
+async def _selftest(cfg: LLMConfig, ws: Path, say: Say, title: str, *,
+                    offline: bool = False) -> int:
+    from verifybot_tui.llm.browser import BrowserLLM
+
     steps = _Steps(say)
+    if offline:
+        steps.passed = ("selftest passed: this installation's bridge works (log in with "
+                        "`verifybot login`; then `verifybot selftest` checks the chat site)")
     llm = BrowserLLM(cfg, ws, answer_timeout=cfg.answer_timeout)
-    say(f"selftest of [llm.{llm_name}] ({cfg.site}, {llm.new_chat_url()})")
+    say(f"selftest of {title}, {llm.new_chat_url()})")
     try:
         answer = await _bridge_steps(llm, steps)
     except VerifyBotError as e:
@@ -152,8 +188,7 @@ async def _program_steps(markdown: str, ws: Path, steps: _Steps, say: Say) -> in
     steps.line(result.exit_code == 0 and out == EXPECTED_OUTPUT, "local run", _ms(t0),
                f"exit {result.exit_code}, printed {out[:60]!r} (expected "
                f"{EXPECTED_OUTPUT!r})")
-    say("selftest passed: the bridge works today" if not steps.failed else
-        "selftest FAILED: see the step marked FAIL")
+    say(steps.passed if not steps.failed else "selftest FAILED: see the step marked FAIL")
     return EXIT_FAILED if steps.failed else EXIT_SUCCESS
 
 
