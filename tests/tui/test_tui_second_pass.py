@@ -364,3 +364,72 @@ async def test_the_conversation_shows_prompts_in_full_as_sent_when_asked(
         assert not fold.collapsed, "the choice is kept for the next start"
         await pilot.press("s")
         await tui.wait_idle(pilot)
+
+
+# -- a desktop notification when a run ends in the background --------------------------------
+
+
+def notified(app_messages) -> list:
+    return list(app_messages.desktop)
+
+
+async def test_a_run_that_ends_in_the_background_notifies_the_desktop(
+        tui, app_messages, monkeypatch) -> None:
+    from textual import events
+
+    monkeypatch.setenv("TERM_PROGRAM", "WezTerm")
+    monkeypatch.delenv("TMUX", raising=False)
+    app = tui.app_answering("print('done')", data={"ui": {"notify_after": 0}})
+    async with tui.running(app, app_messages) as pilot:
+        await tui.type_prompt(pilot, "print done")
+        await tui.wait_approval(pilot)
+        app.post_message(events.AppBlur())  # the user went to another window
+        await tui.wait_for(pilot, lambda: app.background_since is not None)
+        await pilot.press("a")
+        await tui.wait_idle(pilot)
+        (note,) = await tui.wait_for(pilot, lambda: notified(app_messages))
+    assert note.kind == "osc9"
+    assert note.sequence.startswith("\x1b]9;VerifyBot: the run finished: PASSED")
+    assert note.sequence.endswith("\x07")
+
+
+async def test_no_notification_while_the_user_looks_or_before_notify_after(
+        tui, app_messages) -> None:
+    from textual import events
+
+    app = tui.app_answering("print('a')", "print('b')", data={"ui": {"notify_after": 3600}})
+    async with tui.running(app, app_messages) as pilot:
+        await tui.prompt_and_accept(pilot, "print a")  # in the foreground
+        await tui.wait_idle(pilot)
+        app.post_message(events.AppBlur())
+        await tui.wait_for(pilot, lambda: app.background_since is not None)
+        await tui.prompt_and_accept(pilot, "print b")  # background, but not for an hour
+        await tui.wait_idle(pilot)
+        await pilot.pause()
+    assert notified(app_messages) == []
+
+
+def test_the_notification_kind_follows_the_terminal_and_is_inert() -> None:
+    from verifybot_tui.tui.desktop_notify import pick_kind, sequence
+
+    assert pick_kind("auto", {"TERM_PROGRAM": "iTerm.app"}) == "osc9"
+    assert pick_kind("auto", {"TERM": "foot"}) == "osc777"
+    assert pick_kind("auto", {"TERM": "xterm-256color"}) == "bell"
+    assert pick_kind("auto", {"TMUX": "/tmp/tmux-0/default,1,0", "TERM_PROGRAM": "tmux"}) \
+        == "bell"
+    assert sequence("bell", "t", "b", {}) == "\x07"
+    assert sequence("off", "t", "b", {}) == ""
+    seq = sequence("osc777", "VerifyBot", "done; \x1b]0;pwned\x07", {})
+    assert seq == "\x1b]777;notify;VerifyBot;done   ]0 pwned \x07"
+    wrapped = sequence("osc9", "VerifyBot", "done", {"TMUX": "x"})
+    assert wrapped == "\x1bPtmux;\x1b\x1b]9;VerifyBot: done\x07\x1b\\"
+
+
+def test_a_bad_notify_setting_is_refused_with_the_key() -> None:
+    from verifybot_tui.core.base.errors import ConfigError
+    from verifybot_tui.core.settings.config import parse_config
+
+    with pytest.raises(ConfigError, match="'ui.notify' must be one of auto, osc9"):
+        parse_config({"ui": {"notify": "loud"}})
+    with pytest.raises(ConfigError, match="ui.notify_after"):
+        parse_config({"ui": {"notify_after": -1}})

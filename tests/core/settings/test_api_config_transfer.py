@@ -95,7 +95,8 @@ def test_export_then_import_round_trips_every_kind_of_table(tmp_path: Path) -> N
     assert doc["targets"]["local"] == {"kind": "local"}
     assert doc["targets"]["pi"]["password_env"] == "VB_TEST_PI_PASSWORD"
     assert doc["targets"]["pi"]["port"] == 22
-    assert doc["ui"] == {"theme": "verifybot-light", "keys": {"switch_target": "ctrl+w"}}
+    assert doc["ui"] == {"theme": "verifybot-light", "keys": {"switch_target": "ctrl+w"},
+                         "notify": "auto", "notify_after": 30.0}
 
     old = user_config()
     old.parent.mkdir(parents=True, exist_ok=True)
@@ -162,7 +163,7 @@ def test_export_lays_the_state_files_ui_choices_over_the_config(tmp_path: Path,
 
 
 def test_example_config_documents_every_api_key() -> None:
-    from conftest import ROOT
+    from project import ROOT
 
     from verifybot_tui.core.settings.config import parse_config
 

@@ -117,6 +117,15 @@ class UIConfig:
     theme: str = "verifybot-dark"
     keys: dict[str, str] = field(default_factory=dict)
     """Binding id -> key(s), e.g. switch_target = "ctrl+t"."""
+    notify: str = "auto"
+    """A desktop notification when a run ends while the app is in the background: "auto"
+    (OSC 9 or 777 where the terminal is known to show it, else the bell), "osc9",
+    "osc777", "bell" or "off"."""
+    notify_after: float = 30.0
+    """Seconds the app must have been in the background (terminal focus lost)."""
+
+
+NOTIFY_KINDS = ("auto", "osc9", "osc777", "bell", "off")
 
 
 @dataclass
@@ -191,6 +200,15 @@ def _fill(obj: Any, table: Any, where: str, path: Path | str) -> Any:
     return obj
 
 
+def _check_notify(ui: UIConfig, path: Path | str) -> None:
+    if ui.notify not in NOTIFY_KINDS:
+        raise ConfigError(f"{path}: 'ui.notify' must be one of {', '.join(NOTIFY_KINDS)}, "
+                          f"got {ui.notify!r}")
+    if not (math.isfinite(ui.notify_after) and ui.notify_after >= 0):
+        raise ConfigError(f"{path}: 'ui.notify_after' must be a number of seconds, 0 or "
+                          f"more, got {ui.notify_after!r}")
+
+
 def parse_config(data: dict[str, Any], path: Path | str = "<config>") -> Config:
     """Validate a parsed TOML document into a Config (raises ConfigError)."""
     cfg = Config(path=Path(path) if isinstance(path, Path) else None)
@@ -201,6 +219,7 @@ def parse_config(data: dict[str, Any], path: Path | str = "<config>") -> Config:
             _fill(cfg.run, value, "run", path)
         elif top == "ui":
             _fill(cfg.ui, value, "ui", path)
+            _check_notify(cfg.ui, path)
         elif top in ("llm", "targets"):
             if not isinstance(value, dict):
                 raise ConfigError(f"{path}: '{top}' must hold tables like [{top}.NAME]")

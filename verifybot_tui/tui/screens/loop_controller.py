@@ -328,6 +328,9 @@ class LoopController:
         await conversation.add_notice(f"Finished — {text}", "info" if ev.status.ok else "warning")
         self.screen.notify(text, title="Session finished", markup=False,
                            severity=STATUS_SEVERITY.get(ev.status, "error"))
+        ended = getattr(self.screen.app, "run_ended", None)  # VerifyBotApp's desktop notice
+        if ended is not None:
+            ended(f"the run finished: {text}")
         self.screen.refresh_history()
         self.screen.prompt_ready()
 
