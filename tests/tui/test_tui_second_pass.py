@@ -433,3 +433,26 @@ def test_a_bad_notify_setting_is_refused_with_the_key() -> None:
         parse_config({"ui": {"notify": "loud"}})
     with pytest.raises(ConfigError, match="ui.notify_after"):
         parse_config({"ui": {"notify_after": -1}})
+
+
+async def test_a_click_on_the_accept_button_or_the_compact_keys_accepts(
+        tui, app_messages) -> None:
+    """Button.Pressed ran the bar's action without awaiting it: a click did nothing."""
+    from verifybot_tui.core.loop.events import RunStarted
+
+    app = tui.app_answering("print('clicked')", "print('clicked')")
+    async with tui.running(app, app_messages) as pilot:
+        await tui.type_prompt(pilot, "click it")
+        await tui.wait_approval(pilot)
+        await pilot.click("#approval-accept")
+        await tui.wait_for(pilot, lambda: app_messages.of(RunStarted), what="a run")
+        await tui.wait_idle(pilot)
+    small = tui.app_answering("print('clicked')")
+    async with tui.running(small, app_messages, size=(80, 24)) as pilot:
+        await tui.type_prompt(pilot, "click it")
+        await tui.wait_approval(pilot)
+        keys = tui.main(small).query_one("#approval-keys")
+        await pilot.click(keys, offset=(2, 0))  # "a accept", the first of the keys
+        await tui.wait_for(pilot, lambda: len(app_messages.of(RunStarted)) == 2,
+                           what="the compact bar's click to run it")
+        await tui.wait_idle(pilot)

@@ -247,7 +247,10 @@ class HistoryPane(Tree[Row]):
 
     def set_width(self, width: int, *, remember: bool = True) -> int:
         """Make the pane ``width`` columns wide (within bounds); remember it if asked."""
-        room = self.screen.size.width - self.KEEP_FOR_WORK if self.is_mounted else width
+        # Beside the panes it leaves them KEEP_FOR_WORK columns; as the overlay of small
+        # screens (drawn over them) it may cover all but a few.
+        keep = 4 if self.styles.layer == "overlay" else self.KEEP_FOR_WORK
+        room = self.screen.size.width - keep if self.is_mounted else width
         width = max(self.MIN_WIDTH, min(width, max(room, self.MIN_WIDTH)))
         self.styles.width = width
         if remember:
