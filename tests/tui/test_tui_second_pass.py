@@ -456,3 +456,14 @@ async def test_a_click_on_the_accept_button_or_the_compact_keys_accepts(
         await tui.wait_for(pilot, lambda: len(app_messages.of(RunStarted)) == 2,
                            what="the compact bar's click to run it")
         await tui.wait_idle(pilot)
+
+
+async def test_the_one_target_notice_names_real_tables_not_a_placeholder(
+        tui, app_messages, notices) -> None:
+    app = tui.make_app(tui.ws)
+    async with tui.running(app, app_messages) as pilot:
+        tui.main(app).action_switch_target()  # what the palette's "Switch to the next target" runs
+        await tui.wait_for(pilot, lambda: "Only one target" in texts(notices))
+    text = texts(notices)
+    assert "NAME" not in text
+    assert "Only one target is configured (local)" in text and "[targets.pi]" in text
