@@ -9,12 +9,14 @@ request), and that each target answers, without sending any prompt.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import sys
 import time
+from pathlib import Path
 
-from verifybot_tui.core.base.errors import EXIT_FAILED, EXIT_SUCCESS, VerifyBotError
+from verifybot_tui.core.base.errors import EXIT_FAILED, EXIT_SUCCESS, EXIT_USAGE, VerifyBotError
 from verifybot_tui.core.settings.config import Config, LLMConfig
 
 
@@ -89,6 +91,28 @@ async def _check_api(r: _Report, name: str, llm: LLMConfig, config: Config) -> N
     r.line("OK" if result.ok else "FAIL", f"llm {name}", result.text)
 
 
+async def run_doctor_page(path: Path, site: str, *, as_json: bool = False) -> int:
+    """`doctor --page FILE.html`: a saved page read offline as the driver reads it.
+    0 when a renderer claims it (a MISS is reported, not an error), 1 when none does,
+    2 when the file or the site cannot be used."""
+    from verifybot_tui.llm.browser.saved_page import format_report, inspect_page
+
+    if not path.is_file():
+        print(f"FAIL --page {path}: no such file; give a saved chat page (.html)")
+        return EXIT_USAGE
+    try:
+        report = await inspect_page(path, site)
+    except VerifyBotError as e:
+        print(f"FAIL {e}")
+        return EXIT_USAGE
+    if as_json:
+        print(json.dumps(report.as_json(), ensure_ascii=False))
+    else:
+        for line in format_report(path, report):
+            print(line)
+    return EXIT_SUCCESS if report.renderer else EXIT_FAILED
+
+
 LOGIN_STAMP = ".verifybot-login"
 """Written into a profile by a finished `verifybot login`: doctor reads its time."""
 
@@ -108,6 +132,9 @@ async def _check_target(r: _Report, config: Config, name: str,
 
     cfg = config.targets[name]
     what = f"target {name}"
+    if cfg.kind == "mcu":
+        await _check_mcu(r, config, name)
+        return
     if cfg.kind == "local":
         tools = {t: shutil.which(t) for t in ("python3", "bash", "gcc", "g++", "node")}
         have = ", ".join(t for t, p in tools.items() if p)
@@ -132,3 +159,29 @@ async def _check_target(r: _Report, config: Config, name: str,
             await target.close()
         except Exception:
             pass
+
+
+async def _check_mcu(r: _Report, config: Config, name: str) -> None:
+    """Toolchain and emulator here; the flash tool and the serial port where the board is."""
+    from verifybot_tui.targets import make_target
+    from verifybot_tui.targets.mcu.checks import check_target, remote_checks
+    from verifybot_tui.targets.mcu.target import McuTarget
+
+    cfg = config.targets[name]
+    base = str(config.path.parent) if config.path else None
+    findings = check_target(cfg, base)
+    for level, text in findings:
+        r.line(level, f"target {name}", text)
+    if not cfg.via or any(level == "FAIL" for level, _ in findings[:1]):
+        return
+    target = make_target(config, name, config.workspace)
+    assert isinstance(target, McuTarget) and target.via is not None
+    try:
+        await asyncio.wait_for(target.connect(), 20)
+        for level, text in await remote_checks(target.via, cfg):
+            r.line(level, f"target {name}", text)
+    except (VerifyBotError, TimeoutError) as e:
+        r.line("FAIL", f"target {name}", f"{cfg.via} could not be reached to check the "
+                                        f"board: {e or 'no answer within 20 s'}")
+    finally:
+        await target.close()
