@@ -16,6 +16,7 @@ import time
 
 from verifybot_tui.core.base.errors import EXIT_FAILED, EXIT_SUCCESS, VerifyBotError
 from verifybot_tui.core.settings.config import Config, LLMConfig
+from verifybot_tui.core.settings.secrets import secret_env
 
 
 class _Report:
@@ -114,7 +115,7 @@ async def _check_target(r: _Report, config: Config, name: str) -> None:
         r.line("OK", what, f"this machine; tools: {have}" + (f"; missing: {missing}"
                                                             if missing else ""))
         return
-    if cfg.password_env and os.environ.get(cfg.password_env) is None and not cfg.key_file:
+    if cfg.password_env and secret_env(cfg.password_env) is None and not cfg.key_file:
         r.line("WARN", what, f"no key_file and ${cfg.password_env} is not set: "
                              "the agent or ~/.ssh keys must work")
     target = make_target(config, name, config.workspace)
