@@ -60,8 +60,13 @@ def _llm_table(llm: LLMConfig) -> dict[str, Any]:
     return {k: v for k, v in _table(llm).items() if k not in _API_ONLY}
 
 
+_LOCAL_KEYS = ("kind", "sandbox", "network")
+
+
 def _target_table(t: TargetConfig) -> dict[str, Any]:
-    return {"kind": "local"} if t.kind == "local" else _table(t)
+    if t.kind == "local":
+        return _table(t, _LOCAL_KEYS)
+    return {k: v for k, v in _table(t).items() if k not in _LOCAL_KEYS[1:]}
 
 
 def export_document(cfg: Config) -> dict[str, Any]:
