@@ -284,8 +284,7 @@ def freeze_and_kill(find: Callable[[], set[int]], passes: int = 5
     left = set(names)
     deadline = time.monotonic() + 2.0
     while left and time.monotonic() < deadline:
-        reap(left)
-        left = {p for p in left if not _zombie(p)}
+        left = {p for p in left if not _zombie(p)}  # a zombie runs nothing any more
         if left:
             time.sleep(0.01)
     return [n for p, n in names.items() if p not in left], [names[p] for p in left]

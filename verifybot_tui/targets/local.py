@@ -571,6 +571,7 @@ def _leftover_check(cgroup: Path | None, token: str, since: int) -> list[str]:
         token, lambda: containment.adopted(since, _LIVE_ROOTS, _LIVE_TOKENS))
     seen = {n.split(" ", 1)[0] for n in names}
     names += [n for n in killed if n.split(" ", 1)[0] not in seen]
+    containment.reap_adopted(_LIVE_ROOTS)
     not_killed = [containment.describe(p) for p in left]
     not_killed += [n for n in unkillable if n not in not_killed]
     return [f"{n} killed" for n in names] + [f"{n} NOT killable" for n in not_killed]
