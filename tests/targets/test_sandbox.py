@@ -216,6 +216,14 @@ def test_a_user_other_than_root_gets_the_sandbox_too(tmp_path: Path) -> None:
 
 # -- where no sandbox is possible --------------------------------------------------------
 
+
+def assert_escaped_and_killed(proc: subprocess.CompletedProcess[str], tag: str) -> None:
+    """The run passed, its verdict names what escaped as killed, and it is gone."""
+    assert proc.returncode == 0, proc.stderr
+    assert "escaped the program's process tree" in proc.stderr
+    assert "killed" in proc.stderr and "NOT killable" not in proc.stderr
+    assert all_gone(tagged(tag), within=5)
+
 CGROUP_MOVE = """
     import os, sys, time
     if os.fork() == 0:
@@ -242,11 +250,8 @@ def test_a_move_into_the_root_cgroup_with_a_wiped_environment_is_found(tmp_path:
     code = CGROUP_MOVE.replace("ROOT_PROCS", repr(str(root_procs))).replace("TAG", tag)
     try:
         proc = run_program(tmp_path, code, sandbox="off")
-        assert proc.returncode == 0, proc.stderr
         assert "cannot move" not in proc.stdout
-        assert "escaped the program's process tree" in proc.stderr
-        assert "killed" in proc.stderr and "NOT killable" not in proc.stderr
-        assert all_gone(tagged(tag), within=5)
+        assert_escaped_and_killed(proc, tag)
     finally:
         kill_tagged(tag)
 
@@ -322,10 +327,7 @@ def test_a_child_that_changes_uid_is_found_and_killed(tmp_path: Path) -> None:
     try:
         proc = run_program(tmp_path, UID_CHANGE.replace("TAG", tag), sandbox="off",
                            env={containment.NO_CGROUP: "1"})
-        assert proc.returncode == 0, proc.stderr
-        assert "escaped the program's process tree" in proc.stderr
-        assert "killed" in proc.stderr and "NOT killable" not in proc.stderr
-        assert all_gone(tagged(tag), within=5)
+        assert_escaped_and_killed(proc, tag)
     finally:
         kill_tagged(tag)
 

@@ -255,16 +255,19 @@ def _children() -> dict[int, list[int]]:
     return children
 
 
-def _with_descendants(pids: set[int]) -> set[int]:
-    children = _children()
+def descendants(pids: set[int], children: dict[int, list[int]]) -> set[int]:
+    """``pids`` and every descendant of theirs, by the ``children`` map (ppid -> pids)."""
     found, todo = set(pids), list(pids)
     while todo:
         for child in children.get(todo.pop(), ()):
             if child not in found:
                 found.add(child)
                 todo.append(child)
-    found.discard(os.getpid())
     return found
+
+
+def _with_descendants(pids: set[int]) -> set[int]:
+    return descendants(pids, _children()) - {os.getpid()}
 
 
 def freeze_and_kill(find: Callable[[], set[int]], passes: int = 5

@@ -103,12 +103,7 @@ def tree_pids(root: int) -> set[int]:
     children: dict[int, list[int]] = {}
     for pid, (_, ppid, _, _) in table.items():
         children.setdefault(ppid, []).append(pid)
-    todo = list(members)
-    while todo:
-        for child in children.get(todo.pop(), ()):
-            if child not in members:
-                members.add(child)
-                todo.append(child)
+    members = containment.descendants(members, children)
     members.discard(os.getpid())
     return {pid for pid in members if table[pid][0] != "Z"}
 
