@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 from urllib.parse import quote, quote_plus
 
@@ -79,14 +80,17 @@ def test_no_process_of_ours_holds_a_secret_in_its_environment(
         tmp_path: Path, api_server: ApiServer, sandbox: str) -> None:
     """The API key still works, yet neither VerifyBot nor the program (nor anything
     else of ours) carries the key or an env_deny match in /proc/PID/environ."""
+    # Secrets of this test alone: other test runs on the machine use the fixture's KEY.
+    key, token = f"vb-key-{uuid.uuid4().hex}", f"{TOKEN}-{uuid.uuid4().hex[:8]}"
+    api_server.key = key
     ready, go = tmp_path / "ready", tmp_path / "go"
-    code = HOLDERS.replace("SECRETS", repr([KEY, TOKEN])).replace(
+    code = HOLDERS.replace("SECRETS", repr([key, token])).replace(
         "READY", repr(str(ready))).replace("GO", repr(str(go)))
     api_server.answers = [python_answer(code)]
     local = f'[targets.local]\nsandbox = "{sandbox}"\n' if sandbox != "auto" else ""
     config = write_config(tmp_path, llm_table("api", "openai", api_server.url, "coder"),
                           local, default_llm="api")
-    env = {**os.environ, KEY_ENV: KEY, "GITHUB_TOKEN": TOKEN}
+    env = {**os.environ, KEY_ENV: key, "GITHUB_TOKEN": token}
     proc = subprocess.Popen(
         [*verifybot_cmd(), "run", "scan", "--config", str(config), "--target", "local",
          "--yes", "--max-retries", "0", "--workspace", str(tmp_path / "ws")],
@@ -96,7 +100,7 @@ def test_no_process_of_ours_holds_a_secret_in_its_environment(
         while not ready.exists() and proc.poll() is None and time.monotonic() < end:
             time.sleep(0.05)
         assert ready.exists(), proc.communicate(timeout=30)
-        holders = environ_holders(KEY, TOKEN)  # seen from outside: root sees them all
+        holders = environ_holders(key, token)  # seen from outside: root sees them all
         go.write_text("")
         out, errs = proc.communicate(timeout=90)
     finally:
