@@ -137,6 +137,17 @@ def test_network_on_or_off(tmp_path: Path, network: bool) -> None:
     assert ("NETWORK reached" if network else "NETWORK unreachable") in proc.stdout
 
 
+def test_doctor_says_whether_runs_are_sandboxed(tmp_path: Path) -> None:
+    on = run_cli("doctor", "--config", str(local_config(tmp_path)), cwd=tmp_path)
+    assert "OK   target local: sandbox: bubblewrap" in on.stdout, on.stdout
+    off = run_cli("doctor", "--config", str(local_config(tmp_path, sandbox="off")),
+                  cwd=tmp_path)
+    assert "OK   target local: sandbox off" in off.stdout, off.stdout
+    none = run_cli("doctor", "--config", str(local_config(tmp_path)), cwd=tmp_path,
+                   env={"PATH": "/nonexistent"})
+    assert "WARN target local: no sandbox: bubblewrap is not installed" in none.stdout
+
+
 def test_a_bad_sandbox_value_is_refused_with_the_key(tmp_path: Path) -> None:
     proc = run_program(tmp_path, "print(1)", sandbox="always")
     assert proc.returncode == 2

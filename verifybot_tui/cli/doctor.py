@@ -127,6 +127,22 @@ def needs_display() -> str | None:
     return "neither $DISPLAY nor $WAYLAND_DISPLAY is set"
 
 
+def _check_sandbox(r: _Report, what: str, mode: str) -> None:
+    """Whether programs run in the bubblewrap sandbox here, and what to do if not."""
+    from verifybot_tui.targets import containment
+
+    if mode == "off":
+        r.line("OK", what, "sandbox off (sandbox = \"off\"): contained by process group, "
+                           "cgroup, marker and subreaper checks")
+    elif containment.bwrap() is not None:
+        r.line("OK", what, "sandbox: bubblewrap, each run in its own PID namespace")
+    else:
+        why = ("bubblewrap is not installed (apt install bubblewrap)"
+               if shutil.which("bwrap") is None else "bwrap cannot make namespaces here")
+        r.line("WARN", what, f"no sandbox: {why}; runs are contained by process group, "
+                             "cgroup, marker and subreaper checks only")
+
+
 async def _check_target(r: _Report, config: Config, name: str) -> None:
     from verifybot_tui.targets import make_target
 
@@ -138,6 +154,7 @@ async def _check_target(r: _Report, config: Config, name: str) -> None:
         missing = ", ".join(t for t, p in tools.items() if not p)
         r.line("OK", what, f"this machine; tools: {have}" + (f"; missing: {missing}"
                                                             if missing else ""))
+        _check_sandbox(r, what, cfg.sandbox)
         return
     if cfg.password_env and secret_env(cfg.password_env) is None and not cfg.key_file:
         r.line("WARN", what, f"no key_file and ${cfg.password_env} is not set: "
