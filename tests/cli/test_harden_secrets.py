@@ -205,6 +205,14 @@ def test_import_refuses_a_secret_in_any_toml_spelling(tmp_path: Path, spelling: 
     assert not (tmp_path / "xdg" / "verifybot" / "config.toml").exists()
 
 
+def test_import_refuses_the_value_of_an_env_deny_match(tmp_path: Path) -> None:
+    path = tmp_path / "in.toml"
+    path.write_text(f'[llm.api]\nkind = "openai"\nmodel = "m"\nsystem = "{TOKEN}"\n')
+    proc = run_cli("config", "import", str(path), cwd=tmp_path,
+                   env={"GITHUB_TOKEN": TOKEN, "XDG_CONFIG_HOME": str(tmp_path / "xdg")})
+    assert proc.returncode == 2 and "$GITHUB_TOKEN (a secret)" in proc.stderr, proc.stderr
+
+
 def test_import_opens_the_file_once_and_installs_what_it_checked(
         tmp_path: Path, user_home: Path) -> None:
     path = tmp_path / "in.toml"

@@ -34,7 +34,7 @@ from verifybot_tui.core.settings.config import (
     parse_config,
     user_config_dir,
 )
-from verifybot_tui.core.settings.secrets import secret_env, spellings
+from verifybot_tui.core.settings.secrets import held_names, is_denied, secret_env, spellings
 from verifybot_tui.core.settings.ui_state import load_ui_state
 
 # The keys of the API kinds; a browser table is exported with every other key (so a
@@ -97,6 +97,7 @@ def _secrets(cfg: Config) -> dict[str, str]:
     """The values of the variables the config names as holding secrets, by variable."""
     names = {key_env(llm) for llm in cfg.llm.values() if llm.kind in API_KINDS}
     names |= {t.password_env for t in cfg.targets.values() if t.password_env}
+    names |= {n for n in held_names() if is_denied(n, cfg.run.env_deny)}
     values = {n: secret_env(n) or "" for n in sorted(names)}
     return {n: v for n, v in values.items() if len(v) >= 4}
 

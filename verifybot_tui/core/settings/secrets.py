@@ -117,6 +117,11 @@ def secret_env(name: str) -> str | None:
     return os.environ.get(name, _SEALED.get(name))
 
 
+def held_names() -> set[str]:
+    """Every variable name set here, in the environment or sealed in memory."""
+    return set(os.environ) | set(_SEALED)
+
+
 def seal_environment(config: Config | None) -> list[str]:
     """Move every secret variable (named ones and deny-list matches) out of the
     environment into memory, and wipe it from /proc/self/environ; the names moved."""
