@@ -148,6 +148,9 @@ async def _check_target(r: _Report, config: Config, name: str) -> None:
 
     cfg = config.targets[name]
     what = f"target {name}"
+    if cfg.kind == "mcu":
+        await _check_mcu(r, config, name)
+        return
     if cfg.kind == "local":
         tools = {t: shutil.which(t) for t in ("python3", "bash", "gcc", "g++", "node")}
         have = ", ".join(t for t, p in tools.items() if p)
@@ -173,3 +176,29 @@ async def _check_target(r: _Report, config: Config, name: str) -> None:
             await target.close()
         except Exception:
             pass
+
+
+async def _check_mcu(r: _Report, config: Config, name: str) -> None:
+    """Toolchain and emulator here; the flash tool and the serial port where the board is."""
+    from verifybot_tui.targets import make_target
+    from verifybot_tui.targets.mcu.checks import check_target, remote_checks
+    from verifybot_tui.targets.mcu.target import McuTarget
+
+    cfg = config.targets[name]
+    base = str(config.path.parent) if config.path else None
+    findings = check_target(cfg, base)
+    for level, text in findings:
+        r.line(level, f"target {name}", text)
+    if not cfg.via or any(level == "FAIL" for level, _ in findings[:1]):
+        return
+    target = make_target(config, name, config.workspace)
+    assert isinstance(target, McuTarget) and target.via is not None
+    try:
+        await asyncio.wait_for(target.connect(), 20)
+        for level, text in await remote_checks(target.via, cfg):
+            r.line(level, f"target {name}", text)
+    except (VerifyBotError, TimeoutError) as e:
+        r.line("FAIL", f"target {name}", f"{cfg.via} could not be reached to check the "
+                                        f"board: {e or 'no answer within 20 s'}")
+    finally:
+        await target.close()

@@ -134,6 +134,7 @@ async def _run_one(cfg: Config, r: Recipe) -> RecipeResult:
     from verifybot_tui.core.base.outcome import Outcome
     from verifybot_tui.core.loop.verify_loop import VerifyLoop, drain
     from verifybot_tui.core.store.history import History
+    from verifybot_tui.core.verify.recipe import with_board
     from verifybot_tui.llm import make_llm
     from verifybot_tui.llm.verification_setup import build_verification
     from verifybot_tui.targets import make_target
@@ -146,6 +147,7 @@ async def _run_one(cfg: Config, r: Recipe) -> RecipeResult:
     finished = None
     async with AsyncExitStack() as stack:
         try:
+            cfg, target_name = with_board(cfg, r)
             v = build_verification(cfg, llm_spec=llm_spec, judge=r.resolve(r.judge),
                                    workspace=cfg.workspace, sanity=r.sanity)
             v.criteria = list(r.criteria)

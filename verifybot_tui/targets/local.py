@@ -381,6 +381,13 @@ class LocalTarget(ReportsState):
             stdout_bytes=protocol.counts["stdout"], stderr_bytes=protocol.counts["stderr"],
             interrupted=interrupted, escaped=escaped)
 
+    async def command(self, argv: list[str], cwd: Path, on_output: OutputCallback,
+                      timeout: float) -> RunResult:
+        """One command here for another target (a firmware's build step, a flash tool):
+        streamed, its whole tree stopped on a timeout or a cancel, as a program is."""
+        done = await self._exec(argv, cwd, on_output, timeout, self._env(self.python_for()))
+        return _result(done, shlex.join(argv), cwd)
+
     # -- Target protocol ------------------------------------------------------------
 
     async def run(self, request: RunRequest, on_output: OutputCallback) -> RunResult:

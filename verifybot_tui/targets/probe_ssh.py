@@ -54,7 +54,22 @@ def probe_commands(remote_dir_sh: str, python: str = "python3") -> dict[str, str
         "hardware": (
             "ls -d /dev/i2c-* /dev/spidev* /dev/serial* /dev/ttyAMA* /dev/ttyS0 "
             "/dev/gpiochip* 2>/dev/null; echo \"groups: $(id -nG)\""),
+        "boards": _BOARDS_SH,
     }
+
+
+# Microcontroller boards hanging off the Pi (mcu targets with via): their serial ports,
+# the USB debug probes seen (by product name), and the flash tools installed.
+_BOARDS_SH = (
+    "for p in /dev/serial/by-id/* /dev/ttyACM* /dev/ttyUSB*; do [ -e \"$p\" ] && "
+    "echo \"port: $p\"; done; "
+    "for d in /sys/bus/usb/devices/*; do [ -f \"$d/idVendor\" ] || continue; "
+    "echo \"usb: $(cat $d/idVendor):$(cat $d/idProduct) $(cat $d/manufacturer 2>/dev/null) "
+    "$(cat $d/product 2>/dev/null)\"; done | grep -iE "
+    "'st-?link|cmsis|dap|j-?link|picoprobe|black magic|debug|0483:374|1366:|0d28:|2e8a:000c' "
+    "| sed 's/^usb/probe/'; "
+    "for t in openocd pyocd st-flash picotool avrdude esptool.py; do "
+    "command -v $t >/dev/null 2>&1 && echo \"tool: $t\"; done; true")
 
 
 async def _one(conn: asyncssh.SSHClientConnection, sem: asyncio.Semaphore,
@@ -82,6 +97,19 @@ async def gather_facts(conn: asyncssh.SSHClientConnection, remote_dir_sh: str,
 def _block(text: str, empty: str = "(none)") -> str:
     text = text.rstrip()
     return f"```\n{text}\n```" if text else empty
+
+
+def _boards(text: str) -> list[str]:
+    """The section on microcontroller boards: serial ports, debug probes, flash tools."""
+    found: dict[str, list[str]] = {"port": [], "probe": [], "tool": []}
+    for line in text.splitlines():
+        kind, _, value = line.partition(": ")
+        if kind in found and value.strip():
+            found[kind].append(value.strip())
+    return ["## Microcontroller boards", "",
+            f"- Serial ports: {', '.join(found['port']) or 'none'}",
+            f"- Debug probes (USB): {', '.join(found['probe']) or 'none seen'}",
+            f"- Flash tools: {', '.join(found['tool']) or 'none installed'}", ""]
 
 
 def render(name: str, where: str, remote_dir: str, facts: dict[str, tuple[str, str | None]]
@@ -130,6 +158,7 @@ def render(name: str, where: str, remote_dir: str, facts: dict[str, tuple[str, s
         lines.append(f"- User's groups: {groups}")
     lines.append("")
 
+    lines += _boards(out("boards"))
     lines += ["## Workspace", "", f"Remote folder: {remote_dir}", ""]
     listing = out("workspace")
     lines += [_block(listing, "(does not exist yet: created at the first run)"), ""]

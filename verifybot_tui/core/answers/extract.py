@@ -122,7 +122,11 @@ _DATA_EXTENSIONS = {
     ".css": "css", ".xml": "xml", ".sql": "sql", ".env": "dotenv", ".service": "ini",
     ".ts": "typescript", ".tsx": "tsx", ".jsx": "jsx", ".ino": "arduino", ".rs": "rust",
     ".go": "go", ".java": "java", ".rb": "ruby", ".php": "php", ".lua": "lua",
+    # firmware projects (mcu targets): linker scripts, assembly start-up code, make
+    ".ld": "ld", ".s": "asm", ".mk": "makefile",
 }
+# Files whose usual name has no extension, named in prose as **Makefile**.
+_BARE_FILE_NAMES = frozenset({"Makefile", "GNUmakefile"})  # not "makefile": a fence language
 _KNOWN_EXTENSIONS = {ext for lang in LANGUAGES for ext in lang.extensions} | set(_DATA_EXTENSIONS)
 _DATA_LANGUAGE_EXTS: dict[str, set[str]] = {}
 for _ext, _lang in _DATA_EXTENSIONS.items():
@@ -132,6 +136,11 @@ for _alias in ("plaintext", "plain", "txt", "none", ""):
     _DATA_LANGUAGE_EXTS[_alias] = {".txt"}
 _DATA_LANGUAGE_EXTS["md"] = {".md"}
 _DATA_LANGUAGE_EXTS["dockerfile"] = set()
+for _alias in ("assembly", "armasm", "gas", "arm", "nasm"):
+    _DATA_LANGUAGE_EXTS[_alias] = {".s"}
+for _alias in ("linker", "linkerscript", "linker-script", "lds"):
+    _DATA_LANGUAGE_EXTS[_alias] = {".ld"}
+_DATA_LANGUAGE_EXTS["make"] = {".mk"}
 
 _FILENAME_RE = re.compile(r"^[^\s`*'\"<>|]+\.[A-Za-z][A-Za-z0-9+_-]{0,9}$")
 _LABEL_RE = re.compile(r"(?:^|\n)\s*(?:file ?name|file)\s*:\s*`?([^\s`]+)`?", re.IGNORECASE)
@@ -160,6 +169,8 @@ _NOT_FILES = frozenset({
 
 def _looks_like_filename(text: str) -> bool:
     text = text.strip()
+    if text in _BARE_FILE_NAMES:
+        return True
     if "://" in text or text.lower() in _NOT_FILES or not _FILENAME_RE.match(text):
         return False
     return PurePosixPath(text.replace("\\", "/")).suffix.lower() in _KNOWN_EXTENSIONS

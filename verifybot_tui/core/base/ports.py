@@ -67,6 +67,9 @@ class RunResult:
     stdout_bytes: int = 0  # totals as written by the program, before any cut
     stderr_bytes: int = 0
     escaped: list[str] = field(default_factory=list)  # "PID (name) killed": left the tree
+    # What the target saw go wrong from outside the program (an mcu target: a firmware's
+    # fault with its function and line, a hang, silence on the UART): the verdict's reason.
+    diagnosis: str = ""
 
 
 class Prompter(Protocol):
@@ -82,7 +85,7 @@ class Prompter(Protocol):
 
 class Target(Protocol):
     name: str
-    kind: str  # "local" or "ssh"
+    kind: str  # "local", "ssh" or "mcu"
     state: str  # "disconnected", "connecting", "connected", "error"
 
     def on_state(self, listener: StateCallback) -> None:

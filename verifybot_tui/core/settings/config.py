@@ -114,6 +114,19 @@ class TargetConfig:
     the file system read-only but its run folder and /tmp) where bwrap works; "off" never."""
     network: bool = True
     """local, in the sandbox: false leaves the program no network but its own loopback."""
+    # kind = "mcu": a microcontroller board (targets/mcu).
+    board: str = ""
+    """A built-in board (netduinoplus2, mps2-an385, lm3s6965evb, arduino-uno) or a board file."""
+    backend: str = "qemu"
+    """"qemu": the emulator runs the firmware; "probe": a real board, flashed and read."""
+    flash: str = ""
+    """probe: a flash tool preset (openocd-stlink, pyocd, avrdude-arduino...) or a command
+    template with {elf}, {hex}, {bin}."""
+    serial: str = ""
+    """probe: the board's serial port, e.g. /dev/serial/by-id/usb-STMicro...; read by pyserial."""
+    baud: int = 115200
+    via: str = ""
+    """probe: an [targets.NAME] ssh target the board hangs off (the Pi flashes and reads)."""
 
 
 @dataclass
@@ -155,7 +168,7 @@ def key_env(llm: LLMConfig) -> str:
 
 SANDBOX_MODES = ("auto", "off")
 MAX_TIMEOUT = 86400.0  # a day: a longer timeout is a typo, and 1e12 s overflows timers
-_KINDS = {"llm": ("browser", *API_KINDS), "targets": ("local", "ssh")}
+_KINDS = {"llm": ("browser", *API_KINDS), "targets": ("local", "ssh", "mcu")}
 _TYPE_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string",
                dict: "a table", list: "a list of strings"}
 
@@ -269,6 +282,27 @@ def _check_semantics(cfg: Config, path: Path | str) -> None:
     for name, t in cfg.targets.items():
         if not 0 < t.port < 65536:
             raise ConfigError(f"{path}: key 'targets.{name}.port' must be 1-65535")
+        if t.kind == "mcu":
+            _check_mcu(cfg, name, t, path)
+
+
+def _check_mcu(cfg: Config, name: str, t: TargetConfig, path: Path | str) -> None:
+    where = f"{path}: key 'targets.{name}"
+    if not t.board:
+        raise ConfigError(f"{where}.board' is missing: kind \"mcu\" needs a board (built in: "
+                          "netduinoplus2, mps2-an385, lm3s6965evb, arduino-uno, or a board file)")
+    if t.backend not in ("qemu", "probe"):
+        raise ConfigError(f"{where}.backend' must be \"qemu\" or \"probe\", got {t.backend!r}")
+    if t.backend == "probe":
+        for key in ("flash", "serial"):
+            if not getattr(t, key):
+                raise ConfigError(f"{where}.{key}' is missing: backend \"probe\" (a real board) "
+                                  "needs a flash tool and the board's serial port")
+    if t.baud <= 0:
+        raise ConfigError(f"{where}.baud' must be more than 0")
+    if t.via and (t.via not in cfg.targets or cfg.targets[t.via].kind != "ssh"):
+        raise ConfigError(f"{where}.via' must name an ssh target ([targets.NAME] with kind "
+                          f"\"ssh\"), got {t.via!r}")
 
 
 def _check_api_llm(name: str, llm: LLMConfig, path: Path | str) -> None:

@@ -18,11 +18,13 @@ stops everything before any run, naming the file and the key (exit 2).
     language = "c"                    # optional: the language asked for
     compiler = "gcc"                  # optional, with flags: compiles-clean becomes a criterion
     flags = ["-Wall", "-Werror"]
+    board = "netduinoplus2"           # optional: the board of an mcu target (or of a new
+                                      # emulator target when `target` is not given)
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,7 @@ import tomli_w
 
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.base.toml_file import TomlFileError, read_toml
+from verifybot_tui.core.settings.config import Config, TargetConfig
 from verifybot_tui.core.verify import criteria as crit
 
 _TYPES: dict[str, tuple[type, str]] = {
@@ -39,6 +42,7 @@ _TYPES: dict[str, tuple[type, str]] = {
     "max_retries": (int, "an integer"), "timeout": (float, "a number of seconds"),
     "auto_accept": (bool, "true or false"), "language": (str, "a string"),
     "compiler": (str, "a string"), "flags": (list, "a list of strings"),
+    "board": (str, "a board name or the path of a board file"),
 }
 
 
@@ -61,6 +65,7 @@ class Recipe:
     language: str = ""
     compiler: str = ""
     flags: list[str] = field(default_factory=list)
+    board: str = ""
 
     @property
     def task(self) -> str:
@@ -81,6 +86,25 @@ class Recipe:
                 p = self.path.parent / p
             return f"replay:{p}"
         return spec
+
+
+def with_board(cfg: Config, r: Recipe) -> tuple[Config, str]:
+    """The config and target name a recipe runs with: its ``board`` put on its mcu
+    target, or, with no ``target``, on a new emulator target named for the board."""
+    name = r.target or cfg.run.default_target
+    if not r.board:
+        return cfg, name
+    board = r.board
+    if board.endswith(".toml") and not Path(board).expanduser().is_absolute():
+        board = str(r.path.parent / board)
+    base = cfg.targets.get(name)
+    if r.target is None and (base is None or base.kind != "mcu"):
+        name, base = f"mcu-{Path(r.board).stem}", TargetConfig(kind="mcu")
+    if base is None or base.kind != "mcu":
+        raise ConfigError(f"{r.path}: key 'board' needs an mcu target, but target {name!r} "
+                          f"is kind {base.kind if base else 'unknown'!r}")
+    targets = {**cfg.targets, name: replace(base, name=name, board=board)}
+    return replace(cfg, targets=targets), name
 
 
 def _check(path: Path, key: str, value: Any) -> Any:

@@ -384,6 +384,8 @@ def judge(result: RunResult, long_running: list[str], *, timeout: float | None =
         first = _first_error(result.stderr or result.stdout)
         return verdict("compile_error", "the program did not compile" + (
             f": {first}" if first else ""))
+    if result.diagnosis:  # a firmware's fault, hang or silence, seen from outside it
+        return verdict(_diagnosed_status(result), result.diagnosis)
     if not result.timed_out:
         return _exited(result, stdin_signs, verdict)
 
@@ -416,6 +418,11 @@ def judge(result: RunResult, long_running: list[str], *, timeout: float | None =
     return verdict("timeout_silent",
                    f"the program printed nothing and did not finish within the {limit_text} "
                    "timeout: it may be stuck or waiting for something", finish_hint)
+
+
+def _diagnosed_status(result: RunResult) -> str:
+    """A target's diagnosis (mcu) is a failure, a silent one when nothing came out."""
+    return "timeout_silent" if result.timed_out and not result.stdout.strip() else "failure"
 
 
 def _exited(result: RunResult, stdin_signs: list[str],

@@ -1,0 +1,86 @@
+"""A stand-in for a real board on a serial port: QEMU behind a pseudo-terminal.
+
+``serve DIR ARGV_JSON`` opens a pty, links its device to DIR/tty (the board's serial
+port, which pyserial opens like any USB serial adapter), and waits for flash
+requests. ``flash DIR ELF`` (the flash command template's program) copies the ELF
+into DIR, asks the server to "flash" it and waits until it did: the server stops
+the emulator it ran (the board's old firmware), starts a new one with this ELF
+(a reset), and copies the emulator's serial output into the pty. The server runs
+as its own process so the flash command, run as another user over SSH, can reach it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import tty
+from pathlib import Path
+
+
+def relay(proc: subprocess.Popen[bytes], master: int) -> None:
+    assert proc.stdout is not None
+    while True:
+        data = proc.stdout.read1(4096)
+        if not data:
+            return
+        os.write(master, data)
+
+
+def stop(proc: subprocess.Popen[bytes] | None) -> None:
+    if proc is not None and proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def serve(folder: Path, argv: list[str]) -> None:
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    name = os.ttyname(slave)
+    os.chmod(name, 0o666)  # the SSH test user opens it too
+    (folder / "tty").unlink(missing_ok=True)
+    (folder / "tty").symlink_to(name)
+    proc: subprocess.Popen[bytes] | None = None
+    signal.signal(signal.SIGTERM, lambda *_: (stop(proc), sys.exit(0)))
+    (folder / "ready").write_text(str(os.getpid()))
+    while True:
+        request = folder / "flash.request"
+        if not request.exists():
+            time.sleep(0.02)
+            continue
+        elf = request.read_text().strip()
+        request.unlink()
+        stop(proc)
+        proc = subprocess.Popen([*argv, elf], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        (folder / "qemu.pid").write_text(str(proc.pid))
+        threading.Thread(target=relay, args=(proc, master), daemon=True).start()
+        (folder / "flash.done").write_text(elf)
+
+
+def flash(folder: Path, elf: str) -> int:
+    target = folder / f"fw-{os.getpid()}.elf"
+    shutil.copyfile(elf, target)
+    os.chmod(target, 0o644)
+    (folder / "flash.done").unlink(missing_ok=True)
+    (folder / "flash.request").write_text(str(target))
+    deadline = time.monotonic() + 30  # the server polls every 20 ms; a loaded machine is slow
+    while time.monotonic() < deadline:
+        if (folder / "flash.done").exists():
+            print(f"flashed {elf}", file=sys.stderr)
+            return 0
+        time.sleep(0.02)
+    print("the board did not take the firmware", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "serve":
+        serve(Path(sys.argv[2]), json.loads(sys.argv[3]))
+    else:
+        sys.exit(flash(Path(sys.argv[2]), sys.argv[3]))

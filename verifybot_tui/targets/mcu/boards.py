@@ -1,0 +1,149 @@
+"""Boards as data: what VerifyBot knows about a microcontroller board, read from TOML.
+
+Like the chat sites' selector profiles, boards are files, not code: the built-in
+ones live in ``boards/`` beside this module, and a user's own board file (a path
+in ``board = "..."``, or a file in ``<config dir>/boards/``) may start from one
+with ``extends = "netduinoplus2"`` and change only what differs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from verifybot_tui.core.base.errors import ConfigError
+from verifybot_tui.core.base.toml_file import TomlFileError, read_toml
+from verifybot_tui.core.settings.config import user_config_dir
+
+BUILTIN_DIR = Path(__file__).parent / "boards"
+PACKAGE_DIR = Path(__file__).parent / "package"
+ARCHES = ("cortex-m", "avr")
+
+
+@dataclass(frozen=True)
+class Board:
+    name: str
+    description: str
+    mcu: str
+    arch: str  # "cortex-m" or "avr": which start-up code, fault decoding and stub registers
+    compiler: str
+    cpu_flags: list[str]
+    flash: list[int]  # [origin, size]
+    ram: list[int]
+    uart: str  # which UART, pins and settings: told to the LLM
+    uart_source: str  # the board package's UART file (package/<arch>/)
+    qemu: list[str] = field(default_factory=list)  # argv start; empty: no emulator models it
+    qemu_unmodelled: str = ""  # what the emulator reads as 0: told to the LLM
+    defines: list[str] = field(default_factory=list)
+    irq_count: int = 32
+    clock: str = ""
+    package_touches: list[str] = field(default_factory=list)
+    hal: str = ""  # a vendor HAL installed for this board ("" none): its name and include path
+    hal_flags: list[str] = field(default_factory=list)  # -I/-L flags that make the HAL usable
+    flash_preset: str = ""
+    openocd_target: str = ""
+    path: str = ""  # the file it came from
+
+    @property
+    def tool_prefix(self) -> str:
+        """``arm-none-eabi-`` of ``arm-none-eabi-gcc``: where addr2line and size live."""
+        base = Path(self.compiler).name
+        for tail in ("gcc", "g++", "cc"):
+            if base.endswith(tail):
+                return str(Path(self.compiler).parent / base[: -len(tail)]).removeprefix("./")
+        return ""
+
+    def tool(self, name: str) -> str:
+        return f"{self.tool_prefix}{name}"
+
+    @property
+    def uart_path(self) -> Path:
+        """The UART file: beside the board file (a user's board), else in the package."""
+        own = Path(self.path).parent / self.uart_source
+        return own if own.is_file() else PACKAGE_DIR / self.arch / self.uart_source
+
+    def in_flash(self, address: int, size: int = 0) -> bool:
+        return self.flash[0] <= address and address + size <= self.flash[0] + self.flash[1]
+
+    def in_ram(self, address: int, size: int = 0) -> bool:
+        return self.ram[0] <= address and address + size <= self.ram[0] + self.ram[1]
+
+
+_TYPES = {f.name: f.type for f in fields(Board)}
+
+
+def builtin_names() -> list[str]:
+    return sorted(p.stem for p in BUILTIN_DIR.glob("*.toml"))
+
+
+def _find(spec: str, base: Path | None) -> Path:
+    """A board name (built in or in the user's boards folder) or a path to a board file."""
+    if spec.endswith(".toml") or "/" in spec:
+        path = Path(spec).expanduser()
+        if not path.is_absolute() and base is not None:
+            path = base / path
+        if not path.is_file():
+            raise ConfigError(f"board {spec!r}: no such board file {path}")
+        return path
+    for folder in (user_config_dir() / "boards", BUILTIN_DIR):
+        path = folder / f"{spec}.toml"
+        if path.is_file():
+            return path
+    raise ConfigError(f"board {spec!r} is not known; built in: {', '.join(builtin_names())} "
+                      "(or give the path of your own board file)")
+
+
+def _check(data: dict[str, Any], path: Path) -> None:
+    for key, value in data.items():
+        if key == "extends":
+            continue
+        if key not in _TYPES or key in ("name", "path"):
+            known = sorted(k for k in _TYPES if k not in ("name", "path"))
+            raise ConfigError(f"{path}: unknown key {key!r} in a board file; expected one of: "
+                              f"{', '.join(known)}")
+        want = str(_TYPES[key])
+        ok = (isinstance(value, list) if want.startswith("list") else
+              isinstance(value, int) and not isinstance(value, bool) if want == "int" else
+              isinstance(value, str))
+        if ok and want == "list[int]":
+            ok = len(value) == 2 and all(isinstance(v, int) for v in value)
+        elif ok and want.startswith("list"):
+            ok = all(isinstance(v, str) for v in value)
+        if not ok:
+            raise ConfigError(f"{path}: board key {key!r} must be {want}, got {value!r}")
+
+
+def _read(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
+    if path in seen:
+        raise ConfigError(f"{path}: 'extends' goes round in a circle")
+    try:
+        data = read_toml(path)
+    except TomlFileError as e:
+        raise ConfigError(f"{path}: {e}") from None
+    _check(data, path)
+    parent = data.pop("extends", None)
+    if parent is None:
+        return data
+    if not isinstance(parent, str):
+        raise ConfigError(f"{path}: 'extends' must name a board, got {parent!r}")
+    return {**_read(_find(parent, path.parent), (*seen, path)), **data}
+
+
+def load_board(spec: str, base: Path | None = None) -> Board:
+    """The board a target names (raises ConfigError with the file and the key)."""
+    path = _find(spec, base)
+    data = _read(path, ())
+    required = ("description", "mcu", "arch", "compiler", "cpu_flags", "flash", "ram", "uart",
+                "uart_source")
+    missing = [k for k in required if k not in data]
+    if missing:
+        raise ConfigError(f"{path}: the board file lacks {', '.join(missing)}")
+    if data["arch"] not in ARCHES:
+        raise ConfigError(f"{path}: board key 'arch' must be one of {', '.join(ARCHES)}, "
+                          f"got {data['arch']!r}")
+    board = Board(name=path.stem, path=str(path), **data)
+    if not board.uart_path.is_file():
+        raise ConfigError(f"{path}: board key 'uart_source': no {data['uart_source']} beside the "
+                          f"board file nor in the board package for {data['arch']}")
+    return board

@@ -1,0 +1,114 @@
+"""The firmware's ELF checked before it runs: it fits the board, and its vector table is sane.
+
+A firmware that overflows flash or RAM, or whose vector table points the reset
+or the fault handler outside flash, would fail in the emulator (or brick a real
+board) with a message far from the cause; the ELF's program headers and its
+first words say it plainly, before anything is flashed.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from verifybot_tui.targets.mcu.boards import Board
+
+PT_LOAD = 1
+
+
+@dataclass
+class Segment:
+    vaddr: int
+    paddr: int
+    filesz: int
+    memsz: int
+
+
+@dataclass
+class ElfInfo:
+    flash_used: int = 0
+    ram_used: int = 0
+    vectors: list[int] = field(default_factory=list)  # Cortex-M: the first 16 words
+    problems: list[str] = field(default_factory=list)
+
+    def summary(self, board: Board) -> str:
+        return (f"flash {self.flash_used:,} of {board.flash[1]:,} bytes, "
+                f"RAM {self.ram_used:,} of {board.ram[1]:,} bytes (static)")
+
+
+def _segments(data: bytes) -> tuple[list[Segment], str]:
+    if data[:4] != b"\x7fELF":
+        return [], "it is not an ELF file"
+    if data[4] != 1 or data[5] != 1:
+        return [], "it is not a 32-bit little-endian ELF (built for another CPU?)"
+    phoff, = struct.unpack_from("<I", data, 28)
+    phentsize, phnum = struct.unpack_from("<HH", data, 42)
+    segs = []
+    for i in range(phnum):
+        p_type, offset, vaddr, paddr, filesz, memsz = struct.unpack_from(
+            "<IIIIII", data, phoff + i * phentsize)
+        if p_type == PT_LOAD and memsz:
+            segs.append(Segment(vaddr, paddr, filesz, memsz))
+    return segs, ""
+
+
+def _read_at(data: bytes, address: int, length: int) -> bytes | None:
+    """Bytes the firmware puts at a (load) address, read from the file."""
+    phoff, = struct.unpack_from("<I", data, 28)
+    phentsize, phnum = struct.unpack_from("<HH", data, 42)
+    for i in range(phnum):
+        p_type, offset, _vaddr, paddr, filesz, _memsz = struct.unpack_from(
+            "<IIIIII", data, phoff + i * phentsize)
+        if p_type == PT_LOAD and paddr <= address and address + length <= paddr + filesz:
+            start = offset + address - paddr
+            return data[start:start + length]
+    return None
+
+
+def check_elf(path: Path, board: Board) -> ElfInfo:
+    """Sizes, vectors and every problem found (none: fit to run)."""
+    info = ElfInfo()
+    data = path.read_bytes()
+    segs, why = _segments(data)
+    if why:
+        info.problems.append(f"{path.name}: {why}")
+        return info
+    for s in segs:
+        if s.filesz and board.in_flash(s.paddr, s.filesz):
+            info.flash_used += s.filesz
+        elif s.filesz:
+            info.problems.append(f"a segment of {s.filesz} bytes loads at {s.paddr:#x}, outside "
+                                 f"the flash ({board.flash[0]:#x} + {board.flash[1]:#x})")
+        if board.in_ram(s.vaddr):
+            info.ram_used += s.memsz
+            if not board.in_ram(s.vaddr, s.memsz):
+                info.problems.append(f"RAM overflows: {s.memsz} bytes at {s.vaddr:#x} pass the "
+                                     f"end of RAM ({board.ram[0] + board.ram[1]:#x})")
+    if info.flash_used > board.flash[1]:
+        info.problems.append(f"the firmware needs {info.flash_used} bytes of flash; the "
+                             f"{board.mcu} has {board.flash[1]}")
+    if board.arch == "cortex-m":
+        _check_vectors(data, board, info)
+    return info
+
+
+def _check_vectors(data: bytes, board: Board, info: ElfInfo) -> None:
+    raw = _read_at(data, board.flash[0], 64)
+    if raw is None:
+        info.problems.append(f"no vector table at the start of flash ({board.flash[0]:#x}): "
+                             "the linker script must put it first (KEEP(*(.isr_vector)))")
+        return
+    info.vectors = list(struct.unpack("<16I", raw))
+    sp, reset, hardfault = info.vectors[0], info.vectors[1], info.vectors[3]
+    end_of_ram = board.ram[0] + board.ram[1]
+    if not (board.ram[0] < sp <= end_of_ram):
+        info.problems.append(f"vector table: the initial stack pointer {sp:#010x} is not in RAM "
+                             f"({board.ram[0]:#x}-{end_of_ram:#x})")
+    for name, value in (("reset", reset), ("HardFault", hardfault)):
+        if not board.in_flash(value & ~1):
+            info.problems.append(f"vector table: the {name} handler {value:#010x} is not in "
+                                 "flash")
+        elif not value & 1:
+            info.problems.append(f"vector table: the {name} handler {value:#010x} has bit 0 "
+                                 "clear (Cortex-M runs Thumb code only: the CPU would fault)")

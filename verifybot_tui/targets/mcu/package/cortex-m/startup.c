@@ -1,0 +1,69 @@
+/* VerifyBot board package: Cortex-M start-up code and vector table.
+ *
+ * Reset_Handler copies .data from flash, zeroes .bss, runs C++ constructors,
+ * brings up the board's UART (vb_board_init, in the board's uart file), calls
+ * main() and passes its return value to exit(). Every unused vector goes to
+ * Default_Handler; the fault vectors go to the fault handler in fault.c.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+extern uint32_t _sidata, _sdata, _edata, _sbss, _ebss, _estack;
+extern int main(void);
+extern void __libc_init_array(void);
+extern void vb_board_init(void);
+
+void Reset_Handler(void);
+void Default_Handler(void);
+void HardFault_Handler(void);
+void NMI_Handler(void) __attribute__((weak, alias("Default_Handler")));
+void SVC_Handler(void) __attribute__((weak, alias("Default_Handler")));
+void DebugMon_Handler(void) __attribute__((weak, alias("Default_Handler")));
+void PendSV_Handler(void) __attribute__((weak, alias("Default_Handler")));
+void SysTick_Handler(void) __attribute__((weak, alias("Default_Handler")));
+
+#ifndef VB_IRQ_COUNT
+#define VB_IRQ_COUNT 32
+#endif
+
+__attribute__((section(".isr_vector"), used))
+void (*const vb_vectors[16 + VB_IRQ_COUNT])(void) = {
+    (void (*)(void))(&_estack),
+    Reset_Handler,
+    NMI_Handler,
+    HardFault_Handler,
+    HardFault_Handler,  /* MemManage: escalates unless enabled */
+    HardFault_Handler,  /* BusFault: escalates unless enabled */
+    HardFault_Handler,  /* UsageFault: escalates unless enabled */
+    0, 0, 0, 0,
+    SVC_Handler,
+    DebugMon_Handler,
+    0,
+    PendSV_Handler,
+    SysTick_Handler,
+    [16 ... 16 + VB_IRQ_COUNT - 1] = Default_Handler,
+};
+
+void Reset_Handler(void)
+{
+    uint32_t *src = &_sidata;
+    for (uint32_t *dst = &_sdata; dst < &_edata;)
+        *dst++ = *src++;
+    for (uint32_t *dst = &_sbss; dst < &_ebss;)
+        *dst++ = 0;
+#if defined(__ARM_FP)
+    /* Full access to the FPU (CP10, CP11) before any float instruction runs. */
+    *(volatile uint32_t *)0xE000ED88 |= (0xFu << 20);
+    __asm volatile("dsb\n isb");
+#endif
+    vb_board_init();
+    __libc_init_array();
+    exit(main());
+}
+
+/* Every vector without a handler of its own; a branch only, so the fault code reads the
+ * exception's stacked frame and EXC_RETURN untouched. */
+__attribute__((naked)) void Default_Handler(void)
+{
+    __asm volatile("b vb_unexpected_handler");
+}

@@ -1,0 +1,273 @@
+"""A firmware run in QEMU: paused start, serial first, capture until the end, always stopped.
+
+QEMU starts with its CPU halted (-S) and its GDB stub on a private socket; the
+serial port is its stdout pipe, open before the first instruction runs, so no
+early byte is lost. The stub sets breakpoints on the fault vectors the ELF's
+vector table names (whatever start-up code the firmware brought), then lets the
+CPU go. The run ends at the first of: the UART's end line, the program's exit
+(semihosting), a fault vector hit, QEMU ending by itself (a lockup), or the
+timeout, where the stub interrupts the CPU to say where it was. Whatever ended
+it, QEMU is stopped by its pid (its whole process tree) before this returns,
+also when the task is cancelled (Ctrl+C, a hang-up). QEMU's -d log goes to its
+stderr pipe and is only counted (diagnose.QemuLog): bounded however it floods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import struct
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from verifybot_tui.core.base.ports import OutputCallback
+from verifybot_tui.targets import containment, local
+from verifybot_tui.targets.mcu import diagnose
+from verifybot_tui.targets.mcu.boards import Board
+from verifybot_tui.targets.mcu.gdbstub import GdbError, GdbStub
+from verifybot_tui.targets.mcu.uart import UartReader
+
+QEMU_GRACE = 0.5  # seconds between TERM and KILL: QEMU holds nothing worth a longer wait
+SCB_CFSR = 0xE000ED28  # CFSR, HFSR, DFSR, MMFAR, BFAR follow one word apart
+
+
+@dataclass
+class FirmwareRun:
+    exit_code: int | None
+    uart: str
+    uart_bytes: int
+    ended_by: str  # "end-line", "exit", "fault", "timeout", "emulator", "closed"
+    diagnosis: str = ""  # why it failed, from outside the firmware ("" when it did not)
+    notes: list[str] = field(default_factory=list)  # e.g. unmodelled peripherals touched
+    timed_out: bool = False
+    broken: bool = False  # the emulator or the board's tools failed, not the firmware
+    duration: float = 0.0
+    command: str = ""
+
+
+def qemu_argv(board: Board, elf: Path, sock: str) -> list[str]:
+    argv = [*board.qemu, "-display", "none", "-monitor", "none", "-serial", "stdio",
+            "-S", "-chardev", f"socket,id=vbgdb,path={sock},server=on,wait=off",
+            "-gdb", "chardev:vbgdb", "-d", "unimp,guest_errors"]
+    if board.arch == "avr":
+        return [*argv, "-bios", str(elf)]
+    return [*argv, "-kernel", str(elf), "-semihosting-config", "enable=on,target=native"]
+
+
+class _Session:
+    """One QEMU process: its pipes, its log, its stub."""
+
+    def __init__(self, board: Board, elf: Path, vectors: list[int],
+                 on_output: OutputCallback) -> None:
+        self.board, self.elf, self.vectors = board, elf, vectors
+        self.uart = UartReader(on_output)
+        self.log = diagnose.QemuLog()
+        self.stub: GdbStub | None = None
+
+    def on_pipe(self, stream: str, text: str) -> None:
+        if stream == "stdout":
+            self.uart.feed(text)
+        else:
+            self.log.feed(text)
+
+    async def arm(self, sock: str, ended: asyncio.Future[None]) -> None:
+        """Connect the stub, set the fault breakpoints, let the CPU run."""
+        self.stub = await GdbStub.connect(sock, ended=ended)
+        await self.stub.start()
+        if self.board.arch == "cortex-m":
+            for address in self.fault_handlers():
+                await self.stub.breakpoint(address, 2)
+        await self.stub.cont()
+
+    def fault_handlers(self) -> list[int]:
+        """HardFault, MemManage, BusFault, UsageFault handlers, as the ELF's table says."""
+        return sorted({v & ~1 for v in self.vectors[3:7] if v and self.board.in_flash(v & ~1)})
+
+    def where(self, address: int) -> str:
+        return diagnose.where(self.board.tool("addr2line"), self.elf, address)
+
+    async def fault(self) -> str:
+        """The CPU stopped at a fault vector: kind, faulting PC and LR in source terms."""
+        assert self.stub is not None
+        regs = await self.stub.registers()
+        r = struct.unpack_from("<16I", regs)
+        sp, exc_return = r[13], r[14]
+        frame = await self.stub.words(sp, 8)
+        cfsr, hfsr, _dfsr, mmfar, bfar = await self.stub.words(SCB_CFSR, 5)
+        kind = diagnose.fault_kind(cfsr, hfsr, bfar, mmfar)
+        text = (f"the firmware crashed: {kind}. Faulting instruction: PC {self.where(frame[6])}; "
+                f"return address: LR {self.where(frame[5] & ~1)}")
+        if exc_return & 4:
+            text += " (the fault came from a thread on the process stack; PC/LR may be off)"
+        return text + f". CFSR={cfsr:#010x} HFSR={hfsr:#010x}"
+
+    async def hang_site(self) -> str:
+        """Interrupt the CPU (at the timeout) and say where it was."""
+        if self.stub is None:
+            return ""
+        try:
+            await self.stub.interrupt()
+            regs = await self.stub.registers()
+        except (GdbError, OSError, TimeoutError, asyncio.IncompleteReadError):
+            return ""
+        if self.board.arch == "avr":
+            pc = struct.unpack_from("<I", regs, 35)[0]
+            return f"the CPU was at PC {self.where(pc)}"
+        r = struct.unpack_from("<16I", regs)
+        return f"the CPU was at PC {self.where(r[15])}, LR {self.where(r[14] & ~1)}"
+
+
+async def run_qemu(board: Board, elf: Path, vectors: list[int], workdir: Path,
+                   timeout: float, on_output: OutputCallback,
+                   closed: asyncio.Event | None = None) -> FirmwareRun:
+    """Run the firmware until its end, a fault or the timeout; QEMU is gone on return.
+
+    ``closed`` set (the target's close()) ends the run at once, however far it got."""
+    closed = asyncio.Event() if closed is None else closed
+    sockdir = tempfile.mkdtemp(prefix="vb-gdb-")
+    try:
+        return await _run_in(board, elf, vectors, workdir, timeout, on_output, closed,
+                             os.path.join(sockdir, "gdb"))
+    finally:
+        shutil.rmtree(sockdir, ignore_errors=True)
+
+
+async def _run_in(board: Board, elf: Path, vectors: list[int], workdir: Path, timeout: float,
+                  on_output: OutputCallback, closed: asyncio.Event, sock: str) -> FirmwareRun:
+    argv = qemu_argv(board, elf, sock)
+    s = _Session(board, elf, vectors, on_output)
+    loop = asyncio.get_running_loop()
+    started = time.monotonic()
+    transport, protocol, cancelled = await local._start(  # the start-race-safe spawn
+        loop, lambda: local._Reader(loop, s.on_pipe), argv, workdir, dict(os.environ), None)
+    pid = transport.get_pid()
+    local._LIVE_ROOTS.add(pid)  # a second Ctrl+C KILLs it at once (local.kill_all_now)
+    live = containment.record_live(workdir.parent.parent, pid, None)
+    try:
+        if cancelled:
+            raise asyncio.CancelledError
+        run = await _watch(s, protocol, sock, timeout, closed)
+    finally:
+        await asyncio.shield(local.stop_tree(pid, QEMU_GRACE))
+        protocol.finish()
+        transport.close()
+        local._LIVE_ROOTS.discard(pid)
+        containment.clear_live(live)
+        if s.stub is not None:
+            s.stub.close()
+    s.log.close()
+    run.duration = time.monotonic() - started
+    run.command = " ".join(argv)
+    if run.exit_code is None and not run.timed_out and run.ended_by == "emulator":
+        run.exit_code = transport.get_returncode()
+    _add_notes(s, run)
+    return run
+
+
+async def _watch(s: _Session, protocol: local._Reader, sock: str, timeout: float,
+                 closed: asyncio.Event) -> FirmwareRun:
+    if closed.is_set():
+        return FirmwareRun(None, "", 0, "closed")
+    try:
+        await s.arm(sock, protocol.exited)
+    except (GdbError, OSError, TimeoutError, asyncio.IncompleteReadError) as e:
+        await asyncio.wait([protocol.exited], timeout=1.0)
+        return _emulator_failed(s, f"the emulator did not start: {e}")
+    assert s.stub is not None
+    stop = asyncio.ensure_future(s.stub.wait_stop())
+    end = asyncio.ensure_future(s.uart.ended.wait())
+    shut = asyncio.ensure_future(closed.wait())
+    waits: set[asyncio.Future[Any]] = {stop, end, shut, protocol.exited}
+    try:
+        done, _ = await asyncio.wait(waits, timeout=timeout,
+                                     return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in (stop, end, shut):
+            if not w.done():
+                w.cancel()
+    if shut in done:
+        return FirmwareRun(None, s.uart.text, s.uart.bytes, "closed")
+    if end in done or s.uart.end:
+        return _ended(s)
+    if stop in done and _stopped(stop):
+        await asyncio.sleep(0.05)  # what the UART had already sent
+        try:
+            return FirmwareRun(1, s.uart.text, s.uart.bytes, "fault", diagnosis=await s.fault())
+        except (GdbError, OSError, TimeoutError, asyncio.IncompleteReadError):
+            pass  # QEMU went away meanwhile: told as its exit
+    if done:  # QEMU exited (semihosting, a lockup, stopped from outside)
+        await asyncio.wait([protocol.exited], timeout=1.0)
+        await asyncio.sleep(0.05)  # the last bytes of the pipes
+        return _exited(s, protocol)
+    return await _timed_out(s, timeout)
+
+
+def _stopped(stop: asyncio.Future[str]) -> bool:
+    """A stop reply that says the CPU halted (a breakpoint), not that QEMU ended (W, X)."""
+    return stop.exception() is None and stop.result()[:1] in ("S", "T")
+
+
+def _ended(s: _Session) -> FirmwareRun:
+    code = 0 if s.uart.end == "PASSED" else 1
+    run = FirmwareRun(code, s.uart.text, s.uart.bytes, "end-line")
+    if s.uart.fault_line is not None:
+        run.diagnosis = _package_fault(s)
+    elif code:
+        run.diagnosis = "the firmware reported FAILED on the UART"
+    return run
+
+
+def _package_fault(s: _Session) -> str:
+    """The board package's own fault report (a real board, or QEMU missing it)."""
+    assert s.uart.fault_line is not None
+    return diagnose.package_fault(s.uart.fault_line, s.board.tool("addr2line"), s.elf)
+
+
+def _exited(s: _Session, protocol: local._Reader) -> FirmwareRun:
+    s.log.close()
+    message, pc, lr = diagnose.lockup(s.log)
+    if message:
+        text = f"the CPU locked up (a fault inside the fault handler, or no usable handler): " \
+               f"{message}"
+        if pc is not None:
+            text += f"; PC {s.where(pc)}"
+        if lr is not None:
+            text += f", LR {s.where(lr & ~1)}"
+        return FirmwareRun(1, s.uart.text, s.uart.bytes, "fault", diagnosis=text)
+    run = FirmwareRun(None, s.uart.text, s.uart.bytes, "emulator")
+    if s.uart.fault_line is not None:
+        run.diagnosis = _package_fault(s)
+    return run
+
+
+async def _timed_out(s: _Session, timeout: float) -> FirmwareRun:
+    site = await s.hang_site()
+    at = f"; {site}" if site else ""
+    if not s.uart.bytes:
+        why = f"no output on the UART within {timeout:g} s (stopped at the timeout{at})"
+    else:
+        why = (f"no end line (PASSED or FAILED) on the UART within {timeout:g} s: stopped at "
+               f"the timeout{at}. An endless loop, or waiting on something that never comes?")
+    return FirmwareRun(None, s.uart.text, s.uart.bytes, "timeout", diagnosis=why,
+                       timed_out=True)
+
+
+def _emulator_failed(s: _Session, why: str) -> FirmwareRun:
+    s.log.close()
+    said = "; ".join(s.log.other[:5])
+    return FirmwareRun(None, s.uart.text, s.uart.bytes, "emulator",
+                       diagnosis=why + (f" ({said})" if said else ""), broken=True)
+
+
+def _add_notes(s: _Session, run: FirmwareRun) -> None:
+    if run.ended_by == "emulator" and run.exit_code not in (0, None) and not run.diagnosis:
+        said = "; ".join(s.log.other[:5])
+        run.diagnosis = f"the firmware exited with status {run.exit_code}" + (
+            f" ({said})" if said else "")
+    for note in (s.log.unmodelled(s.board.package_touches), s.log.bad_accesses()):
+        if note:
+            run.notes.append(note)
