@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -152,7 +151,7 @@ async def cmd_selftest(args: argparse.Namespace) -> int:
 
 
 async def cmd_config(args: argparse.Namespace) -> int:
-    from verifybot_tui.core.settings.config_transfer import export_text, import_file
+    from verifybot_tui.core.settings.config_transfer import export_text, import_file, write_new
 
     if args.action == "import":
         if not args.path:
@@ -167,9 +166,11 @@ async def cmd_config(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         return EXIT_SUCCESS
     out = Path(args.path).expanduser()
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, out)
+    try:
+        write_new(out, text.encode("utf-8"))
+    except OSError as e:
+        raise ConfigError(f"cannot write {out}: {e.strerror or e}; nothing was "
+                          "exported") from None
     err(f"wrote {out} (secrets are not in it: only the names of their variables)")
     return EXIT_SUCCESS
 

@@ -22,6 +22,7 @@ from verifybot_tui.core.base.errors import (
 )
 from verifybot_tui.core.base.outcome import Status
 from verifybot_tui.core.settings.config import Config, load_config
+from verifybot_tui.core.settings.secrets import seal_environment
 from verifybot_tui.core.store.workspace import check_workspace
 
 
@@ -29,6 +30,9 @@ def config_for(args: argparse.Namespace, *, writes: bool = False) -> Config:
     """The config with --workspace applied; a workspace that cannot work exits 2 here
     (``writes``: the command will write into it, so it must be writable)."""
     cfg = load_config(getattr(args, "config", None))
+    # From here on no secret is in this process's environment (nor in /proc/PID/environ),
+    # so nothing started later inherits one; VerifyBot reads them with secret_env.
+    seal_environment(cfg)
     ws = getattr(args, "workspace", None)
     if ws:
         cfg.run.workspace = str(Path(ws).expanduser().resolve())

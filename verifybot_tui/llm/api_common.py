@@ -17,7 +17,6 @@ import asyncio
 import datetime
 import email.utils
 import importlib
-import os
 import re
 import uuid
 from collections.abc import AsyncGenerator, Callable
@@ -29,6 +28,7 @@ from typing import Any
 from verifybot_tui.core.base.errors import LLMError
 from verifybot_tui.core.base.ports import Answer, ReportsState, TextCallback
 from verifybot_tui.core.settings.config import LLMConfig, key_env
+from verifybot_tui.core.settings.secrets import Redactor, secret_env, secret_values
 
 OFFICIAL_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 MAX_RETRY_AFTER = 120.0  # a longer wait is reported, not slept through
@@ -84,7 +84,7 @@ def base_url(cfg: LLMConfig) -> str:
 def read_key(cfg: LLMConfig) -> str:
     """The key from its variable; a local server may need none (an empty key is sent as such)."""
     env = key_env(cfg)
-    key = os.environ.get(env, "")
+    key = secret_env(env) or ""
     if not key and not cfg.base_url:
         raise LLMError(f"llm {cfg.name}: ${env} is not set. Put the API key of {cfg.kind} in "
                        f"that variable (export {env}=...), or name another one with "
@@ -266,8 +266,15 @@ class ApiLLM(ReportsState):
                 raise await self.describe(e, messages, wait) from None
 
     @property
+    def system_prompt(self) -> str:
+        """The config's ``system`` text as sent: a secret in it (any variable VerifyBot
+        holds as one, this provider's key included) goes out as [redacted]."""
+        values = secret_values(None, self.workspace) | {self.key}
+        return Redactor(values)(self.cfg.system)
+
+    @property
     def key(self) -> str:
-        return os.environ.get(key_env(self.cfg), "")
+        return secret_env(key_env(self.cfg)) or ""
 
     async def describe(self, e: Exception, messages: list[dict[str, str]],
                        wait: float | None) -> LLMError:

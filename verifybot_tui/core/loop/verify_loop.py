@@ -211,6 +211,7 @@ class VerifyLoop:
     # -- one session ------------------------------------------------------------
 
     async def _main(self, prompt: str, *, new_chat: bool, resume: int | None) -> None:
+        prompt = self.redact(prompt)  # a secret typed in it: never in a slug, file or row
         rec = self.recorder = SessionRecorder(self.history, self.workspace)
         rec.max_output_bytes = int(self.config.run.max_output_mb * 1024 * 1024)
         rec.criteria = [c.text for c in self.verification.criteria]

@@ -110,6 +110,11 @@ class TargetConfig:
     remote_dir: str = "~/verifybot"
     known_hosts: str = ""
     """Empty: ~/.ssh/known_hosts."""
+    sandbox: str = "auto"
+    """local: "auto" runs each program in a bubblewrap sandbox (its own PID namespace,
+    the file system read-only but its run folder and /tmp) where bwrap works; "off" never."""
+    network: bool = True
+    """local, in the sandbox: false leaves the program no network but its own loopback."""
     # kind = "mcu": a microcontroller board (targets/mcu).
     board: str = ""
     """A built-in board (netduinoplus2, mps2-an385, lm3s6965evb, arduino-uno) or a board file."""
@@ -171,6 +176,7 @@ def key_env(llm: LLMConfig) -> str:
     """The variable an API provider's key is read from (never the key itself)."""
     return llm.api_key_env or DEFAULT_KEY_ENV.get(llm.kind, "")
 
+SANDBOX_MODES = ("auto", "off")
 MAX_TIMEOUT = 86400.0  # a day: a longer timeout is a typo, and 1e12 s overflows timers
 _KINDS = {"llm": ("browser", *API_KINDS), "targets": ("local", "ssh", "mcu")}
 _TYPE_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string",
@@ -265,6 +271,10 @@ def _check_semantics(cfg: Config, path: Path | str) -> None:
             raise ConfigError(f"{path}: key 'llm.{name}.answer_timeout' must be more than 0")
         if llm.kind in API_KINDS:
             _check_api_llm(name, llm, path)
+    for name, target in cfg.targets.items():
+        if target.sandbox not in SANDBOX_MODES:
+            raise ConfigError(f"{path}: key 'targets.{name}.sandbox' must be \"auto\" or "
+                              f"\"off\", got {target.sandbox!r}")
     if cfg.run.max_retries < 0:
         raise ConfigError(f"{path}: key 'run.max_retries' must be 0 or more")
     if not 0 < cfg.run.timeout <= MAX_TIMEOUT:
