@@ -59,10 +59,13 @@ async def timed(target: LocalTarget, req: RunRequest) -> tuple[float, object]:
 
 async def main() -> None:
     target = LocalTarget(TargetConfig(name="local"), Path(tempfile.mkdtemp(prefix="vb-bench-")))
+    plain = LocalTarget(TargetConfig(name="local", sandbox="off"), target.workspace)
     for lang, name, code in (("python", "m.py", "pass\n"), ("bash", "m.sh", "true\n"),
                              ("c", "m.c", "int main(void){return 0;}\n")):
-        times = [(await timed(target, request(code, name, lang)))[0] for _ in range(10)]
-        print(f"{lang} trivial run: median {statistics.median(times) * 1000:.1f} ms")
+        for label, where in (("sandbox auto", target), ("sandbox off", plain)):
+            times = [(await timed(where, request(code, name, lang)))[0] for _ in range(10)]
+            print(f"{lang} trivial run ({label}): median "
+                  f"{statistics.median(times) * 1000:.1f} ms")
     scans = []
     for _ in range(50):
         t0 = time.perf_counter()

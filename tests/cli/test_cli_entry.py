@@ -32,8 +32,8 @@ def test_a_mistyped_command_exits_2_with_a_suggestion_and_sends_nothing(
         '[run]\ndefault_llm = "replay:/nonexistent.md"\nworkspace = "ws"\n')
     proc = run(typo, cwd=tmp_path, stdin=subprocess.DEVNULL)
     assert proc.returncode == 2
-    assert f"did you mean {meant}?" in proc.stderr
-    assert f"verifybot -- '{typo}'" in proc.stderr, "says how to send it as a prompt"
+    assert f"did you mean: verifybot {meant} " in proc.stderr
+    assert f"verifybot -- {typo}" in proc.stderr, "says how to send it as a prompt"
     assert not (tmp_path / "ws").exists(), "nothing started, nothing sent"
 
 

@@ -231,11 +231,15 @@ def _wait_for_pids(proc: subprocess.Popen[str], deadline: float = 60) -> list[in
 
 
 def _start_slow_run(tmp_path: Path, ws: Path) -> tuple[subprocess.Popen[str], list[int]]:
-    """``verifybot run`` on a program that sleeps, once that program runs: (proc, its pids)."""
+    """``verifybot run`` on a program that sleeps, once that program runs: (proc, its pids).
+
+    Without the sandbox: the pids it prints are looked up in /proc (in the sandbox they
+    would be numbers of its own PID namespace)."""
     proc = subprocess.Popen([*verifybot_cmd(), "run", "slow", "--llm",
                              f"replay:{_slow_transcript(tmp_path)}", "--yes",
                              "--workspace", str(ws)], cwd=tmp_path, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "VERIFYBOT_NO_SANDBOX": "1"})
     return proc, _wait_for_pids(proc)
 
 

@@ -83,7 +83,8 @@ def start_app(tui, tmux: Tmux, tmp_path: Path, *codes: str, size: tuple[int, int
     """The installed `verifybot` in a tmux pane on a replay of ``codes``; the workspace."""
     transcript = tui.write_answers(tmp_path / "t.md", *codes)
     config_path = tmp_path / "config.toml"
-    config_path.write_text(config + '[ui]\ntheme = "verifybot-dark"\n')
+    config_path.write_text(config + ("" if "[ui]" in config else
+                                     '[ui]\ntheme = "verifybot-dark"\n'))
     ws = tmp_path / "ws"
     entry = VENV_BIN / "verifybot"
     command = [str(entry)] if entry.exists() else [sys.executable, "-m", "verifybot_tui"]
@@ -253,3 +254,92 @@ def test_a_signal_ends_the_app_and_its_running_program(tui, tmux: Tmux, tmp_path
         assert db.execute("SELECT status FROM sessions").fetchall() == [("INTERRUPTED",)]
     finally:
         db.close()
+
+
+# -- issue 23: clicks, stops and remaps as a user makes them, small and wide ---------------------
+
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((200, 50), id="200x50")]
+SLOW = "import time\nprint('started', flush=True)\ntime.sleep(300)"
+
+
+def click(tmux: Tmux, text: str, offset: int = 2) -> None:
+    """A mouse press and release on ``text`` where the screen shows it (SGR, from 1)."""
+    screen = tmux.settled()
+    row = next(i for i, line in enumerate(screen.splitlines(), 1) if text in line)
+    col = screen.splitlines()[row - 1].index(text) + 1 + offset
+    tmux("send-keys", "-t", "vb", "-l", f"\x1b[<0;{col};{row}M\x1b[<0;{col};{row}m")
+
+
+def drag(tmux: Tmux, start: tuple[int, int], end: tuple[int, int]) -> None:
+    """Press, move and release, each sent on its own as a terminal sends them."""
+    (x0, y), (x1, _y) = start, end
+    for seq in (f"\x1b[<0;{x0};{y}M", f"\x1b[<32;{(x0 + x1) // 2};{y}M",
+                f"\x1b[<32;{x1};{y}M", f"\x1b[<0;{x1};{y}m"):
+        tmux("send-keys", "-t", "vb", "-l", seq)
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_click_accept_remapped_stop_and_a_refused_remap(tui, tmux: Tmux, tmp_path: Path,
+                                                         size: tuple[int, int]):
+    config = ('[run]\ntimeout = 600\n[ui.keys]\nswitch_target = "ctrl+o"\n'
+              'stop = "ctrl+b"\n')
+    ws = start_app(tui, tmux, tmp_path, SLOW, size=size, config=config)
+    screen = tmux.wait_for("toggle_auto_accept")  # the refusal names the key's owner
+    assert "Key settings" in screen and "ctrl+t" not in screen.split("free now")[-1][:40]
+    tmux("send-keys", "-t", "vb", "-l", "sleep a while")
+    tmux("send-keys", "-t", "vb", "Enter")
+    tmux.wait_for(APPROVAL)
+    click(tmux, "a accept" if size[0] < 100 else "Accept [a]")  # the compact bar's keys too
+    tmux.wait_for("running…")
+    tmux.wait_for("started")
+    tmux("send-keys", "-t", "vb", "C-b")  # stop, remapped from ctrl+g
+    screen = tmux.wait_for("stopped by you before")
+    tmux.wait_for("running…", gone=True, timeout=15)
+    tmux("send-keys", "-t", "vb", "C-o")  # still auto-accept: the refused remap took nothing
+    tmux.wait_for(("auto-accept on", "Auto-accept on"))  # the bar, or its notice
+    tmux("send-keys", "-t", "vb", "C-q")
+    tmux.wait_for("EXITED 0", timeout=20)
+    assert "stopped by the user before the program ended" in \
+        (ws / "outputs" / "sleep_a_while_1.txt").read_text()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_history_pane_is_dragged_wider_and_keeps_its_width(tui, tmux: Tmux,
+                                                                tmp_path: Path,
+                                                                size: tuple[int, int]):
+    start_app(tui, tmux, tmp_path, "print('hi')", size=size)
+    tmux.wait_for("connected")
+    if size[0] < 100:  # the overlay of small screens
+        tmux("send-keys", "-t", "vb", "F2")
+    tmux.wait_for("History (F2)")
+    screen = tmux.settled()
+    top = next(line for line in screen.splitlines() if "History (F2)" in line)
+    edge = top.index("╮") + 1  # the pane's right border, in columns from 1
+    drag(tmux, (edge, 6), (edge + 12, 6))
+    state = tmp_path / "xdg-state" / "verifybot" / "state.toml"
+    deadline = time.monotonic() + 10
+    while "history_width" not in (state.read_text() if state.exists() else ""):
+        assert time.monotonic() < deadline, f"the width was never kept:\n{tmux.screen()}"
+        time.sleep(0.1)
+    assert f"history_width = {edge + 12}" in state.read_text()
+    top = next(line for line in tmux.settled().splitlines() if "History (F2)" in line)
+    assert top.index("╮") + 1 == edge + 12
+
+
+def test_a_run_that_ends_in_the_background_rings_the_bell(tui, tmux: Tmux, tmp_path: Path):
+    rang = tmp_path / "bell"
+    start_app(tui, tmux, tmp_path, "import time\ntime.sleep(1)\nprint('done')",
+              config='[run]\ntimeout = 20\n[ui]\ntheme = "verifybot-dark"\nnotify_after = 0\n')
+    tmux("set-hook", "-g", "alert-bell", f"run-shell 'touch {rang}'")
+    tmux.wait_for("connected")
+    tmux("send-keys", "-t", "vb", "-l", "wait then print")
+    tmux("send-keys", "-t", "vb", "Enter")
+    tmux.wait_for(APPROVAL)
+    tmux("send-keys", "-t", "vb", "a")
+    tmux("send-keys", "-t", "vb", "-l", "\x1b[O")  # focus out, as a terminal reports it
+    tmux.wait_for("exit status 0")
+    deadline = time.monotonic() + 10
+    while not rang.exists():
+        assert time.monotonic() < deadline, "no bell: the desktop was not told"
+        time.sleep(0.1)

@@ -225,3 +225,23 @@ def test_retry_after_in_seconds_milliseconds_or_an_http_date() -> None:
     assert parse_retry_after({}) is None and parse_retry_after({"retry-after": "soon"}) is None
     date = email.utils.formatdate(time.time() + 60, usegmt=True)
     assert 50 < parse_retry_after({"retry-after": date}) <= 60
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_the_state_is_sent_until_the_first_byte_not_streaming(
+        kind: str, api_server: ApiServer, tmp_path: Path) -> None:  # noqa: F811
+    """Issue 23: the status bar said "streaming…" before anything had arrived. Through a
+    rate-limit wait, the state says what is true: sent, waiting, sent, then streaming."""
+    llm = make_api_llm(_cfg(api_server, kind, "ratelimit-once"), tmp_path)
+    states: list[tuple[str, int]] = []
+    texts: list[str] = []
+    llm.on_state(lambda s: states.append((s, len(texts))))
+    try:
+        await llm.ask("first", texts.append)
+    finally:
+        await llm.close()
+    seen = [s for s, _n in states]
+    asked = seen[seen.index("sent"):]
+    assert asked[:asked.index("idle") + 1] == ["sent", "waiting", "sent", "streaming", "idle"], \
+        seen
+    assert all(n == 0 for s, n in states if s in ("sent", "waiting")), states

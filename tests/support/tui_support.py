@@ -207,13 +207,17 @@ class AppMessages:
     def __init__(self) -> None:
         self.events: list[Any] = []
         self.notices: list[Any] = []  # textual.notifications.Notification
+        self.desktop: list[Any] = []  # DesktopNotified: what went to the terminal
 
     def hook(self, message: object) -> None:
         from textual.notifications import Notify
 
-        from verifybot_tui.tui.messages import LoopEvent
+        from verifybot_tui.tui.messages import DesktopNotified, LoopEvent
 
-        if isinstance(message, LoopEvent):
+        if isinstance(message, DesktopNotified):
+            if not any(m is message for m in self.desktop):
+                self.desktop.append(message)
+        elif isinstance(message, LoopEvent):
             if not any(e is message.event for e in self.events):
                 self.events.append(message.event)
         elif isinstance(message, Notify):

@@ -26,6 +26,16 @@ from project import verifybot_cmd
 
 from verifybot_tui.targets import containment
 
+
+@pytest.fixture(autouse=True)
+def no_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These programs report their pids and the test looks them up in /proc: in the
+    sandbox those would be numbers in its PID namespace. So they run without it
+    (VERIFYBOT_NO_SANDBOX=1), which is also what tests the guards that machines
+    without bubblewrap rely on; tests/targets/test_sandbox.py covers the sandbox."""
+    monkeypatch.setenv(containment.NO_SANDBOX, "1")
+
+
 FORKING = """
     import os, subprocess, sys, time
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])

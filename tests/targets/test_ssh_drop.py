@@ -48,6 +48,8 @@ async def test_session_killed_mid_run(ssh_config, remote_dir, tmp_path):
         assert result.target_error and "lost" in result.target_error.lower()
         assert result.stdout == "before\n" and result.exit_code is None
         assert not result.timed_out
+        # What the CLI and the app print for it (issue 23: it read "exit status None").
+        assert result.ended.startswith("target error:") and "None" not in result.ended
         assert t.state == "error" and t.last_error
         assert len(leftover_pids(remote_dir[1])) == 1  # orphaned, until the next connection
         await recovers(t, remote_dir[1])

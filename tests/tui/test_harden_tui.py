@@ -69,6 +69,7 @@ async def test_a_second_stop_or_quit_kills_a_term_ignoring_program_at_once(
     from verifybot_tui.targets import local
 
     monkeypatch.setattr(local, "GRACE", 600.0)
+    monkeypatch.setenv("VERIFYBOT_NO_SANDBOX", "1")  # the pids are looked up in /proc
     pidfile = tmp_path / "pids"
     ws = tui.ws
     answers = tui.write_answers(tmp_path / "t.md", STUBBORN.format(pidfile=str(pidfile)))

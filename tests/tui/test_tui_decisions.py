@@ -141,7 +141,9 @@ async def test_install_question_is_a_modal_and_no_means_no(tui, tmp_path: Path,
     assert [f.status for f in of(seen, Finished)] == ["FAILED"]
 
 
-async def test_stop_a_running_program(tui, tmp_path: Path, app_messages) -> None:
+async def test_stop_a_running_program(tui, tmp_path: Path, app_messages,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VERIFYBOT_NO_SANDBOX", "1")  # its pid is looked up in /proc
     ws = tui.ws
     marker = ws.parent / "pid"
     transcript = tui.write_answers(

@@ -88,7 +88,7 @@ async def test_whole_loop_with_edit_failure_feedback_and_success(tui, tmp_path: 
         labels = [str(n.label) for n in history.root.children]
         assert labels and labels[0].startswith("✔ #1 count_the_words")
         attempts = [str(n.label) for n in history.root.children[0].children]
-        assert attempts[0].startswith("✘ attempt 1: failed exit 1 edit")
+        assert attempts[0].startswith("✘ attempt 1: failed exit 1 (your edit)")
         assert attempts[1].startswith("✔ attempt 2: passed exit 0")
 
     h = History(ws)

@@ -83,7 +83,7 @@ async def test_user_themes_load_broken_ones_notify_and_choice_is_saved(
 async def test_keys_remap_from_config_and_help_lists_them(tui, tmp_path: Path, app_messages,
                                                           notices) -> None:
     app = tui.make_app(tui.ws, data={
-        **TWO_TARGETS, "ui": {"keys": {"switch_target": "f5", "no_such_id": "f6"}}})
+        **TWO_TARGETS, "ui": {"keys": {"switch_target": "f10", "no_such_id": "f6"}}})
     async with app.run_test(size=tui.SIZE, message_hook=app_messages.hook) as pilot:
         await tui.wait_for(pilot, lambda: tui.main(app).is_mounted)
         status = tui.main(app).query_one(StatusBar)
@@ -92,7 +92,7 @@ async def test_keys_remap_from_config_and_help_lists_them(tui, tmp_path: Path, a
         # A switch shows at once (the screen names the target it connects to): none began.
         assert (tui.main(app).target, tui.main(app).switching) == ("local", None), \
             "the old key no longer switches"
-        await pilot.press("f5")
+        await pilot.press("f10")  # (f5 is toggle_top's: such a remap is refused now)
         await tui.wait_for(pilot, lambda: app.session.target_name == "other", what="the switch")
         await tui.wait_for(pilot, lambda: status.target == "other"
                            and status.target_state == "connected", what="status")
@@ -100,7 +100,7 @@ async def test_keys_remap_from_config_and_help_lists_them(tui, tmp_path: Path, a
         help_screen = await tui.wait_screen(pilot, HelpScreen, what="help")
         table = help_screen.query_one("#help-table")
         rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
-        assert any(r[1] == "f5" and r[3] == "switch_target" for r in rows)
+        assert any(r[1] == "f10" and r[3] == "switch_target" for r in rows)
         assert any(r[3] == "approval.accept" for r in rows)
         await pilot.press("escape")
         await tui.wait_for(pilot, lambda: app.screen is tui.main(app), what="help to close")

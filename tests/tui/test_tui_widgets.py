@@ -65,9 +65,9 @@ async def test_history_rows_show_follow_ups_reject_notes_and_stopped_by_you() ->
             node.expand()
         await pilot.pause()
         shown = labels(pane)
-        assert shown[0].startswith("■ #3 read_[bme280] (pi, 1 tries) stopped by you")
+        assert shown[0].startswith("■ #3 read_[bme280] (pi, 1 try) stopped by you")
         assert "■ attempt 1: stopped by you" in shown
-        assert "↺ attempt 1: rejected rejected: 'use [argparse] please'" in shown
+        assert "↺ attempt 1: rejected, note: use [argparse] please" in shown
         i_follow = shown.index("» follow-up: now also count lines")
         assert shown[i_follow + 1].startswith("✘ attempt 3: failed exit 1"), \
             "a follow-up comes before the attempt it led to"

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import sqlite3
 import sys
 import time
@@ -141,20 +140,22 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
         check_llm_spec(cfg, name, replay=False)
         ask = None if args.yes else Stdin().confirm
         return await probe_site(cfg.llm[name], cfg.workspace, confirm=ask)
-    return await run_doctor(cfg)
+    return await run_doctor(cfg, trust_new_host=args.trust_new_host)
 
 
 
 async def cmd_selftest(args: argparse.Namespace) -> int:
-    from verifybot_tui.cli.selftest import run_selftest
+    from verifybot_tui.cli.selftest import run_offline_selftest, run_selftest
 
     cfg = config_for(args)
+    if args.offline:
+        return await run_offline_selftest(cfg)
     return await run_selftest(cfg, args.llm or cfg.run.default_llm)
 
 
 
 async def cmd_config(args: argparse.Namespace) -> int:
-    from verifybot_tui.core.settings.config_transfer import export_text, import_file
+    from verifybot_tui.core.settings.config_transfer import export_text, import_file, write_new
 
     if args.action == "import":
         if not args.path:
@@ -169,9 +170,11 @@ async def cmd_config(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         return EXIT_SUCCESS
     out = Path(args.path).expanduser()
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, out)
+    try:
+        write_new(out, text.encode("utf-8"))
+    except OSError as e:
+        raise ConfigError(f"cannot write {out}: {e.strerror or e}; nothing was "
+                          "exported") from None
     err(f"wrote {out} (secrets are not in it: only the names of their variables)")
     return EXIT_SUCCESS
 

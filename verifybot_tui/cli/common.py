@@ -24,6 +24,7 @@ from verifybot_tui.core.base.errors import (
 )
 from verifybot_tui.core.base.outcome import Status
 from verifybot_tui.core.settings.config import Config, load_config
+from verifybot_tui.core.settings.secrets import seal_environment
 from verifybot_tui.core.store.workspace import check_workspace
 
 
@@ -31,6 +32,9 @@ def config_for(args: argparse.Namespace, *, writes: bool = False) -> Config:
     """The config with --workspace applied; a workspace that cannot work exits 2 here
     (``writes``: the command will write into it, so it must be writable)."""
     cfg = load_config(getattr(args, "config", None))
+    # From here on no secret is in this process's environment (nor in /proc/PID/environ),
+    # so nothing started later inherits one; VerifyBot reads them with secret_env.
+    seal_environment(cfg)
     ws = getattr(args, "workspace", None)
     if ws:
         cfg.run.workspace = str(Path(ws).expanduser().resolve())
@@ -61,6 +65,13 @@ def write_output(path: Path, text: str, option: str) -> None:
     except OSError as e:
         raise ConfigError(f"{option} {path}: cannot write it: {e.strerror or e}; "
                           "give another path (what ran is kept in the workspace)") from None
+
+
+def check_prompt(prompt: str, command: str) -> None:
+    """A blank prompt is a usage error (exit 2), before anything is sent or recorded."""
+    if not prompt.strip():
+        raise ConfigError(f"the prompt is empty: say what the program should do, e.g. "
+                          f"{command} \"print the first 10 prime numbers\"")
 
 
 def err(text: str) -> None:

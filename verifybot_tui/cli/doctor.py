@@ -19,6 +19,7 @@ from pathlib import Path
 from verifybot_tui.core.base.ansi import one_line
 from verifybot_tui.core.base.errors import EXIT_FAILED, EXIT_SUCCESS, EXIT_USAGE, VerifyBotError
 from verifybot_tui.core.settings.config import Config, LLMConfig
+from verifybot_tui.core.settings.secrets import secret_env
 
 
 class _Report:
@@ -30,7 +31,7 @@ class _Report:
         print(one_line(f"{level:<4} {what}: {text}"), flush=True)  # a server's text too
 
 
-async def run_doctor(config: Config) -> int:
+async def run_doctor(config: Config, *, trust_new_host: bool = False) -> int:
     r = _Report()
     r.line("OK", "config", str(config.path) if config.path else
            "no config file: using the defaults (copy config.toml.example to config.toml)")
@@ -49,7 +50,7 @@ async def run_doctor(config: Config) -> int:
         else:
             await _check_api(r, name, llm, config)
     for name in sorted(config.targets):
-        await _check_target(r, config, name)
+        await _check_target(r, config, name, trust_new_host)
     return EXIT_FAILED if r.failed else EXIT_SUCCESS
 
 
@@ -127,7 +128,24 @@ def needs_display() -> str | None:
     return "neither $DISPLAY nor $WAYLAND_DISPLAY is set"
 
 
-async def _check_target(r: _Report, config: Config, name: str) -> None:
+def _check_sandbox(r: _Report, what: str, mode: str) -> None:
+    """Whether programs run in the bubblewrap sandbox here, and what to do if not."""
+    from verifybot_tui.targets import containment
+
+    if mode == "off":
+        r.line("OK", what, "sandbox off (sandbox = \"off\"): contained by process group, "
+                           "cgroup, marker and subreaper checks")
+    elif containment.bwrap() is not None:
+        r.line("OK", what, "sandbox: bubblewrap, each run in its own PID namespace")
+    else:
+        why = ("bubblewrap is not installed (apt install bubblewrap)"
+               if shutil.which("bwrap") is None else "bwrap cannot make namespaces here")
+        r.line("WARN", what, f"no sandbox: {why}; runs are contained by process group, "
+                             "cgroup, marker and subreaper checks only")
+
+
+async def _check_target(r: _Report, config: Config, name: str,
+                        trust_new_host: bool = False) -> None:
     from verifybot_tui.targets import make_target
 
     cfg = config.targets[name]
@@ -141,11 +159,12 @@ async def _check_target(r: _Report, config: Config, name: str) -> None:
         missing = ", ".join(t for t, p in tools.items() if not p)
         r.line("OK", what, f"this machine; tools: {have}" + (f"; missing: {missing}"
                                                             if missing else ""))
+        _check_sandbox(r, what, cfg.sandbox)
         return
-    if cfg.password_env and os.environ.get(cfg.password_env) is None and not cfg.key_file:
+    if cfg.password_env and secret_env(cfg.password_env) is None and not cfg.key_file:
         r.line("WARN", what, f"no key_file and ${cfg.password_env} is not set: "
                              "the agent or ~/.ssh keys must work")
-    target = make_target(config, name, config.workspace)
+    target = make_target(config, name, config.workspace, trust_new_host=trust_new_host)
     try:
         await asyncio.wait_for(target.connect(), 20)
         r.line("OK", what, f"{cfg.user}@{cfg.host}:{cfg.port} reachable and logged in")

@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import difflib
 import os
+import shlex
 import signal
 import sqlite3
 import sys
@@ -32,6 +33,7 @@ from verifybot_tui.cli.commands import (
 from verifybot_tui.cli.common import (
     EXIT_HANGUP,
     SIGNALS,
+    check_prompt,
     config_for,
     err,
     kill_soon,
@@ -105,6 +107,9 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
                        help="a first prompt to send when the app starts (default: none)")
         p.add_argument("--target", metavar="NAME", help=TARGET_HELP)
         p.add_argument("--llm", metavar="NAME", help=LLM_HELP)
+        p.add_argument("-v", "--verbose", action="store_true",
+                       help="show every prompt in full, as sent (default: the app's last "
+                            "choice; long prompts folded)")
         p.add_argument("--version", action="version", version=f"verifybot {__version__}")
         _common(p)
         return p
@@ -137,6 +142,10 @@ def _run_args(p: argparse.ArgumentParser) -> None:
                    help="print an API model's reasoning (extended thinking) dimmed on stderr "
                         "as it arrives, apart from the answer (default: off; the transcript "
                         "keeps it either way)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="print each prompt and feedback text as it is sent to the LLM, on "
+                        "stderr, escape sequences shown escaped (default: one line per "
+                        "prompt; the transcript keeps them either way)")
     _verification_args(p)
 
 
@@ -230,8 +239,9 @@ def _main(argv: list[str] | None = None) -> int:
     command = argv[0] if argv and argv[0] in COMMANDS else None
     if command is None and argv and (meant := _typo(argv[0])) is not None:
         # A mistyped command must not become a prompt sent to the chat site.
-        err(f"'{argv[0]}' is not a command; did you mean {meant}? "
-             f"(verifybot {meant} --help). To send it as a prompt: verifybot -- '{argv[0]}'")
+        err(f"'{argv[0]}' is not a command; did you mean: verifybot "
+            f"{shlex.join([meant, *argv[1:]])} (verifybot {meant} --help)? To send it as a "
+            f"prompt: verifybot -- {shlex.quote(' '.join(argv))}")
         return EXIT_USAGE
     parser = build_parser(command)
     try:
@@ -281,12 +291,16 @@ def _disk_error(e: BaseException) -> str:
 
 
 def _tui(args: argparse.Namespace) -> int:
+    if args.prompt is not None:
+        check_prompt(args.prompt, "verifybot")
     cfg = config_for(args, writes=True)
     from verifybot_tui.tui.app import VerifyBotApp
 
     app = VerifyBotApp(config=cfg, prompt=args.prompt,
                        target=args.target or cfg.run.default_target,
                        llm=args.llm or cfg.run.default_llm)
+    if args.verbose:  # this start only: the palette's choice is what is remembered
+        app.ui_state["verbose_prompts"] = True
     _tui_hangup(app)
     app.run()
     if SIGNALS["hangup"]:

@@ -58,9 +58,11 @@ class Printer:
     The CLI's ``core.loop.events.EventHandler``: one method per event.
     """
 
-    def __init__(self, *, json_mode: bool, stdin: Stdin, show_thinking: bool = False) -> None:
+    def __init__(self, *, json_mode: bool, stdin: Stdin, show_thinking: bool = False,
+                 verbose: bool = False) -> None:
         self.stdin = stdin
         self.show_thinking = show_thinking
+        self.verbose = verbose  # --verbose: every prompt's text as sent
         self._thought = ""  # the reasoning of the current answer printed so far
         self._printed = 0  # how much of it is on stderr already
         self.info = sys.stderr
@@ -87,6 +89,19 @@ class Printer:
         self._thought, self._printed = "", 0
         self.say(f"sending the {ev.kind} prompt ({len(ev.text.splitlines())} lines); "
                  "waiting for the answer")
+        if self.verbose:
+            self._print_prompt(ev)
+
+    def _print_prompt(self, ev: PromptSent) -> None:
+        """--verbose: the prompt exactly as sent, each line behind a bar, escapes shown
+        escaped (it quotes program output); on stderr, apart from the program's output."""
+        print(colour(self.info, "2", f"[verifybot] the {ev.kind} prompt as sent "
+                                     f"(attempt {ev.attempt}):"), file=self.info)
+        shown = visible(sanitize(ev.text, keep_colours=False))
+        for line in shown.splitlines() or [""]:
+            print(colour(self.info, "2", "│ ") + line, file=self.info)
+        print(colour(self.info, "2", "[verifybot] end of the prompt"), file=self.info,
+              flush=True)
 
     async def on_answer_text(self, ev: AnswerText) -> None:
         self._end_thinking()  # the CLI shows the answer's code, not the answer as it streams
@@ -150,7 +165,7 @@ class Printer:
 
     async def on_run_finished(self, ev: RunFinished) -> None:
         r = ev.result
-        status = "timed out" if r.timed_out else f"exit status {r.exit_code}"
+        status = r.ended
         self.say(f"{status} after {r.duration:.1f} s; output saved as {ev.output_file}")
 
     async def on_verdict_reached(self, ev: VerdictReached) -> None:

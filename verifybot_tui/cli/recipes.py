@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import time
 from contextlib import AsyncExitStack
@@ -280,6 +281,22 @@ def _number(value: Any, kind: type) -> Any:
     return kind(value)
 
 
+def _replay_from(llm: str | None, recipe_dir: Path, workspace: Path) -> str | None:
+    """A session's ``replay:PATH`` as the recipe must say it: relative to the recipe file.
+
+    History keeps the path as it was given, relative to where the session ran
+    (this folder, as a rule; else the workspace); ``recipe run`` reads it relative
+    to the recipe's own folder.
+    """
+    if not llm or not llm.startswith("replay:"):
+        return llm
+    path = Path(llm.removeprefix("replay:")).expanduser()
+    if not path.is_absolute():
+        path = next((p for p in (Path.cwd() / path, workspace / path) if p.exists()),
+                    Path.cwd() / path)
+    return "replay:" + os.path.relpath(path.resolve(), recipe_dir.resolve())
+
+
 def _new(args: argparse.Namespace, cfg: Config) -> int:
     from verifybot_tui.core.store.history import History
     from verifybot_tui.core.store.transcript import read_record
@@ -306,8 +323,10 @@ def _new(args: argparse.Namespace, cfg: Config) -> int:
         path = Path(s["transcript"])
         path = path if path.is_absolute() else cfg.workspace / path
         record = (read_record(path) if path.exists() else None) or {}
+    out_dir = Path(args.output).parent if args.output else Path.cwd()
     text = recipe_toml(name=s["slug"], prompt=s["prompt"], target=s.get("target"),
-                       llm=s.get("llm"), criteria=list(record.get("criteria", [])),
+                       llm=_replay_from(s.get("llm"), out_dir, cfg.workspace),
+                       criteria=list(record.get("criteria", [])),
                        judge=record.get("judge") or None,
                        max_retries=_number(record.get("max_retries"), int),
                        timeout=_number(record.get("timeout"), float))

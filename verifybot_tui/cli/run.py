@@ -16,6 +16,7 @@ from verifybot_tui.cli.common import (
     EXIT_HANGUP,
     SIGNALS,
     Stdin,
+    check_prompt,
     close_all,
     config_for,
     install_stop_signals,
@@ -32,6 +33,7 @@ from verifybot_tui.core.settings.config import MAX_TIMEOUT, Config
 
 
 async def cmd_run(args: argparse.Namespace) -> int:
+    check_prompt(args.prompt, "verifybot run")  # nothing to send: nothing recorded either
     cfg = config_for(args, writes=True)  # first: bad config = no start
     from verifybot_tui.llm import make_llm
     from verifybot_tui.llm.verification_setup import build_verification
@@ -44,7 +46,8 @@ async def cmd_run(args: argparse.Namespace) -> int:
                           f"got {args.timeout!r}")
     ws = cfg.workspace
     stdin = Stdin()
-    printer = Printer(json_mode=args.json, stdin=stdin, show_thinking=args.show_thinking)
+    printer = Printer(json_mode=args.json, stdin=stdin, show_thinking=args.show_thinking,
+                      verbose=args.verbose)
     target_name, why = choose_target(cfg, args.prompt, args.target)
     llm = make_llm(cfg, args.llm or cfg.run.default_llm, ws)
     target = make_target(cfg, target_name, ws, prompter=stdin,

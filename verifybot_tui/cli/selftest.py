@@ -23,7 +23,12 @@ from verifybot_tui.core.base.errors import (
     ConfigError,
     VerifyBotError,
 )
-from verifybot_tui.core.settings.config import Config, TargetConfig, check_llm_spec
+from verifybot_tui.core.settings.config import (
+    Config,
+    LLMConfig,
+    TargetConfig,
+    check_llm_spec,
+)
 
 PROMPT = ("This is an automatic test of a tool. Write a Python 3 program that prints the "
           "value of sum(range(1, 11)) * 3 and nothing else. Put the whole program in one "
@@ -51,20 +56,38 @@ def add_bridge_args(p: argparse.ArgumentParser, command: str) -> None:
                        help="with --site: the [llm.NAME] to probe (default: [run] default_llm)")
         p.add_argument("--yes", action="store_true", help="with --site: send the test prompt "
                        "without asking (default: ask)")
+        p.add_argument("--trust-new-host", action="store_true",
+                       help="trust and save an SSH target's host key seen for the first time "
+                       "(default: report it with its fingerprint, trust nothing)")
     else:
         p.description = "One canary prompt through the whole bridge, each step timed."
         p.add_argument("--llm", metavar="NAME",
                        help="the [llm.NAME] to test (default: [run] default_llm)")
+        p.add_argument("--offline", action="store_true",
+                       help="against VerifyBot's own chat page served on 127.0.0.1, headless: "
+                            "checks the installation (browser, driver, extraction, a local "
+                            "run) with no login and no network (default: the chat site)")
 
 
 class _Steps:
     def __init__(self, say: Say) -> None:
         self.say = say
         self.failed = False
+        self.passed = "selftest passed: the bridge works today"
+        self.current = "open"  # the step under way: an error is reported as that step's
+        self.t0 = time.perf_counter()
+
+    def begin(self, step: str) -> float:
+        self.current, self.t0 = step, time.perf_counter()
+        return self.t0
 
     def line(self, ok: bool, step: str, ms: float, detail: str) -> None:
         self.failed |= not ok
         self.say(f"{'OK  ' if ok else 'FAIL'} {step:<13} {ms:7.0f} ms  {detail}")
+
+    def failed_now(self, detail: str) -> None:
+        """The step under way ended in an error: its name and the time it took."""
+        self.line(False, self.current, _ms(self.t0), detail)
 
 
 def _ms(t0: float) -> float:
@@ -77,21 +100,47 @@ def _first_difference(a: str, b: str) -> int:
 
 
 async def run_selftest(config: Config, llm_name: str, say: Say = print) -> int:
-    from verifybot_tui.llm.browser import BrowserLLM
-
     check_llm_spec(config, llm_name, replay=False)
     cfg = config.llm[llm_name]
     if cfg.kind != "browser":
         raise ConfigError(f"selftest checks a browser bridge; [llm.{llm_name}] is kind = "
                           f"{cfg.kind!r}")
-    ws = config.workspace
+    return await _selftest(cfg, config.workspace, say, f"[llm.{llm_name}] ({cfg.site}")
+
+
+async def run_offline_selftest(config: Config, say: Say = print) -> int:
+    """The same steps against VerifyBot's own page on loopback (no login, no network),
+    in a throw-away browser profile and workspace; the configured browser_path is used."""
+    import tempfile
+
+    from verifybot_tui.llm.browser.selftest_site import SelftestSite, site_file
+
+    # A browser_path the user set is the browser to check (messages name its table).
+    mine = next((c for c in config.llm.values() if c.kind == "browser" and c.browser_path),
+                LLMConfig(name="selftest"))
+    with tempfile.TemporaryDirectory(prefix="verifybot-selftest-") as tmp, \
+            SelftestSite() as site:
+        cfg = LLMConfig(name=mine.name, kind="browser", site=str(site_file()), url=site.url,
+                        headless=True, browser_path=mine.browser_path, answer_timeout=60,
+                        profile_dir=str(Path(tmp) / "profile"))
+        return await _selftest(cfg, Path(tmp) / "workspace", say,
+                               "VerifyBot's own page, offline (headless", offline=True)
+
+
+async def _selftest(cfg: LLMConfig, ws: Path, say: Say, title: str, *,
+                    offline: bool = False) -> int:
+    from verifybot_tui.llm.browser import BrowserLLM
+
     steps = _Steps(say)
+    if offline:
+        steps.passed = ("selftest passed: this installation's bridge works (log in with "
+                        "`verifybot login`; then `verifybot selftest` checks the chat site)")
     llm = BrowserLLM(cfg, ws, answer_timeout=cfg.answer_timeout)
-    say(f"selftest of [llm.{llm_name}] ({cfg.site}, {llm.new_chat_url()})")
+    say(f"selftest of {title}, {llm.new_chat_url()})")
     try:
         answer = await _bridge_steps(llm, steps)
     except VerifyBotError as e:
-        steps.line(False, "bridge", 0, str(e))
+        steps.failed_now(str(e))
         return e.exit_code if e.exit_code else EXIT_LLM
     finally:
         await llm.close()
@@ -100,22 +149,22 @@ async def run_selftest(config: Config, llm_name: str, say: Say = print) -> int:
 
 async def _bridge_steps(llm: Any, steps: _Steps) -> Any:
     """Open, send + answer, copy capture, DOM fallback compared with the copy."""
-    t0 = time.perf_counter()
+    t0 = steps.begin("open")
     await llm.start()
     steps.line(True, "open", _ms(t0), f"renderer {llm.renderer or '?'}")
-    t0 = time.perf_counter()
+    t0 = steps.begin("send + answer")
     first: list[float] = []
     answer = await llm.ask(PROMPT, lambda _t: first or first.append(_ms(t0)))
     steps.line(True, "send + answer", _ms(t0),
                f"first text after {first[0]:.0f} ms; {len(answer.markdown)} characters"
                if first else f"{len(answer.markdown)} characters")
-    t0 = time.perf_counter()
+    t0 = steps.begin("copy capture")
     copied = await llm._eval("t => window.__vb.copyAnswer(t)", 2000)
     ok_copy = isinstance(copied, str) and bool(copied.strip())
     steps.line(ok_copy, "copy capture", _ms(t0),
                f"{len(copied)} characters" if ok_copy else
                "the copy button gave nothing (copy_button selectors, or the clipboard)")
-    t0 = time.perf_counter()
+    t0 = steps.begin("DOM fallback")
     dom: Any = await llm._eval("t => window.__vb.answerMarkdown(t)", 15000)
     md = dom.get("markdown") if isinstance(dom, dict) else None
     if md is None or dom.get("incomplete"):
@@ -147,8 +196,7 @@ async def _program_steps(markdown: str, ws: Path, steps: _Steps, say: Say) -> in
     steps.line(result.exit_code == 0 and out == EXPECTED_OUTPUT, "local run", _ms(t0),
                f"exit {result.exit_code}, printed {out[:60]!r} (expected "
                f"{EXPECTED_OUTPUT!r})")
-    say("selftest passed: the bridge works today" if not steps.failed else
-        "selftest FAILED: see the step marked FAIL")
+    say(steps.passed if not steps.failed else "selftest FAILED: see the step marked FAIL")
     return EXIT_FAILED if steps.failed else EXIT_SUCCESS
 
 

@@ -25,7 +25,7 @@ class AnthropicChat(ApiLLM):
         args: dict[str, Any] = {"model": self.cfg.model, "messages": messages,
                                 "max_tokens": max_tokens, "stream": True}
         if self.cfg.system:
-            args["system"] = self.cfg.system
+            args["system"] = self.system_prompt
         if self.cfg.thinking_budget:
             args["thinking"] = {"type": "enabled", "budget_tokens": self.cfg.thinking_budget}
         elif self.cfg.temperature >= 0:  # the API refuses a temperature with thinking on

@@ -17,7 +17,6 @@ import asyncio
 import datetime
 import email.utils
 import importlib
-import os
 import re
 import uuid
 from collections.abc import AsyncGenerator, Callable
@@ -29,6 +28,7 @@ from typing import Any
 from verifybot_tui.core.base.errors import LLMError
 from verifybot_tui.core.base.ports import Answer, ReportsState, TextCallback
 from verifybot_tui.core.settings.config import LLMConfig, key_env
+from verifybot_tui.core.settings.secrets import Redactor, secret_env, secret_values
 from verifybot_tui.llm.api_limits import BoundedTransport, is_odd_body
 
 OFFICIAL_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
@@ -85,7 +85,7 @@ def base_url(cfg: LLMConfig) -> str:
 def read_key(cfg: LLMConfig) -> str:
     """The key from its variable; a local server may need none (an empty key is sent as such)."""
     env = key_env(cfg)
-    key = os.environ.get(env, "")
+    key = secret_env(env) or ""
     if not key and not cfg.base_url:
         raise LLMError(f"llm {cfg.name}: ${env} is not set. Put the API key of {cfg.kind} in "
                        f"that variable (export {env}=...), or name another one with "
@@ -125,8 +125,9 @@ def conversation_messages(workspace: Path, conversation_url: str) -> list[tuple[
 class ApiLLM(ReportsState):
     """The LLMBackend protocol over an HTTP API; subclasses only open the stream.
 
-    Its state is "thinking" while the model's reasoning streams, "streaming"
-    while the answer does, and "waiting" during a rate-limit wait.
+    Its state is "sent" until the first byte of the answer arrives, "thinking"
+    while the model's reasoning streams, "streaming" while the answer does, and
+    "waiting" during a rate-limit wait.
     """
 
     kind = ""
@@ -180,7 +181,7 @@ class ApiLLM(ReportsState):
         await self.start()
         messages = [*self.messages, {"role": "user", "content": prompt}]
         text, thinking = "", ""
-        self.state = "streaming"
+        self.state = "sent"  # "streaming" once the first text has come, not before
         try:
             async with asyncio.timeout(self.cfg.answer_timeout):
                 final = None
@@ -277,13 +278,20 @@ class ApiLLM(ReportsState):
                                        "as the server asks, then trying once more")
                     self.state = "waiting"
                     await asyncio.sleep(wait)
-                    self.state = "streaming"
+                    self.state = "sent"
                     continue
                 raise await self.describe(e, messages, wait) from None
 
     @property
+    def system_prompt(self) -> str:
+        """The config's ``system`` text as sent: a secret in it (any variable VerifyBot
+        holds as one, this provider's key included) goes out as [redacted]."""
+        values = secret_values(None, self.workspace) | {self.key}
+        return Redactor(values)(self.cfg.system)
+
+    @property
     def key(self) -> str:
-        return os.environ.get(key_env(self.cfg), "")
+        return secret_env(key_env(self.cfg)) or ""
 
     async def describe(self, e: Exception, messages: list[dict[str, str]],
                        wait: float | None) -> LLMError:

@@ -22,7 +22,7 @@ class OpenAIChat(ApiLLM):
 
     def request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         if self.cfg.system:
-            messages = [{"role": "system", "content": self.cfg.system}, *messages]
+            messages = [{"role": "system", "content": self.system_prompt}, *messages]
         args: dict[str, Any] = {"model": self.cfg.model, "messages": messages, "stream": True,
                                 "stream_options": {"include_usage": True}}
         if self.cfg.temperature >= 0:

@@ -20,6 +20,22 @@ everything a program starts unless a process both leaves the session
   the next start can kill what a SIGKILLed VerifyBot left behind, after
   checking the group is still the one recorded (an unrelated process that
   reuses the number is never hit).
+
+Where bubblewrap works (any user, as long as the kernel lets unprivileged
+users make namespaces, or as root), a run goes into a sandbox with its own PID
+namespace (``sandbox_argv``): the program sees and signals only its own
+processes, cannot leave the namespace by any setsid, cgroup move, environment
+wipe or uid change, and the kernel kills everything in it when its first
+process ends. The guards above stay on as a second line. Where there is no
+sandbox, three more keep up with what the namespace would have stopped:
+
+- VerifyBot makes itself a child subreaper, so a double-forked process that
+  wiped its environment and left the cgroup is reparented to VerifyBot rather
+  than to init, and is found as an adopted child (``adopted``);
+- the marker check reads every user's processes when VerifyBot runs as root,
+  so a child that changed its uid is still found;
+- leftovers are frozen (SIGSTOP) until no new one appears, then KILLed
+  (``freeze_and_kill``), so a daemon that keeps re-forking cannot outrun it.
 """
 
 from __future__ import annotations
@@ -30,14 +46,19 @@ import itertools
 import json
 import os
 import secrets
+import shutil
 import signal
+import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from verifybot_tui.core.store.workspace import private_dir, write_private
 
 PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+NO_SANDBOX = "VERIFYBOT_NO_SANDBOX"  # "1": never use bubblewrap (as sandbox = "off")
 MARKER = "VERIFYBOT_RUN"  # the variable that tags every process of one run
 NO_CGROUP = "VERIFYBOT_NO_CGROUP"  # "1": never make a cgroup (the marker check still runs)
 _counter = itertools.count(1)
@@ -156,9 +177,20 @@ def kill_cgroup(cgroup: Path) -> list[int]:
     return pids
 
 
-def remove_cgroup(cgroup: Path) -> None:
-    with contextlib.suppress(OSError):
-        cgroup.rmdir()
+def remove_cgroup(cgroup: Path, wait: float = 2.0) -> None:
+    """rmdir the cgroup once it is empty: ``cgroup.kill`` only starts the killing,
+    and a cgroup with a process (a zombie not yet released) cannot be removed."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            cgroup.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            if time.monotonic() >= deadline:
+                return
+        time.sleep(0.01)
 
 
 # -- the run marker ------------------------------------------------------------------
@@ -180,8 +212,8 @@ def marker_pids(token: str) -> list[int]:
         if not entry.name.isdigit() or int(entry.name) == me:
             continue
         try:
-            if entry.stat().st_uid != uid:
-                continue
+            if uid != 0 and entry.stat().st_uid != uid:
+                continue  # root reads every user's: a child may have changed its uid
             with open(f"/proc/{entry.name}/environ", "rb") as f:
                 env = f.read()
         except OSError:
@@ -201,20 +233,223 @@ def _zombie(pid: int) -> bool:
     return raw[raw.rfind(b")") + 2:][:1] in (b"Z", b"X")
 
 
-def kill_marked(token: str, rounds: int = 50) -> tuple[list[str], list[str]]:
-    """KILL every process carrying the run's marker: (named killed, named not killable)."""
-    pids = marker_pids(token)
-    names = {pid: describe(pid) for pid in pids}
-    for _ in range(rounds):
-        if not pids:
+def kill_marked(token: str, extra: Callable[[], set[int]] | None = None
+                ) -> tuple[list[str], list[str]]:
+    """KILL every process carrying the run's marker, and what ``extra`` finds (adopted
+    orphans), with all their descendants: (named killed, named not killable)."""
+    if not token and extra is None:
+        return [], []
+    return freeze_and_kill(lambda: set(marker_pids(token)) | (extra() if extra else set()))
+
+
+def _children() -> dict[int, list[int]]:
+    """ppid -> pids, from /proc (every process we can see)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as f:
+                    raw = f.read()
+                ppid = int(raw[raw.rfind(b")") + 2:].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    return children
+
+
+def descendants(pids: set[int], children: dict[int, list[int]]) -> set[int]:
+    """``pids`` and every descendant of theirs, by the ``children`` map (ppid -> pids)."""
+    found, todo = set(pids), list(pids)
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _with_descendants(pids: set[int]) -> set[int]:
+    return descendants(pids, _children()) - {os.getpid()}
+
+
+def freeze_and_kill(find: Callable[[], set[int]], passes: int = 5
+                    ) -> tuple[list[str], list[str]]:
+    """Stop (SIGSTOP) what ``find`` returns, its process groups and all its
+    descendants, again and again until no new process shows up, then KILL them all:
+    a process that keeps forking cannot outrun a scan, since a stopped process forks
+    no more. A child forked at the very moment of a stop is found by the next pass.
+    Returns (named killed, named not killable)."""
+    names: dict[int, str] = {}
+    mine = {os.getpgid(0), os.getsid(0)}
+    for _ in range(passes):
+        if not _freeze(find, names, mine):
             break
-        for pid in pids:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-        time.sleep(0.01)
-        pids = marker_pids(token)
-        names.update((pid, describe(pid)) for pid in pids if pid not in names)
-    return [n for p, n in names.items() if p not in pids], [names[p] for p in pids]
+        for pid in names:
+            _stop(pid, mine, signal.SIGKILL)
+    left = set(names)
+    deadline = time.monotonic() + 2.0
+    while left and time.monotonic() < deadline:
+        left = {p for p in left if not _zombie(p)}  # a zombie runs nothing any more
+        if left:
+            time.sleep(0.01)
+    return [n for p, n in names.items() if p not in left], [names[p] for p in left]
+
+
+def _freeze(find: Callable[[], set[int]], names: dict[int, str], mine: set[int],
+            rounds: int = 200) -> bool:
+    """Stop what ``find`` returns until nothing new shows up; True if any was new."""
+    grew = False
+    for _ in range(rounds):
+        new = {p for p in _with_descendants(find() | set(names)) - set(names)
+               if not _zombie(p)}
+        if not new:
+            break
+        grew = True
+        for pid in new:
+            names[pid] = describe(pid)
+            _stop(pid, mine)
+    return grew
+
+
+def _stop(pid: int, mine: set[int], sig: int = signal.SIGSTOP) -> None:
+    """SIGSTOP a process and its whole process group (never VerifyBot's own): a
+    daemon that forks and exits in a loop keeps its group, and a group is stopped
+    in one call, hop or no hop."""
+    with contextlib.suppress(OSError):
+        group = os.getpgid(pid)
+        if group not in mine and group > 1:
+            os.killpg(group, sig)
+    with contextlib.suppress(OSError):
+        os.kill(pid, sig)
+
+
+def reap(pids: Iterable[int]) -> None:
+    """Collect the exit status of those of ``pids`` that are our (adopted) children:
+    a subreaper must, or they stay zombies."""
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+# -- without a sandbox: VerifyBot as the reaper of what its runs orphan -----------------
+
+_SUBREAPER: list[bool] = []
+OWN_PIDS: set[int] = set()  # short commands VerifyBot itself runs in a session of their own
+
+
+def _my_children() -> list[int]:
+    """VerifyBot's direct children (adopted ones too), from /proc/self/task/*/children."""
+    pids: list[int] = []
+    try:
+        for task in os.scandir("/proc/self/task"):
+            with open(f"{task.path}/children", encoding="ascii") as f:
+                pids += [int(p) for p in f.read().split()]
+    except OSError:
+        return _children().get(os.getpid(), [])
+    return pids
+
+
+def _foreign(pid: int, skip: set[int]) -> bool:
+    """A child VerifyBot did not start: not a run's root, not one of its own short
+    commands, and in another session than VerifyBot's (what a library such as
+    Playwright starts stays in VerifyBot's session; a run's escapee left it)."""
+    if pid in skip or pid in OWN_PIDS:
+        return False
+    try:
+        return os.getsid(pid) != os.getsid(0)
+    except OSError:
+        return False
+
+
+def reap_adopted(skip: set[int]) -> None:
+    """Collect the zombies of orphans adopted as subreaper (or a daemon that keeps
+    re-forking would fill the process table with them)."""
+    if _SUBREAPER and _SUBREAPER[0]:
+        reap(p for p in _my_children() if _zombie(p) and _foreign(p, skip))
+
+
+def become_subreaper() -> bool:
+    """Make VerifyBot the child subreaper (once): orphans of its runs come to it."""
+    if not _SUBREAPER:
+        ok = False
+        if sys.platform.startswith("linux"):
+            libc = ctypes.CDLL(None, use_errno=True)
+            ok = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        _SUBREAPER.append(ok)
+    return _SUBREAPER[0]
+
+
+def adopted(since: int, skip: set[int], other_tokens: Iterable[str]) -> set[int]:
+    """Children of VerifyBot that it did not start: orphans of a run, reparented to
+    it as subreaper. Each is stopped at once (a daemon that keeps re-forking is only
+    caught by a stop that comes before its next hop), then looked at: one started
+    before ``since`` (clock ticks) or carrying another live run's marker is let go."""
+    if not _SUBREAPER or not _SUBREAPER[0]:
+        return set()
+    needles = [f"{MARKER}={t}".encode() for t in other_tokens if t]
+    mine = {os.getpgid(0), os.getsid(0)}
+    found = set()
+    for pid in _my_children():
+        if not _foreign(pid, skip):
+            continue
+        _stop(pid, mine)
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = f.read()
+        except OSError:
+            env = b""
+        if (start_time(pid) or 0) < since or any(n + b"\0" in env or env.endswith(n)
+                                                  for n in needles):
+            _stop(pid, mine, signal.SIGCONT)
+        else:
+            found.add(pid)
+    return found
+
+
+def ticks_now() -> int:
+    """Now, in the clock ticks since boot that start_time uses."""
+    return int(time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK"))
+
+
+# -- the sandbox ---------------------------------------------------------------------
+
+_BWRAP: list[str | None] = []
+_SANDBOX_BASE = ["--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/",
+                 "--dev-bind", "/dev", "/dev", "--proc", "/proc"]
+
+
+def bwrap() -> str | None:
+    """bubblewrap's path if it works here (tried once), else None."""
+    if os.environ.get(NO_SANDBOX, "") not in ("", "0"):
+        return None
+    if not _BWRAP:
+        path = shutil.which("bwrap") if sys.platform.startswith("linux") else None
+        if path is not None:
+            try:
+                ok = subprocess.run([path, *_SANDBOX_BASE, "true"], capture_output=True,
+                                    timeout=30, stdin=subprocess.DEVNULL).returncode == 0
+            except (OSError, subprocess.SubprocessError):
+                ok = False
+            path = path if ok else None
+        _BWRAP.append(path)
+    return _BWRAP[0]
+
+
+def sandbox_argv(workdir: Path, network: bool) -> list[str] | None:
+    """The bubblewrap prefix for a program run in ``workdir``; None where there is none.
+
+    Everything is read-only but the run folder, /tmp and the devices; /proc is
+    the namespace's own; ``network`` false leaves only a private loopback."""
+    path = bwrap()
+    if path is None:
+        return None
+    argv = [path, *_SANDBOX_BASE]
+    for rw in ("/tmp", str(workdir)):
+        if os.path.isdir(rw):
+            argv += ["--bind", rw, rw]
+    if not network:
+        argv.append("--unshare-net")
+    return [*argv, "--chdir", str(workdir), "--"]
 
 
 # -- processes --------------------------------------------------------------------------

@@ -56,6 +56,7 @@ def _noop(stream: str, text: str) -> None:
 
 
 _LIVE_ROOTS: set[int] = set()  # session leaders of every local run in this process
+_LIVE_TOKENS: set[str] = set()  # and their marker tokens (whose adopted orphans are whose)
 
 
 def kill_all_now() -> None:
@@ -103,12 +104,7 @@ def tree_pids(root: int) -> set[int]:
     children: dict[int, list[int]] = {}
     for pid, (_, ppid, _, _) in table.items():
         children.setdefault(ppid, []).append(pid)
-    todo = list(members)
-    while todo:
-        for child in children.get(todo.pop(), ()):
-            if child not in members:
-                members.add(child)
-                todo.append(child)
+    members = containment.descendants(members, children)
     members.discard(os.getpid())
     return {pid for pid in members if table[pid][0] != "Z"}
 
@@ -337,9 +333,16 @@ class LocalTarget(ReportsState):
         return env
 
     async def _exec(self, argv: list[str], cwd: Path, on_output: OutputCallback,
-                    timeout: float | None, env: dict[str, str]) -> _Outcome:
+                    timeout: float | None, env: dict[str, str],
+                    sandbox: list[str] | None = None) -> _Outcome:
+        """Run one process (in ``sandbox``, a bubblewrap prefix, when given) and stop
+        whatever it started once it ends or times out."""
         loop = asyncio.get_running_loop()
-        started = time.monotonic()
+        started, since = time.monotonic(), containment.ticks_now()
+        if sandbox:
+            argv = [*sandbox, *argv]
+        else:
+            containment.become_subreaper()  # orphans come to us, not to init
         cgroup = containment.new_cgroup()
         env = {**env, containment.MARKER: containment.new_token()}  # see _leftover_check
         try:
@@ -349,28 +352,19 @@ class LocalTarget(ReportsState):
             if cgroup:
                 containment.remove_cgroup(cgroup)
             raise
-        root = transport.get_pid()
+        root, token = transport.get_pid(), env[containment.MARKER]
         self._running.add(root)
         _LIVE_ROOTS.add(root)
-        live = containment.record_live(self.workspace, root, cgroup, env[containment.MARKER])
-        timed_out = False
-        stopped = False
+        _LIVE_TOKENS.add(token)
+        live = containment.record_live(self.workspace, root, cgroup, token)
+        reaper = None if sandbox else asyncio.ensure_future(_reap_adopted())
         try:
-            try:
-                if cancelled:
-                    raise asyncio.CancelledError
-                await asyncio.wait_for(asyncio.shield(protocol.exited), timeout)
-            except TimeoutError:
-                timed_out = True
-            # Ended or timed out: nothing it started may outlive it.
-            await asyncio.shield(stop_tree(root))
-            stopped = True
-            # Pipes close once every holder is dead; one that escaped keeps them open.
-            await asyncio.wait([protocol.closed], timeout=1.0)
+            timed_out = await _wait_and_stop(root, protocol, cancelled, timeout)
         finally:
-            if not stopped:
-                await asyncio.shield(stop_tree(root))
-            escaped = _leftover_check(cgroup, env[containment.MARKER])
+            if reaper is not None:
+                reaper.cancel()
+            _LIVE_TOKENS.discard(token)
+            escaped = _leftover_check(cgroup, token, since)
             protocol.finish()
             transport.close()
             self._running.discard(root)
@@ -407,6 +401,7 @@ class LocalTarget(ReportsState):
                                      f"target knows {', '.join(_lang_names())}", workdir, on_output)
         python = self.python_for(request.python)
         env = self._env(python)
+        sandbox = self._sandbox(workdir)
         exe = "prog" if "prog" not in written else "prog.out"
         tool = python if lang.name == "python" else (
             request.compiler if lang.compile and request.compiler else lang.tool)
@@ -423,7 +418,8 @@ class LocalTarget(ReportsState):
                                            compiler=request.compiler, flags=request.flags)
             command = shlex.join(cargv)
             try:
-                built = await self._exec(cargv, workdir, on_output, COMPILE_TIMEOUT, env)
+                built = await self._exec(cargv, workdir, on_output, COMPILE_TIMEOUT, env,
+                                         sandbox)
             except OSError as e:
                 return self._not_started(f"cannot start {lang.tool}: {e}", workdir, on_output)
             if built.timed_out or built.exit_code != 0:
@@ -434,7 +430,7 @@ class LocalTarget(ReportsState):
         command = f"{command} && {shlex.join(argv)}" if command else shlex.join(argv)
         before = _snapshot(workdir)
         try:
-            done = await self._exec(argv, workdir, on_output, request.timeout, env)
+            done = await self._exec(argv, workdir, on_output, request.timeout, env, sandbox)
         except OSError as e:
             return self._not_started(f"cannot start {argv[0]}: {e}", workdir, on_output)
         after = _snapshot(workdir)
@@ -489,6 +485,12 @@ class LocalTarget(ReportsState):
                 f"{venv.output_tail(done.stdout + chr(10) + done.stderr)}")
         return str(python)
 
+    def _sandbox(self, workdir: Path) -> list[str] | None:
+        """The bubblewrap prefix for a run in ``workdir`` (None: sandbox off, or none here)."""
+        if self.config.sandbox == "off":
+            return None
+        return containment.sandbox_argv(workdir, self.config.network)
+
     # -- files --------------------------------------------------------------------
 
     def _fresh_workdir(self, run_id: str) -> Path:
@@ -526,10 +528,40 @@ class LocalTarget(ReportsState):
                          workdir=str(workdir), stderr_bytes=len(text.encode()))
 
 
-def _leftover_check(cgroup: Path | None, token: str) -> list[str]:
+async def _wait_and_stop(root: int, protocol: _Reader, cancelled: bool,
+                         timeout: float | None) -> bool:
+    """Wait for the program to end (or time out: True), then stop its whole tree."""
+    timed_out = stopped = False
+    try:
+        try:
+            if cancelled:
+                raise asyncio.CancelledError
+            await asyncio.wait_for(asyncio.shield(protocol.exited), timeout)
+        except TimeoutError:
+            timed_out = True
+        # Ended or timed out: nothing it started may outlive it.
+        await asyncio.shield(stop_tree(root))
+        stopped = True
+        # Pipes close once every holder is dead; one that escaped keeps them open.
+        await asyncio.wait([protocol.closed], timeout=1.0)
+    finally:
+        if not stopped:
+            await asyncio.shield(stop_tree(root))
+    return timed_out
+
+
+async def _reap_adopted() -> None:
+    """While a run without a sandbox goes on: collect its adopted orphans' zombies."""
+    while True:
+        containment.reap_adopted(_LIVE_ROOTS)
+        await asyncio.sleep(0.05)
+
+
+def _leftover_check(cgroup: Path | None, token: str, since: int) -> list[str]:
     """Processes still alive once the run's tree was stopped: they escaped it (a
-    setsid double fork). Found in the run's cgroup, or by the run's marker variable
-    where there is no cgroup; named for the verdict, then killed."""
+    setsid double fork). Found in the run's cgroup, by the run's marker variable,
+    or (without a sandbox) as orphans adopted by VerifyBot since the run started;
+    named for the verdict, then killed."""
     names: list[str] = []
     left: list[int] = []
     if cgroup is not None:
@@ -540,9 +572,11 @@ def _leftover_check(cgroup: Path | None, token: str) -> list[str]:
             time.sleep(0.01)
         left = containment.cgroup_pids(cgroup)
         containment.remove_cgroup(cgroup)
-    killed, unkillable = containment.kill_marked(token)
+    killed, unkillable = containment.kill_marked(
+        token, lambda: containment.adopted(since, _LIVE_ROOTS, _LIVE_TOKENS))
     seen = {n.split(" ", 1)[0] for n in names}
     names += [n for n in killed if n.split(" ", 1)[0] not in seen]
+    containment.reap_adopted(_LIVE_ROOTS)
     not_killed = [containment.describe(p) for p in left]
     not_killed += [n for n in unkillable if n not in not_killed]
     return [f"{n} killed" for n in names] + [f"{n} NOT killable" for n in not_killed]

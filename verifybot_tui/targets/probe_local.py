@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from verifybot_tui.core.store.workspace import atomic_write
-from verifybot_tui.targets import venv
+from verifybot_tui.targets import containment, venv
 
 COMMAND_TIMEOUT = 10.0
 PACKAGE_NAMES_SHOWN = 120
@@ -126,6 +126,7 @@ async def capture(argv: list[str] | tuple[str, ...], timeout: float = COMMAND_TI
             stderr=subprocess.STDOUT, start_new_session=True)
     except OSError:
         return None, ""
+    containment.OWN_PIDS.add(proc.pid)  # never taken for a run's adopted orphan
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), timeout)
     except BaseException as e:  # the timeout, or our caller cancelled
@@ -140,6 +141,8 @@ async def capture(argv: list[str] | tuple[str, ...], timeout: float = COMMAND_TI
         if isinstance(e, TimeoutError):
             return None, ""
         raise
+    finally:
+        containment.OWN_PIDS.discard(proc.pid)
     return proc.returncode, out.decode("utf-8", "replace")
 
 

@@ -22,6 +22,7 @@ from verifybot_tui.core.settings.config import TargetConfig
 from verifybot_tui.core.settings.secrets import (
     read_dotenv,  # noqa: F401 - kept importable here
     remember_typed,
+    secret_env,
 )
 
 CONNECT_TIMEOUT = 15.0
@@ -63,7 +64,7 @@ def resolve_settings(config: TargetConfig, workspace: Path) -> tuple[Settings, s
     settings = Settings(host=host, port=config.port,
                         user=config.user or dotenv.get("PI_USER") or None, key_file=key_file,
                         known_hosts=known, password_env=config.password_env)
-    password = (os.environ.get(config.password_env) if config.password_env else None) \
+    password = secret_env(config.password_env) \
         or dotenv.get("PI_PASSWORD") or None
     return settings, password
 

@@ -8,6 +8,7 @@ as a bad config does; the browser and SSH are only started after the first.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from textual.app import App
@@ -57,6 +58,7 @@ class VerifyBotApp(App[int]):
         self._theme_ready = False
         self._theme_problems: list[str] = []
         self.keymap, self._keymap_problems = check_keymap(config.ui.keys)
+        self.background_since: float | None = None  # when the terminal lost focus
         # The user's choices made in the app win over config.toml's [ui] (the contract).
         self.ui_state = load_ui_state()
         # Before the first stylesheet is built: a theme set later rebuilds it all.
@@ -127,7 +129,46 @@ class VerifyBotApp(App[int]):
         and errors quote program output, and markup would eat their brackets."""
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
+    # -- a desktop notification when a run ends in the background ---------------------------
+
+    def on_app_blur(self) -> None:
+        """The terminal lost focus (the user went to another window)."""
+        if self.background_since is None:
+            self.background_since = time.monotonic()
+
+    def on_app_focus(self) -> None:
+        self.background_since = None
+
+    def run_ended(self, text: str) -> None:
+        """A run (or an opened recipe's run) ended: tell the desktop when the app has been
+        in the background for ``[ui] notify_after`` seconds; never while the user looks."""
+        import os
+
+        from verifybot_tui.tui.desktop_notify import pick_kind, sequence
+        from verifybot_tui.tui.messages import DesktopNotified
+
+        ui = self.config.ui
+        since = self.background_since
+        if ui.notify == "off" or since is None or time.monotonic() - since < ui.notify_after:
+            return
+        seq = sequence(ui.notify, "VerifyBot", text, os.environ)
+        if not seq:
+            return
+        if self._driver is not None and not self.is_headless:
+            self._driver.write(seq)  # as App.bell and copy_to_clipboard write theirs
+        self.post_message(DesktopNotified(pick_kind(ui.notify, os.environ), seq))
+
     # -- actions ----------------------------------------------------------------------------
+
+    def action_help_quit(self) -> None:
+        """ctrl+c (outside a text box): say how to quit, in plain words.
+
+        Textual's own hint is markup, and every notification here is plain text.
+        """
+        keys = [key for key, active in self.active_bindings.items()
+                if active.binding.action in ("quit", "app.quit")]
+        self.notify(f"Press {keys[0] if keys else 'ctrl+q'} to quit the app.",
+                    title="Do you want to quit?")
 
     def action_copy_shown(self) -> None:
         """y: what the user is looking at goes to the clipboard, the selection first."""

@@ -46,8 +46,11 @@ class VerifyBotCommands(Provider):
         if main is not None and session is not None:
             found.append(("Success criteria…", "Edit the criteria every run is checked "
                           "against (before or during a session)", partial(edit_criteria, main)))
-            found.append(("Open recipe…", "Load a recipe's criteria and judge and send its "
-                          "prompt", partial(open_recipe, main)))
+            found.append(("Prompts as sent: show in full / fold", "Show every prompt and "
+                          "feedback text in full, as sent to the LLM (kept for the next start)",
+                          partial(toggle_verbose, main)))
+            found.append(("Open recipe…", "Load a recipe (LLM, target, criteria, judge) and "
+                          "send its prompt", partial(open_recipe, main)))
             for name in session.target_names:
                 found.append((f"Target: {name}", f"Run on {name} from the next attempt on",
                               partial(main.switch_to_target, name)))
@@ -82,24 +85,58 @@ def edit_criteria(main: Any) -> None:
     main.app.push_screen(CriteriaScreen(session.verification.criteria), callback=saved)
 
 
+def toggle_verbose(main: Any) -> None:
+    """The conversation's prompts in full as sent, or long ones folded; remembered."""
+    pane = main.conversation
+    pane.verbose = not pane.verbose
+    main.app.save_ui_choice("verbose_prompts", pane.verbose)
+    main.notify("Prompts are shown in full, as sent." if pane.verbose
+                else "Long prompts are folded (Enter or a click unfolds one).")
+
+
 def open_recipe(main: Any) -> None:
-    from verifybot_tui.core.base.errors import VerifyBotError
     from verifybot_tui.tui.screens.recipe import RecipeScreen
 
     def opened(recipe: Any) -> None:
-        if recipe is None:
-            return
-        try:
-            main.session.use_recipe(recipe)
-        except VerifyBotError as e:
-            main.notify(str(e), title="Recipe", severity="error")
-            return
-        if recipe.auto_accept is not None:
-            main.auto_accept = recipe.auto_accept
-        main.show_criteria()
-        accept = "auto-accept on" if main.auto_accept else "each version asks first"
-        main.notify(f"{recipe.name}: {len(recipe.criteria)} criteria, judge "
-                    f"{main.session.verification.judge}, {accept}", title="Recipe")
-        main.submit(recipe.task, new_chat=True)
+        if recipe is not None:
+            main.run_worker(apply_recipe(main, recipe), group="llm-switch", exclusive=True)
 
     main.app.push_screen(RecipeScreen(), callback=opened)
+
+
+async def apply_recipe(main: Any, recipe: Any) -> None:
+    """What the recipe says becomes the session's, as `recipe run` would run it: its
+    LLM (a new chat), its target, its criteria, judge and build, its auto_accept;
+    then its prompt is sent. A name the config lacks stops it with a message."""
+    from verifybot_tui.core.base.errors import VerifyBotError
+    from verifybot_tui.core.settings.config import check_llm_spec, check_target_name
+
+    session = main.session
+    spec = recipe.resolve(recipe.llm)
+    try:
+        if main.running:
+            raise VerifyBotError("a run is going on: stop it (ctrl+g) before opening a recipe")
+        if spec:
+            check_llm_spec(session.config, spec)
+        if recipe.target:
+            check_target_name(session.config, recipe.target)
+        if spec and spec != session.llm_spec:
+            await main.switch_llm_to(spec)
+        if recipe.target and recipe.target != session.target_name:
+            main.target_chosen = True
+            session.use_target(recipe.target)
+            main.show_target(recipe.target)
+            main.connect(recipe.target)
+        session.use_recipe(recipe)
+    except VerifyBotError as e:
+        main.notify(f"{recipe.name}: {e}", title="Recipe not opened", severity="error",
+                    timeout=12)
+        return
+    if recipe.auto_accept is not None:
+        main.auto_accept = recipe.auto_accept
+    main.show_criteria()
+    accept = "auto-accept on" if main.auto_accept else "each version asks first"
+    main.notify(f"{recipe.name}: LLM {session.llm_spec}, target {session.target_name}, "
+                f"{len(recipe.criteria)} criteria, judge {session.verification.judge}, "
+                f"{accept}", title="Recipe")
+    main.submit(recipe.task, new_chat=True)

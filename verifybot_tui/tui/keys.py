@@ -72,37 +72,108 @@ def _printable(key: str) -> bool:
     return len(key) == 1 or key in ("space", "slash", "question_mark", "full_stop", "comma")
 
 
+# Sections whose keys apply whichever pane has the focus: a key there may be used by
+# no other binding. The others are pane keys (the output pane's, the history's, ...):
+# only one pane has the focus, so two panes may share a key ("w" wraps in either).
+WIDE_SECTIONS = ("Anywhere", "Approval bar")
+# Textual's own keys, bound by the framework rather than keys.toml.
+FRAMEWORK_KEYS = {"ctrl+c": "copy / how to quit", "ctrl+p": "the command palette",
+                  "tab": "next pane", "shift+tab": "previous pane"}
+SPARE_CANDIDATES = tuple(f"ctrl+{c}" for c in "bfgnoqrlst") + tuple(
+    f"f{n}" for n in range(1, 13))
+
+
+def _keys_of(key: str) -> list[str]:
+    return [k.strip().lower() for k in key.split(",") if k.strip()]
+
+
+def _section_of() -> dict[str, str]:
+    return {b.id: section for section, group in ALL_BINDINGS.items() for b in group if b.id}
+
+
+def _clashes(binding_id: str, wanted: list[str], keymap: Mapping[str, str]) -> list[str]:
+    """The other bindings that answer to one of ``wanted`` once ``keymap`` is applied.
+
+    A binding of a pane may share its key with a binding of another pane; nothing
+    shares a key with a binding that works anywhere.
+    """
+    sections = _section_of()
+    mine = sections[binding_id]
+    found = []
+    for section, group in ALL_BINDINGS.items():
+        for b in group:
+            if not b.id or b.id == binding_id:
+                continue
+            shared = set(wanted) & set(_keys_of(keymap.get(b.id, b.key)))
+            if not shared:
+                continue
+            if section == mine or section in WIDE_SECTIONS or mine in WIDE_SECTIONS:
+                found.append(f"{', '.join(sorted(shared))} is {b.id} ({b.description})")
+    found += [f"{k} is {FRAMEWORK_KEYS[k]}" for k in wanted if k in FRAMEWORK_KEYS]
+    return found
+
+
+def spare_keys(keymap: Mapping[str, str], count: int = 4) -> list[str]:
+    """Keys nothing in the app uses, to suggest in a refusal: neither a binding's own
+    key nor one it is remapped to (a refused remap leaves its binding its own key)."""
+    taken = set(text_editing_keys()) | set(FRAMEWORK_KEYS)
+    for group in ALL_BINDINGS.values():
+        for b in group:
+            taken.update(_keys_of(b.key))
+            taken.update(_keys_of(keymap.get(b.id or "", "")))
+    return [k for k in SPARE_CANDIDATES if k not in taken][:count]
+
+
+def _refusal(binding_id: str, key: str, wanted: list[str],
+             keymap: Mapping[str, str]) -> str | None:
+    """Why this one remap cannot be used, with the rest of ``keymap`` applied; None: it can."""
+    spare = ", ".join(spare_keys(keymap)) or "an F-key"
+    clash = [k for k in wanted if k in text_editing_keys()]
+    if clash:
+        return (f"[ui.keys] {binding_id} = {key!r} not used: {', '.join(clash)} edits text "
+                f"in the prompt box. Pick another key (free now: {spare}).")
+    typed = [k for k in wanted if _printable(k)]
+    if typed and binding_id in GLOBAL_IDS:
+        return (f"[ui.keys] {binding_id} = {key!r} not used: {', '.join(typed)} would be "
+                f"typed into the prompt box. Use a ctrl+ or F-key (free now: {spare}).")
+    taken = _clashes(binding_id, wanted, keymap)
+    if taken:
+        return (f"[ui.keys] {binding_id} = {key!r} not used: {'; '.join(taken)}. Pick "
+                f"another key (free now: {spare}), or move that one too.")
+    return None
+
+
 def check_keymap(keys: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
     """The usable part of ``[ui.keys]`` and a message for each entry refused.
 
-    A key the prompt box uses to edit text would never reach its binding while
-    you type (or would take the edit away): such a remap is refused, and so is a
-    plain character for a key meant to work anywhere.
+    Every remap is checked against every binding of the app (the others' keys as
+    remapped, so two keys can swap): a key the prompt box uses to edit text would
+    never reach its binding while you type, a plain character for a key meant to
+    work anywhere would be typed instead, and a key another binding already answers
+    to would take that binding's key away. Refusing one remap gives its binding its
+    default key back, which may clash with another remap: checked again until stable.
     """
-    good: dict[str, str] = {}
     problems: list[str] = []
-    editing = text_editing_keys()
+    good: dict[str, str] = {}
     for binding_id, key in keys.items():
         if binding_id not in BINDING_IDS:
             problems.append(f"[ui.keys] {binding_id!r} is not a key id; known ids: "
                             f"{', '.join(sorted(BINDING_IDS))}")
-            continue
-        if not isinstance(key, str) or not key.strip():
+        elif not isinstance(key, str) or not key.strip():
             problems.append(f"[ui.keys] {binding_id!r} has an empty key")
-            continue
-        wanted = [k.strip().lower() for k in key.split(",") if k.strip()]
-        clash = [k for k in wanted if k in editing]
-        if clash:
-            problems.append(f"[ui.keys] {binding_id} = {key!r} not used: {', '.join(clash)} "
-                            "edits text in the prompt box. Pick another key (F-keys and "
-                            "ctrl+letters such as ctrl+t, ctrl+o are free).")
-            continue
-        typed = [k for k in wanted if _printable(k)]
-        if typed and binding_id in GLOBAL_IDS:
-            problems.append(f"[ui.keys] {binding_id} = {key!r} not used: {', '.join(typed)} "
-                            "would be typed into the prompt box. Use a ctrl+ or F-key.")
-            continue
-        good[binding_id] = ",".join(wanted)
+        else:
+            good[binding_id] = ",".join(_keys_of(key))
+    refused: dict[str, str] = {}
+    changed = True
+    while changed:
+        changed = False
+        for binding_id in list(good):
+            why = _refusal(binding_id, keys[binding_id], _keys_of(good[binding_id]), good)
+            if why is not None:
+                refused[binding_id] = why
+                del good[binding_id]
+                changed = True
+    problems += [refused[b] for b in keys if b in refused]
     return good, problems
 
 

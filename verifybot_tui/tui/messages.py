@@ -59,3 +59,11 @@ class BackendState(Message, bubble=False):
     kind: str  # "llm" or "target"
     name: str
     state: str
+
+
+@dataclass
+class DesktopNotified(Message, bubble=False):
+    """A run ended while the app was in the background: ``sequence`` went to the terminal."""
+
+    kind: str  # "osc9", "osc777" or "bell"
+    sequence: str

@@ -92,10 +92,12 @@ def test_export_then_import_round_trips_every_kind_of_table(tmp_path: Path) -> N
         "answer_timeout": 600.0}
     assert doc["llm"]["claude_api"]["thinking_budget"] == 4000
     assert doc["llm"]["claude_api"]["api_key_env"] == ""  # ANTHROPIC_API_KEY by default
-    assert doc["targets"]["local"] == {"kind": "local"}
+    assert doc["targets"]["local"] == {"kind": "local", "sandbox": "auto", "network": True}
     assert doc["targets"]["pi"]["password_env"] == "VB_TEST_PI_PASSWORD"
+    assert "sandbox" not in doc["targets"]["pi"]  # a local target's keys only
     assert doc["targets"]["pi"]["port"] == 22
-    assert doc["ui"] == {"theme": "verifybot-light", "keys": {"switch_target": "ctrl+w"}}
+    assert doc["ui"] == {"theme": "verifybot-light", "keys": {"switch_target": "ctrl+w"},
+                         "notify": "auto", "notify_after": 30.0}
 
     old = user_config()
     old.parent.mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,13 @@ from project import verifybot_cmd
 from verifybot_tui.core.loop.events import Finished
 from verifybot_tui.core.loop.verify_loop import VerifyLoop
 from verifybot_tui.core.settings.config import parse_config
-from verifybot_tui.core.store.history import History, kept_success, status_text, unanswered
+from verifybot_tui.core.store.history import (
+    SCHEMA_VERSION,
+    History,
+    kept_success,
+    status_text,
+    unanswered,
+)
 from verifybot_tui.llm.replay import ReplayLLM
 from verifybot_tui.targets.local import LocalTarget
 
@@ -44,7 +50,8 @@ def test_an_old_history_db_is_migrated_keeping_every_row(tmp_path: Path) -> None
     assert status_text(rows["pi_down"]) == "NOT SENT (target down)"
     assert status_text(rows["llm_down"]) == "NO ANSWER (LLM error)"
     assert status_text(rows["cut_answer"]) == "LLM_ERROR", "it answered half: a real error"
-    assert h.db.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert h.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert "original" in {r[1] for r in h.db.execute("PRAGMA table_info(attempts)")}
     h.close()
     again = History(ws)  # a second open changes nothing
     assert {s["slug"]: s for s in again.sessions()} == rows

@@ -27,6 +27,11 @@ from verifybot_tui.core.base.errors import (
 )
 
 
+def attempts(n: int) -> str:
+    """"1 attempt", "3 attempts": the count as a sentence says it."""
+    return f"{n} attempt" if n == 1 else f"{n} attempts"
+
+
 class Status(StrEnum):
     """The final status of a session (and the outcome of one attempt's run)."""
 

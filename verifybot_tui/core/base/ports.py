@@ -71,6 +71,19 @@ class RunResult:
     # fault with its function and line, a hang, silence on the UART): the verdict's reason.
     diagnosis: str = ""
 
+    @property
+    def ended(self) -> str:
+        """How the run ended, in words a user reads: never "exit status None"."""
+        if self.timed_out:
+            return "timed out"
+        if self.cancelled:
+            return "stopped"
+        if self.target_error:
+            return f"target error: {self.target_error}"
+        if self.exit_code is None:
+            return "ended with no exit status (killed)"
+        return f"exit status {self.exit_code}"
+
 
 class Prompter(Protocol):
     """How a target asks the user something (host key trust, a password).

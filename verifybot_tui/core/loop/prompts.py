@@ -42,6 +42,12 @@ def _section(name: str, text: str) -> str:
     return f"{name}:\n{plain(head_tail(text))}" if text.strip() else f"{name}: (nothing)"
 
 
+def _sentence(text: str) -> str:
+    """A reason written to follow a colon ("the program printed nothing") as a sentence."""
+    text = text.strip()
+    return text[:1].upper() + text[1:]
+
+
 def feedback_prompt(result: RunResult, reason: str, *, attempt: int, max_attempts: int,
                     retry_hint: str = "", edit_note: str = "") -> str:
     """What to tell the LLM after a failed run: the facts of that run only."""
@@ -49,7 +55,7 @@ def feedback_prompt(result: RunResult, reason: str, *, attempt: int, max_attempt
     parts = []
     if edit_note:
         parts.append(edit_note)
-    parts.append(f"{what} (attempt {attempt} of {max_attempts}). {reason}")
+    parts.append(f"{what} (attempt {attempt} of {max_attempts}). {_sentence(reason)}")
     if result.exit_code is not None:
         parts.append(f"Exit status: {result.exit_code}")
     parts.append(_section("Output (stdout)", result.stdout))

@@ -205,9 +205,15 @@ class SessionRecorder:
         self.history.update_attempt(self._attempt_id, status=status, finished_at=time.time())
 
     def edited(self, version: int, files: list[ProgramFile]) -> list[str]:
+        """A hand edit is the attempt's version now; the LLM's own (the first one, if
+        edited twice) is kept as its ``original``, for the history's Diff tab."""
         saved = _saved(files)
-        self.history.update_attempt(self._attempt_id, version=version, files=saved)
-        self.attempts[-1].update(version=version, files=saved, edited=True)
+        current = self.attempts[-1]
+        original = current.get("original") or {"version": current["version"],
+                                                "files": current["files"]}
+        self.history.update_attempt(self._attempt_id, version=version, files=saved,
+                                    original=original)
+        current.update(version=version, files=saved, edited=True, original=original)
         return saved
 
     def retargeted(self, target: str) -> None:
@@ -230,7 +236,7 @@ class SessionRecorder:
 
     def run_judged(self, n: int, out: OutputFile, *, target: str, result: RunResult,
                    verdict: Verdict, timeout: float) -> None:
-        out.footer(f"exit status: {result.exit_code}; {result.duration:.2f} s; "
+        out.footer(f"{_exit_words(result)}; {result.duration:.2f} s; "
                    f"verdict: {verdict.status}: {verdict.reason}")
         status = attempt_status(verdict)
         self.history.update_attempt(self._attempt_id, status=status, verdict=verdict.status,
@@ -239,7 +245,7 @@ class SessionRecorder:
         self.attempts[-1].update(status=status, verdict=verdict.status, reason=verdict.reason,
                                  exit_code=result.exit_code, output=out.rel, target=target)
         body = (f"- target: {target}\n- command: {result.command or '(none)'}\n"
-                f"- exit status: {result.exit_code}\n- duration: {result.duration:.2f} s\n"
+                f"- {_exit_words(result)}\n- duration: {result.duration:.2f} s\n"
                 f"- timeout: {timeout:g} s{' (reached)' if result.timed_out else ''}\n"
                 f"- verdict: {verdict.status}: {verdict.reason}\n- output: {out.rel}\n\n"
                 + wrap_fence(visible(chat_text.head_tail(merged_output(result))), "text"))
@@ -273,7 +279,7 @@ class SessionRecorder:
         if result is None:
             self.tr.section(f"Tests {n}", "- no test file in the answer\n")
             return
-        self.tr.section(f"Tests {n}", f"- file: {name}\n- exit status: {result.exit_code}\n"
+        self.tr.section(f"Tests {n}", f"- file: {name}\n- {_exit_words(result)}\n"
                         f"- duration: {result.duration:.2f} s\n\n"
                         + wrap_fence(visible(chat_text.head_tail(merged_output(result))), "text"))
 
@@ -382,6 +388,13 @@ class OutputFile:
 
     def close(self) -> None:
         self._f.close()
+
+
+def _exit_words(result: RunResult) -> str:
+    """"exit status: 1", or how a run with no exit status ended (never "None")."""
+    if result.exit_code is not None:
+        return f"exit status: {result.exit_code}"
+    return result.ended
 
 
 def merged_output(result: RunResult) -> str:

@@ -36,7 +36,7 @@ from verifybot_tui.core.base.errors import (
     VerifyBotError,
 )
 from verifybot_tui.core.base.offload import in_thread
-from verifybot_tui.core.base.outcome import AttemptState, Outcome, Status
+from verifybot_tui.core.base.outcome import AttemptState, Outcome, Status, attempts
 from verifybot_tui.core.base.ports import (
     LLMBackend,
     ProgramFile,
@@ -214,6 +214,7 @@ class VerifyLoop:
     # -- one session ------------------------------------------------------------
 
     async def _main(self, prompt: str, *, new_chat: bool, resume: int | None) -> None:
+        prompt = self.redact(prompt)  # a secret typed in it: never in a slug, file or row
         rec = self.recorder = SessionRecorder(self.history, self.workspace)
         rec.max_output_bytes = int(self.config.run.max_output_mb * 1024 * 1024)
         rec.criteria = [c.text for c in self.verification.criteria]
@@ -380,7 +381,7 @@ class VerifyLoop:
     def _retry(self, used: int, what: str, turn: Turn) -> Step:
         """Ask again, unless that was the last attempt."""
         if used >= self.max_attempts:
-            return Outcome.failed(f"{what} after {used} attempts")
+            return Outcome.failed(f"{what} after {attempts(used)}")
         return turn
 
     def _dedupe(self, n: int, code: Code, conv: _Conversation) -> Turn | None:
@@ -549,7 +550,7 @@ class VerifyLoop:
         if verdict.status == "target_error":
             return Outcome(Status.TARGET_ERROR, TargetError.exit_code, verdict.reason)
         if used >= self.max_attempts:
-            return Outcome.failed(f"still failing after {used} attempts: {verdict.reason}")
+            return Outcome.failed(f"still failing after {attempts(used)}: {verdict.reason}")
         text = prompts.feedback_prompt(
             result, verdict.reason, attempt=used, max_attempts=self.max_attempts,
             retry_hint=verdict.retry_hint, edit_note=self._pending_edit_note)
@@ -608,7 +609,7 @@ class VerifyLoop:
             self.recorder.tests(n, None, None)
             self._emit(Notice(reason, "warning"))
             if used >= self.max_attempts:
-                return Outcome.failed(f"no tests after {used} attempts")
+                return Outcome.failed(f"no tests after {attempts(used)}")
             return Turn(prompts.reject_prompt(reason + " " + tests_alongside.PROMPT), "feedback")
         files, entry = tests_alongside.runnable(code.files, test)
         # pytest itself is a dependency of pytest-style tests (the runner imports it).
@@ -632,11 +633,12 @@ class VerifyLoop:
             return None
         if result.target_error:
             return Outcome(Status.TARGET_ERROR, TargetError.exit_code, result.target_error)
-        how = "timed out" if result.timed_out else f"exited {result.exit_code}"
+        how = "timed out" if result.timed_out else f"exited {result.exit_code}" \
+            if result.exit_code is not None else result.ended
         reason = f"The program exited 0, but its tests ({test.name}) failed: they {how}."
         self._emit(Notice(reason, "warning"))
         if used >= self.max_attempts:
-            return Outcome.failed(f"tests still failing after {used} attempts")
+            return Outcome.failed(f"tests still failing after {attempts(used)}")
         return Turn(prompts.feedback_prompt(result, reason, attempt=used,
                                             max_attempts=self.max_attempts), "feedback")
 
@@ -698,7 +700,7 @@ class VerifyLoop:
             return Outcome(Status.VERIFIED, EXIT_SUCCESS, who)
         reason = decision.note or (j.reason if j is not None else "") or reasons
         if used >= self.max_attempts:
-            return Outcome.failed(f"judged a failure after {used} attempts: {reason}")
+            return Outcome.failed(f"judged a failure after {attempts(used)}: {reason}")
         if action == "revise" and j is not None:
             return Turn("", "judge", answer=j.answer, prompt_id=self._judge_prompt_id)
         if j is not None and not self.verification.separate and not decision.note:

@@ -7,6 +7,7 @@ file, the key and what was expected, and nothing starts.
 
 from __future__ import annotations
 
+import codecs
 import math
 import os
 from dataclasses import dataclass, field, fields
@@ -111,6 +112,11 @@ class TargetConfig:
     remote_dir: str = "~/verifybot"
     known_hosts: str = ""
     """Empty: ~/.ssh/known_hosts."""
+    sandbox: str = "auto"
+    """local: "auto" runs each program in a bubblewrap sandbox (its own PID namespace,
+    the file system read-only but its run folder and /tmp) where bwrap works; "off" never."""
+    network: bool = True
+    """local, in the sandbox: false leaves the program no network but its own loopback."""
     # kind = "mcu": a microcontroller board (targets/mcu).
     board: str = ""
     """A built-in board (netduinoplus2, mps2-an385, lm3s6965evb, arduino-uno) or a board file."""
@@ -131,6 +137,15 @@ class UIConfig:
     theme: str = "verifybot-dark"
     keys: dict[str, str] = field(default_factory=dict)
     """Binding id -> key(s), e.g. switch_target = "ctrl+t"."""
+    notify: str = "auto"
+    """A desktop notification when a run ends while the app is in the background: "auto"
+    (OSC 9 or 777 where the terminal is known to show it, else the bell), "osc9",
+    "osc777", "bell" or "off"."""
+    notify_after: float = 30.0
+    """Seconds the app must have been in the background (terminal focus lost)."""
+
+
+NOTIFY_KINDS = ("auto", "osc9", "osc777", "bell", "off")
 
 
 @dataclass
@@ -163,6 +178,7 @@ def key_env(llm: LLMConfig) -> str:
     """The variable an API provider's key is read from (never the key itself)."""
     return llm.api_key_env or DEFAULT_KEY_ENV.get(llm.kind, "")
 
+SANDBOX_MODES = ("auto", "off")
 MAX_TIMEOUT = 86400.0  # a day: a longer timeout is a typo, and 1e12 s overflows timers
 _MOST_MB = 1024 * 1024.0  # a terabyte: more is a typo, and 1e308 MB overflows a byte count
 _MOST_FILES = 100_000
@@ -207,6 +223,15 @@ def _fill(obj: Any, table: Any, where: str, path: Path | str) -> Any:
     return obj
 
 
+def _check_notify(ui: UIConfig, path: Path | str) -> None:
+    if ui.notify not in NOTIFY_KINDS:
+        raise ConfigError(f"{path}: 'ui.notify' must be one of {', '.join(NOTIFY_KINDS)}, "
+                          f"got {ui.notify!r}")
+    if not (math.isfinite(ui.notify_after) and ui.notify_after >= 0):
+        raise ConfigError(f"{path}: 'ui.notify_after' must be a number of seconds, 0 or "
+                          f"more, got {ui.notify_after!r}")
+
+
 def parse_config(data: dict[str, Any], path: Path | str = "<config>") -> Config:
     """Validate a parsed TOML document into a Config (raises ConfigError)."""
     cfg = Config(path=Path(path) if isinstance(path, Path) else None)
@@ -217,6 +242,7 @@ def parse_config(data: dict[str, Any], path: Path | str = "<config>") -> Config:
             _fill(cfg.run, value, "run", path)
         elif top == "ui":
             _fill(cfg.ui, value, "ui", path)
+            _check_notify(cfg.ui, path)
         elif top in ("llm", "targets"):
             if not isinstance(value, dict):
                 raise ConfigError(f"{path}: '{top}' must hold tables like [{top}.NAME]")
@@ -249,6 +275,10 @@ def _check_semantics(cfg: Config, path: Path | str) -> None:
             raise ConfigError(f"{path}: key 'llm.{name}.answer_timeout' must be more than 0")
         if llm.kind in API_KINDS:
             _check_api_llm(name, llm, path)
+    for name, target in cfg.targets.items():
+        if target.sandbox not in SANDBOX_MODES:
+            raise ConfigError(f"{path}: key 'targets.{name}.sandbox' must be \"auto\" or "
+                              f"\"off\", got {target.sandbox!r}")
     if cfg.run.max_retries < 0:
         raise ConfigError(f"{path}: key 'run.max_retries' must be 0 or more")
     if not 0 < cfg.run.timeout <= MAX_TIMEOUT:
@@ -364,12 +394,34 @@ def check_llm_spec(config: Config, spec: str, *, replay: bool = True) -> None:
         path = Path(spec.removeprefix("replay:")).expanduser()
         if not path.is_file():
             raise ConfigError(f"--llm {spec}: no such transcript file {path}")
+        _check_utf8(path)  # before a session is recorded, not when the loop reads it
         return
     if spec not in config.llm:
         also = ", or replay:PATH" if replay else ""
         raise ConfigError(f"--llm {spec}: there is no [llm.{spec}] in "
                           f"{config.path or 'the config'}; configured: "
                           f"{', '.join(sorted(config.llm))}{also}")
+
+
+def _check_utf8(path: Path) -> None:
+    try:
+        with path.open("rb") as f:
+            decoder = codecs.getincrementaldecoder("utf-8")()
+            offset = 0
+            while block := f.read(1 << 20):
+                try:
+                    decoder.decode(block)
+                except UnicodeDecodeError as e:
+                    raise ConfigError(f"the replay transcript {path} is not UTF-8 text (an "
+                                      f"invalid byte at offset {offset + e.start}); save it "
+                                      "as UTF-8") from None
+                offset += len(block)
+            decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        raise ConfigError(f"the replay transcript {path} ends in the middle of a UTF-8 "
+                          "character; save it as UTF-8") from None
+    except OSError as e:
+        raise ConfigError(f"cannot read the replay transcript {path}: {e.strerror}") from None
 
 
 def check_target_name(config: Config, name: str) -> None:

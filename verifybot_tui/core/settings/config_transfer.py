@@ -11,8 +11,11 @@ backup beside it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import stat
+import tempfile
 import time
 from dataclasses import fields
 from pathlib import Path
@@ -21,7 +24,7 @@ from typing import Any
 import tomli_w
 
 from verifybot_tui.core.base.errors import ConfigError
-from verifybot_tui.core.base.toml_file import TomlFileError, parse_toml, read_toml
+from verifybot_tui.core.base.toml_file import TomlFileError, parse_toml
 from verifybot_tui.core.settings.config import (
     API_KINDS,
     Config,
@@ -31,6 +34,7 @@ from verifybot_tui.core.settings.config import (
     parse_config,
     user_config_dir,
 )
+from verifybot_tui.core.settings.secrets import held_names, is_denied, secret_env, spellings
 from verifybot_tui.core.settings.ui_state import load_ui_state
 
 # The keys of the API kinds; a browser table is exported with every other key (so a
@@ -56,8 +60,13 @@ def _llm_table(llm: LLMConfig) -> dict[str, Any]:
     return {k: v for k, v in _table(llm).items() if k not in _API_ONLY}
 
 
+_LOCAL_KEYS = ("kind", "sandbox", "network")
+
+
 def _target_table(t: TargetConfig) -> dict[str, Any]:
-    return {"kind": "local"} if t.kind == "local" else _table(t)
+    if t.kind == "local":
+        return _table(t, _LOCAL_KEYS)
+    return {k: v for k, v in _table(t).items() if k not in _LOCAL_KEYS[1:]}
 
 
 def export_document(cfg: Config) -> dict[str, Any]:
@@ -88,7 +97,9 @@ def _secrets(cfg: Config) -> dict[str, str]:
     """The values of the variables the config names as holding secrets, by variable."""
     names = {key_env(llm) for llm in cfg.llm.values() if llm.kind in API_KINDS}
     names |= {t.password_env for t in cfg.targets.values() if t.password_env}
-    return {n: os.environ[n] for n in sorted(names) if len(os.environ.get(n, "")) >= 4}
+    names |= {n for n in held_names() if is_denied(n, cfg.run.env_deny)}
+    values = {n: secret_env(n) or "" for n in sorted(names)}
+    return {n: v for n, v in values.items() if len(v) >= 4}
 
 
 def export_text(cfg: Config) -> str:
@@ -96,32 +107,80 @@ def export_text(cfg: Config) -> str:
     text = f"# VerifyBot settings exported {time.strftime('%Y-%m-%d %H:%M')}\n" + \
         tomli_w.dumps(doc)
     for name, value in _secrets(cfg).items():
-        if value in text:
+        if any(form in text for form in spellings(value)):
             raise ConfigError(f"the config holds the value of ${name} (a secret) in one of its "
                               "keys; nothing was exported. Keep secrets in variables only")
     parse_config(parse_toml(text), "<export>")  # what we write must read back
     return text
 
 
-def validate_file(path: Path) -> Config:
-    if not path.exists():
-        raise ConfigError(f"{path}: no such file to import")
+MAX_IMPORT_BYTES = 1024 * 1024  # a config is a few kilobytes; more is not a config
+
+
+def read_once(path: Path) -> bytes:
+    """The file's bytes, read through one descriptor: what is checked is what is
+    installed, whatever happens to the path meanwhile (a swap, a symlink change)."""
     try:
-        data = read_toml(path)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file to import") from None
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror}; nothing was imported") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigError(f"{path} is not a regular file; nothing was imported. "
+                              "Give the TOML file to install")
+        data = f.read(MAX_IMPORT_BYTES + 1)
+    if len(data) > MAX_IMPORT_BYTES:
+        raise ConfigError(f"{path} is over {MAX_IMPORT_BYTES // 1024} KiB, too big for a "
+                          "config; nothing was imported")
+    return data
+
+
+def validate_bytes(data: bytes, path: Path) -> Config:
+    """The config ``data`` holds, validated as a run would read it."""
+    try:
+        document = parse_toml(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {e.start}); nothing was "
+                          "imported") from None
     except TomlFileError as e:
         raise ConfigError(f"{path}: {e}; nothing was imported") from None
-    return parse_config(data, path)
+    cfg = parse_config(document, path)
+    _refuse_secrets(document, data.decode("utf-8"), cfg, path)
+    return cfg
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string of a parsed TOML document, keys included, as TOML decoded them
+    (escapes, literal and multi-line strings all read back to the same text)."""
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (str(k), *_strings(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return [value] if isinstance(value, str) else []
+
+
+def _refuse_secrets(document: dict[str, Any], text: str, cfg: Config, path: Path) -> None:
+    strings = [text, *_strings(document)]
+    for name, value in _secrets(cfg).items():
+        if any(form in s for s in strings for form in spellings(value)):
+            raise ConfigError(f"{path} holds the value of ${name} (a secret); nothing was "
+                              "imported. Keep secrets in variables only")
+
+
+def validate_file(path: Path) -> Config:
+    return validate_bytes(read_once(path), path)
 
 
 def import_file(path: Path) -> tuple[Path, Path | None]:
-    """Validate ``path`` and install it as the user config; (installed, backup or None)."""
-    cfg = validate_file(path)
-    for name, value in _secrets(cfg).items():
-        if value in path.read_text(encoding="utf-8"):
-            raise ConfigError(f"{path} holds the value of ${name} (a secret); nothing was "
-                              "imported. Keep secrets in variables only")
+    """Validate ``path`` and install it as the user config; (installed, backup or None).
+
+    The file is read once; the bytes validated are the bytes installed."""
+    data = read_once(path)
+    validate_bytes(data, path)
     dest = user_config_dir() / "config.toml"
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     backup = None
     if dest.exists():
         if dest.resolve() == path.resolve():
@@ -132,7 +191,28 @@ def import_file(path: Path) -> tuple[Path, Path | None]:
             backup = dest.with_name(f"config.toml.bak-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
             n += 1
         shutil.copy2(dest, backup)
-    tmp = dest.with_name(".config.toml.import.tmp")
-    shutil.copyfile(path, tmp)
-    os.replace(tmp, dest)
+    write_new(dest, data)
     return dest, backup
+
+
+def write_new(dest: Path, data: bytes) -> None:
+    """Put ``data`` at ``dest`` in one step: a temporary file made beside it (O_EXCL,
+    0600, a random name, so no planted symlink is followed), then renamed over it.
+    A ``dest`` that is a symlink or a folder is refused; a failure leaves no
+    temporary file behind."""
+    if dest.is_symlink():
+        raise ConfigError(f"{dest} is a symbolic link; nothing was written. Give the "
+                          "real path (a link is never written through)")
+    if dest.is_dir():
+        raise ConfigError(f"{dest} is a folder; give a file name to write to")
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, dest)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

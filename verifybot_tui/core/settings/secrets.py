@@ -10,15 +10,33 @@ ends and every target use the same rules:
    name matching the ``[run] env_deny`` patterns (by default names holding
    PASSWORD, PASSWD, SECRET, TOKEN or API_KEY).
 2. ``Redactor`` replaces the *values* of configured secrets wherever text is
-   written or sent, in case a program found them some other way (a file, say).
+   written or sent, in case a program found them some other way (a file, say),
+   in every spelling a program is likely to print them (plain, URL-encoded).
+3. ``seal_environment`` takes the secrets out of VerifyBot's own environment
+   once the config is known: their values move into this module's memory, the
+   variables are unset, and their bytes are wiped from the process's initial
+   environment block, which is what ``/proc/<pid>/environ`` shows to anyone
+   allowed to read it (root, or a program of the same user). Unsetting alone
+   does not do that: the kernel reads the block the process was started with,
+   not the C ``environ`` list. Wiping it in place works for any user and costs
+   nothing at start-up; re-executing with a clean environment and the secrets
+   passed through an inherited pipe would also work, but doubles the start-up
+   time, and ``prctl(PR_SET_MM)`` (pointing the kernel at a new block) needs
+   CAP_SYS_RESOURCE. Every process VerifyBot starts after that (programs,
+   browsers, compilers, ssh) inherits an environment with no secret in it;
+   ``secret_env`` is how VerifyBot itself still reads them.
 """
 
 from __future__ import annotations
 
+import ctypes
 import fnmatch
+import functools
 import os
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from urllib.parse import quote, quote_plus
 
 from verifybot_tui.core.settings.config import API_KINDS, DEFAULT_ENV_DENY, Config, key_env
 
@@ -28,12 +46,19 @@ _MIN_SECRET = 4  # shorter values would redact ordinary words
 # Passwords the user typed at a prompt in this process (CLI getpass, TUI dialog):
 # no config names them, yet they are as secret as any; every Redactor uses them.
 _TYPED: set[str] = set()
+# Secret variables taken out of this process's environment by seal_environment.
+_SEALED: dict[str, str] = {}
 
 
 def remember_typed(value: str | None) -> None:
     """Redact a secret the user typed (an SSH password) from everything, from now on."""
     if value and len(value) >= _MIN_SECRET:
         _TYPED.add(value)
+
+
+def always_secret() -> set[str]:
+    """What every Redactor cuts, whatever its config: typed passwords, sealed variables."""
+    return _TYPED | {v for v in _SEALED.values() if len(v) >= _MIN_SECRET}
 
 
 def read_dotenv(path: Path) -> dict[str, str]:
@@ -85,15 +110,73 @@ def program_env(env: Mapping[str, str], config: Config | None) -> dict[str, str]
     return {k: v for k, v in env.items() if k not in names and not is_denied(k, patterns)}
 
 
+def secret_env(name: str) -> str | None:
+    """A secret variable's value, from the environment or, once sealed, from memory."""
+    if not name:
+        return None
+    return os.environ.get(name, _SEALED.get(name))
+
+
+def held_names() -> set[str]:
+    """Every variable name set here, in the environment or sealed in memory."""
+    return set(os.environ) | set(_SEALED)
+
+
+def seal_environment(config: Config | None) -> list[str]:
+    """Move every secret variable (named ones and deny-list matches) out of the
+    environment into memory, and wipe it from /proc/self/environ; the names moved."""
+    names = secret_names(config)
+    patterns = deny_patterns(config)
+    moved = [k for k in list(os.environ) if k in names or is_denied(k, patterns)]
+    for name in moved:
+        _SEALED[name] = os.environ.pop(name)  # unsetenv: children never get it
+    if _SEALED:
+        _wipe_initial_environ(set(_SEALED))
+    return moved
+
+
+def _wipe_initial_environ(names: set[str]) -> None:
+    """Zero the ``NAME=value`` entries of ``names`` in the block the kernel shows as
+    /proc/self/environ (between env_start and env_end of /proc/self/stat).
+
+    The block is checked byte for byte against /proc/self/environ before anything
+    is written, so a layout we do not understand is left alone rather than guessed.
+    """
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            stat = f.read()
+        with open("/proc/self/environ", "rb") as f:
+            block = f.read()
+        fields = stat[stat.rfind(b")") + 2:].split()
+        start, end = int(fields[47]), int(fields[48])  # env_start, env_end (50, 51)
+    except (OSError, IndexError, ValueError):
+        return
+    if not block or end - start < len(block) or ctypes.string_at(start, len(block)) != block:
+        return
+    offset = 0
+    for entry in block.split(b"\0"):
+        name = entry.partition(b"=")[0].decode("utf-8", "replace")
+        if name in names and entry:
+            ctypes.memset(start + offset, 0, len(entry))
+        offset += len(entry) + 1
+
+
+def _deny_matches(env: Mapping[str, str], patterns: list[str]) -> set[str]:
+    return {v for k, v in env.items() if v and is_denied(k, patterns)}
+
+
 def secret_values(config: Config | None, workspace: Path | None,
                   env: Mapping[str, str] | None = None) -> set[str]:
-    """The values of the configured secrets that are set here (env and .env)."""
+    """The values of the secrets set here: named ones (env, memory and .env) and
+    every variable the deny list matches."""
     env = os.environ if env is None else env
     values: set[str] = set()
     names = secret_names(config)
     for name in names:
-        if env.get(name):
-            values.add(env[name])
+        if env.get(name) or _SEALED.get(name):
+            values.add(env.get(name) or _SEALED[name])
+    patterns = deny_patterns(config)
+    values |= _deny_matches(env, patterns) | _deny_matches(_SEALED, patterns)
     if workspace is not None:
         dotenv = read_dotenv(workspace / ".env")
         for name in names:
@@ -123,10 +206,20 @@ class Redactor:
             self.values.add(value)
 
     def __call__(self, text: str) -> str:
-        values = self.values | _TYPED if _TYPED else self.values
+        values = self.values | always_secret() if _TYPED or _SEALED else self.values
         if not values or not text:
             return text
         for value in sorted(values, key=len, reverse=True):
-            if value in text:
-                text = text.replace(value, MASK)
+            for spelling in spellings(value):
+                if spelling in text:
+                    text = text.replace(spelling, MASK)
         return text
+
+
+@functools.lru_cache(maxsize=256)
+def spellings(value: str) -> tuple[str, ...]:
+    """How a program may print a secret: as is, URL-encoded (path or query style,
+    upper or lower case hex)."""
+    forms = {value, quote(value, safe=""), quote(value), quote_plus(value)}
+    forms |= {re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), f) for f in forms}
+    return tuple(sorted(forms, key=len, reverse=True))

@@ -72,6 +72,7 @@ CREATE TABLE IF NOT EXISTS attempts (
     reason TEXT,
     exit_code INTEGER,
     output_file TEXT,
+    original TEXT,
     started_at REAL NOT NULL,
     finished_at REAL
 );
@@ -80,7 +81,10 @@ CREATE INDEX IF NOT EXISTS prompts_session ON prompts(session_id);
 """
 
 _LIVE = ("RUNNING", "PENDING")
-SCHEMA_VERSION = 1  # PRAGMA user_version: 0 = before success_status and llm_reached
+# PRAGMA user_version: 0 = before success_status and llm_reached; 1 = before
+# attempts.original (the LLM's version an attempt's hand edit replaced, as JSON
+# {"version": n, "files": [...]}, so it can be compared with the edit)
+SCHEMA_VERSION = 2
 _OK = ("VERIFIED", "PASSED", "SUCCESS")
 # A session that ended on these with no word from the LLM is not a failed session:
 # the target was down before the prompt went out, or the LLM gave no answer at all
@@ -184,6 +188,9 @@ class History:
                 for statement in _MIGRATE_1.split(";"):
                     if statement.strip():
                         self.db.execute(statement)
+            attempt_columns = {r[1] for r in self.db.execute("PRAGMA table_info(attempts)")}
+            if attempt_columns and "original" not in attempt_columns:
+                self.db.execute("ALTER TABLE attempts ADD COLUMN original TEXT")
             self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self.db.execute("COMMIT")
         except sqlite3.Error as e:
@@ -270,8 +277,9 @@ class History:
             (session_id, n, version, prompt_id, json.dumps(files), entry, target, time.time()))
 
     def update_attempt(self, attempt_id: int, **fields: Any) -> None:
-        if "files" in fields:
-            fields["files"] = json.dumps(fields["files"])
+        for key in ("files", "original"):
+            if key in fields:
+                fields[key] = json.dumps(fields[key])
         cols = ", ".join(f"{k}=?" for k in fields)
         self._exec(f"UPDATE attempts SET {cols} WHERE id=?", (*fields.values(), attempt_id))
 
@@ -295,6 +303,7 @@ class History:
         for r in rows:
             d = _row(r)
             d["files"] = json.loads(d["files"] or "[]")
+            d["original"] = json.loads(d["original"]) if d.get("original") else None
             out.append(d)
         return out
 

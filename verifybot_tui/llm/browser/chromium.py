@@ -40,7 +40,12 @@ SYSTEM_CANDIDATES = (
 WHICH_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 LOCK_FILES = ("SingletonLock", "SingletonCookie", "SingletonSocket")
 INSTALL_HINT = ("install one with `sudo apt install chromium` (Debian, Ubuntu, Raspberry Pi OS) "
-                "or `playwright install chromium`, or set browser_path in [llm.NAME]")
+                "or `playwright install chromium`, or set browser_path in {table}")
+
+
+def _table(config: LLMConfig) -> str:
+    """The config table a message tells the user to edit, by its real name."""
+    return f"[llm.{config.name}]" if config.name else "the [llm.*] table of this site"
 
 
 def profile_dir(config: LLMConfig) -> Path:
@@ -72,7 +77,7 @@ def find_browser(config: LLMConfig, playwright_executable: str | None = None) ->
             return found
     if playwright_executable and os.path.isfile(playwright_executable):
         return None
-    raise LLMError(f"No Chromium or Chrome found: {INSTALL_HINT}")
+    raise LLMError(f"No Chromium or Chrome found: {INSTALL_HINT.format(table=_table(config))}")
 
 
 def launch_args() -> list[str]:
@@ -181,10 +186,11 @@ async def launch_context(playwright: Any, config: LLMConfig, *, headless: bool) 
                            f"Close that browser window, then try again.") from None
         if "Executable doesn't exist" in msg or "ENOENT" in msg:
             raise LLMError(f"Cannot start the browser ({executable or 'Playwright Chromium'}): "
-                           f"{INSTALL_HINT}") from None
+                           f"{INSTALL_HINT.format(table=_table(config))}") from None
         if not headless and ("display" in msg.lower() or "x server" in msg.lower()):
             raise LLMError("Cannot open a visible browser window (no display). Run where a "
-                           "desktop is available, or set headless = true in [llm.NAME]") from None
+                           "desktop is available, or set headless = true in "
+                           f"{_table(config)}") from None
         first = msg.strip().splitlines()[0] if msg.strip() else type(e).__name__
         raise LLMError(f"Cannot start the browser ({executable or 'Playwright Chromium'}): "
                        f"{first}") from None

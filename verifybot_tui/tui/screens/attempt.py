@@ -62,6 +62,41 @@ def _unversioned(rel: str, version: int) -> str:
     return str(PurePosixPath(*parts, name))
 
 
+DECISIONS = {"accept": "accepted", "edit": "edited by you, then run",
+             "reject": "rejected by you", "stop": "stopped by you"}
+
+
+def _version_word(a: dict[str, Any]) -> str:
+    if a.get("is_original"):
+        return "the LLM's original, edited by you"
+    return "your edit, " + word(a.get("status")) if a.get("original") else word(a.get("status"))
+
+
+def attempt_summary(a: dict[str, Any]) -> str:
+    """The detail's first lines, in words: never "REJECTED —" or "Exit status: None"."""
+    # history.db written before issue 11 may hold a program's raw escapes: one_line
+    reason = one_line(a.get("reason") or "")
+    verdict = a.get("verdict") or a.get("status") or ""
+    if a.get("decision") == "reject":
+        note = one_line(a.get("note") or "")
+        first = f"Rejected by you. Note for the LLM: {note}" if note else \
+            "Rejected by you, with no note for the LLM."
+    elif reason:
+        first = f"Verdict: {verdict}: {reason}"
+    else:
+        first = f"Verdict: {word(verdict) or 'none yet'}"
+    code = a.get("exit_code")
+    if code is not None:
+        ran = f"exit status {code}"
+    elif a.get("output_file"):
+        ran = "no exit status (stopped, killed or timed out)"
+    else:
+        ran = "not run"
+    decision = DECISIONS.get(a.get("decision") or "", a.get("decision") or "none")
+    return (f"{first}\nRun: {ran}   Decision: {decision}   "
+            f"Output: {a.get('output_file') or '-'}")
+
+
 def read_version(workspace: Path, attempt: dict[str, Any]) -> list[ProgramFile]:
     """The files of the version an attempt ran (or showed), read from programs/."""
     files = []
@@ -101,18 +136,28 @@ class AttemptScreen(ModalScreen[int | None]):
         self.workspace = workspace
         self.buffer = OutputBuffer()
         self.diff_text = ""  # the diff shown in the Diff tab, as plain text
-        # version -> the first attempt that holds it (its files are that version's files)
+        # version -> the first attempt that holds it (its files are that version's files),
+        # the LLM's originals of hand-edited attempts included (marked "original")
         self.versions: dict[int, dict[str, Any]] = {}
         for a in sorted(attempts or [attempt], key=lambda a: a.get("n") or 0):
+            original = a.get("original")
+            if isinstance(original, dict) and original.get("files"):
+                self.versions.setdefault(int(original["version"]), {
+                    **a, "version": original["version"], "files": original["files"],
+                    "is_original": True})
             if a.get("files") and a.get("version") is not None:
                 self.versions.setdefault(int(a["version"]), a)
 
     def _diff_choices(self) -> tuple[list[tuple[str, int]], int | None, int | None]:
-        """The Select options, and the default from (the version before) and to (this one)."""
-        options = [(f"v{v} (attempt {a.get('n')}: {word(a.get('status'))})", v)
+        """The Select options, and the default from and to: an edited attempt's original
+        and the edit, else the version before this one and this one."""
+        options = [(f"v{v} (attempt {a.get('n')}: {_version_word(a)})", v)
                    for v, a in sorted(self.versions.items())]
         this = self.attempt.get("version")
         to = int(this) if this is not None and int(this) in self.versions else None
+        original = self.attempt.get("original")
+        if to is not None and isinstance(original, dict) and original.get("files"):
+            return options, int(original["version"]), to
         earlier = [v for v in sorted(self.versions) if to is not None and v < to]
         return options, (earlier[-1] if earlier else to), to
 
@@ -122,12 +167,7 @@ class AttemptScreen(ModalScreen[int | None]):
             yield Label(f"{mark(a.get('status'))} Session #{s['id']} {s.get('slug', '')}, "
                         f"attempt {a.get('n')} on {a.get('target') or s.get('target')}",
                         id="attempt-title", markup=False)
-            verdict = a.get("verdict") or a.get("status") or "-"
-            # history.db written before issue 11 may hold a program's raw escapes
-            yield Static(f"Verdict: {verdict} — {one_line(a.get('reason') or '')}\n"
-                         f"Exit status: {a.get('exit_code')}   Decision: {a.get('decision')}"
-                         f"   Output: {a.get('output_file') or '-'}",
-                         id="attempt-verdict", markup=False)
+            yield Static(attempt_summary(a), id="attempt-verdict", markup=False)
             with TabbedContent(id="attempt-tabs"):
                 with TabPane("Code", id="tab-code"):
                     yield CodePane(id="attempt-code")

@@ -165,6 +165,7 @@ class LoopController:
         as LoopEvent messages."""
         buffer = self.screen.output_buffer
         turn = time.monotonic()
+        run_open = False  # a run started and has not finished: a stop ends it unfinished
         async for ev in events:
             if isinstance(ev, Output):
                 buffer.add(ev.stream, ev.text)
@@ -176,8 +177,13 @@ class LoopController:
                 continue
             if isinstance(ev, RunStarted):
                 buffer.run_started(f"attempt {ev.attempt} on {ev.target}")
+                run_open = True
             elif isinstance(ev, RunFinished):
                 buffer.note(_run_summary(ev))
+                run_open = False
+            elif isinstance(ev, Finished) and run_open:  # stopped mid-run: no RunFinished
+                buffer.note(_unfinished_run(ev))
+                run_open = False
             self.screen.post_message(LoopEvent(ev))
 
     def watch_programs(self, paths: dict[str, Path]) -> None:
@@ -305,13 +311,21 @@ class LoopController:
 
     async def on_finished(self, ev: Finished) -> None:
         self.close_decisions()
-        self.screen.output_pane.finish()
+        output = self.screen.output_pane
+        output.finish()
+        if output.running:  # the run was stopped before it finished: say so there too
+            output.running = False
+            output.border_subtitle = "stopped" if ev.status == Status.STOPPED \
+                else str(ev.status).lower()
         conversation = self.screen.conversation
         await conversation.end_answer()
         text = f"{ev.status}: {one_line(ev.message)}" if ev.message else str(ev.status)
         await conversation.add_notice(f"Finished — {text}", "info" if ev.status.ok else "warning")
         self.screen.notify(text, title="Session finished", markup=False,
                            severity=STATUS_SEVERITY.get(ev.status, "error"))
+        ended = getattr(self.screen.app, "run_ended", None)  # VerifyBotApp's desktop notice
+        if ended is not None:
+            ended(f"the run finished: {text}")
         self.screen.refresh_history()
         self.screen.prompt_ready()
 
@@ -397,11 +411,16 @@ class LoopController:
 
 def _run_summary(ev: RunFinished) -> str:
     r = ev.result
-    how = ("timed out" if r.timed_out else "stopped" if r.cancelled else
-           f"target error: {r.target_error}" if r.target_error else
-           f"exit status {r.exit_code}")
+    how = r.ended
     took = f" after {r.duration:.0f} s" if r.duration >= 1 else ""
     return f"{how}{took}; full output: {ev.output_file}"
+
+
+def _unfinished_run(ev: Finished) -> str:
+    """The output pane's last line for a run the session ended before it finished."""
+    if ev.status == Status.STOPPED:
+        return "stopped by you before the program ended; the output so far is in outputs/"
+    return f"ended before the program finished: {ev.status}; the output so far is in outputs/"
 
 
 def _resolve(future: asyncio.Future[Any], value: object) -> None:

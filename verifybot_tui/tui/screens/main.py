@@ -70,6 +70,7 @@ class MainScreen(Screen[None]):
     # The layout's state; each toggles the class of its name that main.tcss styles.
     narrow: var[bool] = var(False, toggle_class="-narrow", bindings=True)  # < NARROW columns
     short: var[bool] = var(False, toggle_class="-short")  # < SHORT rows
+    wide: var[bool] = var(False, toggle_class="-wide")  # >= WIDE columns: a wider history
     history_overlay: var[bool] = var(False, toggle_class="-history-overlay")
     show_code: var[bool] = var(False, toggle_class="-show-code")  # narrow: code has the top
     reviewing: var[bool] = var(False, toggle_class="-reviewing")  # the feedback bar is open
@@ -194,7 +195,7 @@ class MainScreen(Screen[None]):
         if not self.session.llm_spec.startswith("replay:"):
             self.conversation.loading = True  # a browser takes seconds
         self.start_llm()
-        self._connect(self.session.target_name)
+        self.connect(self.session.target_name)
         prompt = getattr(self.app, "initial_prompt", None)
         if prompt:
             self.prompt_box.value = ""
@@ -233,7 +234,7 @@ class MainScreen(Screen[None]):
             # current (TargetReady): "connected" must mean the next attempt runs there.
             self.target_state = message.state
 
-    def _show_target(self, name: str) -> None:
+    def show_target(self, name: str) -> None:
         """The status bar follows this target: its name and its state now."""
         self.target = name
         target = self.session.targets.get(name)
@@ -302,6 +303,8 @@ class MainScreen(Screen[None]):
     def _prompt_submitted(self, event: PromptBox.Submitted) -> None:
         text = event.value.strip()
         if not text:
+            self.notify("The prompt is empty: type what the program should do, then Enter.",
+                        severity="warning")
             return
         if self.submit(text):
             event.widget.value = ""
@@ -337,10 +340,10 @@ class MainScreen(Screen[None]):
         name, why = choose_target(self.session.config, prompt, None)
         if name != self.session.target_name and why:
             self.session.use_target(name)
-            self._show_target(name)
+            self.show_target(name)
             self.notify(f"{why[0].upper()}{why[1:]}. ctrl+t switches back.",
                         title=f"Running on {name}")
-            self._connect(name)
+            self.connect(name)
 
     async def _clear_panes(self) -> None:
         await self.conversation.clear()
@@ -354,7 +357,7 @@ class MainScreen(Screen[None]):
             self.notify(one_line(str(message.error)), title="LLM not ready", severity="error",
                         timeout=15, markup=False)
 
-    def _connect(self, name: str) -> None:
+    def connect(self, name: str) -> None:
         if name != self.session.target_name:
             self.switching = name
         if self.session.config.targets[name].kind == "ssh":
@@ -370,16 +373,16 @@ class MainScreen(Screen[None]):
             if message.name != self.session.target_name:
                 self.session.use_target(message.name)
                 self.notify(f"Target is now {message.name}: the next attempt runs there.")
-            self._show_target(message.name)
+            self.show_target(message.name)
             return
         where = message.name
         if message.name != self.session.target_name:
-            self._show_target(self.session.target_name)
+            self.show_target(self.session.target_name)
             self.notify(f"Could not switch to {where}: {one_line(str(message.error))}\n"
                         f"Still on {self.session.target_name}.", severity="error", timeout=15,
                         markup=False)
         else:
-            self._show_target(where)
+            self.show_target(where)
             self.notify(f"{where}: {one_line(str(message.error))}", title="Target not ready",
                         severity="error", timeout=15, markup=False)
 
@@ -478,16 +481,22 @@ class MainScreen(Screen[None]):
     def action_switch_target(self) -> None:
         name = self.session.next_target_name(self.switching)
         if name == self.session.target_name and len(self.session.target_names) == 1:
-            self.notify("Only one target is configured: add [targets.NAME] tables to switch.")
+            self.notify(f"Only one target is configured ({name}). To switch, add another to "
+                        f"{self._config_name()}, such as [targets.pi] with kind = \"ssh\", "
+                        "host and user (config.toml.example shows more).")
             return
         self.switch_to_target(name)
+
+    def _config_name(self) -> str:
+        path = self.session.config.path
+        return str(path) if path else "a config.toml (there is none yet)"
 
     def switch_to_target(self, name: str) -> None:
         self.target_chosen = True
         self.target = name
         self.target_state = "connecting"
         self.notify(f"Connecting to {name}…")
-        self._connect(name)
+        self.connect(name)
 
     def action_toggle_auto_accept(self) -> None:
         self.auto_accept = not self.auto_accept
@@ -496,8 +505,13 @@ class MainScreen(Screen[None]):
 
     def action_toggle_review_feedback(self) -> None:
         self.review_feedback = not self.review_feedback
-        self.notify("Feedback prompts are shown for editing before they are sent."
-                    if self.review_feedback else "Feedback goes back to the LLM directly.")
+        if not self.review_feedback:
+            self.notify("Feedback goes back to the LLM directly.")
+        elif self.auto_accept:
+            self.notify("Feedback review on, but auto-accept is on too: feedback is sent "
+                        "unreviewed until auto-accept is off.")
+        else:
+            self.notify("Feedback prompts are shown for editing before they are sent.")
 
     def action_new_chat(self) -> None:
         self.new_chat_next = True
@@ -556,9 +570,11 @@ class MainScreen(Screen[None]):
 
     NARROW = 100  # columns: below this the history is an overlay and code/chat share
     SHORT = 32  # rows: below this the feedback review hides code/chat while it is open
+    WIDE = 160  # columns: from this on the history pane takes 28% (whole entries)
 
     def on_resize(self, event: events.Resize) -> None:
         self.narrow = event.size.width < self.NARROW
+        self.wide = event.size.width >= self.WIDE
         self.short = event.size.height < self.SHORT
         for bar in self.query(ApprovalBar):
             bar.compact = self.narrow or self.short
@@ -576,12 +592,14 @@ class MainScreen(Screen[None]):
     def action_switch_llm(self) -> None:
         names = self.session.llm_names
         if len(names) < 2:
-            self.notify("Only one LLM is configured: add [llm.NAME] tables to switch.")
+            self.notify(f"Only one LLM is configured ({self.session.llm_spec}). To switch, add "
+                        f"another to {self._config_name()}, such as [llm.claude] with "
+                        'kind = "browser" and site = "claude" (config.toml.example shows more).')
             return
         name = names[(names.index(self.session.llm_spec) + 1) % len(names)]
-        self.run_worker(self._switch_llm(name), group="llm-switch", exclusive=True)
+        self.run_worker(self.switch_llm_to(name), group="llm-switch", exclusive=True)
 
-    async def _switch_llm(self, name: str) -> None:
+    async def switch_llm_to(self, name: str) -> None:
         await self.session.use_llm(name)
         spec = self.session.llm_spec
         self.status_bar.llm = f"replay:{Path(spec[7:]).name}" if spec.startswith("replay:") \

@@ -1,4 +1,5 @@
-"""Open a task recipe in the app: its criteria and judge become the session's, and its
+"""Open a task recipe in the app: its LLM, target, criteria and judge become the session's
+(``tui.commands.apply_recipe``), and its
 prompt is sent as a new chat, with the usual approvals: a recipe's ``auto_accept`` turns
 the app's auto-accept on or off (ctrl+o still toggles it); without the key the app's
 setting holds."""

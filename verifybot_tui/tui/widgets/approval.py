@@ -64,16 +64,23 @@ class ApprovalBar(Horizontal, can_focus=True):
         yield Button("$EDITOR \\[o]", id="approval-external_edit")
         yield Button("Reject \\[r]", id="approval-reject", variant="warning")
         yield Button("Stop \\[s]", id="approval-stop", variant="error")
-        yield Label(self._keys_hint(), id="approval-keys", markup=False)
+        yield Label(self._keys_hint(), id="approval-keys")
         yield Input(placeholder="Why reject? (sent to the LLM; Enter sends, Esc goes back)",
                     id="reject-note")
 
-    def _keys_hint(self) -> str:
+    def _keys_hint(self) -> Content:
+        """The compact bar's keys, each a link: a click does what its key does, as the
+        buttons of the full bar do."""
         from verifybot_tui.tui.keys import APPROVAL_BINDINGS, effective_key
 
         keymap = getattr(self.app, "keymap", {})
-        return "  ".join(f"{effective_key(b, keymap)} {b.description.lower()}"
-                         for b in APPROVAL_BINDINGS)
+        parts: list[Content | str] = []
+        for b in APPROVAL_BINDINGS:
+            if parts:
+                parts.append("  ")
+            parts.append(Content(f"{effective_key(b, keymap)} {b.description.lower()}")
+                         .stylize(f"@click=screen.{b.action}"))
+        return Content.assemble(*parts)
 
     def ask(self, question: str | Content) -> None:
         """``question`` is shown as it is: pass Content to style parts of it."""
@@ -92,10 +99,10 @@ class ApprovalBar(Horizontal, can_focus=True):
         return self.query_one("#reject-note", Input)
 
     @on(Button.Pressed)
-    def _pressed(self, event: Button.Pressed) -> None:
+    async def _pressed(self, event: Button.Pressed) -> None:
         event.stop()
         action = (event.button.id or "").removeprefix("approval-")
-        self.run_action(action)
+        await self.run_action(action)  # a coroutine: not awaited, a click did nothing
 
     def _choose(self, action: str, note: str = "") -> None:
         if self.shown:

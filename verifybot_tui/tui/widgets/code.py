@@ -193,9 +193,24 @@ class CodePane(Widget):
             area.soft_wrap = wrap
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("save_edit", "cancel_edit"):
+        if action in ("save_edit", "cancel_edit", "editor_edge"):
             return self.mode == "edit"
         return True
+
+    def action_editor_edge(self, edge: str, select: bool = False) -> None:
+        """ctrl+home / ctrl+end in the inline editor (TextArea has no binding for them)."""
+        from textual.widgets import TextArea
+
+        area = self.screen.focused
+        if not isinstance(area, TextArea) or not area.has_class("code-editor"):
+            editors = self.query(".code-editor")
+            if not editors:
+                return
+            area = editors.first()
+        if not isinstance(area, TextArea):
+            return
+        where = (0, 0) if edge == "start" else area.document.end
+        area.move_cursor(where, select=select)
 
     async def action_save_edit(self) -> None:
         await self.set_mode("code")

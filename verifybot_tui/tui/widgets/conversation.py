@@ -59,6 +59,8 @@ class ConversationPane(VerticalScroll):
 
     # The spinner below the last prompt: from a prompt (or a run) until its answer ends.
     waiting: var[bool] = var(False, toggle_class="-waiting")
+    # Every prompt shown in full, as sent (`run --verbose` in the app); else long ones fold.
+    verbose: var[bool] = var(False)
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -76,6 +78,13 @@ class ConversationPane(VerticalScroll):
 
     def on_mount(self) -> None:
         self.anchor()
+        if getattr(self.app, "ui_state", {}).get("verbose_prompts") is True:
+            self.verbose = True
+
+    def watch_verbose(self, verbose: bool) -> None:
+        for fold in self.query(".prompt"):
+            if isinstance(fold, Collapsible):
+                fold.collapsed = not verbose
 
     @property
     def answer_text(self) -> str:
@@ -90,13 +99,16 @@ class ConversationPane(VerticalScroll):
         text = visible(text)  # a feedback prompt quotes the program's output
         if attempt:
             title = f"{title} (attempt {attempt})"
+        # As sent, as `run --verbose` prints it: it quotes program output, so escapes
+        # and invisible characters are shown escaped.
+        text = visible(sanitize(text, keep_colours=False))
         folded = text.count("\n") >= _FOLD_LINES
         body = Static(text, markup=False,
                       classes="prompt-body" if folded else "prompt-body prompt-text")
         if folded:
             first = text.strip().splitlines()[0][:80] if text.strip() else ""
-            await self._add(Collapsible(body, title=escape(f"{title}: {first} …"), collapsed=True,
-                                        classes="prompt"))
+            await self._add(Collapsible(body, title=escape(f"{title}: {first} …"),
+                                        collapsed=not self.verbose, classes="prompt"))
         else:
             await self._add(Static(f"[b]{title}[/b]", classes="prompt-title"))
             await self._add(body)

@@ -73,8 +73,14 @@ class HistoryPane(Tree[Row]):
 
         session: dict[str, Any]
 
+    MIN_WIDTH = 20
+    STEP = 4  # columns per + or -
+    KEEP_FOR_WORK = 40  # columns the panes beside it keep, however wide it is dragged
+
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__("History", id=id, classes=classes)
+        self._dragging = False
+        self._dragged = False  # the click that ends a drag selects nothing
         self.show_root = False
         self.guide_depth = 2
         self.filter_text = ""
@@ -123,7 +129,7 @@ class HistoryPane(Tree[Row]):
         for s in shown:
             # Text, not a markup string: slugs and target names are outside text.
             label = Text(f"{mark(s.get('status'))} #{s['id']} {s.get('slug') or ''} ")
-            label.append(f"({s.get('target')}, {s.get('attempts', 0)} tries)", style="dim")
+            label.append(f"({s.get('target')}, {_tries(s.get('attempts') or 0)})", style="dim")
             status = (s.get("status") or "").upper()
             kept, why = kept_success(s), unanswered(s)
             if status == "STOPPED":
@@ -162,12 +168,15 @@ class HistoryPane(Tree[Row]):
         code = a.get("exit_code")
         extra = f" exit {code}" if code is not None else ""
         decision = a.get("decision") or ""
-        if decision == "reject":
-            note = _first_line(a.get("note"), 40)
-            extra += f" rejected: {note!r}" if note else " rejected"
+        what = word(status)
+        if decision == "reject":  # the note the LLM was given, in the entry itself
+            note = _first_line(a.get("note"), 60)
+            what = f"rejected, note: {note}" if note else "rejected (no note)"
+        elif decision == "edit":
+            extra += " (your edit)"
         elif decision and decision not in ("accept", "stop"):
             extra += f" {decision}"
-        label = Text(f"{mark(status)} attempt {a.get('n')}: {word(status)}{extra}")
+        label = Text(f"{mark(status)} attempt {a.get('n')}: {what}{extra}")
         node.add_leaf(label, data=Row(s, a))
 
     def _restore_cursor(self, row: Row) -> None:
@@ -229,6 +238,62 @@ class HistoryPane(Tree[Row]):
             return
         await super()._on_key(event)
 
+    # -- its width: + and -, or a drag of the right edge; kept in the UI state file --------
+
+    def on_mount(self) -> None:
+        width = getattr(self.app, "ui_state", {}).get("history_width")
+        if isinstance(width, int) and not isinstance(width, bool):
+            self.set_width(width, remember=False)
+
+    def set_width(self, width: int, *, remember: bool = True) -> int:
+        """Make the pane ``width`` columns wide (within bounds); remember it if asked."""
+        # Beside the panes it leaves them KEEP_FOR_WORK columns; as the overlay of small
+        # screens (drawn over them) it may cover all but a few.
+        keep = 4 if self.styles.layer == "overlay" else self.KEEP_FOR_WORK
+        room = self.screen.size.width - keep if self.is_mounted else width
+        width = max(self.MIN_WIDTH, min(width, max(room, self.MIN_WIDTH)))
+        self.styles.width = width
+        if remember:
+            save = getattr(self.app, "save_ui_choice", None)  # VerifyBotApp's state file
+            if save is not None:
+                save("history_width", width)
+        return width
+
+    def action_wider(self) -> None:
+        self.set_width(self.outer_size.width + self.STEP)
+
+    def action_narrower(self) -> None:
+        self.set_width(self.outer_size.width - self.STEP)
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        if event.x >= self.outer_size.width - 1:  # the right border: start a drag
+            self._dragging = True
+            self._dragged = False
+            self.capture_mouse()
+            event.stop()
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        if self._dragging:
+            self._dragged = True
+            self.set_width(event.screen_x - self.region.x + 1, remember=False)
+            event.stop()
+
+    def on_mouse_up(self, event: events.MouseUp) -> None:
+        if self._dragging:
+            self._dragging = False
+            self.capture_mouse(False)
+            if self._dragged:
+                self.set_width(self.outer_size.width)
+            event.stop()
+
+    async def _on_click(self, event: events.Click) -> None:
+        if self._dragged or event.x >= self.outer_size.width - 1:
+            self._dragged = False
+            event.prevent_default()
+            event.stop()
+            return
+        await super()._on_click(event)
+
     def on_tree_node_selected(self, event: Tree.NodeSelected[Row]) -> None:
         event.stop()
         if event.node.data is not None:
@@ -238,3 +303,11 @@ class HistoryPane(Tree[Row]):
         node = self.cursor_node
         if node is not None and node.data is not None:
             self.post_message(self.ResumeRequested(self, node.data.session))
+        else:
+            self.notify("No session is selected: pick one with the arrow keys or a click, "
+                        "then r resumes it." if self._sessions else
+                        "No session to resume yet: send a prompt first.", severity="warning")
+
+
+def _tries(n: int) -> str:
+    return "1 try" if n == 1 else f"{n} tries"

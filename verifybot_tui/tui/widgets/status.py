@@ -15,6 +15,7 @@ TARGET_MARKS = {"connected": "●", "connecting": "◌", "error": "✘", "discon
 LLM_LABELS = {"stopped": "not started", "starting": "starting…", "logged_out": "logged out",
               "idle": "idle", "streaming": "streaming…", "error": "error",
               "waiting": "rate-limited, waiting…", "thinking": "thinking…",
+              "sent": "sent, waiting for the answer…",  # an API request, no byte back yet
               # An API provider checked after F8 (llm.api_check states), before it starts.
               "checking": "checking connection…", "ok": "OK, not started",
               "model_missing": "model missing", "key_refused": "key refused",
@@ -50,7 +51,7 @@ class StatusBar(Static):
         t_colour = {"connected": "$success", "error": "$error"}.get(self.target_state,
                                                                      "$warning")
         l_colour = {"idle": "$success", "ok": "$success", "error": "$error",
-                    "logged_out": "$error", "streaming": "$accent",
+                    "logged_out": "$error", "streaming": "$accent", "sent": "$accent",
                     **dict.fromkeys(CHECK_FAILED, "$error")}.get(self.llm_state, "$text-muted")
         parts = [
             f"[{t_colour}]{t_mark}[/] target [b]{escape(self.target)}[/]: {self.target_state}",
@@ -61,9 +62,13 @@ class StatusBar(Static):
         ]
         if self.attempt:
             parts.append(f"attempt {self.attempt} of {self.max_attempts}")
-        parts.append("auto-accept [b]on[/]" if self.auto_accept else "auto-accept off")
-        if self.review_feedback:
-            parts.append("review feedback")
+        if self.auto_accept:  # feedback then goes unreviewed, whatever F3 says
+            parts.append("auto-accept [b]on[/] (feedback unreviewed)" if self.review_feedback
+                         else "auto-accept [b]on[/]")
+        else:
+            parts.append("auto-accept off")
+            if self.review_feedback:
+                parts.append("review feedback")
         if self.mode:
             parts.append(self.mode)
         return " │ ".join(parts)
