@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from cli_runs import answers, python_answer, run_cli
+from proc_helpers import below, pids_seen_as
 from project import verifybot_cmd
 
 from verifybot_tui.core.base.liveness import pid_alive
@@ -133,13 +134,22 @@ def _sleeper(tmp_path: Path) -> str:
     return python_answer(code + "print('started', flush=True)\ntime.sleep(300)")
 
 
-def _pid(tmp_path: Path, limit: float = 60) -> int:
+def _pid(tmp_path: Path, ancestor: int, limit: float = 60) -> int:
+    """The program's pid as this machine sees it. In a sandbox with its own PID
+    namespace it reads another number for itself: the host's is the process below
+    ``ancestor`` (VerifyBot) whose last NSpid is the one it wrote."""
     end = time.monotonic() + limit
     path = tmp_path / "pid"
     while not (path.exists() and path.read_text().strip()):
         assert time.monotonic() < end, "the program never started"
         time.sleep(0.05)
-    return int(path.read_text())
+    inner = int(path.read_text())
+    while True:
+        found = [p for p in pids_seen_as(inner) if below(p, ancestor)]
+        if found:
+            return found[0]
+        assert time.monotonic() < end, f"no process of ours is pid {inner} in any namespace"
+        time.sleep(0.05)
 
 
 @pytest.mark.timeout(120)
@@ -151,7 +161,7 @@ def test_recipe_run_stops_on_every_signal_and_kills_the_program(
     (tmp_path / "r.toml").write_text('name = "slow"\nprompt = "sleep"\n'
                                      'llm = "replay:answers.md"\ntimeout = 600\n')
     s = Session(["recipe", "run", "r.toml", "--workspace", str(tmp_path / "ws")], tmp_path)
-    pid = _pid(tmp_path)
+    pid = _pid(tmp_path, s.proc.pid)
     s.proc.send_signal(sig)
     assert s.ends() == code, s.stderr
     _wait_gone(pid)
@@ -160,7 +170,7 @@ def test_recipe_run_stops_on_every_signal_and_kills_the_program(
 @pytest.mark.timeout(120)
 def test_a_kill_9ed_run_is_interrupted_for_the_next_reader(tmp_path: Path) -> None:
     s = _run(tmp_path, _sleeper(tmp_path), "--yes")
-    pid = _pid(tmp_path)
+    pid = _pid(tmp_path, s.proc.pid)
     os.kill(s.proc.pid, signal.SIGKILL)  # not reaped yet: a zombie, as under a supervisor
     try:
         proc = run_cli("history", "--json", "--workspace", str(tmp_path / "ws"), cwd=tmp_path)

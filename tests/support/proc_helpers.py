@@ -10,6 +10,7 @@ import os
 import signal
 import time
 from collections.abc import Iterable
+from pathlib import Path
 
 
 def alive(pid: int) -> bool:
@@ -37,3 +38,31 @@ def kill_all(pids: Iterable[int]) -> None:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def _status(pid: int, key: str) -> list[str]:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(key + ":"):
+                return line.split()[1:]
+    except OSError:
+        pass
+    return []
+
+
+def pids_seen_as(inner: int) -> list[int]:
+    """Every process whose pid in its own (innermost) PID namespace is ``inner``: a
+    program in a sandbox reads another number for itself than this machine does."""
+    return [int(d) for d in os.listdir("/proc") if d.isdigit()
+            and (_status(int(d), "NSpid") or ["0"])[-1] == str(inner)]
+
+
+def below(pid: int, ancestor: int) -> bool:
+    """Whether ``pid`` is ``ancestor`` or one of its descendants (by parent links)."""
+    for _ in range(64):
+        if pid == ancestor:
+            return True
+        if pid <= 1:
+            return False
+        pid = int((_status(pid, "PPid") or ["0"])[0])
+    return False
