@@ -14,7 +14,9 @@ from pathlib import Path
 
 from project import verifybot_cmd
 
+from verifybot_tui.core.base.ports import ProgramFile, RunRequest, RunResult
 from verifybot_tui.core.store.transcript import read_record
+from verifybot_tui.core.verify import criteria as crit
 
 UNUSED = "#include <stdio.h>\nint main(void) { int unused; printf(\"hi\\n\"); return 0; }\n"
 CLEAN = "#include <stdio.h>\nint main(void) { printf(\"hi\\n\"); return 0; }\n"
@@ -69,3 +71,14 @@ def replay(tmp_path: Path, *bodies: str, name: str = "answers.md") -> str:
     path = tmp_path / name
     path.write_text(answers(*bodies), encoding="utf-8")
     return f"replay:{path}"
+
+
+def c_request(code: str, run_id: str, flags: list[str], compiler: str = "") -> RunRequest:
+    return RunRequest(run_id=run_id, files=[ProgramFile("main.c", "main.c", code, "c")],
+                      entry="main.c", language="c", timeout=20, compiler=compiler,
+                      flags=flags)
+
+
+def clean(result: RunResult) -> crit.Check:
+    (check,) = crit.evaluate([crit.parse("compiles-clean")], result, None)
+    return check

@@ -11,26 +11,14 @@ import json
 import shutil
 from pathlib import Path
 
-from cli_runs import C_ANSWER, CLEAN, UNUSED, answers, run_cli
+from cli_runs import C_ANSWER, CLEAN, UNUSED, answers, c_request, clean, run_cli
 
-from verifybot_tui.core.base.ports import ProgramFile, RunRequest, RunResult
+from verifybot_tui.core.base.ports import RunResult
 from verifybot_tui.core.settings.config import TargetConfig
-from verifybot_tui.core.verify import criteria as crit
 from verifybot_tui.targets.local import LocalTarget
 
 # scripts/test installs gcc; without it these tests fail saying so, never skip.
 assert shutil.which("gcc"), "gcc is needed (scripts/test installs it: apt install gcc)"
-
-
-def c_request(code: str, run_id: str, flags: list[str], compiler: str = "") -> RunRequest:
-    return RunRequest(run_id=run_id, files=[ProgramFile("main.c", "main.c", code, "c")],
-                      entry="main.c", language="c", timeout=20, compiler=compiler,
-                      flags=flags)
-
-
-def clean(result: RunResult) -> crit.Check:
-    (check,) = crit.evaluate([crit.parse("compiles-clean")], result, None)
-    return check
 
 
 async def run_local(tmp_path: Path, code: str, run_id: str, flags: list[str],
