@@ -50,7 +50,8 @@ async def test_a_run_is_one_channel_with_no_sftp(target):
     await target.connect()
     counted = Counted(target._conn)
     files = {"main.py": "import helper\nhelper.hi()\nopen('out.txt', 'w').write('x')\n",
-             "pkg/helper.py": "def hi():\n    print('hi')\n", "helper.py": "from pkg.helper import hi\n"}
+             "pkg/helper.py": "def hi():\n    print('hi')\n",
+             "helper.py": "from pkg.helper import hi\n"}
     result = await target.run(request("one_1", files), Recorder())
     assert result.exit_code == 0 and result.stdout == "hi\n", result.stderr
     assert result.files_changed == ["out.txt"]

@@ -468,7 +468,8 @@ class SSHTarget(ReportsState):
         if token:
             env += f"printf '%s\\n' {shlex.quote(token)} > .vb_run; "
             check = scripts.check_sh(self.stop_grace, self._scopes, snapshot, before_file)
-            watch = (f"exec 3<&0; setsid sh -c {shlex.quote(scripts.watcher_sh(token, check, run_dir))} "
+            watcher = shlex.quote(scripts.watcher_sh(token, check, run_dir))
+            watch = (f"exec 3<&0; setsid sh -c {watcher} "
                      f"<&3 3<&- 2>/dev/null & export {containment.MARKER}={shlex.quote(token)}; ")
         if self._has_venv:
             # A shell script's `python3` then finds what `install` put there.
