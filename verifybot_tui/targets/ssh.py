@@ -443,15 +443,15 @@ class SSHTarget(ReportsState):
             target_error=o.target_error, workdir=run_dir,
             stdout_bytes=o.stdout_bytes, stderr_bytes=o.stderr_bytes, escaped=o.escaped)
 
-    def _files_sh(self, run_dir: str, token: str, size: int) -> str:
+    def _files_sh(self, run_dir: str, token: str, archive: bytes) -> str:
         """A fresh run folder (no file of an older run is mistaken for new) from the tar."""
         home, rel = shlex.quote(self.remote_dir), shlex.quote(
             posixpath.relpath(run_dir, self.remote_dir))
         return (f"cd {home} 2>/dev/null || {{ mkdir -p {home} && cd {home}; }} || exit 127; "
-                f"[ ! -e {rel} ] || rm -rf {rel}; {scripts.files_sh(token, size)}")
+                f"[ ! -e {rel} ] || rm -rf {rel}; {scripts.files_sh(token, archive)}")
 
     def _launch_script(self, argv: list[str], run_dir: str, snapshot: bool,
-                       token: str = "", files_size: int = 0, before_file: bool = True) -> str:
+                       token: str = "", files: bytes = b"", before_file: bool = True) -> str:
         """Files in, the watcher started, then the program exec'd as its group's leader.
 
         sshd already makes the command's shell a session (and group) leader, so
@@ -461,7 +461,7 @@ class SSHTarget(ReportsState):
         cmd = shlex.join(argv)
         if token and self._scopes:
             cmd = scope_prefix(token) + cmd
-        files = self._files_sh(run_dir, token, files_size) if files_size else ""
+        unpack = self._files_sh(run_dir, token, files) if files else ""
         before = f"{scripts.SNAPSHOT} > .vb_before; " if snapshot and before_file else ""
         env = "export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1; "
         watch = ""
@@ -469,13 +469,13 @@ class SSHTarget(ReportsState):
             env += f"printf '%s\\n' {shlex.quote(token)} > .vb_run; "
             check = scripts.check_sh(self.stop_grace, self._scopes, snapshot, before_file)
             watcher = shlex.quote(scripts.watcher_sh(token, check, run_dir))
-            watch = (f"exec 3<&0; setsid sh -c {watcher} "
-                     f"<&3 3<&- 2>/dev/null & export {containment.MARKER}={shlex.quote(token)}; ")
+            watch = (f"exec 3<&0; vbw={watcher}; {scripts.START_APART}"
+                     f"export {containment.MARKER}={shlex.quote(token)}; ")
         if self._has_venv:
             # A shell script's `python3` then finds what `install` put there.
             venv = shlex.quote(posixpath.join(self.remote_dir, VENV_DIR))
             env += f'export VIRTUAL_ENV={venv} PATH={venv}/bin:"$PATH"; '
-        return (f"{files}cd {shlex.quote(run_dir)} || exit 127; {env}{before}"
+        return (f"{unpack}cd {shlex.quote(run_dir)} || exit 127; {env}{before}"
                 "read -r _ _ _ _ vbpg _ < /proc/$$/stat 2>/dev/null; "
                 f'if [ "$vbpg" = "$$" ]; then echo $$ > .vb_pgid; {watch}'
                 f"exec {cmd} </dev/null 3<&-; "
@@ -499,10 +499,11 @@ class SSHTarget(ReportsState):
             conn = await self._connection()
             proc, session = await conn.create_session(
                 lambda: _Session(out, on_output, problems, token),
-                self._launch_script(argv, run_dir, snapshot, token, len(files or b""),
+                self._launch_script(argv, run_dir, snapshot, token, files or b"",
                                     before_file=before is None), encoding=None)
-            if files:
-                proc.write(files)  # no EOF: the channel's stdin closing is the program's end
+            if files and scripts.files_stdin(files):
+                # No EOF after it: the channel's stdin closing marks the program's end.
+                proc.write(scripts.files_stdin(files))
         except (asyncssh.Error, OSError) as e:
             out.target_error = f"Could not start the program on {self._where}: {e}"
             return out

@@ -77,17 +77,33 @@ def group_kill_sh(grace: float) -> str:
             'kill -KILL -"$pg" 2>/dev/null; echo vb-killed-leftovers; fi')
 
 
+# What escaped the run was started after it: its pid lies between the namespace's last
+# pid when the program started ($vbl0, read by the launch) and its last pid now, as pids
+# are handed out in turn. When that range is known and short only those processes'
+# environments are read, and only our own (readable) ones; else every process's. Exact
+# either way: a wrap of the pids, or no $vbl0 (a check from another channel), reads all.
+_CANDIDATES = ('vb_cands() { vb_now=; read -r vb_now 2>/dev/null < /proc/sys/kernel/ns_last_pid; '
+               'if [ -n "$vbl0" ] && [ -n "$vb_now" ] && [ "$vb_now" -ge "$vbl0" ] && '
+               '[ $((vb_now - vbl0)) -le 512 ]; then p=$vbl0; while [ "$p" -lt "$vb_now" ]; do '
+               'p=$((p+1)); [ -r "/proc/$p/environ" ] && echo "/proc/$p/environ"; done; '
+               'else echo /proc/[0-9]*/environ; fi; }; ')
+LAST_PID = 'vbl0=; read -r vbl0 2>/dev/null < /proc/sys/kernel/ns_last_pid; '
+
+
 def leftover_sh(scope: bool) -> str:
     """Name and KILL what of the run still lives once its group was stopped.
 
     Found by the run's marker (``.vb_run``) in /proc/*/environ of our user (one
-    ``grep -z`` over them all, the NUL-separated variables), and with ``scope``
+    ``grep -z`` over the NUL-separated variables of the processes started since
+    the run began, see ``_CANDIDATES``, and none when there are none), and with ``scope``
     by the run's systemd scope. Prints ``vb-escaped PID NAME`` per process found
     and ``vb-unkillable PID NAME`` for one still alive after the KILLs; scans
     again only when the first scan found something.
     """
-    find = ('vb_marked() { [ -n "$tok" ] && for f in $(grep -lzsxF "VERIFYBOT_RUN=$tok" '
-            '/proc/[0-9]*/environ); do f=${f#/proc/}; echo "${f%/environ}"; done; }; ')
+    find = (_CANDIDATES +
+            'vb_marked() { [ -n "$tok" ] || return 0; set -- $(vb_cands); [ $# -gt 0 ] || '
+            'return 0; for f in $(grep -lzsxF "VERIFYBOT_RUN=$tok" "$@"); do f=${f#/proc/}; '
+            'echo "${f%/environ}"; done; }; ')
     if scope:
         find += ('vb_cg=$(systemctl --user show -p ControlGroup --value "verifybot-$tok.scope" '
                  '2>/dev/null); '
@@ -135,11 +151,41 @@ def watcher_sh(token: str, check: str, folder: str) -> str:
             f"cd {shlex.quote(folder)} || exit 0; {check}; printf %s {end}")
 
 
-def files_sh(token: str, size: int) -> str:
-    """Unpack the ``size`` bytes of tar on stdin; on failure report it and stop (exit 127)."""
+# Start the watcher ($vbw) in a process group of its own, reading the channel's stdin
+# (fd 3). bash does it without a new process (job control gives a background job its
+# own group); another shell pays for setsid and a second shell.
+START_APART = (LAST_PID + 'if [ -n "$BASH_VERSION" ]; then set -m; (eval "$vbw") <&3 3<&- '
+               '2>/dev/null & set +m; else vbl0=$vbl0 setsid sh -c "$vbw" <&3 3<&- 2>/dev/null & '
+               'fi; ')
+
+
+INLINE_MAX = 24 * 1024  # a tar up to this size rides in the command (escaped: <= 120 KB)
+
+
+def files_sh(token: str, archive: bytes) -> str:
+    """Unpack the tar: a small one carried in the command (no round trip of its own,
+    no process but tar), a big one from the channel's stdin (``head -c`` reads exactly its length).
+    On failure the report says so and the run stops (exit 127)."""
     failed = shlex.quote((report_start(token) + f"{_NO_FILES}\n".encode()
                           + report_end(token)).decode())
-    return (f"head -c {size} | tar -xf - || {{ printf %s {failed}; exit 127; }}; ")
+    if len(archive) <= INLINE_MAX:
+        source = f"printf %b {_printf_b(archive)}"
+    else:
+        source = f"head -c {len(archive)}"
+    return f"{source} | tar -xf - || {{ printf %s {failed}; exit 127; }}; "
+
+
+def _printf_b(data: bytes) -> str:
+    """``data`` as one shell word that ``printf %b`` turns back into it (UTF-8 text and
+    NULs: a tar of text files). A NUL is ``\\0000`` (always three octal digits, so a
+    digit after it stays a digit)."""
+    text = data.decode("utf-8").replace("\\", "\\\\").replace("\0", "\\0000")
+    return shlex.quote(text)
+
+
+def files_stdin(archive: bytes) -> bytes:
+    """What goes on the channel's stdin for ``files_sh``: only a big archive."""
+    return archive if len(archive) > INLINE_MAX else b""
 
 
 def files_failed(report: str) -> bool:
@@ -154,7 +200,10 @@ def tar_of(files: list[tuple[str, bytes]], mtime: int) -> bytes:
             info = tarfile.TarInfo(path)
             info.size, info.mode, info.mtime = len(data), 0o644, mtime
             tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
+    # The two zero blocks end it; the padding tarfile adds to a full record is not needed.
+    end = len(buf.getvalue().rstrip(b"\0"))
+    end = -(-end // 512) * 512 + 1024
+    return buf.getvalue()[:end]
 
 
 def parse_leftovers(text: str) -> tuple[list[str], str]:
