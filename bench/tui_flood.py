@@ -207,7 +207,10 @@ def first_frame(argv: list[str], marker: bytes, env: dict[str, str],
 
 
 def first_frames(tmp: Path, starts: int) -> dict[str, float]:
-    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    # As a user's shell runs it: bytecode cached (a PYTHONDONTWRITEBYTECODE here would
+    # make every start compile the modules without a .pyc, which no user pays twice).
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NO_COLOR", "PYTHONDONTWRITEBYTECODE")}
     env.update(TERM="xterm-256color", XDG_CONFIG_HOME=str(tmp / "cfg"),
                XDG_DATA_HOME=str(tmp / "data"))
     transcript = tmp / "one.md"
