@@ -12,7 +12,11 @@ two pages (the legacy page and the app-shell page):
   with only the activity header saying so (no stop button, the action row
   flashing, "Answer now" shown).
 
-Run: .venv/bin/python bench/answer_latency.py [--runs N] [--renderer NAME]
+Both pages are shaped like the real ones (the app-shell page opened directly: no
+active-page marker, the assistant's action row outside its unit); --lang runs
+them in another UI language.
+
+Run: .venv/bin/python bench/answer_latency.py [--runs N] [--renderer NAME] [--lang ko]
 Goals: finish lag median <= 300 ms and p95 <= 600 ms (the most used driver waits
 1.2-1.6 s), token lag median <= 100 ms, zero early finishes. Prints figures; no
 thresholds asserted (the machine may be shared: say so with the figures).
@@ -63,13 +67,13 @@ async def finish_record(site: ChatSite, before: int) -> dict:
     return site.finishes[before]
 
 
-async def main(runs: int, pause_runs: int, renderers: list[str]) -> None:
+async def main(runs: int, pause_runs: int, renderers: list[str], lang: str) -> None:
     for renderer in renderers:
-        print(f"--- renderer {renderer}")
-        await bench(runs, pause_runs, renderer)
+        print(f"--- renderer {renderer} (UI language {lang})")
+        await bench(runs, pause_runs, renderer, lang)
 
 
-async def bench(runs: int, pause_runs: int, renderer: str) -> None:
+async def bench(runs: int, pause_runs: int, renderer: str, lang: str) -> None:
     site = ChatSite().start()
     site.renderer = renderer
     tmp = Path(tempfile.mkdtemp(prefix="vb-bench-"))
@@ -84,7 +88,7 @@ async def bench(runs: int, pause_runs: int, renderer: str) -> None:
 
         finish_lags: list[float] = []
         token_lags: list[float] = []
-        site.configure("bench")
+        site.configure("bench", lang=lang)
         expected = SCENARIOS["bench"].replies[0].markdown
         for _ in range(runs):
             await llm.new_chat()
@@ -106,7 +110,7 @@ async def bench(runs: int, pause_runs: int, renderer: str) -> None:
         total = 0
         for scenario, options in PAUSE_CASES:
             for _ in range(pause_runs):
-                site.configure(scenario, **options)
+                site.configure(scenario, lang=lang, **options)
                 await llm.new_chat()
                 before = len(site.finishes)
                 answer = await llm.ask("pause")
@@ -137,5 +141,8 @@ if __name__ == "__main__":
     ap.add_argument("--pause-runs", type=int, default=3)
     ap.add_argument("--renderer", choices=["legacy", "app_shell"], action="append",
                     help="chatgpt page(s) to measure (default: both)")
+    ap.add_argument("--lang", default="en",
+                    help="the test site's UI language: en, ko, de, or it (no texts) (default: en)")
     args = ap.parse_args()
-    asyncio.run(main(args.runs, args.pause_runs, args.renderer or ["legacy", "app_shell"]))
+    asyncio.run(main(args.runs, args.pause_runs, args.renderer or ["legacy", "app_shell"],
+                     args.lang))

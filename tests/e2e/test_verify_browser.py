@@ -82,3 +82,49 @@ def test_a_separate_judge_opens_a_new_chat_for_each_judgement(
     assert len(received) == 2  # only the judgements went to the site: the coder is a replay
     assert received[0].conversation_id != received[1].conversation_id
     assert "Output (stdout):\n42 m" in received[1].text
+
+
+@pytest.mark.parametrize("shape", ["english", "korean-dialog-enter-newline-hidden-routes"])
+def test_the_whole_loop_on_pages_shaped_like_the_real_app_shell_page(
+        chatsite: ChatSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        shape: str) -> None:
+    """Fail, feedback in the same chat, fix, the same-chat judge's PASS: VERIFIED, on
+    the app-shell page as it is really served (no active-page marker on a direct load,
+    the assistant's action row outside its unit); once in English, once in Korean with
+    a "what's new" dialog open at load, Enter inserting a newline and 4 hidden earlier
+    routes mounted (each with its own finished answer and a draft in its composer)."""
+    monkeypatch.setitem(SCENARIOS, "judge_pass",
+                        Scenario([Reply(FAILING), Reply(WORKING), Reply("PASS")]))
+    korean = shape != "english"
+    options = ({"lang": "ko", "dialog": "whats_new", "enter_newline": True,
+                "hidden_route": True} if korean else {})
+    chatsite.configure("judge_pass", renderer="app_shell", **options)
+    before = len(chatsite.prompts)
+    config = site_config_file(tmp_path, chatsite.url)
+    ws = tmp_path / "ws"
+    proc = subprocess.run(
+        [*verifybot_cmd(), "run", "Print whether the config says ok", "--llm", "site",
+         "--target", "local", "--yes", "--workspace", str(ws), "--config", str(config),
+         "--expect", "contains:True", "--json"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=150, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    record = json.loads(proc.stdout)
+    assert record["status"] == "VERIFIED" and record["message"] == "the judge says PASS"
+    assert record["attempts"][-1]["judgement"]["judge"] == "same-chat"
+
+    received = chatsite.prompts[before:]
+    assert len(received) == 3
+    assert len({p.conversation_id for p in received}) == 1
+    (transcript,) = sorted((ws / "raw_md").glob("*.md"))
+    text = transcript.read_text(encoding="utf-8")
+    sent = sent_prompts(transcript)
+    assert len(sent) == 3
+    for recorded, got in zip(sent, received, strict=True):
+        assert recorded == (got.text if got.text.endswith("\n") else got.text + "\n")
+    assert "JSONDecodeError" in received[1].text  # the failure went back in the same chat
+    code = WORKING.split("```python\n", 1)[1].rsplit("```", 1)[0]
+    (v2,) = sorted((ws / "programs").glob("*_2.py"))
+    assert v2.read_text(encoding="utf-8") == code
+    assert "(renderer app_shell)" in text
+    closed = 'closed a dialog on the page: "ChatGPT의 새로운 기능" (by its "닫기" button)'
+    assert (closed in text) is korean

@@ -113,14 +113,24 @@ async def cmd_history(args: argparse.Namespace) -> int:
 
 
 async def cmd_doctor(args: argparse.Namespace) -> int:
-    from verifybot_tui.cli.doctor import run_doctor
+    from verifybot_tui.cli.doctor import run_doctor, run_doctor_page
 
+    if args.page:  # a saved page, offline: no config, no profile, no network
+        site = args.site if isinstance(args.site, str) else "chatgpt"
+        return await run_doctor_page(Path(args.page), site, as_json=args.json)
     try:
         cfg = config_for(args)
     except ConfigError as e:
         print(f"FAIL config: {e}")
         return EXIT_USAGE
+    if args.json:
+        print("FAIL --json goes with --page FILE.html (the other doctor checks print lines)")
+        return EXIT_USAGE
     if args.site:
+        if isinstance(args.site, str):
+            print(f"FAIL --site {args.site}: a site name goes with --page FILE.html; alone, "
+                  f"--site probes the live site of --llm NAME")
+            return EXIT_USAGE
         from verifybot_tui.llm.browser.site_probe import probe_site
 
         name = args.llm or cfg.run.default_llm

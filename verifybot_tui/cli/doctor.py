@@ -9,12 +9,14 @@ request), and that each target answers, without sending any prompt.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import sys
 import time
+from pathlib import Path
 
-from verifybot_tui.core.base.errors import EXIT_FAILED, EXIT_SUCCESS, VerifyBotError
+from verifybot_tui.core.base.errors import EXIT_FAILED, EXIT_SUCCESS, EXIT_USAGE, VerifyBotError
 from verifybot_tui.core.settings.config import Config, LLMConfig
 
 
@@ -87,6 +89,28 @@ async def _check_api(r: _Report, name: str, llm: LLMConfig, config: Config) -> N
 
     result = await check_provider(llm, config.workspace)
     r.line("OK" if result.ok else "FAIL", f"llm {name}", result.text)
+
+
+async def run_doctor_page(path: Path, site: str, *, as_json: bool = False) -> int:
+    """`doctor --page FILE.html`: a saved page read offline as the driver reads it.
+    0 when a renderer claims it (a MISS is reported, not an error), 1 when none does,
+    2 when the file or the site cannot be used."""
+    from verifybot_tui.llm.browser.saved_page import format_report, inspect_page
+
+    if not path.is_file():
+        print(f"FAIL --page {path}: no such file; give a saved chat page (.html)")
+        return EXIT_USAGE
+    try:
+        report = await inspect_page(path, site)
+    except VerifyBotError as e:
+        print(f"FAIL {e}")
+        return EXIT_USAGE
+    if as_json:
+        print(json.dumps(report.as_json(), ensure_ascii=False))
+    else:
+        for line in format_report(path, report):
+            print(line)
+    return EXIT_SUCCESS if report.renderer else EXIT_FAILED
 
 
 LOGIN_STAMP = ".verifybot-login"

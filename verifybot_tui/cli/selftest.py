@@ -37,8 +37,16 @@ def add_bridge_args(p: argparse.ArgumentParser, command: str) -> None:
     """The arguments of `doctor` (with --site, the live probe) and `selftest`."""
     if command == "doctor":
         p.description = "Check the config, the browser, the login and the targets."
-        p.add_argument("--site", action="store_true", help="probe the chat site's selectors "
-                       "live (HIT/MISS per signal; an evidence file on a MISS) (default: off)")
+        p.add_argument("--site", nargs="?", const=True, default=None, metavar="SITE",
+                       help="alone: probe the chat site's selectors live (HIT/MISS per "
+                       "signal; an evidence file on a MISS); with --page: the site the page "
+                       "was saved from, chatgpt or claude (default: chatgpt)")
+        p.add_argument("--page", metavar="FILE.html", help="check a saved chat page offline "
+                       "(the browser's \"Save page as\", or an evidence HTML from runs/log/): "
+                       "renderer, page state, each finished-state signal HIT/MISS, the last "
+                       "answer as markdown (default: none; the other checks run)")
+        p.add_argument("--json", action="store_true",
+                       help="with --page: print one JSON object (default: off)")
         p.add_argument("--llm", metavar="NAME",
                        help="with --site: the [llm.NAME] to probe (default: [run] default_llm)")
         p.add_argument("--yes", action="store_true", help="with --site: send the test prompt "

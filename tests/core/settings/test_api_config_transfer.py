@@ -162,7 +162,7 @@ def test_export_lays_the_state_files_ui_choices_over_the_config(tmp_path: Path,
 
 
 def test_example_config_documents_every_api_key() -> None:
-    from conftest import ROOT
+    from project import ROOT
 
     from verifybot_tui.core.settings.config import parse_config
 

@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,7 @@ from verifybot_tui.llm.browser.chromium import (
     read_lock,
 )
 from verifybot_tui.llm.browser.pagestate import PageState, classify, message
-from verifybot_tui.llm.browser.site_profile import builtin_sites, load_site_profile
+from verifybot_tui.llm.browser.site_profile import SITES_DIR, builtin_sites, load_site_profile
 
 MINIMAL = """
 name = "mine"
@@ -109,8 +110,15 @@ def test_chatgpt_has_two_renderers_each_with_its_signature_and_claude_its_2026_p
     gpt = load_site_profile("chatgpt")
     assert [r.name for r in gpt.renderers] == ["app_shell", "legacy"]
     shell = gpt.renderer("app_shell")
-    assert shell.signature == ["[data-app-shell-active-page]"]
+    # claimed by what a page opened directly always has (the real capture has no
+    # active-page marker); scoped to the active route only when the marker exists
+    assert shell.signature[:2] == ["[data-app-shell-frame]", "form[data-chatgpt-composer]"]
     assert shell.scope == ['[data-app-shell-active-page="true"]']
+    assert shell.sel("action_row") == [".turn-action-controls"]
+    assert shell.sel("exchange") == ["[data-turn-key]"]
+    assert gpt.renderer("legacy").join_messages  # several assistant nodes in one turn
+    assert 'button.__composer-pill[aria-haspopup="menu"]' in \
+        gpt.renderer("legacy").sel("model_picker")
     assert "#prompt-textarea" not in shell.sel("prompt_box")
     # lists shared by every page come from the top [selectors] table
     assert shell.sel("bot_check_markers") == gpt.renderer("legacy").sel("bot_check_markers")
@@ -282,3 +290,50 @@ def test_temporary_chats_need_the_sites_query(tmp_path: Path) -> None:
                                   temporary=True), tmp_path)
     with pytest.raises(LLMError, match=r"\[llm\.c\] temporary = true.*temporary_chat_query"):
         claude.new_chat_url()
+
+
+def test_texts_per_language_and_a_users_file_adds_one() -> None:
+    gpt = load_site_profile("chatgpt")
+    assert {"en", "de", "fr", "es", "ko", "ja"} <= set(gpt.languages)
+    # every language's texts are hints together: the Korean copy label is one of them
+    assert "복사" in gpt.texts["copy"] and "Copy" in gpt.texts["copy"]
+    assert "Kopieren" in gpt.texts["copy"] and "コピー" in gpt.texts["copy"]
+    tables = tomllib.loads((SITES_DIR / "chatgpt.toml").read_text(encoding="utf-8"))["texts"]
+    for lang in ("en", "de", "fr", "es", "ko", "ja"):
+        for key in ("stop", "copy", "regenerate", "thinking", "answer_now", "limit", "error",
+                    "login_buttons", "bot_check_titles", "dialog_close"):
+            assert tables[lang][key], (lang, key)
+
+
+def test_a_users_file_adds_a_language_and_replaces_one_list(tmp_path: Path) -> None:
+    path = write(tmp_path, 'extends = "chatgpt"\n[texts.it]\nlimit = ["raggiunto il limite"]\n'
+                           'stop = ["Interrompi"]\n[texts.ko]\ncopy = ["복사하기"]\n')
+    mine = load_site_profile(str(path))
+    assert "it" in mine.languages and "raggiunto il limite" in mine.texts["limit"]
+    assert "Interrompi" in mine.texts["stop"]
+    # [texts.ko] copy replaced; the other Korean lists and the other languages stay
+    assert "복사하기" in mine.texts["copy"] and "복사" not in mine.texts["copy"]
+    assert "중지" in mine.texts["stop"] and "Kopieren" in mine.texts["copy"]
+    facts = {"promptBox": True, "renderer": "legacy", "limit": "Hai raggiunto il limite"}
+    assert classify(facts, mine).state is PageState.LIMIT
+    assert classify({"promptBox": True, "renderer": "legacy", "unreadable": "Avviso"},
+                    mine).state is PageState.UNREADABLE
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    ('extends = "chatgpt"\n[texts.Italiano]\nstop = ["x"]\n', "[texts.Italiano] is not a language"),
+    ('extends = "chatgpt"\n[texts.it]\nstopp = ["x"]\n', "unknown key 'texts.it.stopp'"),
+    ('extends = "chatgpt"\n[texts.it]\nstop = "x"\n', "'texts.it.stop' must be a list"),
+])
+def test_a_bad_language_table_names_the_file_and_the_key(tmp_path: Path, text: str,
+                                                         names: str) -> None:
+    assert names in loading_error(tmp_path, text).message
+
+
+def test_an_unreadable_page_state_says_what_to_do() -> None:
+    gpt = load_site_profile("chatgpt")
+    v = classify({"promptBox": True, "renderer": "app_shell", "unreadable": "Avviso importante"},
+                 gpt)
+    text = message(v, llm="chatgpt", site="chatgpt", headless=False, profile_dir="/p")
+    assert "the page shows a message VerifyBot cannot read" in text
+    assert '"Avviso importante"' in text and "[texts.LANG]" in text

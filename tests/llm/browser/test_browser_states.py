@@ -37,6 +37,9 @@ def assert_evidence(err: LLMError) -> None:
     ("answer", {"require_login": True}, "Not logged in to chatgpt", "logged_out"),
     ("account_picker", {}, "pick your account", "logged_out"),
     ("bot_check", {}, "set headless = false in [llm.site]", "error"),
+    # the 2026 gate, found by its markers whatever the title's language
+    ("bot_check", {"lang": "ko"}, 'shows a bot check ("잠시만 기다리십시오…")', "error"),
+    ("bot_check", {"lang": "it"}, 'shows a bot check ("Solo un momento...")', "error"),
     ("limit_banner", {}, "Wait for the limit to reset", "error"),
     ("limit", {}, "reached our limit", "error"),
     ("error", {}, "Something went wrong", "error"),

@@ -1,10 +1,15 @@
 """A local stand-in for chatgpt.com and claude.ai, served on 127.0.0.1.
 
 It reproduces the parts of the real pages a driver depends on (see
-/work/shared/reference/chat-sites.md): chatgpt.com's two pages (`renderer`:
-the legacy page, and the "app-shell" page with its hidden earlier routes,
-per-exchange [data-turn-key] units, id-less composer, activity header,
-windowed thread, three code renderings and gapped CodeMirror blocks), and
+/work/shared/reference/chat-sites.md, and the real captures beside it, which
+win where the two disagree): chatgpt.com's two pages (`renderer`: the legacy
+page with its composer-pill model picker and multi-node answers, and the
+"app-shell" page: claimed by its frame, no active-page marker on a direct load,
+hidden earlier routes after in-app navigations, per-exchange [data-turn-key]
+units with the assistant's action row outside its unit, id-less composer,
+activity header, windowed thread, three code renderings and gapped CodeMirror
+blocks), every label in the account's UI language (`lang`), a dialog open at
+load, an account where Enter inserts a newline, and
 Claude's 2026 page (answers in several blocks, the action bar beside the
 streaming wrapper, artifacts kept out of the copied text); the ProseMirror-like
 prompt box, the send/stop buttons, the copy buttons, the URL that changes from
@@ -50,7 +55,10 @@ class Options:
     result_streaming: bool = True  # the .result-streaming class while streaming
     early_actions: bool = False  # the turn's action buttons show before the answer ends
     renderer: str = "legacy"  # chatgpt's page: "legacy" or "app_shell"
-    hidden_route: bool = True  # app_shell: an earlier chat stays mounted, hidden, after ours
+    # app_shell: after in-app navigations, earlier routes stay mounted, hidden (4 around
+    # ours) and ours carries [data-app-shell-active-page]; a page opened directly has
+    # neither (the real capture).
+    hidden_route: bool = False
     window: int = 6  # app_shell: turns kept mounted (older ones are unmounted)
     cm_stuck: bool = False  # app_shell CodeMirror: gaps never fill when scrolled
     flash_actions: bool = False  # the action row flashes while the model thinks
@@ -60,6 +68,11 @@ class Options:
     artifact_api: bool = True  # claude: the conversation JSON (with artifacts) answers
     models: tuple[str, ...] = ("GPT-5 Instant", "GPT-5 Thinking", "GPT-5 Pro")
     banner: str = ""  # a status banner's text on the page (a limit, or a mere notice)
+    alert: str = ""  # an alert's text on the page (role=alert)
+    lang: str = "en"  # the account's UI language: en, ko, de, or it (no texts in our tables)
+    dialog: str = ""  # open at load: "whats_new", "login" (must not be answered), "no_close"
+    enter_newline: bool = False  # Enter inserts a newline, Ctrl+Enter sends (some accounts)
+    multi_node: bool = False  # legacy: an answer in several assistant nodes of one section
 
 
 @dataclass
@@ -147,7 +160,9 @@ class ChatSite:
         return {"variant": variant, "conversation_id": conversation_id,
                 "lossy_insert": o.lossy_insert, "max_prompt": o.max_prompt,
                 "page": self.scenario().page, "renderer": o.renderer, "hidden": hidden,
-                "bot_scripts": o.bot_scripts, "models": list(o.models), "banner": o.banner}
+                "bot_scripts": o.bot_scripts, "models": list(o.models), "banner": o.banner,
+                "alert": o.alert, "lang": o.lang, "dialog": o.dialog,
+                "enter_newline": o.enter_newline}
 
     def send(self, body: dict[str, Any]) -> dict[str, Any]:
         with self.lock:
@@ -180,7 +195,8 @@ class ChatSite:
                 "early_actions": o.early_actions and live, "window": o.window,
                 "cm_stuck": o.cm_stuck, "flash_actions": o.flash_actions and live,
                 "answer_now": o.answer_now and live,
-                "no_stop_while_thinking": o.no_stop_while_thinking and live}
+                "no_stop_while_thinking": o.no_stop_while_thinking and live,
+                "multi_node": o.multi_node}
 
     def regenerate(self, body: dict[str, Any]) -> dict[str, Any]:
         """The regenerate button: the scenario's next reply, no new prompt."""
@@ -309,7 +325,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._html(_ACCOUNT_PICKER)
             return
         if scenario.page == "bot_check":
-            self._html(_BOT_CHECK)
+            self._html(_bot_check(opts.lang))
             return
         cid = ""
         for marker in ("/c/", "/chat/"):
@@ -375,10 +391,18 @@ _ACCOUNT_PICKER = """<!doctype html>
 <button>Continue as test@example.com</button><button>Use another account</button></main>
 </body></html>"""
 
-_BOT_CHECK = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Just a moment...</title></head><body>
-<h1>chatgpt.com</h1><h2>Verify you are human by completing the action below.</h2>
-<form id="challenge-form" action="/" method="POST"><input type="checkbox"> I am human</form>
+# The 2026 Cloudflare gate: no #challenge-form any more; its title is localized.
+_BOT_TITLES = {"en": "Just a moment...", "ko": "잠시만 기다리십시오…", "de": "Nur einen Moment…",
+               "it": "Solo un momento..."}
+
+
+def _bot_check(lang: str) -> str:
+    return f"""<!doctype html>
+<html lang="{lang}"><head><meta charset="utf-8"><title>{_BOT_TITLES.get(lang, "")}</title>
+</head><body><h1>chatgpt.com</h1><div id="challenge-running">
+<h2>Performing security verification</h2>
+<input type="hidden" name="cf-turnstile-response" value="">
+<div id="challenge-error-text" style="display:none"></div></div>
 </body></html>"""
 
 

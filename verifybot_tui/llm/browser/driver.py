@@ -127,6 +127,7 @@ class BrowserLLM(ReportsState):
         self._stream: _Stream | None = None
         self._asking = asyncio.Lock()
         self._script = init_script(self.profile)
+        self._closed: list[str] = []  # dialogs closed during this prompt, for the transcript
 
     # --- public protocol -------------------------------------------------------------
 
@@ -202,12 +203,14 @@ class BrowserLLM(ReportsState):
             if self._gone or self._context is None or self._navigate:
                 self.state = "starting"
                 await self._ensure_page()
+            await self._close_dialogs()
             await self._raise_if_blocked("before_prompt")
             await self._wait_not_busy()
             base_user = self._obs.user_key
             phase.text = "typing the prompt"
             await self._type_prompt(prompt)
             phase.text = "sending the prompt"
+            await self._close_dialogs()
             await self._send()
             self._stream = _Stream(base_user, on_text)
             await self._wait_user_turn(prompt, base_user)
@@ -221,8 +224,10 @@ class BrowserLLM(ReportsState):
         async with self._asking:  # one prompt at a time: they share one page
             markdown = await self._guarded(steps)
         self.state = "idle"
+        details, self._closed = "; ".join(self._closed), []
         return Answer(markdown=markdown, conversation_url=self.conversation_url,
-                      renderer=self.renderer, resumable=not self.config.temporary)
+                      renderer=self.renderer, resumable=not self.config.temporary,
+                      details=details)
 
     async def _guarded(self, steps: Any) -> Any:
         """Run steps, turning every way the browser can fail into an LLMError with evidence."""
@@ -410,7 +415,9 @@ class BrowserLLM(ReportsState):
             raise await self._fail(f"[llm.{self.name}] model = {wanted!r}, but no model picker "
                                    f"(model_picker selectors of {self.profile.source}) is on "
                                    f"the page.", "no_model_picker")
-        await self._page.locator(picker).first.click(timeout=self.page_timeout * 1000)
+        await self._close_dialogs()
+        await self._page.locator(picker).locator("visible=true").first.click(
+            timeout=self.page_timeout * 1000)
         options = self.profile.renderer(self.renderer).sel("model_option") if self.renderer \
             else []
         names: list[str] = []
@@ -494,17 +501,35 @@ class BrowserLLM(ReportsState):
             f"Shorten the prompt, or send it in parts.", "prompt_truncated")
 
     async def _send(self) -> None:
+        """Click the page's send control. Never Enter: on some accounts Enter inserts a
+        newline (Ctrl+Enter sends), and a dialog may take the keystroke."""
         if await self._eval("() => window.__vb.clickSend()"):
             return
         try:
-            await self._page.wait_for_function("() => window.__vb.canSend()", timeout=1000)
+            await self._page.wait_for_function("() => window.__vb.canSend()",
+                                               timeout=min(self.page_timeout, 5.0) * 1000)
             if await self._eval("() => window.__vb.clickSend()"):
                 return
         except PlaywrightError:
             if self._gone:
                 raise
-        await self._eval("() => window.__vb.focusBox()")
-        await self._page.keyboard.press("Enter")
+        raise await self._fail(
+            f"The prompt is typed, but {self.profile.name} shows no send button to click "
+            f"(send_button selectors of {self.profile.source}, or the composer's submit "
+            f"button). Nothing was sent. Run `verifybot doctor --site --llm {self.name}` to "
+            f"see which selectors still match.", "no_send_button")
+
+    async def _close_dialogs(self) -> None:
+        """Close the dialogs covering the page (announcements, "what's new", consent,
+        rating) by their own buttons; a login or an account picker stays a page state.
+        What was closed goes into the transcript (the answer's details)."""
+        closed = await self._eval("() => window.__vb.closeDialogs()")
+        for d in closed or []:
+            self._closed.append(f"closed a dialog on the page: \"{d['title']}\" (by its "
+                                f"\"{d['button']}\" button)")
+        if closed:
+            self._changed.clear()
+            await self.wait_change(0.5)  # let the page settle behind it
 
     async def _wait_not_busy(self) -> None:
         """A page still answering (an earlier, stopped run) would swallow the prompt."""
@@ -603,6 +628,7 @@ class BrowserLLM(ReportsState):
 
     async def _click_and_wait(self, helper: str, changed: Any) -> None:
         """Click a button of the answer (continue, regenerate) and wait for the page to react."""
+        await self._close_dialogs()
         if not await self._eval(f"() => window.__vb.{helper}()"):
             return
         deadline = time.monotonic() + self.page_timeout
@@ -615,6 +641,7 @@ class BrowserLLM(ReportsState):
 
     async def _read_answer(self) -> str:
         """The site's own markdown through its copy button, else the DOM, never less."""
+        await self._close_dialogs()
         markdown = await self._eval("t => window.__vb.copyAnswer(t)", 2000)
         if not isinstance(markdown, str) or not markdown.strip():
             got = await self._eval("t => window.__vb.answerMarkdown(t)", self.page_timeout * 700,
@@ -712,6 +739,15 @@ class BrowserLLM(ReportsState):
     # --- page states and failures -----------------------------------------------------
 
     def _message(self, v: Verdict) -> str:
+        facts = self._obs.facts
+        if v.state is PageState.LOADING and facts and facts.get("langKnown") is False:
+            return (f"{self.profile.name} shows a page VerifyBot cannot read: its language "
+                    f"({facts.get('lang')}) has no texts in {self.profile.source} (known: "
+                    f"{', '.join(self.profile.languages)}) and no prompt box is recognised. "
+                    f"The page is saved as evidence: open it in a browser to see what it asks; "
+                    f"add a [texts.{facts.get('lang', 'LANG').split('-')[0].lower()}] table to "
+                    f"a site profile of your own (extends = \"{self.profile.name}\"), or switch "
+                    f"the account's language to a known one.")
         if v.state is PageState.LOADING and self._obs.facts and not self._obs.renderer:
             return (f"{self.profile.name} shows a page that no renderer of "
                     f"{self.profile.source} recognises (signatures tried: "

@@ -2,11 +2,15 @@
 // change, so the driver waits on events instead of polling: the last answer's
 // text (as markdown, delta-encoded), whether the page is busy or shows the
 // finished-action buttons, the user turns, and facts that tell page states
-// apart (logged out, bot check, limit, error). Also holds the small helpers
-// the driver calls (prompt box read-back and injection, copy capture).
+// apart (logged out, bot check, limit, error, a message it cannot read). Also
+// holds the small helpers the driver calls (prompt box read-back and injection,
+// copy capture, closing dialogs). Buttons are found by structure (the answer's
+// action row, the composer's slot, aria-haspopup, type) or icon first; texts, in
+// every UI language the profile knows, are one hint among several.
 // Runs inside an IIFE after `const VB_CONFIG = {...}` and dom_markdown.js.
 if (window.top === window && !window.__vb) {
   const T = VB_CONFIG.texts;
+  const LANGS = VB_CONFIG.languages || ["en"];
   const RENDERERS = VB_CONFIG.renderers;
   const now = () => performance.timeOrigin + performance.now();
   const DOC = Math.random().toString(36).slice(2) + now().toString(36);
@@ -78,6 +82,41 @@ if (window.top === window && !window.__vb) {
       try { if (el.matches(s) || el.querySelector(s)) return true; } catch (e) { /* skip */ }
     }
     return false;
+  }
+  function matchesAny(el, list) {
+    if (!el) return false;
+    for (const s of list || []) {
+      try { if (el.matches(s)) return true; } catch (e) { /* skip */ }
+    }
+    return false;
+  }
+  function closestAny(el, list) {
+    for (const s of list || []) {
+      try { const c = el.closest(s); if (c) return c; } catch (e) { /* skip */ }
+    }
+    return null;
+  }
+  function byDocOrder(els) {
+    return els.sort((a, b) => a === b ? 0
+      : (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1));
+  }
+  // A button whose label (aria-label, else its text) equals one of texts, in any
+  // language the profile knows: one hint among several, never the only one.
+  function labelled(root, texts, pred) {
+    if (!root || !texts || !texts.length) return null;
+    const wanted = texts.map(lower);
+    for (const b of root.querySelectorAll("button, [role=button]")) {
+      const label = lower((b.getAttribute("aria-label") || "").trim());
+      const text = lower((b.textContent || "").trim());
+      if ((wanted.includes(label) || wanted.includes(text)) && visible(b) &&
+          (!pred || pred(b))) return b;
+    }
+    return null;
+  }
+  // The page's UI language is one the texts know (an unmarked page counts as known).
+  function knownLanguage() {
+    const lang = lower(document.documentElement.lang || "").trim();
+    return !lang || LANGS.includes(lang) || LANGS.includes(lang.split("-")[0]);
   }
   function plainText(el) {
     let s = "";
@@ -161,9 +200,66 @@ if (window.top === window && !window.__vb) {
   // sibling and the parent (Claude's action bar sits beside div[data-is-streaming]).
   function near(answer) {
     const out = [answer];
+    const row = actionRow(answer);
+    if (row) out.push(row);
     if (answer.nextElementSibling) out.push(answer.nextElementSibling);
     if (answer.parentElement) out.push(answer.parentElement);
     return out;
+  }
+  // The assistant's action row (app-shell): the last action_row of the answer's
+  // exchange that is not inside the user unit, not a code block's header, and
+  // not before the answer. On the real page it is not inside the assistant unit
+  // but the next sibling of the unit's wrapper, inside the [data-turn-key].
+  function actionRow(answer) {
+    if (!answer || !(S.action_row || []).length) return null;
+    const root = closestAny(answer, S.exchange) || answer.parentElement || answer;
+    const users = union(S.user_turn, root);
+    const rows = union(S.action_row, root).filter((r) =>
+      !users.some((u) => u.contains(r)) && !r.closest("[data-markdown-copy], pre") &&
+      (answer.contains(r) ||
+       !!(answer.compareDocumentPosition(r) & Node.DOCUMENT_POSITION_FOLLOWING)));
+    return rows.length ? byDocOrder(rows)[rows.length - 1] : null;
+  }
+  // Finished: the finished markers in the action row when the page has one (never
+  // the user's row), else in the answer itself.
+  function isFinished(answer) {
+    if (!answer) return false;
+    if ((S.action_row || []).length) {
+      const row = actionRow(answer);
+      return !!row && has(row, S.finished_markers);
+    }
+    return has(answer, S.finished_markers);
+  }
+  // The assistant's own copy button: by selector (test id, icon, label), then by
+  // its label in any known language, then (app-shell) the row's first button:
+  // never the user's "Copy message", never a code block header's "Copy".
+  function copyButton(answer) {
+    if (!answer) return null;
+    const row = actionRow(answer);
+    if (row) {
+      return all(S.copy_button, row)[0] || labelled(row, T.copy) ||
+        row.querySelector("button, [role=button]");
+    }
+    const inCode = (b) => !b.closest("pre, [data-markdown-copy], .cm-editor") &&
+      !all(S.assistant_message, answer).some((m) => m.contains(b));
+    return findNear(answer, S.copy_button) ||
+      near(answer).map((r) => labelled(r, T.copy, inCode)).find((b) => b) || null;
+  }
+  function composerOf() {
+    const box = findBox();
+    return box ? box.closest("form, fieldset") : null;
+  }
+  function isStop(b) {
+    for (const s of S.stop_button) {
+      try { if (b.matches(s)) return true; } catch (e) { /* skip */ }
+    }
+    const label = lower((b.getAttribute("aria-label") || b.textContent || "").trim());
+    return (T.stop || []).some((t) => lower(t) === label);
+  }
+  // The stop control: by selector (test id, icon, label), else a composer button
+  // labelled "stop" in any language the profile knows.
+  function stopButton() {
+    return firstVisible(S.stop_button) || labelled(composerOf(), T.stop) || null;
   }
   function findNear(answer, list) {
     for (const root of near(answer)) {
@@ -187,17 +283,22 @@ if (window.top === window && !window.__vb) {
     return null;
   }
   // What the model is doing: "Thinking" (busy) or "Thought for 12s" (done).
-  function activity(answer) {
+  function activity(answer, stopNow) {
     const root = answer ? answer.closest("[data-turn-key]") || answer : null;
     if (!root) return {text: "", thinking: false};
     let text = "";
     for (const h of union(S.activity_header || [], root)) {
       if (visible(h)) text = (h.textContent || "").trim().slice(0, 80);
     }
-    let thinking = !!text && !!matchText(text, T.thinking) && !/\bfor\s+\d/i.test(text);
-    if (!thinking && buttonWithText(root, T.thinking)) {
+    // Structure first: a past-tense header ("Thought for 12s", "12초 동안 생각함")
+    // carries a duration; a present one has none and comes with the stop control
+    // or a busy marker; its text in a known language is one more hint.
+    let thinking = !!text && !/\d/.test(text) &&
+      (stopNow || has(root, S.busy_markers || []) || !!matchText(text, T.thinking));
+    const now = buttonWithText(root, T.answer_now) || buttonWithText(root, T.thinking);
+    if (!thinking && now) {
       thinking = true;
-      text = text || "Answer now";
+      text = text || (now.textContent || "").trim();
     }
     return {text, thinking};
   }
@@ -235,7 +336,8 @@ if (window.top === window && !window.__vb) {
   function facts(answer) {
     const f = {path: location.pathname, host: location.host, title: document.title,
       renderer: rendererName, promptBox: !!rendererName && !!firstVisible(S.prompt_box),
-      login: "", botCheck: "", picker: "", pickerInDialog: false, limit: "", error: ""};
+      login: "", botCheck: "", picker: "", pickerInDialog: false, limit: "", error: "",
+      lang: document.documentElement.lang || "", langKnown: knownLanguage(), unreadable: ""};
     const title = matchText(document.title, T.bot_check_titles);
     const bot = union(S.bot_check_markers, document);
     if (title || bot.length) f.botCheck = title || "challenge";
@@ -262,13 +364,7 @@ if (window.top === window && !window.__vb) {
         }
       }
     }
-    for (const el of union(S.alert_containers)) {
-      if (inTurn(el) || !visible(el)) continue;
-      const text = (el.textContent || "").trim().slice(0, 400);
-      if (!text || matchText(text, T.not_limit)) continue;
-      if (!f.limit && matchText(text, T.limit)) f.limit = text;
-      else if (!f.error && matchText(text, T.error)) f.error = text;
-    }
+    alertFacts(f);
     if (!f.error) {
       for (const el of union(S.error_toast)) {
         const turn = inTurn(el) ? el.closest(turnSelector()) : null;
@@ -284,13 +380,95 @@ if (window.top === window && !window.__vb) {
     return f;
   }
 
+  // Limit and error texts in alerts, status lines, dialogs and toasts. What only
+  // text could tell, on a page whose language the texts do not know, or a dialog
+  // with no button to close it, is "a message VerifyBot cannot read": never a guess.
+  function alertFacts(f) {
+    for (const el of union(S.alert_containers)) {
+      if (inTurn(el) || !visible(el)) continue;
+      const text = (el.textContent || "").trim().slice(0, 400);
+      if (!text || matchText(text, T.not_limit)) continue;
+      if (!f.limit && matchText(text, T.limit)) f.limit = text;
+      else if (!f.error && matchText(text, T.error)) f.error = text;
+      else if (!f.unreadable && !f.langKnown && !closable(el) && !liveRegion(el)) {
+        f.unreadable = text;
+      }
+    }
+    for (const d of openDialogs()) {
+      const text = (d.textContent || "").trim().slice(0, 400);
+      if (!f.unreadable && !keepDialog(d) && !closeButtonOf(d) && !matchText(text, T.limit) &&
+          !matchText(text, T.error)) f.unreadable = text || "a dialog";
+    }
+  }
+
+  // A status line or live region announces what happens (often the answer itself,
+  // for screen readers): not a message that asks anything.
+  function liveRegion(el) {
+    return el.getAttribute("role") === "status" || el.hasAttribute("aria-live");
+  }
+
+  // --- dialogs over the page --------------------------------------------------
+  function openDialogs() {
+    const sel = (S.dialog || []).join(", ");
+    return union(S.dialog || [], document).filter((d, i, a) => a.indexOf(d) === i &&
+      visible(d) && !(d.parentElement && sel && d.parentElement.closest(sel)));
+  }
+  // A dialog VerifyBot must not answer: a login or an account picker (page states).
+  function keepDialog(d) {
+    if (union(S.login_markers, d).length || union(S.account_picker_markers, d).length) {
+      return true;
+    }
+    if (labelled(d, T.login_buttons)) return true;
+    return !!matchText(d.textContent, T.account_picker);
+  }
+  // Its own close button: by selector, by label in a known language, else its
+  // icon-only button (the "x" in the corner).
+  function closeButtonOf(d) {
+    for (const s of S.dialog_close || []) {
+      let r;
+      try { r = d.querySelectorAll(s); } catch (e) { continue; }
+      for (const b of r) if (visible(b)) return b;
+    }
+    const b = labelled(d, T.dialog_close);
+    if (b) return b;
+    for (const c of d.querySelectorAll("button")) {
+      if (!(c.textContent || "").trim() && c.querySelector("svg") && visible(c)) return c;
+    }
+    return null;
+  }
+  function closable(el) {
+    const d = el.closest((S.dialog || []).join(", ") || "dialog[open]");
+    return !!d && !keepDialog(d) && !!closeButtonOf(d);
+  }
+  // Close every dialog covering the page by its own button; a login, an account
+  // picker, a limit or error message stays (a page state). What was closed, for
+  // the transcript.
+  function closeDialogs() {
+    pickRenderer();
+    const closed = [];
+    for (const d of openDialogs()) {
+      const text = d.textContent || "";
+      if (keepDialog(d) || matchText(text, T.limit) || matchText(text, T.error)) continue;
+      const b = closeButtonOf(d);
+      if (!b) continue;
+      const head = d.querySelector("h1, h2, h3, h4, [id*=title]");
+      const title = ((head && head.textContent) || d.getAttribute("aria-label") || text)
+        .trim().replace(/\s+/g, " ").slice(0, 80);
+      const label = (b.getAttribute("aria-label") || b.textContent || "").trim() ||
+        "its close icon";
+      b.click();
+      closed.push({title, button: label.slice(0, 40)});
+    }
+    return closed;
+  }
+
   function snapshot() {
     pickRenderer();
     const {users, lastUser, answer} = turns();
-    const act = activity(answer);
+    const stop = !!stopButton();
+    const act = activity(answer, stop);
     const user = userTextOf(lastUser);
-    const stop = !!firstVisible(S.stop_button);
-    const finished = !!answer && has(answer, S.finished_markers);
+    const finished = isFinished(answer);
     return {
       url: location.href,
       renderer: rendererName,
@@ -302,7 +480,8 @@ if (window.top === window && !window.__vb) {
       answerKey: keyOf(answer),
       text: answer ? answerText(answer) : "",
       finished,
-      busy: stop || act.thinking || (!!answer && has(answer, S.busy_markers)),
+      busy: stop || act.thinking || (!!answer && has(answer, S.busy_markers)) ||
+        (!!answer && matchesAny(closestAny(answer, S.exchange), S.busy_markers)),
       stop,
       activity: act.text,
       thinking: act.thinking,
@@ -454,16 +633,21 @@ if (window.top === window && !window.__vb) {
       let r;
       try { r = root.querySelectorAll(s); } catch (e) { continue; }
       for (const b of r) {
-        const label = lower(b.getAttribute("aria-label") + " " + b.textContent);
+        // The site has kept the send button's test id on its Stop form.
         if (visible(b) && !b.disabled && b.getAttribute("aria-disabled") !== "true" &&
-            !label.includes("stop")) return b;
+            !isStop(b)) return b;
       }
+    }
+    // Structure: the composer's own submit button.
+    const form = composerOf();
+    for (const b of form ? form.querySelectorAll('button[type="submit"]') : []) {
+      if (visible(b) && !b.disabled && !isStop(b)) return b;
     }
     return null;
   }
   function clickStop() {
     pickRenderer();
-    const b = firstVisible(S.stop_button);
+    const b = stopButton();
     if (b) b.click();
     return !!b;
   }
@@ -479,13 +663,33 @@ if (window.top === window && !window.__vb) {
     if (b) b.click();
     return !!b;
   }
-  function clickRegenerate() {
+  // An in-turn error's retry button; else the action row's regenerate (its label
+  // in a known language, else the row's first menu button), whose menu's first
+  // item regenerates.
+  async function clickRegenerate() {
     pickRenderer();
     const {answer} = turns();
     const b = (answer && findNear(answer, S.regenerate_button || [])) ||
       firstVisible(S.regenerate_button || []);
-    if (b) b.click();
-    return !!b;
+    if (b) {
+      b.click();
+      return true;
+    }
+    const row = actionRow(answer);
+    const r = row && (labelled(row, T.regenerate) ||
+      row.querySelector('button[aria-haspopup="menu"]'));
+    if (!r) return false;
+    r.click();
+    if (r.getAttribute("aria-haspopup") !== "menu") return true;
+    for (let i = 0; i < 50; i++) {
+      const item = firstVisible(['[role="menu"] [role="menuitem"]'], document);
+      if (item) {
+        item.click();
+        return true;
+      }
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    return false;
   }
   // Click the answer's copy button with the page's clipboard replaced, so the
   // site hands us its own markdown without touching the OS clipboard.
@@ -493,7 +697,7 @@ if (window.top === window && !window.__vb) {
     pickRenderer();
     const {answer} = turns();
     if (!answer) return null;
-    const btn = findNear(answer, S.copy_button);
+    const btn = copyButton(answer);
     if (!btn) return null;
     const cb = navigator.clipboard;
     if (!cb) return null;
@@ -639,9 +843,31 @@ if (window.top === window && !window.__vb) {
       if (!hit.count && where) Object.assign(hit, count(S[key]));
       sig[key] = hit;
     }
+    // The signals the driver decides by are found the way the driver finds them
+    // (the action row, structure, labels in any known language), not by selector alone.
+    const found = (el, how) => el ? {selector: how, count: 1} : {selector: "", count: 0};
+    const row = actionRow(answer);
+    if ((S.action_row || []).length) sig.action_row = found(row, S.action_row.join(", "));
+    if (answer) {
+      const copy = copyButton(answer);
+      sig.copy_button = found(copy, copy ? describeButton(copy, row) : "");
+      const fin = isFinished(answer);
+      sig.finished_markers = fin ? count(S.finished_markers, row || answer)
+        : {selector: "", count: 0};
+    }
+    const stop = stopButton();
     return {renderer: r ? r.name : "", scoped: root !== document, signals: sig,
       users: users.length, answer: !!answer, lastUser: !!lastUser,
-      boxText: readBox() || "", busy: !!firstVisible(S.stop_button)};
+      boxText: readBox() || "", busy: !!stop, finished: isFinished(answer),
+      copy: !!copyButton(answer), lang: document.documentElement.lang || "",
+      langKnown: knownLanguage()};
+  }
+  function describeButton(b, row) {
+    let how = b.tagName.toLowerCase();
+    for (const a of ["data-testid", "type", "aria-haspopup", "aria-label"]) {
+      if (b.hasAttribute(a)) how += "[" + a + '="' + b.getAttribute(a).slice(0, 40) + '"]';
+    }
+    return (row && row.contains(b) ? "action row > " : "") + how;
   }
   // Redacted evidence: enough to write a new selector, no conversation text.
   function evidence() {
@@ -695,6 +921,7 @@ if (window.top === window && !window.__vb) {
   window.__vb = {snapshot, resync, readBox, setBox, clickSend, clickStop, clickContinue,
     clickRegenerate, canSend: () => !!sendButton(), hasBox: () => { pickRenderer(); return !!findBox(); },
     focusBox: () => { pickRenderer(); const b = findBox(); if (b) focusEnd(b); return !!b; },
-    copyAnswer, answerMarkdown, fetchJson, probe, evidence, toMarkdown: vbDomToMarkdown};
+    copyAnswer, answerMarkdown, fetchJson, probe, evidence, closeDialogs,
+    toMarkdown: vbDomToMarkdown};
   schedule();
 }

@@ -23,10 +23,13 @@ class PageState(enum.Enum):
     BOT_CHECK = "bot_check"
     LIMIT = "limit"
     ERROR = "error"
+    # A message (or a dialog with no button to close it) that only its text could
+    # explain, in a language or form VerifyBot cannot read: reported, never guessed.
+    UNREADABLE = "unreadable"
 
 
 BLOCKING = {PageState.LOGGED_OUT, PageState.ACCOUNT_PICKER, PageState.BOT_CHECK,
-            PageState.LIMIT, PageState.ERROR}
+            PageState.LIMIT, PageState.ERROR, PageState.UNREADABLE}
 
 
 @dataclass
@@ -55,6 +58,8 @@ def classify(facts: dict[str, Any], profile: SiteProfile) -> Verdict:
         return Verdict(PageState.LIMIT, str(facts["limit"]))
     if facts.get("error"):
         return Verdict(PageState.ERROR, str(facts["error"]))
+    if facts.get("unreadable"):
+        return Verdict(PageState.UNREADABLE, str(facts["unreadable"]))
     return Verdict(PageState.READY if prompt_box else PageState.LOADING)
 
 
@@ -78,6 +83,11 @@ def message(verdict: Verdict, *, llm: str, site: str, headless: bool, profile_di
         "(or use another --llm), then try again.",
         PageState.ERROR: f"{site} showed an error{quoted}. Try again; if it repeats, wait a "
         f"while.{see}",
+        PageState.UNREADABLE: f"{site}: the page shows a message VerifyBot cannot read"
+        f"{quoted}. Nothing was guessed: the page is saved as evidence (runs/log/). Open "
+        f"the chat in a browser to see what it asks and answer it there, then try again; if "
+        f"it is in a language VerifyBot has no texts for, add them to a site profile of your "
+        f"own ([texts.LANG] in a file with extends = \"{site}\").",
         PageState.LOADING: f"{site} shows no prompt box (no prompt_box selector of {site_file} "
         "matched). The site may be down or have changed its page: open it in a browser to "
         "check, and update the selectors if needed.",

@@ -152,8 +152,9 @@ class _Probe:
         llm = self.llm
         base = llm._obs.user_key
         if not await self._eval("() => window.__vb.clickSend()"):
-            await self._eval("() => window.__vb.focusBox()")
-            await llm.page.keyboard.press("Enter")
+            # Never Enter: on some accounts it inserts a newline. The MISS says why.
+            self.say("WARN no send button to click: the prompt was not sent")
+            return []
         samples: list[dict[str, Any]] = []
         deadline = time.monotonic() + self.answer_timeout
         last_text, since = "", time.monotonic()

@@ -33,12 +33,15 @@ OPTIONAL_SELECTORS = (
     "busy_markers", "activity_header", "continue_button", "turn_error", "regenerate_button",
     "artifact_markers", "error_toast", "login_markers", "new_chat", "bot_check_markers",
     "account_picker_markers", "alert_containers", "model_picker", "model_option",
-    "temporary_toggle",
+    "temporary_toggle", "action_row", "exchange", "dialog", "dialog_close",
 )
 TEXT_KEYS = (
     "login_buttons", "login_paths", "bot_check_titles", "account_picker", "limit",
-    "not_limit", "error", "thinking", "turn_error", "continue",
+    "not_limit", "error", "thinking", "turn_error", "continue", "answer_now", "stop", "copy",
+    "regenerate", "dialog_close",
 )
+# A language table's name: "en", "ko", "pt-br"... (the page's <html lang>, lower case).
+_LANG = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{2,8})?$")
 RENDERER_KEYS = ("signature", "scope", "message_id_attributes", "join_messages", "selectors")
 
 
@@ -71,6 +74,8 @@ class SiteProfile:
     conversation_url_pattern: str
     new_chat_url: str = ""  # empty: the [llm.NAME] url
     temporary_chat_query: str = ""  # added to the new-chat URL for a temporary chat
+    # The UI languages the texts know ([texts.LANG] tables; plain [texts] lists are English).
+    languages: list[str] = field(default_factory=lambda: ["en"])
 
     @property
     def selectors(self) -> dict[str, list[str]]:
@@ -90,7 +95,7 @@ class SiteProfile:
 
     def page_config(self) -> dict[str, Any]:
         """What the injected page scripts need to know, as JSON-able data."""
-        return {"name": self.name, "texts": self.texts,
+        return {"name": self.name, "texts": self.texts, "languages": self.languages,
                 "renderers": [r.page_config() for r in self.renderers]}
 
     def signatures(self) -> str:
@@ -230,18 +235,42 @@ def parse_site_profile(data: dict[str, Any], path: Path) -> SiteProfile:
         raise LLMError(f"{path}: key 'temporary_chat_query' must be a string")
 
     renderers = _renderers(path, data, name, forced)
-    text_table = data.get("texts", {})
-    if not isinstance(text_table, dict):
-        raise LLMError(f"{path}: key 'texts' must be a table ([texts])")
-    texts = {key: _string_list(path, f"texts.{key}", text_table.get(key, []))
-             for key in TEXT_KEYS}
-    for key in text_table:
-        if key not in texts:
-            raise LLMError(f"{path}: unknown key 'texts.{key}'; expected one of: "
-                           f"{', '.join(TEXT_KEYS)}")
+    texts, languages = _texts(path, data.get("texts", {}))
     return SiteProfile(name=name, source=str(path), renderers=renderers, texts=texts,
                        conversation_url_pattern=pattern, new_chat_url=new_chat_url,
-                       temporary_chat_query=temporary)
+                       temporary_chat_query=temporary, languages=languages)
+
+
+def _texts(path: Path, table: Any) -> tuple[dict[str, list[str]], list[str]]:
+    """Every text key's list, all languages together (a text of any language is a hint),
+    and the languages known. Plain lists under [texts] are English (or need none);
+    [texts.LANG] tables hold one UI language's texts, and a user's file that extends a
+    built-in one adds its own [texts.LANG] or replaces one key of it."""
+    if not isinstance(table, dict):
+        raise LLMError(f"{path}: key 'texts' must be a table ([texts])")
+    texts: dict[str, list[str]] = {key: [] for key in TEXT_KEYS}
+    languages = ["en"]
+
+    def add(where: str, key: str, value: Any) -> None:
+        if key not in texts:
+            raise LLMError(f"{path}: unknown key '{where}.{key}'; expected one of: "
+                           f"{', '.join(TEXT_KEYS)} (or a language table [texts.LANG])")
+        for text in _string_list(path, f"{where}.{key}", value):
+            if text not in texts[key]:
+                texts[key].append(text)
+
+    for key, value in table.items():
+        if isinstance(value, dict):
+            if not _LANG.match(key):
+                raise LLMError(f"{path}: table [texts.{key}] is not a language: name it by the "
+                               f"page's language code (en, de, fr, es, ko, ja, pt-br...)")
+            if key not in languages:
+                languages.append(key)
+            for k, v in value.items():
+                add(f"texts.{key}", k, v)
+        else:
+            add("texts", key, value)
+    return texts, languages
 
 
 def load_site_profile(site: str) -> SiteProfile:

@@ -32,6 +32,57 @@
   let windowSize = 6;
   window.__chatsite = {finishes: [], renders: []};
 
+  // The UI language of the account: every label and visible text is translated,
+  // as on the real pages ("it" stands for a language VerifyBot has no texts for).
+  const LABELS = {
+    en: {copy: "Copy", copyMsg: "Copy message", edit: "Edit message", share: "Share",
+      rate: "Rate response", read: "Read aloud", regen: "Regenerate response",
+      more: "More actions", sources: "Sources", send: "Send", stop: "Stop",
+      voice: "Start voice mode", you: "You said:", bot: "ChatGPT said:", thinking: "Thinking",
+      thought: (n) => "Thought for " + n + "s", answerNow: "Answer now", close: "Close",
+      gotIt: "Got it", whatsNew: "What's new in ChatGPT", copyResp: "Copy response",
+      good: "Good response", bad: "Bad response", stopStreaming: "Stop streaming",
+      sendPrompt: "Send prompt", model: "Select ChatGPT model", newChat: "New chat",
+      actions: "Response actions", mine: "Your message actions"},
+    ko: {copy: "복사", copyMsg: "메시지 복사", edit: "메시지 편집", share: "공유",
+      rate: "응답 평가", read: "소리 내어 읽기", regen: "응답 다시 생성", more: "추가 액션",
+      sources: "소스", send: "프롬프트 보내기", stop: "스트리밍 중지", voice: "음성 대화 시작",
+      you: "내가 한 말:", bot: "ChatGPT 답변:", thinking: "생각 중",
+      thought: (n) => n + "초 동안 생각함", answerNow: "지금 답변", close: "닫기",
+      gotIt: "알겠습니다", whatsNew: "ChatGPT의 새로운 기능", copyResp: "응답 복사",
+      good: "좋은 응답", bad: "별로인 응답", stopStreaming: "스트리밍 중지",
+      sendPrompt: "프롬프트 보내기", model: "ChatGPT 모델 선택", newChat: "새 채팅",
+      actions: "응답 작업", mine: "내 메시지 작업"},
+    de: {copy: "Kopieren", copyMsg: "Nachricht kopieren", edit: "Nachricht bearbeiten",
+      share: "Teilen", rate: "Antwort bewerten", read: "Vorlesen",
+      regen: "Antwort neu generieren", more: "Weitere Aktionen", sources: "Quellen",
+      send: "Prompt senden", stop: "Streaming stoppen", voice: "Sprachmodus starten",
+      you: "Du hast gesagt:", bot: "ChatGPT hat gesagt:", thinking: "Denkt nach",
+      thought: (n) => "Nachgedacht für " + n + " s", answerNow: "Jetzt antworten",
+      close: "Schließen", gotIt: "Verstanden", whatsNew: "Neu in ChatGPT",
+      copyResp: "Antwort kopieren", good: "Gute Antwort", bad: "Schlechte Antwort",
+      stopStreaming: "Streaming stoppen", sendPrompt: "Prompt senden",
+      model: "ChatGPT-Modell auswählen", newChat: "Neuer Chat", actions: "Antwortaktionen",
+      mine: "Aktionen für deine Nachricht"},
+    it: {copy: "Copia", copyMsg: "Copia messaggio", edit: "Modifica messaggio",
+      share: "Condividi", rate: "Valuta la risposta", read: "Leggi ad alta voce",
+      regen: "Rigenera risposta", more: "Altre azioni", sources: "Fonti", send: "Invia",
+      stop: "Interrompi", voice: "Avvia la modalità vocale", you: "Hai detto:",
+      bot: "ChatGPT ha detto:", thinking: "Sto ragionando",
+      thought: (n) => "Ragionato per " + n + " s", answerNow: "Rispondi ora", close: "Chiudi",
+      gotIt: "Ho capito", whatsNew: "Novità di ChatGPT", copyResp: "Copia risposta",
+      good: "Risposta buona", bad: "Risposta scarsa", stopStreaming: "Interrompi lo streaming",
+      sendPrompt: "Invia prompt", model: "Seleziona il modello", newChat: "Nuova chat",
+      actions: "Azioni della risposta", mine: "Azioni del tuo messaggio"},
+  };
+  const L = LABELS[SITE.lang] || LABELS.en;
+  document.documentElement.lang = SITE.lang_tag || SITE.lang || "en";
+  // The icons real drivers key on (2026): copy and stop.
+  const ICON_COPY = '<svg viewBox="0 0 20 20"><path d="M13.468 11.1216 L4 4"></path></svg>';
+  const ICON_STOP = '<svg viewBox="0 0 20 20"><path d="M4.5 5.75C4.5 5.05964 5 5 5 5"></path>' +
+    "</svg>";
+  const ICON_X = '<svg viewBox="0 0 20 20"><path d="M5 5 L15 15 M15 5 L5 15"></path></svg>';
+
   // --- page skeleton --------------------------------------------------------
   const body = document.body;
   if (SITE.page === "login_buttons") {
@@ -48,16 +99,26 @@
   }
   let route = body;
   if (APPSHELL) {
-    const routes = body.appendChild(el('<div id="routes"></div>'));
-    route = routes.appendChild(el('<div data-app-shell-active-page="true" class="route"></div>'));
-    if (SITE.hidden && SITE.hidden.length) routes.appendChild(hiddenRoute(SITE.hidden));
+    // The frame a page opened directly has; the active-page marker only once
+    // earlier routes stay mounted (after in-app navigations): 4 hidden + 1 active.
+    const frame = body.appendChild(el('<div data-app-shell-frame="true" class="frame"></div>'));
+    const routes = frame.appendChild(el('<div id="routes"></div>'));
+    const hidden = SITE.hidden && SITE.hidden.length;
+    if (hidden) for (let i = 0; i < 2; i++) routes.appendChild(hiddenRoute(SITE.hidden));
+    route = routes.appendChild(el(hidden
+      ? '<div data-app-shell-active-page="true" class="route"></div>'
+      : '<div class="route"></div>'));
+    if (hidden) for (let i = 0; i < 2; i++) routes.appendChild(hiddenRoute(SITE.hidden));
   }
-  const picker = route.appendChild(el(CLAUDE
+  // The older page's picker is the composer pill (2026; its test id is gone).
+  const picker = el(CLAUDE
     ? '<button data-testid="model-selector-dropdown" aria-haspopup="menu"></button>'
     : APPSHELL
-      ? '<button data-codex-intelligence-trigger aria-haspopup="menu" ' +
-        'aria-label="Select ChatGPT model"></button>'
-      : '<button data-testid="model-switcher-dropdown-button" aria-haspopup="menu"></button>'));
+      ? '<button type="button" data-codex-intelligence-trigger aria-haspopup="menu" ' +
+        'aria-label="' + L.model + '"></button>'
+      : '<button type="button" class="__composer-pill __composer-pill--neutral" ' +
+        'aria-haspopup="menu" aria-expanded="false"></button>');
+  if (CLAUDE || APPSHELL) route.appendChild(picker);
   picker.textContent = currentModel;
   picker.addEventListener("click", openModelMenu);
   const thread = APPSHELL
@@ -72,6 +133,10 @@
     const b = body.appendChild(el('<div role="status" class="banner"></div>'));
     b.textContent = SITE.banner;
   }
+  if (SITE.alert) {
+    const b = body.appendChild(el('<div role="alert" class="banner"></div>'));
+    b.textContent = SITE.alert;
+  }
   const composer = route.appendChild(CLAUDE
     ? el('<fieldset id="composer"><div contenteditable="true" role="textbox" ' +
       'data-testid="chat-input" class="ProseMirror" aria-label="Write your prompt to Claude">' +
@@ -84,18 +149,19 @@
         '</textarea><div id="prompt-textarea" contenteditable="true" class="ProseMirror">' +
         '<p><br class="ProseMirror-trailingBreak"></p></div><div id="actions"></div></form>'));
   composer.addEventListener("submit", (e) => { e.preventDefault(); send(); });
+  if (!CLAUDE && !APPSHELL) composer.appendChild(picker);
   const box = composer.querySelector("[contenteditable]");
   const actions = composer.querySelector("#actions, .slot");
   const toasts = body.appendChild(el('<div id="toasts"></div>'));
 
   function hiddenRoute(turns) {
-    // An earlier chat, still mounted but hidden, after ours in the DOM: its own
-    // finished answer and a composer holding a draft with its send button.
+    // An earlier chat, still mounted but hidden: its own finished answer with its
+    // action row, and a composer holding a draft with its send button.
     const r = el('<div data-app-shell-active-page="false" class="route" style="display:none">' +
       '<div data-app-action-timeline-scroll><div class="old-thread"></div></div>' +
       '<form data-chatgpt-composer><div contenteditable="true" role="textbox" ' +
-      'class="ProseMirror"><p>a stale draft</p></div><button type="submit" aria-label="Send">' +
-      "Send</button></form></div>");
+      'class="ProseMirror"><p>a stale draft</p></div><button type="submit" aria-label="' +
+      L.send + '">' + L.send + "</button></form></div>");
     const t = r.querySelector(".old-thread");
     const key = "old-" + uuid();
     const wrap = t.appendChild(el('<div data-turn-key="' + key + '"></div>'));
@@ -103,9 +169,48 @@
     const a = assistantUnit(key, {copy_button: true});
     a.md.innerHTML = renderMarkdown(turns[1].text, "appshell-pre");
     wrap.appendChild(a.node);
+    wrap.appendChild(a.rowWrap);
     addActions(a, turns[1].text, {copy_button: true});
     return r;
   }
+
+  // An announcement ("what's new") open at load: it covers the page, traps the
+  // focus, takes keystrokes and clicks, and is closed by its own buttons.
+  let dialog = null;
+  function openDialog(kind) {
+    const login = kind === "login";
+    dialog = body.appendChild(el('<div class="overlay"><div role="dialog" aria-modal="true" ' +
+      'class="dialog" tabindex="-1"><h2></h2><p></p><div class="dialog-buttons"></div>' +
+      "</div></div>"));
+    const d = dialog.querySelector("[role=dialog]");
+    d.querySelector("h2").textContent = login ? "ChatGPT" : L.whatsNew;
+    d.querySelector("p").textContent = login ? "" : "Projects, memory and more.";
+    const buttons = d.querySelector(".dialog-buttons");
+    if (login) {
+      buttons.appendChild(el('<button data-testid="login-button">Log in</button>'));
+    } else if (kind !== "no_close") {
+      const x = el('<button type="button" aria-label="' + L.close + '">' + ICON_X +
+        "</button>");
+      d.insertBefore(x, d.firstChild);
+      const ok = buttons.appendChild(el("<button type=\"button\"></button>"));
+      ok.textContent = L.gotIt;
+      for (const b of [x, ok]) b.addEventListener("click", closeDialog);
+    }
+    d.focus();
+  }
+  function closeDialog() {
+    if (dialog) dialog.remove();
+    dialog = null;
+  }
+  document.addEventListener("focusin", (e) => {
+    if (dialog && !dialog.contains(e.target)) dialog.querySelector("[role=dialog]").focus();
+  });
+  document.addEventListener("keydown", (e) => {
+    if (dialog && !dialog.contains(e.target)) {
+      e.preventDefault();
+      e.stopPropagation();
+    }
+  }, true);
 
   function openModelMenu() {
     const old = document.querySelector('[role="menu"]');
@@ -209,11 +314,12 @@
     const text = clip(boxText());
     renderBox(text, text.length);
   });
+  // Enter sends; on some accounts Enter inserts a newline and Ctrl+Enter sends.
   box.addEventListener("keydown", (e) => {
-    if (e.key === "Enter" && !e.shiftKey) {
-      e.preventDefault();
-      send();
-    }
+    if (e.key !== "Enter" || e.shiftKey) return;
+    if (SITE.enter_newline && !(e.ctrlKey || e.metaKey)) return;  // beforeinput adds "\n"
+    e.preventDefault();
+    send();
   });
 
   // --- composer buttons -------------------------------------------------------
@@ -224,36 +330,41 @@
     if (APPSHELL) {
       // One slot: voice (empty box), send (text), stop (answering); no ids, no test ids.
       if (showStop) {
-        html = '<button type="button" class="size-token-button-composer" ' +
-          'aria-label="Stop">Stop</button>';
+        html = '<button type="button" class="size-token-button-composer" data-role="stop" ' +
+          'aria-label="' + L.stop + '">' + ICON_STOP + "</button>";
       } else if (hasText && !streaming) {
-        html = '<button type="submit" aria-label="Send">Send</button>';
+        html = '<button type="submit" data-role="send" aria-label="' + L.send + '">' +
+          L.send + "</button>";
       } else {
         html = '<button type="button" class="size-token-button-composer" ' +
-          'aria-label="Start Voice">Voice</button>';
+          'aria-label="' + L.voice + '">Voice</button>';
       }
     } else if (showStop) {
-      if (CLAUDE) html = '<button aria-label="Stop response">Stop</button>';
+      if (CLAUDE) html = '<button data-role="stop" aria-label="Stop response">Stop</button>';
       else if (stopLabelOnSend) {
-        html = '<button data-testid="send-button" aria-label="Stop streaming">Stop</button>';
-      } else html = '<button data-testid="stop-button" aria-label="Stop streaming">Stop</button>';
+        html = '<button type="button" data-role="stop" data-testid="send-button" ' +
+          'aria-label="' + L.stopStreaming + '">' + ICON_STOP + "</button>";
+      } else {
+        html = '<button type="button" data-role="stop" data-testid="stop-button" ' +
+          'aria-label="' + L.stopStreaming + '">' + ICON_STOP + "</button>";
+      }
     } else if (CLAUDE) {
-      html = '<button aria-label="Send message"' + (hasText && !streaming ? "" : " disabled") +
-        ">Send</button>";
+      html = '<button data-role="send" aria-label="Send message"' +
+        (hasText && !streaming ? "" : " disabled") + ">Send</button>";
     } else if (hasText && !streaming) {
-      html = '<button data-testid="send-button" id="composer-submit-button" ' +
-        'aria-label="Send prompt">Send</button>';
+      html = '<button type="button" data-role="send" data-testid="send-button" ' +
+        'id="composer-submit-button" aria-label="' + L.sendPrompt + '">' + L.send + "</button>";
     } else {
-      html = '<button aria-label="Start voice mode">Voice</button>';
+      html = '<button type="button" aria-label="' + L.voice + '">Voice</button>';
     }
     if (actions.innerHTML !== html) {
       actions.innerHTML = html;
       const b = actions.querySelector("button");
-      const label = b.getAttribute("aria-label");
-      if (label === "Send prompt" || label === "Send message") {
+      const role = b.getAttribute("data-role");
+      if (role === "send" && b.getAttribute("type") !== "submit") {
         b.addEventListener("click", (e) => { e.preventDefault(); send(); });
       }
-      if (/^Stop/.test(label)) {
+      if (role === "stop") {
         b.addEventListener("click", (e) => {
           e.preventDefault();
           if (stopped) stopped.done();
@@ -275,23 +386,31 @@
     return '<div data-user-message-bubble><div class="whitespace-pre-wrap">' + html +
       "</div></div>";
   }
+  // The real page's exchange: [data-turn-key] > (wrapper > user unit, holding its
+  // own action row) + (wrapper > assistant unit) + (wrapper > the assistant's action
+  // row): that row is NOT inside the assistant unit.
   function userUnit(text, key) {
-    return el('<div data-chatgpt-search-unit-key="' + key + ':user" ' +
+    const w = el('<div><h4 class="sr-only">' + L.you + "</h4>" +
+      '<div data-chatgpt-search-unit-key="' + key + ':user" ' +
       'data-chatgpt-search-message-ids="' + uuid() + '" class="group/user-message">' +
-      '<h5 class="sr-only">You said:</h5>' + userBubble(text) +
-      '<div class="turn-action-controls"><button aria-label="Copy message">Copy</button>' +
-      '<button aria-label="Edit message">Edit</button></div></div>');
+      userBubble(text) + '<div class="flex turn-action-controls">' +
+      '<span><button type="button" aria-label="' + L.copyMsg + '">' + ICON_COPY +
+      '</button></span><span><button type="button" aria-label="' + L.share + '"></button>' +
+      '</span><span><button type="button" aria-label="' + L.edit + '"></button></span>' +
+      "</div></div></div>");
+    return w;
   }
   function assistantUnit(key) {
     const id = uuid();
-    const node = el('<div data-chatgpt-search-unit-key="' + key + ':assistant" ' +
+    const node = el('<div><div data-chatgpt-search-unit-key="' + key + ':assistant" ' +
       'data-chatgpt-search-message-ids="' + uuid() + " " + id + '">' +
-      '<h6 class="sr-only" data-conversation-role="assistant">ChatGPT said:</h6>' +
+      '<h4 class="sr-only" data-conversation-role="assistant">' + L.bot + "</h4>" +
       '<div data-chatgpt-selection-message-id="' + id + '">' +
       '<div data-markdown-text-style="assistant-message" class="markdown"></div></div>' +
-      '<div class="turn-action-controls"></div></div>');
-    return {node, md: node.querySelector("[data-markdown-text-style]"),
-      actions: node.querySelector(".turn-action-controls")};
+      "</div></div>");
+    const rowWrap = el('<div><div class="mt-1.5 flex turn-action-controls"></div></div>');
+    return {node, rowWrap, md: node.querySelector("[data-markdown-text-style]"),
+      actions: rowWrap.querySelector(".turn-action-controls")};
   }
   function windowTurns() {
     // Only the last few exchanges stay mounted.
@@ -320,9 +439,13 @@
       node.appendChild(userUnit(text, key));
       lastWrap = node;
     } else {
-      node = el(turnTag("user") + '<h5 class="sr-only">You said:</h5>' +
+      // The user's own action group carries the same copy test id as the answer's.
+      node = el(turnTag("user") + '<h4 class="sr-only">' + L.you + "</h4>" +
         '<div data-message-author-role="user" data-message-id="u' + turnCount + '">' +
-        '<div class="whitespace-pre-wrap"></div></div>' + turnClose());
+        '<div class="whitespace-pre-wrap"></div></div><div role="group" aria-label="' +
+        L.mine + '"><button type="button" data-testid="copy-turn-action-button" ' +
+        'aria-label="' + L.copyMsg + '">' + ICON_COPY + '</button><button type="button" ' +
+        'aria-label="' + L.edit + '"></button></div>' + turnClose());
       node.querySelector(".whitespace-pre-wrap").textContent = text;
     }
     thread.appendChild(node);
@@ -352,18 +475,26 @@
     } else if (APPSHELL) {
       turn = assistantUnit(lastWrap.getAttribute("data-turn-key"));
       lastWrap.appendChild(turn.node);
+      lastWrap.appendChild(turn.rowWrap);
     } else {
-      node = el(turnTag("assistant") + '<h6 class="sr-only">ChatGPT said:</h6>' +
-        '<div data-message-author-role="assistant" data-message-id="a' + turnCount + '">' +
-        '<div class="markdown prose' + (render.result_streaming ? " result-streaming" : "") +
-        '"></div></div><div class="turn-actions"></div>' + turnClose());
-      turn = {node, md: node.querySelector(".markdown"),
+      // multi_node: one section, several assistant nodes (intro, "Thought for Ns", body).
+      const streamingCls = render.result_streaming ? " result-streaming" : "";
+      const mdNode = (n) => '<div data-message-author-role="assistant" data-message-id="a' +
+        turnCount + "-" + n + '"><div class="markdown prose' + streamingCls + '"></div></div>';
+      node = el(turnTag("assistant") + '<h4 class="sr-only">' + L.bot + "</h4>" +
+        mdNode(1) + (render.multi_node ? '<div data-message-author-role="assistant" ' +
+        'data-message-id="a' + turnCount + '-t"><button type="button" class="thought">' +
+        L.thought(3) + "</button></div>" + mdNode(2) : "") +
+        '<div role="group" aria-label="' + L.actions + '" class="turn-actions"></div>' +
+        turnClose());
+      const mds = node.querySelectorAll(".markdown");
+      turn = {node, md: mds[0], md2: mds.length > 1 ? mds[1] : null,
         actions: node.querySelector(".turn-actions")};
       thread.appendChild(node);
     }
     return turn;
   }
-  function setActivity(turn, text) {
+  function setActivity(turn, text, busy) {
     if (CLAUDE) return;
     let h = turn.node.querySelector('[class~="group/activity-header"]');
     if (!h) {
@@ -371,6 +502,8 @@
       turn.md.parentElement.before(h);
     }
     h.textContent = text;
+    // The real header shimmers while the model works (a class, in any language).
+    h.classList.toggle("cadencedShimmer_x1", !!busy);
   }
   function renderInto(turn, text, render, extra) {
     if (CLAUDE) {
@@ -390,6 +523,16 @@
       return;
     }
     window.__cmCodes = [];
+    if (turn.md2) {
+      // Split at the first paragraph break: the intro node, then the body node.
+      const at = text.indexOf("\n\n");
+      const intro = at < 0 ? text : text.slice(0, at);
+      const rest = at < 0 ? "" : text.slice(at + 2);
+      turn.md.innerHTML = renderMarkdown(intro, codeLayout(render));
+      turn.md2.innerHTML = rest ? renderMarkdown(rest, codeLayout(render)) : "";
+      mountCodeMirror(turn.node, render);
+      return;
+    }
     turn.md.innerHTML = renderMarkdown(text, codeLayout(render));
     mountCodeMirror(turn.md, render);
   }
@@ -445,6 +588,7 @@
       turn.streamingEl.setAttribute("data-is-streaming", "false");
     } else {
       turn.md.classList.remove("result-streaming");
+      if (turn.md2) turn.md2.classList.remove("result-streaming");
     }
     if (!turn.actions.children.length) addActions(turn, markdown, render);
   }
@@ -452,8 +596,10 @@
     if (render.copy_button) {
       const copy = CLAUDE
         ? el('<button data-testid="action-bar-copy" aria-label="Copy">Copy</button>')
-        : APPSHELL ? el('<button aria-label="Copy">Copy</button>')
-          : el('<button data-testid="copy-turn-action-button" aria-label="Copy">Copy</button>');
+        : APPSHELL ? el('<button type="button" aria-label="' + L.copy + '">' + ICON_COPY +
+          "</button>")
+          : el('<button type="button" data-testid="copy-turn-action-button" aria-label="' +
+            L.copyResp + '">' + ICON_COPY + "</button>");
       copy.addEventListener("click", () => {
         // What the turn shows now, as the real sites copy it.
         if (turn.shown !== undefined) markdown = turn.shown;
@@ -464,20 +610,36 @@
           navigator.clipboard.writeText(markdown);
         }
       });
-      turn.actions.appendChild(copy);
+      turn.actions.appendChild(APPSHELL ? el("<span></span>") : copy);
+      if (APPSHELL) turn.actions.lastChild.appendChild(copy);
     }
     if (CLAUDE) {
       turn.actions.appendChild(el('<button data-testid="action-bar-retry" ' +
         'aria-label="Retry">Retry</button>'));
     } else if (APPSHELL) {
-      turn.actions.appendChild(el('<button aria-haspopup="menu" aria-label="Rate">R</button>'));
-      turn.actions.appendChild(el('<button aria-haspopup="menu" aria-label="More actions">' +
-        "...</button>"));
+      // The real row's order: copy, rate (a menu on its span), share, read aloud,
+      // regenerate (a menu), more (a menu), sources.
+      turn.actions.appendChild(el('<span aria-haspopup="menu"><button type="button" ' +
+        'aria-label="' + L.rate + '"></button></span>'));
+      turn.actions.appendChild(el('<span><button type="button" aria-label="' + L.share +
+        '"></button></span>'));
+      turn.actions.appendChild(el('<span><button type="button" aria-label="' + L.read +
+        '"></button></span>'));
+      turn.actions.appendChild(el('<button type="button" aria-haspopup="menu" aria-label="' +
+        L.regen + '"></button>'));
+      turn.actions.appendChild(el('<button type="button" aria-haspopup="menu" aria-label="' +
+        L.more + '">...</button>'));
+      turn.actions.appendChild(el('<button type="button" aria-label="' + L.sources +
+        '"></button>'));
     } else {
-      turn.actions.appendChild(el('<button data-testid="good-response-turn-action-button" ' +
-        'aria-label="Good response">+</button>'));
-      turn.actions.appendChild(el('<button data-testid="bad-response-turn-action-button" ' +
-        'aria-label="Bad response">-</button>'));
+      turn.actions.appendChild(el('<button type="button" ' +
+        'data-testid="good-response-turn-action-button" aria-label="' + L.good + '">+</button>'));
+      turn.actions.appendChild(el('<button type="button" ' +
+        'data-testid="bad-response-turn-action-button" aria-label="' + L.bad + '">-</button>'));
+      turn.actions.appendChild(el('<span><button type="button" aria-haspopup="menu" ' +
+        'aria-label="' + L.regen + '"></button></span>'));
+      turn.actions.appendChild(el('<button type="button" aria-haspopup="menu" aria-label="' +
+        L.more + '">...</button>'));
     }
   }
   function codeLayout(render) {
@@ -496,7 +658,7 @@
   // --- sending and streaming ------------------------------------------------------
   async function send() {
     const text = boxText();
-    if (!text.trim() || streaming) return;
+    if (!text.trim() || streaming || dialog) return;  // a dialog takes the clicks
     streaming = true;
     renderBox("", 0);
     const temporary = location.search.includes("temporary-chat=true");
@@ -546,11 +708,12 @@
   async function think(turn, secs, render, wait) {
     thinking = true;
     updateButtons();
-    setActivity(turn, "Thinking");
+    setActivity(turn, L.thinking, true);
     const started = now();
     let answerNow = null;
     if (render.answer_now) {
-      answerNow = el("<button>Answer now</button>");
+      answerNow = el("<button></button>");
+      answerNow.textContent = L.answerNow;
       turn.md.parentElement.after(answerNow);
     }
     let flash = null;
@@ -564,7 +727,7 @@
     if (flash) clearInterval(flash);
     turn.actions.replaceChildren();
     if (answerNow) answerNow.remove();
-    setActivity(turn, "Thought for " + Math.max(1, Math.round((now() - started) / 1000)) + "s");
+    setActivity(turn, L.thought(Math.max(1, Math.round((now() - started) / 1000))), false);
     thinking = false;
     updateButtons();
   }
@@ -607,6 +770,10 @@
       streaming = false;
       updateButtons();
       turn.md.classList.remove("result-streaming");
+      if (APPSHELL) {
+        deliveryFailed(turn, render);
+        return;
+      }
       const err = el('<div class="delivery"><div class="text-token-text-error">Message ' +
         "delivery timed out</div><button data-testid=\"regenerate-thread-error-button\">" +
         "Regenerate</button></div>");
@@ -675,6 +842,24 @@
         length: final.length, stopped: partial})});
   }
 
+  // The app-shell page has no test ids: the error in the unit, and the action row
+  // whose regenerate button opens a menu; its first item regenerates.
+  function deliveryFailed(turn, render) {
+    const err = turn.node.appendChild(el('<div class="delivery"><div ' +
+      'class="text-token-text-error">Message delivery timed out</div></div>'));
+    addActions(turn, "", render);
+    const regen = turn.actions.querySelector('button[aria-label="' + L.regen + '"]');
+    regen.addEventListener("click", () => {
+      const menu = body.appendChild(el('<div role="menu" class="menu"></div>'));
+      const item = menu.appendChild(el('<div role="menuitem" tabindex="0"></div>'));
+      item.textContent = L.regen;
+      item.addEventListener("click", () => {
+        menu.remove();
+        regenerate(turn, render, err);
+      });
+    });
+  }
+
   // An answer cut at a length limit (ChatGPT: "Continue generating", the rest
   // grows in the same message) or Claude's tool-use limit ("Continue": the rest
   // comes as a new message).
@@ -736,15 +921,17 @@
   // block header's "Copy" (the code only) and the user's "Copy message".
   document.addEventListener("click", (e) => {
     const head = e.target.closest('[data-markdown-copy="exclude"] button');
-    const user = e.target.closest('button[aria-label="Copy message"]');
+    const user = e.target.closest('button[aria-label="' + L.copyMsg + '"]');
     if (head) {
       const block = head.closest('[data-markdown-copy="code-block"]');
       navigator.clipboard.writeText(block.querySelector("code, .cm-content").textContent);
     } else if (user) {
-      navigator.clipboard.writeText(user.closest('[class~="group/user-message"]').textContent);
+      navigator.clipboard.writeText(user.closest('[class~="group/user-message"], section')
+        .textContent);
     }
   });
 
   updateButtons();
+  if (SITE.dialog) openDialog(SITE.dialog);
   if (conversationId) loadConversation();
 })();

@@ -1,0 +1,157 @@
+"""`verifybot doctor --page FILE.html`: what the driver reads from a saved chat page, offline.
+
+A user whose run failed attaches a page (the browser's "Save page as", or the
+evidence HTML VerifyBot saved in runs/log/); a site profile is fixed from what
+this reports. The page is loaded in Chromium under the site's own address
+(route interception: the URL is the site's, but every request is answered here
+and nothing goes to the network), with the page's own scripts off (stripped, and
+a Content-Security-Policy that runs none), and the driver's page script put in.
+It reports the renderer that claims the page, the page state, every signal of
+the finished state HIT or MISS, whether the assistant's own copy button is
+there, and the last answer as markdown read from the DOM (the copy button
+needs the page's scripts, which a saved page does not run).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import async_playwright
+
+from verifybot_tui.core.base.errors import LLMError
+from verifybot_tui.core.settings.config import DEFAULT_LLMS, LLMConfig
+from verifybot_tui.llm.browser.chromium import find_browser, launch_args
+from verifybot_tui.llm.browser.driver import init_script
+from verifybot_tui.llm.browser.pagestate import classify
+from verifybot_tui.llm.browser.site_profile import SiteProfile, load_site_profile
+
+# The signals of a finished answer, and which need a conversation on the page.
+FINISHED_SIGNALS = ("prompt_box", "user_turn", "user_message", "assistant_turn",
+                    "assistant_message", "action_row", "finished_markers", "copy_button")
+_NEEDS_TURNS = {"user_turn", "user_message", "assistant_turn", "assistant_message",
+                "action_row", "finished_markers", "copy_button"}
+_SCRIPT = re.compile(r"<script\b[^>]*>.*?</script\s*>|<script\b[^>]*/>", re.I | re.S)
+_FALLBACK_URL = "https://chat.invalid/"
+
+
+@dataclass
+class PageReport:
+    """What `doctor --page` prints (its --json object is exactly `as_json()`)."""
+
+    renderer: str | None
+    state: str
+    finished: bool
+    copy_button: bool
+    signals: dict[str, str] = field(default_factory=dict)  # name -> HIT / MISS / not testable
+    answer: str | None = None
+    selectors: dict[str, str] = field(default_factory=dict)  # name -> what matched (text form)
+    url: str = ""
+    language: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return {"renderer": self.renderer, "state": self.state, "finished": self.finished,
+                "copy_button": self.copy_button, "signals": self.signals,
+                "answer": self.answer}
+
+
+def site_url(profile: SiteProfile) -> str:
+    """The address the saved page is shown under: the built-in site's own."""
+    known = DEFAULT_LLMS.get(profile.name)
+    return known.url if known else _FALLBACK_URL
+
+
+def strip_scripts(html: str) -> str:
+    return _SCRIPT.sub("", html)
+
+
+async def inspect_page(path: Path, site: str = "chatgpt", *,
+                       browser_path: str = "") -> PageReport:
+    """Load the saved page offline and read it as the driver would."""
+    try:
+        html = strip_scripts(path.read_text(encoding="utf-8", errors="replace"))
+    except OSError as e:
+        raise LLMError(f"Cannot read the saved page {path}: {e.strerror or e}. Give the path "
+                       f"of an .html file (the browser's \"Save page as\", or an evidence "
+                       f"file from runs/log/).") from None
+    profile = load_site_profile(site)
+    url = site_url(profile)
+    executable = find_browser(LLMConfig(name="doctor", browser_path=browser_path))
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=executable, headless=True,
+                                           args=launch_args())
+        try:
+            context = await browser.new_context(service_workers="block")
+            page = await context.new_page()
+
+            async def answer(route: Any) -> None:
+                req = route.request
+                if req.is_navigation_request() and req.frame == page.main_frame:
+                    await route.fulfill(status=200, body=html, headers={
+                        "Content-Type": "text/html; charset=utf-8",
+                        "Content-Security-Policy": "script-src 'none'"})
+                else:
+                    await route.abort()  # nothing of a saved page goes to the network
+
+            await context.route("**/*", answer)
+            await page.goto(url, wait_until="domcontentloaded", timeout=30_000)
+            await page.evaluate(init_script(profile))
+            return await _read(page, profile, url)
+        except PlaywrightError as e:
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise LLMError(f"The browser could not show the saved page {path}: {first}") \
+                from None
+        finally:
+            await browser.close()
+
+
+async def _read(page: Any, profile: SiteProfile, url: str) -> PageReport:
+    snap = await asyncio.wait_for(page.evaluate("() => window.__vb.snapshot()"), 30)
+    probe = await asyncio.wait_for(page.evaluate("() => window.__vb.probe()"), 30)
+    renderer = probe["renderer"] or None
+    verdict = classify(snap["facts"], profile)
+    report = PageReport(renderer=renderer, state=verdict.state.value, url=url,
+                        finished=bool(snap["answerId"]) and snap["finished"] and
+                        not snap["busy"], copy_button=bool(probe.get("copy")),
+                        language=str(probe.get("lang") or ""))
+    rend = profile.renderer(renderer) if renderer else None
+    for key in FINISHED_SIGNALS:
+        if rend is not None and not rend.sel(key):
+            continue  # a signal this renderer does not use
+        hit = probe["signals"].get(key, {"count": 0, "selector": ""})
+        if rend is None or (key in _NEEDS_TURNS and not probe["users"]):
+            report.signals[key] = "not testable here"
+        else:
+            report.signals[key] = "HIT" if hit["count"] else "MISS"
+            report.selectors[key] = hit["selector"]
+    if probe["answer"]:
+        got = await asyncio.wait_for(page.evaluate("t => window.__vb.answerMarkdown(t)", 15000),
+                                     30)
+        report.answer = got["markdown"] if got else None
+    return report
+
+
+def format_report(path: Path, report: PageReport) -> list[str]:
+    """The lines `doctor --page` prints without --json."""
+    lines = [f"page     {path} (shown as {report.url}, scripts off, no network)",
+             f"renderer {report.renderer or 'none: no renderer signature is on the page'}",
+             f"state    {report.state}" + (f" (page language {report.language})"
+                                           if report.language else "")]
+    for key, result in report.signals.items():
+        mark = {"HIT": "HIT ", "MISS": "MISS"}.get(result, "--  ")
+        how = report.selectors.get(key, "")
+        lines.append(f"  {mark} {key}" + (f": {how}" if how and result == "HIT" else
+                                          "" if result != "not testable here" else
+                                          ": not testable here (no conversation on the page)"))
+    lines.append(f"finished {'yes' if report.finished else 'no'}; assistant's copy button "
+                 f"{'found' if report.copy_button else 'not found'}")
+    if report.answer is None:
+        lines.append("answer   none on the page")
+    else:
+        lines.append("answer   (markdown read from the page):")
+        lines += report.answer.splitlines() or [""]
+    return lines
