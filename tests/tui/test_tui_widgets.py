@@ -184,3 +184,43 @@ async def test_an_answer_rewritten_just_before_it_ends_is_shown_and_the_pane_liv
         answers = list(pane.query(Markdown))
         assert len(answers) == 1 and answers[0].source == "Here is `b.py`, rewritten:"
         assert not pane.waiting and pane.query(".notice")
+
+
+async def test_a_long_conversation_keeps_the_last_turns_as_widgets_and_shows_older_on_demand(
+) -> None:
+    """Issue 22: attempt 40 costs what attempt 1 does; older turns stay as text until asked."""
+    from textual.widgets import Markdown, Static
+
+    from verifybot_tui.tui.widgets.conversation import KEPT_TURNS, ConversationPane
+
+    class ConversationApp(App):
+        def compose(self):
+            yield ConversationPane(id="conversation")
+
+    turns = KEPT_TURNS + 4
+    app = ConversationApp()
+    async with app.run_test(size=(80, 20)) as pilot:
+        pane = app.query_one(ConversationPane)
+        for n in range(1, turns + 1):
+            await pane.add_prompt(f"try {n}", kind="feedback" if n > 1 else "initial", attempt=n)
+            await pane.show_thinking(f"thinking about {n}")
+            await pane.finish_answer(f"Answer **{n}**")
+            await pane.add_notice(f"run {n} failed", "warning")
+        await pilot.pause()
+        shown = [str(w.render()) for w in pane.query(".prompt-title").results(Static)]
+        assert len(shown) == KEPT_TURNS and "attempt 5)" in shown[0]
+        assert len(pane.query(Markdown)) == KEPT_TURNS
+        older = pane.query_one("#older", Static)
+        assert older.has_class("-some") and "4 earlier turns" in str(older.render())
+        pane.scroll_home(animate=False)  # the user scrolls up to it
+        await pilot.pause()
+        await pilot.click("#older")
+        await pilot.pause()
+        sources = [m.source for m in pane.query(Markdown).results(Markdown)]
+        assert sources == [f"Answer **{n}**" for n in range(1, turns + 1)]
+        notices = [str(w.render()) for w in pane.query(".notice").results(Static)]
+        assert notices == [f"run {n} failed" for n in range(1, turns + 1)]
+        assert len(pane.query(".thinking")) == turns and not older.has_class("-some")
+        await pane.add_prompt("one more", kind="feedback", attempt=turns + 1)
+        await pilot.pause()
+        assert len(pane.query(".prompt-title")) == KEPT_TURNS  # bounded again

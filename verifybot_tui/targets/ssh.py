@@ -44,6 +44,7 @@ from verifybot_tui.core.base.ports import (
 )
 from verifybot_tui.core.settings.config import TargetConfig
 from verifybot_tui.targets import containment, probe_ssh
+from verifybot_tui.targets import ssh_scripts as scripts
 from verifybot_tui.targets.capture import OutputCapture
 from verifybot_tui.targets.probe_local import save_context
 from verifybot_tui.targets.ssh_connect import Settings, open_connection, resolve_settings
@@ -70,108 +71,16 @@ def names_pi(prompt: str) -> bool:
 
 
 EXIT_NOT_FOUND = 127  # what a shell reports for a missing command
-# Files VerifyBot itself keeps in a run folder; never reported as the program's output files.
-_OWN = ".vb_"
-_SNAPSHOT = ("find . -type f ! -name '.vb_*' ! -path '*/__pycache__/*' "
-             "-printf '%P\\t%s\\t%T@\\n' 2>/dev/null")
-_MARK = "--vb-after--"
-_SCOPE_PROBE = "systemd-run --user --scope --quiet true"
-
-
-def scope_unit(token: str) -> str:
-    """The transient systemd scope of one run (token: ``containment.new_token()``)."""
-    return f"verifybot-{token}.scope"
-
-
-def scope_prefix(token: str) -> str:
-    """What runs the program in its own user scope (where the Pi has user sessions).
-
-    ``systemd-run --scope`` moves itself into the scope and execs the command, so
-    the pid, process group and environment stay the program's own.
-    """
-    return (f"systemd-run --user --scope --quiet --collect "
-            f"--unit={shlex.quote(scope_unit(token))} -- ")
-
-
-def _leftover_sh(scope: bool) -> str:
-    """Name and KILL what of the run still lives once its group was stopped.
-
-    Found by the run's marker (``.vb_run``) in /proc/*/environ of our user
-    (``grep -z`` reads the NUL-separated variables), and with ``scope`` by the
-    run's systemd scope. Prints ``vb-escaped PID NAME`` per process found and
-    ``vb-unkillable PID NAME`` for one still alive after the KILLs.
-    """
-    find = ('vb_marked() { [ -n "$tok" ] && grep -lzxF "VERIFYBOT_RUN=$tok" '
-            '/proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3; }; ')
-    if scope:
-        find += ('vb_cg=$(systemctl --user show -p ControlGroup --value "verifybot-$tok.scope" '
-                 '2>/dev/null); '
-                 'vb_found() { { vb_marked; [ -n "$vb_cg" ] && '
-                 'cat "/sys/fs/cgroup$vb_cg/cgroup.procs" 2>/dev/null; } | sort -u; }; ')
-    else:
-        find += 'vb_found() { vb_marked; }; '
-    kill_scope = ('systemctl --user kill -s KILL "verifybot-$tok.scope" 2>/dev/null; '
-                  if scope else '')
-    return ('tok=$(cat .vb_run 2>/dev/null); ' + find +
-            'for p in $(vb_found); do [ "$p" = "$$" ] && continue; '
-            'echo "vb-escaped $p $(cat /proc/$p/comm 2>/dev/null)"; done; '
-            'i=0; while [ $i -lt 20 ]; do left=; '
-            'for p in $(vb_found); do [ "$p" = "$$" ] || { left=1; kill -KILL "$p" 2>/dev/null; }; '
-            'done; [ -z "$left" ] && break; ' + kill_scope +
-            'sleep 0.05; i=$((i+1)); done; '
-            'for p in $(vb_found); do [ "$p" = "$$" ] && continue; '
-            'echo "vb-unkillable $p $(cat /proc/$p/comm 2>/dev/null)"; done')
-
-
-def _parse_leftovers(text: str) -> tuple[list[str], str]:
-    """('PID (name) killed' / 'PID (name) NOT killable' lines, the rest of the text)."""
-    found: dict[str, str] = {}
-    unkillable: set[str] = set()
-    rest = []
-    for line in text.splitlines(keepends=True):
-        kind, _, what = line.strip().partition(" ")
-        if kind in ("vb-escaped", "vb-unkillable"):
-            pid, _, name = what.partition(" ")
-            found.setdefault(pid, name or "?")
-            if kind == "vb-unkillable":
-                unkillable.add(pid)
-        else:
-            rest.append(line)
-    named = [f"{pid} ({name}) {'NOT killable' if pid in unkillable else 'killed'}"
-             for pid, name in found.items()]
-    return named, "".join(rest)
-
-
-def _group_kill_sh(grace: float) -> str:
-    """Kill the group recorded in .vb_pgid while it has live members (TERM, grace, KILL).
-
-    Zombies waiting for init to reap them still count for ``kill -0``; ``ps``
-    tells them apart, so a group of only zombies costs no grace period.
-    """
-    steps = max(1, int(grace / 0.1))
-    return ('pg=$(cat .vb_pgid 2>/dev/null); '
-            'vb_live() { ps -e -o pgid=,stat= 2>/dev/null | '
-            'awk -v g="$pg" \'$1 == g && $2 !~ /^Z/ {f = 1} END {exit !f}\'; }; '
-            'command -v ps >/dev/null 2>&1 || vb_live() { kill -0 -"$pg" 2>/dev/null; }; '
-            'if [ -n "$pg" ] && vb_live; then '
-            'kill -TERM -"$pg" 2>/dev/null; i=0; '
-            f'while [ $i -lt {steps} ] && vb_live; do sleep 0.1; i=$((i+1)); done; '
-            'kill -KILL -"$pg" 2>/dev/null; echo vb-killed-leftovers; fi')
+_leftover_sh = scripts.leftover_sh  # the names the tests and older callers know
+_group_kill_sh = scripts.group_kill_sh
+scope_unit = scripts.scope_unit
+scope_prefix = scripts.scope_prefix
 
 
 def _safe_rel(name: str) -> str:
     """A file name confined to its folder (the loop already confines them; belt and braces)."""
     parts = [p for p in PurePosixPath(name.replace("\\", "/")).parts if p not in ("/", "..", ".")]
     return "/".join(parts) or "unnamed"
-
-
-def _parse_snapshot(text: str) -> dict[str, tuple[str, str]]:
-    found = {}
-    for line in text.splitlines():
-        bits = line.split("\t")
-        if len(bits) == 3:
-            found[bits[0]] = (bits[1], bits[2])
-    return found
 
 
 @dataclass
@@ -203,9 +112,15 @@ class _Session(asyncssh.SSHClientSession[bytes]):
     the server sent them; each is decoded, kept in the bounded capture and passed
     on at once. While the callback works the channel's window is not reopened,
     so a flood waits on the Pi rather than in memory here.
+
+    The after-run check's report follows the program's output on stdout between
+    two lines carrying the run's token (see ssh_scripts); it is split off here
+    and never shown as output. Only bytes that could be the start of that line
+    are held back, and only until the next chunk says whether they are.
     """
 
-    def __init__(self, out: _Outcome, on_output: OutputCallback, problems: list[str]) -> None:
+    def __init__(self, out: _Outcome, on_output: OutputCallback, problems: list[str],
+                 token: str) -> None:
         self.out = out
         self.on_output = on_output
         self.problems = problems
@@ -213,19 +128,63 @@ class _Session(asyncssh.SSHClientSession[bytes]):
                           for name in ("stdout", "stderr")}
         self._flushed = False
         self.errors: list[Exception] = []  # the callback's, raised once the run is over
+        self._start, self._end = scripts.report_start(token), scripts.report_end(token)
+        self._held = b""  # stdout bytes that may begin the report's first line
+        self.report: bytearray | None = None
+        self.reported = asyncio.Event()  # the whole report came
+        self.ended = asyncio.Event()  # the program's exit status came, or the channel closed
 
     def data_received(self, data: bytes, datatype: asyncssh.DataType) -> None:
         if datatype == asyncssh.EXTENDED_DATA_STDERR:
-            stream = "stderr"
             self.out.stderr_bytes += len(data)
+            self._deliver("stderr", self._decoders["stderr"].decode(data))
+        elif self.report is not None:
+            self._add_report(data)
         else:
-            stream = "stdout"
-            self.out.stdout_bytes += len(data)
-        self._deliver(stream, self._decoders[stream].decode(data))
+            self._program_stdout(self._held + data)
+
+    def _program_stdout(self, data: bytes) -> None:
+        at = data.find(self._start)
+        if at >= 0:
+            self._held = b""
+            self._stdout(data[:at])
+            self.report = bytearray()
+            self._add_report(data[at + len(self._start):])
+            return
+        cut = data.rfind(b"\x1e", max(0, len(data) - len(self._start) + 1))
+        if cut >= 0 and self._start.startswith(data[cut:]):
+            data, self._held = data[:cut], data[cut:]
+        else:
+            self._held = b""
+        self._stdout(data)
+
+    def _stdout(self, data: bytes) -> None:
+        self.out.stdout_bytes += len(data)
+        self._deliver("stdout", self._decoders["stdout"].decode(data))
+
+    def _add_report(self, data: bytes) -> None:
+        assert self.report is not None
+        if self.reported.is_set():
+            return  # written after the check by what it could not kill: not the program's
+        self.report += data
+        if self._end in self.report:
+            del self.report[self.report.index(self._end):]
+            self.reported.set()
+            self.ended.set()
+
+    def report_text(self) -> str:
+        return bytes(self.report or b"").decode("utf-8", "replace")
+
+    def exit_status_received(self, status: int) -> None:
+        self.ended.set()
+
+    def exit_signal_received(self, signal: str, core_dumped: bool, msg: str, lang: str) -> None:
+        self.ended.set()
 
     def connection_lost(self, exc: Exception | None) -> None:
         if exc is not None:
             self.problems.append(str(exc) or type(exc).__name__)
+        self.ended.set()
         self.flush()
 
     def flush(self) -> None:
@@ -233,6 +192,9 @@ class _Session(asyncssh.SSHClientSession[bytes]):
         if self._flushed:
             return
         self._flushed = True
+        if self._held:
+            self._stdout(self._held)
+            self._held = b""
         for stream, decoder in self._decoders.items():
             self._deliver(stream, decoder.decode(b"", final=True))
 
@@ -365,7 +327,7 @@ class SSHTarget(ReportsState):
     async def _probe_scopes(conn: asyncssh.SSHClientConnection) -> bool:
         """Whether ``systemd-run --user --scope`` works there (a Pi with user sessions)."""
         try:
-            r = await conn.run(_SCOPE_PROBE, timeout=15)
+            r = await conn.run(scripts.SCOPE_PROBE, timeout=15)
         except (TimeoutError, asyncssh.Error, OSError):
             return False
         return r.exit_status == 0
@@ -421,38 +383,16 @@ class SSHTarget(ReportsState):
 
     # -- running ----------------------------------------------------------------------
 
-    async def _put_files(self, conn: asyncssh.SSHClientConnection, request: RunRequest,
-                         run_dir: str) -> None:
-        # A fresh folder, like the local target's: no file of an older run is mistaken for new.
-        await conn.run(f"rm -rf {shlex.quote(run_dir)} && mkdir -p {shlex.quote(run_dir)}",
-                       timeout=60, check=True)
-        async with conn.start_sftp_client() as sftp:
-            made: set[str] = {run_dir}
-            for f in request.files:
-                data = f.content.encode("utf-8")
-                for path in (posixpath.join(self.remote_dir, _safe_rel(f.saved_name)),
-                             posixpath.join(run_dir, _safe_rel(f.name))):
-                    parent = posixpath.dirname(path)
-                    if parent not in made:
-                        await sftp.makedirs(parent, exist_ok=True)
-                        made.add(parent)
-                    async with sftp.open(path, "wb") as fh:
-                        await fh.write(data)
-
     async def run(self, request: RunRequest, on_output: OutputCallback) -> RunResult:
-        conn = await self._connection()
+        await self._connection()
         run_dir = posixpath.join(self.remote_dir, "runs", _safe_rel(request.run_id))
-        started = time.monotonic()
         lang = language_named(request.language) or language_for_filename(request.entry)
         if lang is None or not lang.run:
             text = f"cannot run {request.language!r} programs on the SSH target\n"
             on_output("stderr", text)
             return RunResult(exit_code=EXIT_NOT_FOUND, stdout="", stderr=text, duration=0.0,
                              workdir=run_dir, stderr_bytes=len(text.encode()))
-        try:
-            await self._put_files(conn, request, run_dir)
-        except (asyncssh.Error, OSError) as e:
-            return self._lost_before_start(e, run_dir, started)
+        files, before = self._payload(request)
         python = self._python(request.python)
         entry = _safe_rel(request.entry)
         names = {_safe_rel(f.name) for f in request.files}
@@ -464,23 +404,34 @@ class SSHTarget(ReportsState):
             argv = compile_argv(lang, entry=entry, sources=sources, exe=exe,
                                 compiler=request.compiler, flags=request.flags)
             built = await self._exec(argv, run_dir, max(request.timeout, self.compile_timeout),
-                                     on_output)
+                                     on_output, files=files)
             if built.exit_code != 0 or built.target_error:
                 return self._result(built, shlex.join(argv), run_dir, compile_failed=True)
             command = shlex.join(argv) + " && "
+            files, before = None, None  # the build's folder: its own snapshot, after the build
         else:
             command = ""
         argv = build_argv(lang.run, entry=entry, sources=sources, exe=exe, python=python)
-        outcome = await self._exec(argv, run_dir, request.timeout, on_output, snapshot=True)
+        outcome = await self._exec(argv, run_dir, request.timeout, on_output, snapshot=True,
+                                   files=files, before=before)
         result = self._result(outcome, command + shlex.join(argv), run_dir)
         if lang.compile:
             result.build_stderr = built.stderr.text  # the warnings of a build that passed
         return result
 
-    def _lost_before_start(self, e: Exception, run_dir: str, started: float) -> RunResult:
-        return RunResult(exit_code=None, stdout="", stderr="", workdir=run_dir,
-                         duration=time.monotonic() - started,
-                         target_error=f"Could not put the files on {self._where}: {e}")
+    def _payload(self, request: RunRequest) -> tuple[bytes, dict[str, tuple[int, float]]]:
+        """The files as one tar (the saved version and the run folder's copy), and the run
+        folder as it will be before the program starts (what find would show)."""
+        mtime = int(time.time()) - 1
+        rel_run = posixpath.join("runs", _safe_rel(request.run_id))
+        entries: list[tuple[str, bytes]] = []
+        before: dict[str, tuple[int, float]] = {}
+        for f in request.files:
+            data = f.content.encode("utf-8")
+            name = _safe_rel(f.name)
+            entries += [(_safe_rel(f.saved_name), data), (posixpath.join(rel_run, name), data)]
+            before[name] = (len(data), float(mtime))
+        return scripts.tar_of(entries, mtime), before
 
     def _result(self, o: _Outcome, command: str, run_dir: str,
                 compile_failed: bool = False) -> RunResult:
@@ -492,72 +443,122 @@ class SSHTarget(ReportsState):
             target_error=o.target_error, workdir=run_dir,
             stdout_bytes=o.stdout_bytes, stderr_bytes=o.stderr_bytes, escaped=o.escaped)
 
+    def _files_sh(self, run_dir: str, token: str, archive: bytes) -> str:
+        """A fresh run folder (no file of an older run is mistaken for new) from the tar."""
+        home, rel = shlex.quote(self.remote_dir), shlex.quote(
+            posixpath.relpath(run_dir, self.remote_dir))
+        return (f"cd {home} 2>/dev/null || {{ mkdir -p {home} && cd {home}; }} || exit 127; "
+                f"[ ! -e {rel} ] || rm -rf {rel}; {scripts.files_sh(token, archive)}")
+
     def _launch_script(self, argv: list[str], run_dir: str, snapshot: bool,
-                       token: str = "") -> str:
-        """cd, snapshot the folder, then exec the program as its own process group's leader.
+                       token: str = "", files: bytes = b"", before_file: bool = True) -> str:
+        """Files in, the watcher started, then the program exec'd as its group's leader.
 
         sshd already makes the command's shell a session (and group) leader, so
         ``exec`` keeps that group and its id is ``$$``; on a server that does
-        not, ``setsid`` makes one.
+        not, ``setsid`` makes one. See ssh_scripts for the watcher.
         """
         cmd = shlex.join(argv)
         if token and self._scopes:
             cmd = scope_prefix(token) + cmd
-        before = f"{_SNAPSHOT} > .vb_before; " if snapshot else ""
+        unpack = self._files_sh(run_dir, token, files) if files else ""
+        before = f"{scripts.SNAPSHOT} > .vb_before; " if snapshot and before_file else ""
         env = "export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1; "
+        watch = ""
         if token:
-            env += (f"printf '%s\\n' {shlex.quote(token)} > .vb_run; "
-                    f"export {containment.MARKER}={shlex.quote(token)}; ")
+            env += f"printf '%s\\n' {shlex.quote(token)} > .vb_run; "
+            check = scripts.check_sh(self.stop_grace, self._scopes, snapshot, before_file)
+            watcher = shlex.quote(scripts.watcher_sh(token, check, run_dir))
+            watch = (f"exec 3<&0; vbw={watcher}; {scripts.START_APART}"
+                     f"export {containment.MARKER}={shlex.quote(token)}; ")
         if self._has_venv:
             # A shell script's `python3` then finds what `install` put there.
             venv = shlex.quote(posixpath.join(self.remote_dir, VENV_DIR))
             env += f'export VIRTUAL_ENV={venv} PATH={venv}/bin:"$PATH"; '
-        return (f"cd {shlex.quote(run_dir)} || exit 127; {env}{before}"
+        return (f"{unpack}cd {shlex.quote(run_dir)} || exit 127; {env}{before}"
                 "read -r _ _ _ _ vbpg _ < /proc/$$/stat 2>/dev/null; "
-                f'if [ "$vbpg" = "$$" ]; then echo $$ > .vb_pgid; exec {cmd} </dev/null; '
-                f"else exec setsid sh -c 'echo $$ > .vb_pgid; exec \"$@\" </dev/null' sh {cmd}; fi")
+                f'if [ "$vbpg" = "$$" ]; then echo $$ > .vb_pgid; {watch}'
+                f"exec {cmd} </dev/null 3<&-; "
+                f"else {watch}exec setsid sh -c 'echo $$ > .vb_pgid; exec \"$@\" </dev/null' "
+                f"sh {cmd} 3<&-; fi")
 
     async def _exec(self, argv: list[str], run_dir: str, timeout: float,
-                    on_output: OutputCallback, snapshot: bool = False) -> _Outcome:
-        """Run one program remotely with output streamed; stop its tree on timeout or cancel."""
+                    on_output: OutputCallback, snapshot: bool = False, files: bytes | None = None,
+                    before: dict[str, tuple[int, float]] | None = None) -> _Outcome:
+        """Run one program remotely with output streamed; stop its tree on timeout or cancel.
+
+        One channel: the files on its stdin, the program, and the watcher's report
+        of what it left (see ssh_scripts); the run ends with that report, at the
+        program's own exit, even while something it started still holds stdout.
+        """
         out = _Outcome()
         started = time.monotonic()
+        token = containment.new_token()
+        problems: list[str] = []
         try:
             conn = await self._connection()
-            token = containment.new_token()
-            problems: list[str] = []
             proc, session = await conn.create_session(
-                lambda: _Session(out, on_output, problems),
-                self._launch_script(argv, run_dir, snapshot, token), encoding=None)
+                lambda: _Session(out, on_output, problems, token),
+                self._launch_script(argv, run_dir, snapshot, token, files or b"",
+                                    before_file=before is None), encoding=None)
+            if files and scripts.files_stdin(files):
+                # No EOF after it: the channel's stdin closing marks the program's end.
+                proc.write(scripts.files_stdin(files))
         except (asyncssh.Error, OSError) as e:
             out.target_error = f"Could not start the program on {self._where}: {e}"
             return out
         done = asyncio.ensure_future(proc.wait_closed())
+        await self._wait_run(conn, proc, session, run_dir, done, problems, timeout, out)
+        out.duration = time.monotonic() - started
+        await self._finish(conn, proc, session, run_dir, done, problems, out, snapshot, before)
+        if session.errors:
+            raise session.errors[0]
+        return out
+
+    async def _wait_run(self, conn: asyncssh.SSHClientConnection, proc: asyncssh.SSHClientChannel,
+                        session: _Session, run_dir: str, done: asyncio.Future,
+                        problems: list[str], timeout: float, out: _Outcome) -> None:
+        """Until the report (or the channel's end); on timeout, stop or close: stop the tree."""
         stop = asyncio.Event()
         self._stops.add(stop)
         stopper = asyncio.ensure_future(stop.wait())
+        reported = asyncio.ensure_future(session.reported.wait())
         try:
-            finished, _ = await asyncio.wait({done, stopper}, timeout=timeout,
+            finished, _ = await asyncio.wait({done, reported, stopper}, timeout=timeout,
                                              return_when=asyncio.FIRST_COMPLETED)
-            if done not in finished:
+            if done not in finished and reported not in finished:
                 out.timed_out = stopper not in finished
                 out.cancelled = stopper in finished and not self._closing
                 if stopper in finished and self._closing:
                     out.target_error = "stopped: the target was closed"
-                await self._stop(conn, proc, run_dir, done, problems)
+                await self._stop(conn, proc, session, run_dir, done, problems)
         except asyncio.CancelledError:
-            await asyncio.shield(self._stop(conn, proc, run_dir, done, problems))
+            await asyncio.shield(self._stop(conn, proc, session, run_dir, done, problems))
             raise
         finally:
             stopper.cancel()
+            reported.cancel()
             self._stops.discard(stop)
+            if session.reported.is_set() and not done.done():
+                proc.close()  # what still holds the program's stdout is not the program
+                await asyncio.wait({done}, timeout=2.0)
             session.flush()
-            out.duration = time.monotonic() - started
+
+    async def _finish(self, conn: asyncssh.SSHClientConnection, proc: asyncssh.SSHClientChannel,
+                      session: _Session, run_dir: str, done: asyncio.Future, problems: list[str],
+                      out: _Outcome, snapshot: bool,
+                      before: dict[str, tuple[int, float]] | None) -> None:
+        """Exit status and the report's findings, or the lost connection said as such."""
         if done.done() and not done.cancelled() and done.exception() is not None:
             problems.append(str(done.exception()))
         no_status = proc.get_exit_status() is None and proc.get_exit_signal() is None
         ended_by_us = out.timed_out or out.cancelled or out.target_error
-        if self._conn is not conn or conn.is_closed() or (no_status and not ended_by_us):
+        report = session.report_text() if session.reported.is_set() else None
+        if report is not None and scripts.files_failed(report):
+            out.target_error = f"Could not put the files on {self._where}: {out.stderr.text}"
+            return
+        if self._conn is not conn or conn.is_closed() or (
+                no_status and not ended_by_us and report is None):
             if self._conn is conn:  # the channel died first; the connection follows
                 self._lost(self._generation, ConnectionError("the channel closed with no exit "
                                                              "status"))
@@ -566,58 +567,69 @@ class SSHTarget(ReportsState):
             out.target_error = (f"{why}. The output so far is kept; the next action reconnects "
                                 f"and stops the program if it still runs there.")
             self._orphans.append(run_dir)
-        else:
-            if not (out.timed_out or out.cancelled or out.target_error):
-                out.exit_code = proc.get_returncode()
-            await self._after(conn, run_dir, out, snapshot)
-        if session.errors:
-            raise session.errors[0]
-        return out
+            return
+        if not (out.timed_out or out.cancelled or out.target_error):
+            out.exit_code = proc.get_returncode()
+        if report is None:  # no watcher's report (it could not start): check from outside
+            report = await self._after(conn, run_dir, snapshot, before is None)
+        self._read_report(report, out, snapshot, before)
+
+    @staticmethod
+    def _read_report(report: str, out: _Outcome, snapshot: bool,
+                     before: dict[str, tuple[int, float]] | None) -> None:
+        text = report.replace("vb-killed-leftovers\n", "")
+        out.escaped, text = scripts.parse_leftovers(text)
+        if snapshot:
+            out.files_changed = scripts.changed_files(text, before)
 
     async def _stop(self, conn: asyncssh.SSHClientConnection, proc: asyncssh.SSHClientChannel,
-                    run_dir: str, done: asyncio.Future, problems: list[str]) -> None:
-        """SSH TERM, grace, SSH KILL, then kill the recorded group over a new channel."""
-        for signal_name, wait in (("TERM", self.stop_grace), ("KILL", 1.0)):
-            try:
-                proc.send_signal(signal_name)
-            except (asyncssh.Error, OSError):
-                break
-            try:
-                await asyncio.wait_for(asyncio.shield(done), wait)
-                break
-            except TimeoutError:
-                continue
-        if self._conn is conn:
-            try:
-                await conn.run(f"cd {shlex.quote(run_dir)} && {_group_kill_sh(self.stop_grace)}",
-                               timeout=self.stop_grace + 10)
-            except (TimeoutError, asyncssh.Error, OSError) as e:
-                problems.append(f"stopping failed: {e}")
-        proc.close()  # a detached child may still hold the pipes: stop reading them
-        try:
-            await asyncio.wait_for(asyncio.shield(done), 2.0)
-        except TimeoutError:
-            done.cancel()
+                    session: _Session, run_dir: str, done: asyncio.Future,
+                    problems: list[str]) -> None:
+        """SSH TERM, grace, SSH KILL, then kill the recorded group over a new channel.
 
-    async def _after(self, conn: asyncssh.SSHClientConnection, run_dir: str, out: _Outcome,
-                     snapshot: bool) -> None:
-        """Kill what the program left running in its group; list the files it wrote."""
-        cmd = (f"cd {shlex.quote(run_dir)} || exit 0; {_group_kill_sh(self.stop_grace)}; "
-               f"{_leftover_sh(self._scopes)}")
-        if snapshot:
-            cmd += f"; cat .vb_before 2>/dev/null; echo {_MARK}; {_SNAPSHOT}"
+        Once the program is gone the watcher checks what it left and reports:
+        that report (or the channel's end) is waited for, within bounds.
+        """
+        ended = asyncio.ensure_future(session.ended.wait())
+        try:
+            for signal_name, wait in (("TERM", self.stop_grace), ("KILL", 1.0)):
+                try:
+                    proc.send_signal(signal_name)
+                except (asyncssh.Error, OSError):
+                    break
+                finished, _ = await asyncio.wait({ended, done}, timeout=wait)
+                if finished:
+                    break
+            if not ended.done() and not done.done() and self._conn is conn:
+                try:
+                    await conn.run(f"cd {shlex.quote(run_dir)} && "
+                                   f"{_group_kill_sh(self.stop_grace)}",
+                                   timeout=self.stop_grace + 10)
+                except (TimeoutError, asyncssh.Error, OSError) as e:
+                    problems.append(f"stopping failed: {e}")
+            reported = asyncio.ensure_future(session.reported.wait())
+            await asyncio.wait({reported, done}, timeout=self.stop_grace + 10)
+            reported.cancel()
+        finally:
+            ended.cancel()
+        if not session.reported.is_set():
+            proc.close()  # a detached child may still hold the pipes: stop reading them
+            try:
+                await asyncio.wait_for(asyncio.shield(done), 2.0)
+            except TimeoutError:
+                done.cancel()
+
+    async def _after(self, conn: asyncssh.SSHClientConnection, run_dir: str, snapshot: bool,
+                     before_file: bool) -> str:
+        """The watcher's check run over a channel of its own (when no report came)."""
+        cmd = (f"cd {shlex.quote(run_dir)} || exit 0; "
+               f"{scripts.check_sh(self.stop_grace, self._scopes, snapshot, before_file)}")
         try:
             r = await conn.run(cmd, timeout=self.stop_grace + 30, encoding="utf-8",
                                errors="replace")
         except (TimeoutError, asyncssh.Error, OSError):
-            return
-        text = str(r.stdout or "").replace("vb-killed-leftovers\n", "")
-        out.escaped, text = _parse_leftovers(text)
-        if snapshot and _MARK in text:
-            before_text, after_text = text.split(_MARK + "\n", 1)
-            before, after = _parse_snapshot(before_text), _parse_snapshot(after_text)
-            out.files_changed = sorted(p for p, meta in after.items()
-                                       if before.get(p) != meta and not p.startswith(_OWN))
+            return ""
+        return str(r.stdout or "")
 
     # -- packages ---------------------------------------------------------------------
 

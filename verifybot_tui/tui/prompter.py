@@ -11,17 +11,19 @@ import asyncio
 from textual.app import App
 from textual.screen import Screen
 
-from verifybot_tui.tui.screens.dialogs import ConfirmScreen, SecretScreen
-
 
 class DialogPrompter:
     def __init__(self, app: App) -> None:
         self.app = app
 
     async def confirm(self, question: str) -> bool:
+        from verifybot_tui.tui.screens.dialogs import ConfirmScreen  # loaded when first asked
+
         return bool(await self._ask(ConfirmScreen(question, "Please confirm")))
 
     async def secret(self, question: str) -> str | None:
+        from verifybot_tui.tui.screens.dialogs import SecretScreen
+
         return await self._ask(SecretScreen(question))
 
     async def _ask(self, screen: Screen):

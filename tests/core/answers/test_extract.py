@@ -609,7 +609,8 @@ DEPENDENCIES: adafruit-circuitpython-dht
     assert [b.runnable for b in ex.blocks] == [False, True, False, False]
 
 
-# -- huge answers: fence bodies cut out before markdown-it (issue 11, item 9) -----------------
+# -- huge answers: fence bodies (issue 11, item 9) and inert prose (issue 22) cut out before
+# markdown-it -------------------------------------------------------------------------------
 
 _TRICKY = [
     "```\nunclosed\ncode", "```\nunclosed\n", "x\n```py\na\n\nb\n```\nafter\n\n```\n",
@@ -621,9 +622,24 @@ _TRICKY = [
 ]
 
 
-@pytest.mark.parametrize("text", _TRICKY + [p.read_text() for p in
+# Runs of paragraphs that name no file: cut to one line but their last (issue 22).
+_INERT = "A plain paragraph with words only\nand a second line\n\n"
+_PROSE = [
+    "Save `main.py` and `util.py`.\n\n" + _INERT * 4 + "```python\nprint(1)\n```\n"
+    + _INERT * 3 + "```python\nprint(2)\n```\n",
+    "- item one\n- item two\n\n" + _INERT * 3 + "Expected output:\n\n```\n42\n```\n",
+    "> quoted\nlazy line\n\n" + _INERT * 3 + "Title\n===\n\n" + _INERT * 2 + "Words\n---\n",
+    "<!--\n\n" + _INERT * 3 + "-->\n\n" + _INERT * 2 + "```\nprint(3)\n```\n",
+    "File: Makefile\n\n" + _INERT * 3 + "```\nall:\n\techo hi\n```\n",
+    _INERT * 3 + "Run it with `python3 blink.py`\n\n" + _INERT * 2 + "```python\nprint(4)\n```\n",
+    _INERT * 2 + "See &#46;env\n\n" + _INERT * 2 + "1. step\n\n" + _INERT * 2 + "```sh\nls\n```",
+    "    indented code\n\n" + _INERT * 3 + "**config.json**\n\n" + _INERT * 2 + "```\n{}\n```\n",
+]
+
+
+@pytest.mark.parametrize("text", _TRICKY + _PROSE + [p.read_text() for p in
                                              sorted((ROOT / "examples").glob("*.md"))])
-def test_cutting_fence_bodies_out_changes_nothing(text: str,
+def test_cutting_fence_bodies_and_inert_prose_out_changes_nothing(text: str,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     whole = extract(text)
     monkeypatch.setattr(extract_mod, "COLLAPSE_ABOVE", -1)  # cut even small answers
@@ -643,3 +659,29 @@ def test_a_huge_answer_keeps_its_blocks_lines_and_directives(
     assert ex.timeout == 7 and ex.dependencies == ["requests"]
     monkeypatch.setattr(extract_mod, "COLLAPSE_ABOVE", 1 << 40)  # markdown-it on it all
     assert repr(extract(text)) == repr(ex)
+
+
+def test_inert_prose_is_cut_to_one_line_but_its_last() -> None:
+    text = "Intro naming `main.py`\n\n" + _INERT * 3 + "```python\nprint(1)\n```\n"
+    cut, cuts = extract_mod.collapse_prose(text)
+    assert cut == "Intro naming `main.py`\n\nx\n\n" + _INERT + "```python\nprint(1)\n```\n"
+    assert cuts == {2: 4}  # "x" stands for two paragraphs and the blank between: 5 lines
+
+
+def test_fifty_megabytes_of_prose_parse_no_paragraph_inline(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the paragraph nearest the block is parsed (its text: sample output?)."""
+    parsed: list[str] = []
+    real = extract_mod._prose_hints
+
+    def counting(inline, line, heading):  # type: ignore[no-untyped-def]
+        parsed.append(inline.content)
+        return real(inline, line, heading)
+
+    monkeypatch.setattr(extract_mod, "_prose_hints", counting)
+    para = "Some prose with `inline` code and **bold** text. " * 20 + "\n\n"
+    text = para * 2000 + "```python\nprint('hi')\n```\n"
+    assert len(text) > extract_mod.COLLAPSE_ABOVE
+    ex = extract(text)
+    assert [b.line for b in ex.blocks] == [4001] and ex.blocks[0].runnable
+    assert len(parsed) == 1

@@ -13,6 +13,7 @@ import re
 import sys
 from pathlib import PurePosixPath
 
+from verifybot_tui.core.base import python_scan
 from verifybot_tui.core.base.ports import ProgramFile
 
 # Import name -> pip name, where they differ (or where the obvious pip name is
@@ -152,19 +153,35 @@ class _Imports(ast.NodeVisitor):
         self.generic_visit(node)
 
 
+class _ImportCollector:
+    """_Imports over a program's chunks, in order (core.base.python_scan): one parse of
+    the program serves this and the verdict's long-running signs."""
+
+    words: tuple[str, ...] = ("import",)  # import, from x import, import_module, __import__
+
+    def __init__(self) -> None:
+        self.visitor = _Imports()
+
+    def visit(self, tree: ast.Module, first_line: int) -> None:
+        self.visitor.visit(tree)
+
+    def result(self) -> list[str]:
+        return list(self.visitor.found)
+
+
+python_scan.register("imported_modules", _ImportCollector)
+
+
 def imported_modules(code: str) -> list[str]:
     """Third-party top-level modules the code imports, in order of first import.
 
     Standard-library, relative and ``try/except ImportError`` imports are left
     out; code that does not parse gives ``[]`` (the run will show the error).
     """
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+    found = python_scan.collected(code, "imported_modules")
+    if not isinstance(found, list):
         return []
-    visitor = _Imports()
-    visitor.visit(tree)
-    return [m for m in dict.fromkeys(visitor.found) if m and m not in _STDLIB]
+    return [m for m in dict.fromkeys(found) if m and m not in _STDLIB]
 
 
 def local_modules(files: list[str]) -> set[str]:

@@ -176,6 +176,19 @@ def _looks_like_filename(text: str) -> bool:
     return PurePosixPath(text.replace("\\", "/")).suffix.lower() in _KNOWN_EXTENSIONS
 
 
+# What the raw markdown of a paragraph holds when its inline text may name a file:
+# a dot before a letter (every name _looks_like_filename takes, and every one a run
+# command mentions), the word "file" (a "File: Makefile" label, see _LABEL_RE), or
+# an "&" (an entity such as &#46; that renders as a dot). A superset, never a test.
+_DOT_LETTER_RE = re.compile(r"\.[A-Za-z]")
+
+
+def _may_name(text: str) -> bool:
+    """See above; str methods and a literal-led pattern (an alternation under
+    IGNORECASE scanned at a tenth of the speed)."""
+    return "&" in text or "file" in text.lower() or _DOT_LETTER_RE.search(text) is not None
+
+
 @dataclass
 class _Hint:
     name: str
@@ -197,6 +210,10 @@ class _Prose:
         self._heading = heading
         self._md = md
         self._parsed: tuple[str, list[_Hint], list[str]] | None = None
+        # Most paragraphs can hold no file name at all: then hints and commands are
+        # known without parsing their inline markdown (what made a 50 MB answer of
+        # prose cost tens of seconds: every paragraph before a block was parsed).
+        self._may_name = _may_name(inline.content)
 
     def _parse(self) -> tuple[str, list[_Hint], list[str]]:
         if self._parsed is None:
@@ -214,11 +231,11 @@ class _Prose:
 
     @property
     def hints(self) -> list[_Hint]:
-        return self._parse()[1]
+        return self._parse()[1] if self._may_name else []
 
     @property
     def commands(self) -> list[str]:
-        return self._parse()[2]
+        return self._parse()[2] if self._may_name else []
 
 
 _PROSE_READ = 8000  # characters of a paragraph that inline parsing reads, at its end
@@ -668,9 +685,15 @@ class _Fence:
 def _items(markdown: str, md: MarkdownIt, offset: int = 0) -> list[_Prose | _Fence]:
     """Prose (paragraphs, headings) and fences in document order, lines absolute."""
     bodies: dict[int, tuple[int, str]] = {}
+    prose_cuts: dict[int, int] = {}
     if offset == 0 and len(markdown) > COLLAPSE_ABOVE:
         markdown, bodies = collapse_fences(markdown)
-    line_of = line_mapper(bodies)
+        markdown, prose_cuts = collapse_prose(markdown)
+    to_cut = line_mapper({at: (taken, "") for at, taken in prose_cuts.items()})
+    in_cut = line_mapper(bodies)
+
+    def line_of(n: int) -> int:
+        return in_cut(to_cut(n))
     lines = markdown.split("\n")
     items: list[_Prose | _Fence] = []
     tokens = md.parse(markdown)
@@ -685,8 +708,8 @@ def _items(markdown: str, md: MarkdownIt, offset: int = 0) -> list[_Prose | _Fen
             closing = end_line.lstrip(" \t>").strip()
             closed = (tok.map[1] - tok.map[0] >= 2 and closing.startswith(tok.markup)
                       and not closing.strip(tok.markup[0]))
-            if tok.map[0] in bodies:
-                tok.content = bodies[tok.map[0]][1]
+            if to_cut(tok.map[0]) in bodies:
+                tok.content = bodies[to_cut(tok.map[0])][1]
             items.append(_Fence(tok, line_of(tok.map[0]) + offset + 1, closed))
         elif tok.type == "code_block" and tok.map is not None:
             # A fence indented too far (inside a list, say) arrives as indented code.
@@ -737,6 +760,56 @@ def collapse_fences(markdown: str) -> tuple[str, dict[int, tuple[int, str]]]:
         at = close[1]
     out.append(markdown[pos:])
     return "".join(out), bodies
+
+
+def _inert_paragraph(lines: list[str]) -> bool:
+    """Lines that can only be a plain paragraph naming no file: each starts with a
+    letter (no list, quote, heading, fence, HTML or setext line can) and none may
+    name a file (_may_name)."""
+    return all(line[:1].isascii() and line[:1].isalpha() and not _may_name(line)
+               for line in lines)
+
+
+def collapse_prose(text: str) -> tuple[str, dict[int, int]]:
+    """The answer with each run of inert paragraphs but its last cut to one line "x",
+    and the cuts: {line of that "x" in the cut text: lines taken out after it}.
+
+    Such paragraphs give no hint and no command; only the one nearest a block is
+    ever read for its text (sample output?) or its place (the nearest prose), and
+    that one is the run's last, kept whole. A paragraph after a blank line that
+    starts with a letter at column 0 ends any list or quote before it, so the cut
+    text parses to the same blocks, fewer of them inert: 50 MB of prose costs the
+    block parser a few lines, not 50 MB (issue 22).
+    """
+    lines = text.split("\n")
+    groups: list[tuple[int, int, bool]] = []  # (first, last + 1, inert) of non-blank runs
+    i = 0
+    while i < len(lines):
+        if not lines[i].strip():
+            i += 1
+            continue
+        j = i
+        while j < len(lines) and lines[j].strip():
+            j += 1
+        groups.append((i, j, _inert_paragraph(lines[i:j])))
+        i = j
+    out: list[str] = []
+    cuts: dict[int, int] = {}
+    copied = 0  # lines of ``lines`` already in ``out``
+    g = 0
+    while g < len(groups):
+        h = g
+        while h < len(groups) and groups[h][2]:
+            h += 1
+        if h - g >= 2:  # groups g .. h-2 become one "x"; h-1, the run's last, stays
+            first, end = groups[g][0], groups[h - 2][1]
+            out += lines[copied:first]
+            cuts[len(out)] = end - first - 1
+            out.append("x")
+            copied = end
+        g = max(h, g + 1)
+    out += lines[copied:]
+    return "\n".join(out), cuts
 
 
 def _closing_fence(markdown: str, fence: str, start: int) -> tuple[int, int] | None:

@@ -15,12 +15,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from verifybot_tui.core.base.outcome import Status
 from verifybot_tui.core.base.ports import ProgramFile, RunResult
-from verifybot_tui.core.verify.llm_judge import Judgement
-from verifybot_tui.core.verify.verdict import Verdict
+
+if TYPE_CHECKING:  # types only: front ends load the judge when a run needs it
+    from verifybot_tui.core.verify.llm_judge import Judgement
+    from verifybot_tui.core.verify.verdict import Verdict
 
 Action = Literal["accept", "edit", "reject", "stop"]
 

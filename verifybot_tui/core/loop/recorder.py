@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from verifybot_tui.core.answers.extract import Extraction
 from verifybot_tui.core.base import chat_text
 from verifybot_tui.core.base.ansi import visible
 from verifybot_tui.core.base.errors import VerifyBotError
@@ -22,10 +21,13 @@ from verifybot_tui.core.loop.events import Decision, JudgeDecision
 from verifybot_tui.core.store.history import History
 from verifybot_tui.core.store.transcript import Transcript, wrap_fence
 from verifybot_tui.core.store.workspace import Workspace, create_private, slugify
-from verifybot_tui.core.verify.criteria import Check
-from verifybot_tui.core.verify.llm_judge import Judgement
-from verifybot_tui.core.verify.sanity import Hit
-from verifybot_tui.core.verify.verdict import Verdict
+
+if TYPE_CHECKING:  # types only: the app's first screen loads no extraction or checks
+    from verifybot_tui.core.answers.extract import Extraction
+    from verifybot_tui.core.verify.criteria import Check
+    from verifybot_tui.core.verify.llm_judge import Judgement
+    from verifybot_tui.core.verify.sanity import Hit
+    from verifybot_tui.core.verify.verdict import Verdict
 
 
 class SessionRecorder:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from verifybot_tui.core.base import python_scan
 from verifybot_tui.core.base.ansi import one_line
 from verifybot_tui.core.base.ports import RunResult
 
@@ -108,62 +109,94 @@ def _sleeps(body: list[ast.stmt]) -> bool:
     return False
 
 
-def _python_signs(code: str) -> list[str]:
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
-        return []
-    imported: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported.update(a.name.split(".")[0] for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            imported.add(node.module.split(".")[0])
-    signs: list[tuple[int, str]] = []
-    for node in ast.walk(tree):
-        line = getattr(node, "lineno", 0)
+class _Signs:
+    """The Python signs of a program, gathered chunk by chunk (core.base.python_scan).
+
+    Two signs depend on the whole program: a bare ``pause()`` or ``app.run()``
+    on what it imports, an ``accept()`` on whether it loops forever somewhere.
+    Those wait, as (line, sign, condition), until every chunk was seen.
+    """
+
+    words: tuple[str, ...] = ("while", "for", "import", "input", "stdin", "pause", "run",
+                              "serve", "mainloop", "wait_for", "add_event_detect", "sleep",
+                              "accept")
+
+    def __init__(self) -> None:
+        self.imported: set[str] = set()
+        self.loops_forever = False
+        self.signs: list[tuple[int, str]] = []
+        self.pending: list[tuple[int, str, str]] = []
+
+    def visit(self, tree: ast.Module, first_line: int) -> None:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                self.imported.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                self.imported.add(node.module.split(".")[0])
+            elif isinstance(node, ast.While) and _always_true(node.test):
+                self.loops_forever = True
+            if isinstance(node, (ast.While, ast.For, ast.AsyncFor, ast.Call)):
+                self._node(node, getattr(node, "lineno", 0) + first_line)
+
+    def _node(self, node: ast.AST, line: int) -> None:
         if isinstance(node, ast.While) and _always_true(node.test) and not _exits(node.body):
             src = ast.unparse(node.test)
             if _sleeps(node.body):
-                signs.append((line, f"an endless polling loop (`while {src}` with sleep, "
-                                    f"line {line})"))
+                self.signs.append((line, f"an endless polling loop (`while {src}` with sleep, "
+                                         f"line {line})"))
             else:
-                signs.append((line, f"an endless `while {src}` loop (line {line})"))
+                self.signs.append((line, f"an endless `while {src}` loop (line {line})"))
         elif isinstance(node, ast.For) and isinstance(node.iter, ast.Call) and \
                 _call_name(node.iter) in (("itertools", "count"), ("", "count"),
                                           ("itertools", "cycle"), ("", "cycle")) \
                 and not _exits(node.body):
-            signs.append((line, f"an endless `for` loop over {_call_name(node.iter)[1]}() "
-                                f"(line {line})"))
+            self.signs.append((line, f"an endless `for` loop over {_call_name(node.iter)[1]}() "
+                                     f"(line {line})"))
         elif isinstance(node, (ast.For, ast.AsyncFor)) and ast.unparse(node.iter) == "sys.stdin":
-            signs.append((line, f"reads stdin (`for ... in sys.stdin`, line {line}): "
-                                "stdin is closed"))
+            self.signs.append((line, f"reads stdin (`for ... in sys.stdin`, line {line}): "
+                                     "stdin is closed"))
         elif isinstance(node, ast.Call):
-            base, name = _call_name(node)
-            if base == "" and name == "input":
-                signs.append((line, f"waits for input() (line {line}): stdin is closed"))
-            elif base == "stdin" and name in ("read", "readline", "readlines"):
-                signs.append((line, f"reads stdin (`sys.stdin.{name}()`, line {line}): "
-                                    "stdin is closed"))
-            elif name == "pause" and (base == "signal" or (base == "" and (
-                    "signal" in imported or "gpiozero" in imported))):
-                signs.append((line, f"waits for a signal forever (`pause()`, line {line})"))
-            elif name in _SERVE_CALLS:
-                signs.append((line, f"{_SERVE_CALLS[name]} (line {line})"))
-            elif name == "run" and (base in ("app", "uvicorn", "server", "socketio", "web")
-                                    or base.endswith("app")) and imported & _WEB_MODULES:
-                signs.append((line, f"runs a web server (`{base}.run()`, line {line})"))
-            elif name == "add_event_detect":
-                signs.append((line, f"reacts to GPIO events (`add_event_detect()`, line {line})"))
-            elif name == "sleep" and node.args and isinstance(node.args[0], ast.Constant) \
-                    and isinstance(node.args[0].value, (int, float)) \
-                    and node.args[0].value >= 60:
-                signs.append((line, f"sleeps for {node.args[0].value:g} s (line {line})"))
-            elif name == "accept" and base and any(
-                    isinstance(n, ast.While) and _always_true(n.test) for n in ast.walk(tree)):
-                signs.append((line, f"accepts connections in a loop (`accept()`, line {line})"))
-    signs.sort()
-    return list(dict.fromkeys(s for _, s in signs))
+            self._call(node, line)
+
+    def _call(self, node: ast.Call, line: int) -> None:
+        base, name = _call_name(node)
+        if base == "" and name == "input":
+            self.signs.append((line, f"waits for input() (line {line}): stdin is closed"))
+        elif base == "stdin" and name in ("read", "readline", "readlines"):
+            self.signs.append((line, f"reads stdin (`sys.stdin.{name}()`, line {line}): "
+                                     "stdin is closed"))
+        elif name == "pause" and base in ("signal", ""):
+            sign = f"waits for a signal forever (`pause()`, line {line})"
+            self.pending.append((line, sign, "signal" if base == "" else ""))
+        elif name in _SERVE_CALLS:
+            self.signs.append((line, f"{_SERVE_CALLS[name]} (line {line})"))
+        elif name == "run" and (base in ("app", "uvicorn", "server", "socketio", "web")
+                                or base.endswith("app")):
+            self.pending.append((line, f"runs a web server (`{base}.run()`, line {line})", "web"))
+        elif name == "add_event_detect":
+            self.signs.append((line, f"reacts to GPIO events (`add_event_detect()`, line {line})"))
+        elif name == "sleep" and node.args and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, (int, float)) \
+                and node.args[0].value >= 60:
+            self.signs.append((line, f"sleeps for {node.args[0].value:g} s (line {line})"))
+        elif name == "accept" and base:
+            self.pending.append((line, f"accepts connections in a loop (`accept()`, "
+                                       f"line {line})", "loop"))
+
+    def result(self) -> list[str]:
+        holds = {"": True, "signal": bool({"signal", "gpiozero"} & self.imported),
+                 "web": bool(self.imported & _WEB_MODULES), "loop": self.loops_forever}
+        signs = self.signs + [(line, sign) for line, sign, need in self.pending if holds[need]]
+        signs.sort()
+        return list(dict.fromkeys(s for _, s in signs))
+
+
+python_scan.register("long_running_signs", _Signs)
+
+
+def _python_signs(code: str) -> list[str]:
+    found = python_scan.collected(code, "long_running_signs")
+    return list(found) if isinstance(found, list) else []
 
 
 # --------------------------------------------------------------------------- C, JS, shell

@@ -49,8 +49,6 @@ from verifybot_tui.core.loop.events import (
 )
 from verifybot_tui.tui.editor import edit_text
 from verifybot_tui.tui.messages import FileEdited, LoopEnded, LoopEvent
-from verifybot_tui.tui.screens.dialogs import ConfirmScreen
-from verifybot_tui.tui.screens.judgement import JudgementScreen
 from verifybot_tui.tui.widgets.approval import ApprovalBar
 from verifybot_tui.tui.widgets.feedback import FeedbackBar
 
@@ -266,6 +264,8 @@ class LoopController:
             await self.approval_chosen("accept", "")
 
     async def on_permission_needed(self, ev: PermissionNeeded) -> None:
+        from verifybot_tui.tui.screens.dialogs import ConfirmScreen  # not on the first frame
+
         self.screen.app.push_screen(ConfirmScreen(ev.question, "Install packages?"),
                                     callback=lambda yes: _resolve(ev.answer, bool(yes)))
 
@@ -305,6 +305,8 @@ class LoopController:
 
     async def on_judgement_needed(self, ev: JudgementNeeded) -> None:
         """The judgement dialog: follow the judge, overrule it, or stop."""
+        from verifybot_tui.tui.screens.judgement import JudgementScreen  # when first judged
+
         self.screen.app.push_screen(
             JudgementScreen(ev.judgement, ev.reasons),
             callback=lambda d: _resolve(ev.decision, d or JudgeDecision("fail")))

@@ -27,7 +27,6 @@ from verifybot_tui.core.base.ansi import one_line
 from verifybot_tui.core.base.errors import VerifyBotError
 from verifybot_tui.core.loop.events import ApprovalNeeded, FeedbackReady, dispatch
 from verifybot_tui.core.settings.config import LLMConfig
-from verifybot_tui.llm.api_common import usage_text
 from verifybot_tui.tui.keys import APPROVAL_BINDINGS, MAIN_BINDINGS
 from verifybot_tui.tui.messages import (
     BackendState,
@@ -226,6 +225,8 @@ class MainScreen(Screen[None]):
         """A backend's state changed (the callback the session registered)."""
         if message.kind == "llm":
             self.llm_state = message.state
+            from verifybot_tui.llm.api_common import usage_text  # loaded with an API backend
+
             self.status_bar.usage = usage_text(self.session.llm)  # API tokens, after each answer
             # The site's page in use (chatgpt has two): a site change shows here first.
             self.status_bar.renderer = getattr(self.session.llm, "renderer", "")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from textual.containers import VerticalScroll
 from textual.markup import escape
 from textual.reactive import var
+from textual.widget import Widget
 from textual.widgets import Collapsible, LoadingIndicator, Static
 
 from verifybot_tui.core.base.ansi import one_line, sanitize, visible
@@ -36,6 +37,15 @@ PROMPT_TITLES = {
 }
 _FOLD_LINES = 8
 _PREVIEW = 60  # characters of the latest thinking line in the folded block's title
+KEPT_TURNS = 6  # turns (a prompt and what followed it) kept as widgets; older ones as text
+
+
+class _Turn:
+    """One prompt and what followed it: its widgets while shown, always what rebuilds them."""
+
+    def __init__(self) -> None:
+        self.widgets: list[Widget] = []
+        self.parts: list[list[str]] = []  # ["prompt", text, kind, attempt], ["answer", text]
 
 
 class ConversationPane(VerticalScroll):
@@ -52,6 +62,8 @@ class ConversationPane(VerticalScroll):
         & > .thinking { margin: 0 0 1 0; color: $text-muted; }
         & > .thinking CollapsibleTitle { color: $text-muted; text-style: italic; }
         & > .thinking .thinking-text { color: $text-muted; text-style: dim; padding: 0 1; }
+        & > #older { color: $text-muted; text-style: italic; padding: 0 1; display: none; }
+        & > #older.-some { display: block; }
         & > #answer-wait { height: 1; display: none; }
         &.-waiting > #answer-wait { display: block; }  /* until the answer is complete */
     }
@@ -71,9 +83,16 @@ class ConversationPane(VerticalScroll):
         self._thought = ""
         self._plain: Static | None = None  # the answer shown as plain text (too big)
         self._plain_full = False  # it shows all it will: the first _PLAIN_SHOWN characters
+        self._answer_part = ["answer", ""]  # the current answer's text, as its turn keeps it
+        self._thinking_part = ["thinking", ""]
         self._lock = asyncio.Lock()
+        # A long session stays as cheap as a short one: only the last KEPT_TURNS turns
+        # are widgets; older ones are kept as text and shown again on demand (#older).
+        self._turns: list[_Turn] = [_Turn()]
+        self._shown_from = 0  # index of the first turn whose widgets are mounted
 
     def compose(self):
+        yield Static("", id="older")
         yield LoadingIndicator(id="answer-wait")
 
     def on_mount(self) -> None:
@@ -91,10 +110,20 @@ class ConversationPane(VerticalScroll):
         return self._text
 
     async def _add(self, widget) -> None:
+        self._turns[-1].widgets.append(widget)
         await self.mount(widget, before=self.query_one("#answer-wait"))
 
     async def add_prompt(self, text: str, kind: str = "initial", attempt: int = 0) -> None:
         await self.end_answer()
+        if self._turns[-1].parts:
+            self._turns.append(_Turn())
+            await self._fold_old()
+        self._turns[-1].parts.append(["prompt", text, kind, str(attempt)])
+        for widget in self._prompt_widgets(text, kind, attempt):
+            await self._add(widget)
+        self.waiting = True
+
+    def _prompt_widgets(self, text: str, kind: str, attempt: int) -> list[Widget]:
         title = PROMPT_TITLES.get(kind, "Prompt")
         text = visible(text)  # a feedback prompt quotes the program's output
         if attempt:
@@ -107,15 +136,58 @@ class ConversationPane(VerticalScroll):
                       classes="prompt-body" if folded else "prompt-body prompt-text")
         if folded:
             first = text.strip().splitlines()[0][:80] if text.strip() else ""
-            await self._add(Collapsible(body, title=escape(f"{title}: {first} …"),
-                                        collapsed=not self.verbose, classes="prompt"))
-        else:
-            await self._add(Static(f"[b]{title}[/b]", classes="prompt-title"))
-            await self._add(body)
-        self.waiting = True
+            return [Collapsible(body, title=escape(f"{title}: {first} …"),
+                                collapsed=not self.verbose, classes="prompt")]
+        return [Static(f"[b]{title}[/b]", classes="prompt-title"), body]
 
     async def add_notice(self, text: str, level: str = "info") -> None:
+        self._turns[-1].parts.append(["notice", text, level])
         await self._add(Static(visible(text), markup=False, classes=f"notice -{level}"))
+
+    async def _fold_old(self) -> None:
+        """Turns beyond the last KEPT_TURNS leave the screen (their text stays)."""
+        while len(self._turns) - self._shown_from > KEPT_TURNS:
+            turn = self._turns[self._shown_from]
+            widgets, turn.widgets = turn.widgets, []
+            self._shown_from += 1
+            await self.remove_children(widgets)
+        self._show_older_count()
+
+    def _show_older_count(self) -> None:
+        older = self.query_one("#older", Static)
+        hidden = sum(1 for t in self._turns[:self._shown_from] if t.parts)
+        older.set_class(hidden > 0, "-some")
+        older.update(f"▲ {hidden} earlier {'turn' if hidden == 1 else 'turns'} not shown: "
+                     "click here to show them" if hidden else "")
+
+    async def on_click(self, event) -> None:  # type: ignore[no-untyped-def]
+        if getattr(event.widget, "id", None) == "older":
+            await self.show_older()
+
+    async def show_older(self, count: int = KEPT_TURNS) -> None:
+        """Show up to ``count`` more of the turns folded away, above the ones shown."""
+        first = max(0, self._shown_from - count)
+        anchor: Widget = self.query_one("#older")
+        for turn in self._turns[first:self._shown_from]:
+            turn.widgets = [w for part in turn.parts for w in self._rebuilt(part)]
+            if turn.widgets:
+                await self.mount_all(turn.widgets, after=anchor)
+                anchor = turn.widgets[-1]
+        self._shown_from = first
+        self._show_older_count()
+
+    def _rebuilt(self, part: list[str]) -> list[Widget]:
+        kind = part[0]
+        if kind == "prompt":
+            return self._prompt_widgets(part[1], part[2], int(part[3]))
+        if kind == "notice":
+            return [Static(visible(part[1]), markup=False, classes=f"notice -{part[2]}")]
+        if kind == "thinking":
+            return [Collapsible(Static(part[1], markup=False, classes="thinking-text"),
+                                title="thinking", collapsed=True, classes="thinking")]
+        from textual.widgets import Markdown
+
+        return [Markdown(part[1], classes="answer")]
 
     @property
     def thinking_text(self) -> str:
@@ -130,13 +202,18 @@ class ConversationPane(VerticalScroll):
                 body = Static(shown, markup=False, classes="thinking-text")
                 self._thinking = Collapsible(body, title="thinking", collapsed=True,
                                              classes="thinking")
+                self._thinking_part = ["thinking", ""]
+                turn = self._turns[-1]
                 if self._answer is not None:
+                    turn.parts.insert(turn.parts.index(self._answer_part), self._thinking_part)
+                    turn.widgets.insert(turn.widgets.index(self._answer), self._thinking)
                     await self.mount(self._thinking, before=self._answer)
                 else:
+                    turn.parts.append(self._thinking_part)
                     await self._add(self._thinking)
             else:
                 self._thinking.query_one(".thinking-text", Static).update(shown)
-            self._thought = shown
+            self._thought = self._thinking_part[1] = shown
             lines = [line for line in shown.splitlines() if line.strip()]
             last = one_line(lines[-1].strip()) if lines else ""
             if len(last) > _PREVIEW:
@@ -159,6 +236,8 @@ class ConversationPane(VerticalScroll):
                 from textual.widgets import Markdown  # markdown-it: after the first frame
 
                 self._answer = Markdown(classes="answer")
+                self._answer_part = ["answer", ""]
+                self._turns[-1].parts.append(self._answer_part)
                 await self._add(self._answer)
                 self._stream = Markdown.get_stream(self._answer)
                 self._text = ""
@@ -172,7 +251,7 @@ class ConversationPane(VerticalScroll):
                 await _stop(self._stream)
                 await self._answer.update(text)
                 self._stream = type(self._answer).get_stream(self._answer)
-            self._text = text
+            self._text = self._answer_part[1] = text
 
     async def _show_plain(self, text: str) -> None:
         """A huge answer as plain text: markdown parsing of it would hold the event loop
@@ -184,6 +263,11 @@ class ConversationPane(VerticalScroll):
             if self._answer is not None:
                 await self._answer.remove()
                 self._answer = None
+            else:
+                self._answer_part = ["answer", ""]
+                self._turns[-1].parts.append(self._answer_part)
+            # Kept in its turn as plain text too: a redraw never parses it as markdown.
+            self._answer_part[:] = ["notice", "", "info"]
             self._plain = Static("", markup=False, classes="answer")
             self._plain_full = False
             await self._add(self._plain)
@@ -191,9 +275,11 @@ class ConversationPane(VerticalScroll):
         if self._plain_full:
             return  # what shows is the same: re-wrapping it on every piece costs frames
         self._plain_full = len(text) > _PLAIN_SHOWN
-        self._plain.update(text[:_PLAIN_SHOWN] + (
+        shown = text[:_PLAIN_SHOWN] + (
             "\n[… the answer is too long to show here; the code pane has the code, raw_md "
-            "the whole answer]" if len(text) > _PLAIN_SHOWN else ""))
+            "the whole answer]" if len(text) > _PLAIN_SHOWN else "")
+        self._answer_part[1] = shown
+        self._plain.update(shown)
 
     async def finish_answer(self, markdown: str) -> None:
         """The final markdown: usually what streamed; if not (exact copy), show it once."""
@@ -216,6 +302,8 @@ class ConversationPane(VerticalScroll):
         await self.end_answer()
         await self.query(".prompt, .prompt-title, .prompt-text, .answer, .notice, .thinking"
                          ).remove()
+        self._turns, self._shown_from = [_Turn()], 0
+        self._show_older_count()
 
 
 _MARKDOWN_MOST = 64 * 1024  # characters of an answer rendered as markdown
