@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -22,6 +23,14 @@ from test_browser_e2e import sent_prompts
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
+
+
+def fenced_stdout(prompt: str) -> str:
+    """The program's stdout as the judge prompt fences it (llm_judge._output)."""
+    m = re.search(r"Output \(stdout\), between the lines (\S+)-BEGIN and \1-END[^\n]*\n"
+                  r"\1-BEGIN\n(.*?)\n\1-END", prompt, flags=re.S)
+    assert m, prompt
+    return m.group(2)
 
 def test_the_same_chat_judge_gets_the_judgement_prompt_in_the_same_conversation(
         chatsite: ChatSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -54,7 +63,7 @@ def test_the_same_chat_judge_gets_the_judgement_prompt_in_the_same_conversation(
     assert judge.startswith("Please judge this run of the program: did it do the task?")
     assert "Task:\nPrint whether the config says ok" in judge
     assert '- the output contains "True" (seen: line 1: "True")' in judge
-    assert "Output (stdout):\nTrue" in judge
+    assert fenced_stdout(judge) == "True"  # between marker lines the output cannot forge
     assert "Files: print_whether_the_config_says_ok.py (run)" in judge
     assert "```" not in judge and "**" not in judge  # plain text: nothing the box would format
 
@@ -81,7 +90,7 @@ def test_a_separate_judge_opens_a_new_chat_for_each_judgement(
     received = chatsite.prompts[before:]
     assert len(received) == 2  # only the judgements went to the site: the coder is a replay
     assert received[0].conversation_id != received[1].conversation_id
-    assert "Output (stdout):\n42 m" in received[1].text
+    assert fenced_stdout(received[1].text).startswith("42 m")
 
 
 @pytest.mark.parametrize("shape", ["english", "korean-dialog-enter-newline-hidden-routes"])

@@ -71,19 +71,30 @@ async def settle(tui, pilot: Pilot) -> None:
     app.clear_notifications()
     panes = list(app.main_screen.query("#conversation, #output")) if app.main_screen else []
     last: list[tuple[float, float]] = []
+    looks = [0]  # how many looks in a row saw the same thing
 
     def still() -> bool:
         """Scrolled to the end (the anchored panes end where their content ends), and
-        nothing moved since the last look."""
+        nothing moved over several looks (a pane's content may still grow once after
+        one quiet look: the waiting row leaving, a block re-laid out)."""
         for pane in panes:
             pane.scroll_end(animate=False, immediate=True)
         now = [(pane.scroll_y, pane.max_scroll_y) for pane in panes]
-        steady = now == last
+        looks[0] = looks[0] + 1 if now == last else 0
         last[:] = now
-        return steady and not app.screen.query("Toast")
+        return looks[0] >= 8 and not app.screen.query("Toast")
 
     await pilot.pause()
     await tui.wait_for(pilot, still, what="a still screen")
+    # Textual's compositor scrolls an anchored pane to (content bottom - height) without
+    # clamping: a conversation shorter than its pane is left at a negative offset, and
+    # which of its two layout passes ran last decides where the scrollbar's thumb is
+    # drawn. Released, the pane keeps a clamped offset, so the picture is the same
+    # every time.
+    for pane in panes:
+        pane.release_anchor()
+        pane.scroll_to(y=pane.max_scroll_y, animate=False, immediate=True)
+    await pilot.pause()
 
 
 async def ready(tui, pilot: Pilot) -> None:

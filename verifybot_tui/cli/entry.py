@@ -263,6 +263,8 @@ def _main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         err("interrupted")
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        raise  # the reader of our stdout went away (`| head`): main() ends quietly
     except (OSError, sqlite3.Error) as e:  # a full disk, a device that refuses a write
         err(f"error: {_disk_error(e)}. What was saved before is kept; free some space (or "
             "fix the file's permissions) and run again")

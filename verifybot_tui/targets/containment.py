@@ -299,11 +299,19 @@ def _freeze(find: Callable[[], set[int]], names: dict[int, str], mine: set[int],
             rounds: int = 200) -> bool:
     """Stop what ``find`` returns until nothing new shows up; True if any was new."""
     grew = False
+    misses = 0
     for _ in range(rounds):
         new = {p for p in _with_descendants(find() | set(names)) - set(names)
                if not _zombie(p)}
         if not new:
-            break
+            # A daemon that hops (fork, exit, again) can be between pids during one
+            # scan of /proc; before anything is found, a few more scans make that
+            # unlikely to repeat (each costs milliseconds).
+            misses += 1
+            if grew or misses >= 4:
+                break
+            time.sleep(0.002)
+            continue
         grew = True
         for pid in new:
             names[pid] = describe(pid)
