@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -30,11 +29,12 @@ from mcu_fixtures import (
     qemu_pids,
 )
 from proc_helpers import all_gone
-from project import EXAMPLES, verifybot_cmd
+from project import EXAMPLES, need, verifybot_cmd
 
-pytestmark = pytest.mark.skipif(
-    not (shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm")),
-    reason="needs gcc-arm-none-eabi and qemu-system-arm (scripts/test installs them)")
+
+@pytest.fixture(autouse=True)
+def _toolchain() -> None:
+    need("arm-none-eabi-gcc", "qemu-system-arm")
 
 CONFIG = """\
 [run]
@@ -131,9 +131,8 @@ def test_a_self_contained_project_goes_through_the_loop(tmp_path):
     assert "-T link.ld -o app.elf" in out  # its own make, linker script and start-up code
 
 
-@pytest.mark.skipif(not (shutil.which("avr-gcc") and shutil.which("qemu-system-avr")),
-                    reason="needs gcc-avr, avr-libc and qemu-system-misc")
 def test_an_avr_firmware_goes_through_the_loop_on_the_arduino_uno(tmp_path):
+    need("avr-gcc", "qemu-system-avr")
     r = run(tmp_path, "uno", c_answer(ENDLESS), c_answer(SUM),
             extra=("--expect", "contains:sum=55"))
     assert r["status"] == "VERIFIED", r["_stderr"]

@@ -25,3 +25,12 @@ def cli_env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update(extra)
     return env
+
+
+def need(*tools: str) -> None:
+    """Fail (never skip) when a tool the test command installs is missing: a skipped
+    test checks nothing, and scripts/test installs every one of them."""
+    import shutil
+
+    missing = [tool for tool in tools if shutil.which(tool) is None]
+    assert not missing, f"{', '.join(missing)} missing: run the tests through scripts/test"

@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 from mcu_fixtures import SUM, Recorder, project_answer
-from project import EXAMPLES, verifybot_cmd
+from project import EXAMPLES, need, verifybot_cmd
 
 from verifybot_tui.core.answers.extract import extract
 from verifybot_tui.core.base.errors import ConfigError
@@ -118,8 +118,8 @@ def test_fault_status_registers_in_words():
     assert diagnose.fault_kind(0, 0, 0, 0) == "HardFault"
 
 
-@pytest.mark.skipif(not shutil.which("arm-none-eabi-gcc"), reason="needs gcc-arm-none-eabi")
 def test_the_elf_check_finds_a_bad_vector_table(tmp_path):
+    need("arm-none-eabi-gcc")
     from verifybot_tui.targets import make_target
 
     cfg = parse_config({"targets": {"b": {"kind": "mcu", "board": "mps2-an385"}}})
@@ -150,10 +150,8 @@ def test_doctor_checks_toolchain_emulator_flash_tool_and_serial_port(tmp_path):
     bin_dir.mkdir()
     for tool in ("arm-none-eabi-gcc", "arm-none-eabi-addr2line", "arm-none-eabi-objcopy",
                  "make", "qemu-system-arm"):
-        found = shutil.which(tool)
-        if found is None:
-            pytest.skip(f"needs {tool}")
-        (bin_dir / tool).symlink_to(found)
+        need(tool)
+        (bin_dir / tool).symlink_to(shutil.which(tool))
     cfg = tmp_path / "config.toml"
     cfg.write_text('[llm.chatgpt]\nbrowser_path = "/usr/bin/chromium"\n'
                    '[targets.stm32]\nkind = "mcu"\nboard = "netduinoplus2"\n'

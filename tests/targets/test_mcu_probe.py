@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from mcu_fixtures import CRASH, SILENT, SUM, Recorder, request
 from proc_helpers import all_gone
-from project import verifybot_cmd
+from project import need, verifybot_cmd
 from sshd_fixtures import *  # noqa: F403
 
 from verifybot_tui.core.settings.config import parse_config
@@ -31,9 +31,10 @@ from verifybot_tui.targets import make_target
 from verifybot_tui.targets.mcu.boards import load_board
 from verifybot_tui.targets.mcu.probe import flash_command
 
-pytestmark = pytest.mark.skipif(
-    not (shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm")),
-    reason="needs gcc-arm-none-eabi and qemu-system-arm (scripts/test installs them)")
+
+@pytest.fixture(autouse=True)
+def _toolchain() -> None:
+    need("arm-none-eabi-gcc", "qemu-system-arm")
 
 BOARD = Path(__file__).resolve().parent.parent / "support" / "mcu_pty_board.py"
 QEMU = ["qemu-system-arm", "-M", "netduinoplus2", "-display", "none", "-monitor", "none",

@@ -6,7 +6,6 @@ Every test ends by checking that no emulator it started is left running.
 from __future__ import annotations
 
 import asyncio
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -28,13 +27,15 @@ from mcu_fixtures import (
     request,
 )
 from proc_helpers import all_gone
+from project import need
 
 from verifybot_tui.core.verify.verdict import judge
 from verifybot_tui.targets import make_target
 
-pytestmark = pytest.mark.skipif(
-    not (shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm")),
-    reason="needs gcc-arm-none-eabi and qemu-system-arm (scripts/test installs them)")
+
+@pytest.fixture(autouse=True)
+def _toolchain() -> None:
+    need("arm-none-eabi-gcc", "qemu-system-arm")
 
 
 @pytest.fixture
@@ -206,9 +207,8 @@ async def test_a_firmware_that_does_not_fit_is_refused_before_it_runs(make):
     assert "qemu" not in r.command
 
 
-@pytest.mark.skipif(not (shutil.which("avr-gcc") and shutil.which("qemu-system-avr")),
-                    reason="needs gcc-avr, avr-libc and qemu-system-misc")
 async def test_the_arduino_uno_runs_avr_firmware(make):
+    need("avr-gcc", "qemu-system-avr")
     t = make("arduino-uno")
     r = await t.run(request("uno_1", {"main.c": SUM}), Recorder())
     assert r.exit_code == 0, r.stderr

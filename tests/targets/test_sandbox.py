@@ -26,12 +26,14 @@ from pathlib import Path
 import pytest
 from cli_runs import python_answer, replay, run_cli
 from proc_helpers import all_gone
-from project import ROOT, verifybot_cmd
+from project import ROOT, need, verifybot_cmd
 
 from verifybot_tui.targets import containment
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
-                                reason="bubblewrap is not installed (apt install bubblewrap)")
+
+@pytest.fixture(autouse=True)
+def _bubblewrap() -> None:
+    need("bwrap")
 
 
 def tagged(tag: str) -> list[int]:
@@ -200,13 +202,13 @@ def test_a_daemon_in_the_sandbox_ends_with_the_run(tmp_path: Path) -> None:
 def test_a_user_other_than_root_gets_the_sandbox_too(tmp_path: Path) -> None:
     """VerifyBot itself runs as nobody (setpriv): bubblewrap then makes its namespaces
     as an unprivileged user; the program still sees nothing of VerifyBot."""
-    if os.getuid() != 0 or shutil.which("setpriv") is None:
-        pytest.skip("needs root and setpriv to switch to another user")
+    assert os.getuid() == 0, "the tests run as root (scripts/test, CI): root switches user"
+    need("setpriv")
     home = Path(tempfile.mkdtemp(prefix="vb-nobody-"))
     try:
         os.chmod(home, 0o777)
-        if not os.access(ROOT, os.R_OK | os.X_OK):
-            pytest.skip(f"{ROOT} is not readable by other users")
+        closed = [d for d in [ROOT, *ROOT.parents] if not d.stat().st_mode & 0o001]
+        assert not closed, f"other users cannot enter {closed[0]}, so nobody cannot run this clone"
         llm = replay(home, python_answer(LOOK_AROUND))
         config = local_config(home)
         os.chmod(home / "answers.md", 0o644)
@@ -254,8 +256,7 @@ CGROUP_MOVE = """
 
 def test_a_move_into_the_root_cgroup_with_a_wiped_environment_is_found(tmp_path: Path) -> None:
     base = containment.cgroup_base()
-    if base is None:
-        pytest.skip("no writable cgroup v2 here")
+    assert base is not None, "this kind of machine (and CI's) has a writable cgroup v2"
     root_procs = cgroup2_mount() / "cgroup.procs"
     tag = f"vbtag-{uuid.uuid4().hex[:8]}"
     code = CGROUP_MOVE.replace("ROOT_PROCS", repr(str(root_procs))).replace("TAG", tag)
@@ -332,8 +333,7 @@ UID_CHANGE = """
 def test_a_child_that_changes_uid_is_found_and_killed(tmp_path: Path) -> None:
     """Without a cgroup (VERIFYBOT_NO_CGROUP=1) only the marker check is left: it looks
     at every user's processes when VerifyBot runs as root."""
-    if os.getuid() != 0:
-        pytest.skip("only root can change a child's uid")
+    assert os.getuid() == 0, "the tests run as root (scripts/test, CI): only root changes uid"
     tag = f"vbtag-{uuid.uuid4().hex[:8]}"
     try:
         proc = run_program(tmp_path, UID_CHANGE.replace("TAG", tag), sandbox="off",
@@ -354,8 +354,7 @@ FOREVER = """
 @pytest.mark.parametrize("sandbox", ["auto", "off"])
 def test_cgroup_folders_are_removed_after_a_kill_9(tmp_path: Path, sandbox: str) -> None:
     base = containment.cgroup_base()
-    if base is None:
-        pytest.skip("no writable cgroup v2 here")
+    assert base is not None, "this kind of machine (and CI's) has a writable cgroup v2"
     tag = f"vbtag-{uuid.uuid4().hex[:8]}"
     config = local_config(tmp_path, sandbox=sandbox)
     code = FOREVER.replace("TAG", tag)

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 from mcu_fixtures import SUM, qemu_pids
+from project import need
 
 from verifybot_tui.core.loop.events import RunStarted
 from verifybot_tui.tui.messages import LoopEvent
 from verifybot_tui.tui.widgets.output import OutputPane
 
-pytestmark = [pytest.mark.usefixtures("tui_env"), pytest.mark.skipif(
-    not (shutil.which("arm-none-eabi-gcc") and shutil.which("qemu-system-arm")),
-    reason="needs gcc-arm-none-eabi and qemu-system-arm (scripts/test installs them)")]
+pytestmark = pytest.mark.usefixtures("tui_env")
+
+
+@pytest.fixture(autouse=True)
+def _toolchain() -> None:
+    need("arm-none-eabi-gcc", "qemu-system-arm")
 WITH_BOARD = {"targets": {"stm32": {"kind": "mcu", "board": "netduinoplus2"}},
               "run": {"timeout": 5.0}}
 

@@ -53,8 +53,7 @@ def saved_code(page: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def real() -> Path:
-    if not REAL.is_dir():
-        pytest.skip(f"the real captures are not at {REAL} (../shared beside the clone)")
+    assert REAL.is_dir(), f"the real captures are not at {REAL}: ../shared goes beside the clone"
     return REAL
 
 
