@@ -14,11 +14,13 @@ program's own idea of its pid is a number in its namespace.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
+import textwrap
 import time
 import uuid
 from pathlib import Path
@@ -28,7 +30,10 @@ from cli_runs import python_answer, replay, run_cli
 from proc_helpers import all_gone
 from project import ROOT, need, verifybot_cmd
 
+from verifybot_tui.core.base.ports import ProgramFile, RunRequest
+from verifybot_tui.core.settings.config import TargetConfig
 from verifybot_tui.targets import containment
+from verifybot_tui.targets.local import LocalTarget
 
 
 @pytest.fixture(autouse=True)
@@ -225,6 +230,110 @@ def test_a_user_other_than_root_gets_the_sandbox_too(tmp_path: Path) -> None:
         assert "VERIFYBOT SEEN 0" in proc.stdout and "OTHERS SIGNALLABLE 0" in proc.stdout
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
+# -- what the sandbox's end kills is named ----------------------------------------------
+
+# A double fork with setsid: the daemon (sleep, its argument the test's tag) is no
+# longer in the program's session nor its child. The parent waits until the daemon
+# has exec'd sleep (its end of the pipe closes on exec), so the name is sleep's.
+LEAVE_DAEMON = """
+    import os
+    r, w = os.pipe()
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            if not HOLD:
+                null = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(null, fd)
+            os.execvp("sleep", ["sleep", "TAG"])
+        os._exit(0)
+    os.close(w)
+    os.read(r, 1)
+    print("parent done", flush=True)
+"""
+
+# A child left in the program's own session is part of its tree, as without the
+# sandbox: it ends with the run and is not named as escaped.
+LEAVE_CHILD = """
+    import subprocess
+    subprocess.Popen(["sleep", "TAG"])
+    print("parent done", flush=True)
+"""
+
+
+def sleep_tag() -> str:
+    """A unique argument for sleep (seconds it would sleep), found again in /proc."""
+    return f"1000.{uuid.uuid4().int % 10**9:09d}"
+
+
+def sandboxed(tmp_path: Path) -> LocalTarget:
+    return LocalTarget(TargetConfig(name="local"), tmp_path / "ws")
+
+
+def py_request(code: str, timeout: float = 30) -> RunRequest:
+    code = textwrap.dedent(code).strip() + "\n"
+    return RunRequest(run_id="prog_1", files=[ProgramFile("main.py", "main.py", code, "python")],
+                      entry="main.py", language="python", timeout=timeout)
+
+
+@pytest.mark.parametrize("hold", [False, True], ids=["detached", "holding_stdout"])
+async def test_a_daemon_left_in_the_sandbox_is_named_and_killed(tmp_path: Path,
+                                                               hold: bool) -> None:
+    tag = sleep_tag()
+    code = LEAVE_DAEMON.replace("HOLD", str(hold)).replace("TAG", tag)
+    try:
+        result = await sandboxed(tmp_path).run(py_request(code), lambda s, t: None)
+        assert result.exit_code == 0 and result.stdout == "parent done\n", result.stderr
+        assert not result.timed_out
+        assert len(result.escaped) == 1, result.escaped
+        assert re.fullmatch(r"\d+ \(sleep\) killed", result.escaped[0]), result.escaped
+        assert all_gone(tagged(tag), within=5), "the daemon outlived its sandboxed run"
+    finally:
+        kill_tagged(tag)
+
+
+async def test_a_program_that_leaves_nothing_names_nothing(tmp_path: Path) -> None:
+    result = await sandboxed(tmp_path).run(py_request("print('hi')"), lambda s, t: None)
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "hi\n", "")
+    assert result.escaped == []
+
+
+async def test_a_child_left_in_the_programs_session_ends_unnamed(tmp_path: Path) -> None:
+    """As without the sandbox: what stayed in the tree is stopped, not said to escape."""
+    tag = sleep_tag()
+    try:
+        result = await sandboxed(tmp_path).run(py_request(LEAVE_CHILD.replace("TAG", tag)),
+                                               lambda s, t: None)
+        assert result.exit_code == 0 and result.escaped == [], result.escaped
+        assert all_gone(tagged(tag), within=5), "the child outlived its sandboxed run"
+    finally:
+        kill_tagged(tag)
+
+
+async def test_exit_status_and_stderr_of_a_signalled_program_stay_as_they_were(
+        tmp_path: Path) -> None:
+    """A program killed by a signal ends with 128 + the signal in the sandbox (what
+    bubblewrap reports), and nothing but the program writes to its stderr."""
+    code = "import os, signal\nprint('before', flush=True)\nos.kill(os.getpid(), signal.SIGSEGV)"
+    result = await sandboxed(tmp_path).run(py_request(code), lambda s, t: None)
+    assert (result.exit_code, result.stdout, result.stderr) == (128 + 11, "before\n", "")
+    assert result.escaped == []
+
+
+def test_the_verdict_of_a_sandboxed_run_names_the_daemon(tmp_path: Path) -> None:
+    tag = sleep_tag()
+    try:
+        proc = run_program(tmp_path, LEAVE_DAEMON.replace("HOLD", "True").replace("TAG", tag))
+        assert proc.returncode == 0, proc.stderr
+        assert "parent done" in proc.stdout
+        assert re.search(r"escaped the program's process tree: \d+ \(sleep\) killed",
+                         proc.stderr), proc.stderr
+        assert "NOT killable" not in proc.stderr
+        assert all_gone(tagged(tag), within=5)
+    finally:
+        kill_tagged(tag)
 
 
 # -- where no sandbox is possible --------------------------------------------------------
