@@ -3,6 +3,7 @@ and how often stdout and stderr lines written with no pause between them arrive 
 (both pipes are read in one place, but two pipes share no clock: see the README).
 
 Run: .venv/bin/python bench/local_target.py   (prints figures; asserts nothing)
+Before/after a change, run by run: bench/local_pairs.py.
 """
 
 from __future__ import annotations
@@ -11,12 +12,14 @@ import asyncio
 import os
 import resource
 import statistics
+import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 from verifybot_tui.core.base.ports import ProgramFile, RunRequest
 from verifybot_tui.core.settings.config import TargetConfig
+from verifybot_tui.targets import containment
 from verifybot_tui.targets.local import LocalTarget, tree_pids
 
 FLOOD = ("import sys\nblock = ''.join(f'line {i}\\n' for i in range(10000))\n"
@@ -57,15 +60,51 @@ async def timed(target: LocalTarget, req: RunRequest) -> tuple[float, object]:
     return time.perf_counter() - t0, result
 
 
-async def main() -> None:
-    target = LocalTarget(TargetConfig(name="local"), Path(tempfile.mkdtemp(prefix="vb-bench-")))
-    plain = LocalTarget(TargetConfig(name="local", sandbox="off"), target.workspace)
+DAEMON = ("import os, subprocess\n"
+          "subprocess.Popen(['sleep', '600'], start_new_session=True)\n")
+
+
+async def start_up(target: LocalTarget, plain: LocalTarget, runs: int) -> None:
+    """Trivial runs, in and out of the sandbox, then one that leaves a daemon behind."""
     for lang, name, code in (("python", "m.py", "pass\n"), ("bash", "m.sh", "true\n"),
                              ("c", "m.c", "int main(void){return 0;}\n")):
         for label, where in (("sandbox auto", target), ("sandbox off", plain)):
-            times = [(await timed(where, request(code, name, lang)))[0] for _ in range(10)]
+            times = [(await timed(where, request(code, name, lang)))[0] for _ in range(runs)]
             print(f"{lang} trivial run ({label}): median "
                   f"{statistics.median(times) * 1000:.1f} ms")
+    for label, where in (("sandbox auto", target), ("sandbox off", plain)):
+        runs_left = [await timed(where, request(DAEMON)) for _ in range(max(3, runs // 3))]
+        escaped = getattr(runs_left[-1][1], "escaped", [])
+        print(f"python run leaving a setsid daemon ({label}): median "
+              f"{statistics.median(t for t, _ in runs_left) * 1000:.1f} ms; escaped {escaped}")
+
+
+def init_cost(pairs: int = 100) -> None:
+    """What the sandbox's init adds to a process that leaves nothing: bubblewrap running
+    ``true`` without and with it, taken in turn (paired) so the machine's load hits both."""
+    init = getattr(containment, "INIT_ARGV", None)
+    prefix = containment.sandbox_argv(Path(tempfile.gettempdir()), True)
+    if init is None or prefix is None:
+        return print("sandbox init: none here (no bubblewrap, or a tree without the init)")
+    bare = prefix[:-len(init)]
+    times: dict[str, list[float]] = {"bare": [], "init": []}
+    for _ in range(pairs):
+        for label, argv in (("bare", bare), ("init", prefix)):
+            t0 = time.perf_counter()
+            subprocess.run([*argv, "true"], stdin=subprocess.DEVNULL, check=True)
+            times[label].append(time.perf_counter() - t0)
+    diffs = [b - a for a, b in zip(times["bare"], times["init"], strict=True)]
+    print(f"bwrap true, {pairs} pairs: without the init median "
+          f"{statistics.median(times['bare']) * 1000:.2f} ms, with it "
+          f"{statistics.median(times['init']) * 1000:.2f} ms; paired difference median "
+          f"{statistics.median(diffs) * 1000:.2f} ms")
+
+
+async def main() -> None:
+    target = LocalTarget(TargetConfig(name="local"), Path(tempfile.mkdtemp(prefix="vb-bench-")))
+    plain = LocalTarget(TargetConfig(name="local", sandbox="off"), target.workspace)
+    init_cost()
+    await start_up(target, plain, 10)
     scans = []
     for _ in range(50):
         t0 = time.perf_counter()

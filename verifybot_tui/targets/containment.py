@@ -26,7 +26,9 @@ users make namespaces, or as root), a run goes into a sandbox with its own PID
 namespace (``sandbox_argv``): the program sees and signals only its own
 processes, cannot leave the namespace by any setsid, cgroup move, environment
 wipe or uid change, and the kernel kills everything in it when its first
-process ends. The guards above stay on as a second line. Where there is no
+process ends; before that, an init of ours in it (``SANDBOX_INIT``) names and
+kills what the program left running, so the verdict still says a daemon was
+left. The guards above stay on as a second line. Where there is no
 sandbox, three more keep up with what the namespace would have stopped:
 
 - VerifyBot makes itself a child subreaper, so a double-forked process that
@@ -222,6 +224,11 @@ def marker_pids(token: str) -> list[int]:
             if not _zombie(int(entry.name)):
                 found.append(int(entry.name))
     return found
+
+
+def alive(pid: int) -> bool:
+    """Whether the process exists and is not a zombie (which runs nothing any more)."""
+    return not _zombie(pid)
 
 
 def _zombie(pid: int) -> bool:
@@ -425,6 +432,70 @@ _BWRAP: list[str | None] = []
 _SANDBOX_BASE = ["--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/",
                  "--dev-bind", "/dev", "/dev", "--proc", "/proc"]
 
+# The sandbox's first process under bubblewrap's own init (pid 1): it runs the
+# program, and once the program has ended it names and KILLs what is still alive
+# in the namespace, which the namespace's end would otherwise kill unseen. Its
+# stdin is a pipe to VerifyBot (moved to fd 9, never the program's): one line
+# "PID NAME" per process that left the program's session and tree (a setsid
+# double fork), as ``escaped`` names them elsewhere; what stayed in the session
+# is killed unnamed, like a tree stopped without a sandbox. Everything is frozen
+# (SIGSTOP) before it is looked at, so a process that keeps forking cannot slip
+# by. Shell builtins only, so the scan sees no process of its own; a run that
+# leaves nothing costs one glob of the namespace's /proc. The program is exec'd
+# by a subshell with /dev/null as stdin and the real stderr (the shell's own
+# messages, such as "Segmentation fault", go to /dev/null); its exit status is
+# the init's, 128 + N for a signal as bubblewrap reports it. ``"$@"`` finds the
+# program by PATH as bubblewrap's execvp did (our commands are never shell
+# builtin names).
+SANDBOX_INIT = r"""exec 9>&0 0</dev/null 8>&2 2>/dev/null
+(exec "$@" 2>&8 8>&- 9>&-)
+vb_st=$?
+vb_live() {
+    vb_ps=
+    for vb_f in /proc/[0-9]*/stat; do
+        vb_p=${vb_f#/proc/}; vb_p=${vb_p%/stat}
+        case $vb_p in 1|$$) continue;; esac
+        read -r vb_l < "$vb_f" || continue
+        set -- ${vb_l##*) }
+        case $1 in Z|X|x) continue;; esac
+        vb_ps="$vb_ps $vb_p:$2:$4"
+    done
+    [ -n "$vb_ps" ]
+}
+if vb_live; then
+    kill -STOP -1
+    vb_live
+    read -r vb_l < /proc/$$/stat; set -- ${vb_l##*) }
+    vb_tree=" "; vb_out=
+    for vb_e in $vb_ps; do
+        case $vb_e in *:"$4") vb_tree="$vb_tree${vb_e%%:*} ";; *) vb_out="$vb_out $vb_e";; esac
+    done
+    vb_more=1
+    while [ -n "$vb_more" ]; do
+        vb_more=; vb_rest=
+        for vb_e in $vb_out; do
+            vb_pp=${vb_e#*:}; vb_pp=${vb_pp%:*}
+            case $vb_tree in
+                *" $vb_pp "*) vb_tree="$vb_tree${vb_e%%:*} "; vb_more=1;;
+                *) vb_rest="$vb_rest $vb_e";;
+            esac
+        done
+        vb_out=$vb_rest
+    done
+    vb_i=0
+    for vb_e in $vb_out; do
+        vb_p=${vb_e%%:*}; vb_n=?; read -r vb_n < /proc/$vb_p/comm
+        [ $vb_i -lt 100 ] && printf '%s %s\n' "$vb_p" "$vb_n" >&9
+        vb_i=$((vb_i + 1))
+    done
+    kill -KILL -1
+    vb_i=0
+    while vb_live && [ $vb_i -lt 200 ]; do sleep 0.01; vb_i=$((vb_i + 1)); done
+fi
+exit $vb_st
+"""
+INIT_ARGV = ["/bin/sh", "-c", SANDBOX_INIT, "sandbox-init"]
+
 
 def bwrap() -> str | None:
     """bubblewrap's path if it works here (tried once), else None."""
@@ -434,7 +505,8 @@ def bwrap() -> str | None:
         path = shutil.which("bwrap") if sys.platform.startswith("linux") else None
         if path is not None:
             try:
-                ok = subprocess.run([path, *_SANDBOX_BASE, "true"], capture_output=True,
+                ok = subprocess.run([path, *_SANDBOX_BASE, "--", *INIT_ARGV, "true"],
+                                    capture_output=True,
                                     timeout=30, stdin=subprocess.DEVNULL).returncode == 0
             except (OSError, subprocess.SubprocessError):
                 ok = False
@@ -447,7 +519,9 @@ def sandbox_argv(workdir: Path, network: bool) -> list[str] | None:
     """The bubblewrap prefix for a program run in ``workdir``; None where there is none.
 
     Everything is read-only but the run folder, /tmp and the devices; /proc is
-    the namespace's own; ``network`` false leaves only a private loopback."""
+    the namespace's own; ``network`` false leaves only a private loopback. The
+    program runs under ``SANDBOX_INIT``: the process started with this prefix wants
+    a pipe as stdin, whose other end ``escaped_in_sandbox`` reads once it ended."""
     path = bwrap()
     if path is None:
         return None
@@ -457,7 +531,27 @@ def sandbox_argv(workdir: Path, network: bool) -> list[str] | None:
             argv += ["--bind", rw, rw]
     if not network:
         argv.append("--unshare-net")
-    return [*argv, "--chdir", str(workdir), "--"]
+    return [*argv, "--chdir", str(workdir), "--", *INIT_ARGV]
+
+
+def escaped_in_sandbox(report: int) -> list[str]:
+    """What ``SANDBOX_INIT`` named and killed, read from its pipe once the sandbox
+    ended: "PID (name) killed", the pid being the one in the sandbox. Bounded: the
+    program could write to the init's pipe too (an extra name is all it gets)."""
+    data = b""
+    with contextlib.suppress(OSError):
+        os.set_blocking(report, False)
+        while len(data) < 16384:
+            chunk = os.read(report, 16384)
+            if not chunk:
+                break
+            data += chunk
+    names = []
+    for line in data.decode("utf-8", "replace").splitlines()[:100]:
+        pid, _, name = line.partition(" ")
+        if pid.isdigit() and name:
+            names.append(f"{pid} ({name[:64]}) killed")
+    return names
 
 
 # -- processes --------------------------------------------------------------------------

@@ -237,7 +237,8 @@ class _Reader(asyncio.SubprocessProtocol):
 
 
 async def _start(loop: asyncio.AbstractEventLoop, reader: Callable[[], _Reader],
-                 argv: list[str], cwd: Path, env: dict[str, str], cgroup: Path | None
+                 argv: list[str], cwd: Path, env: dict[str, str], cgroup: Path | None,
+                 stdin: int = subprocess.DEVNULL
                  ) -> tuple[asyncio.SubprocessTransport, _Reader, bool]:
     """Start the program in its own session; True if a stop came meanwhile.
 
@@ -247,7 +248,7 @@ async def _start(loop: asyncio.AbstractEventLoop, reader: Callable[[], _Reader],
     comes, and the caller, told of the stop, stops the whole tree and passes it on.
     """
     spawn = asyncio.ensure_future(loop.subprocess_exec(
-        reader, *argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+        reader, *argv, cwd=cwd, env=env, stdin=stdin,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
         preexec_fn=containment.preexec(cgroup)))
     cancelled = False
@@ -339,19 +340,24 @@ class LocalTarget(ReportsState):
         whatever it started once it ends or times out."""
         loop = asyncio.get_running_loop()
         started, since = time.monotonic(), containment.ticks_now()
+        report = stdin = subprocess.DEVNULL  # the sandbox's init reports on a pipe
         if sandbox:
             argv = [*sandbox, *argv]
+            report, stdin = os.pipe()
         else:
             containment.become_subreaper()  # orphans come to us, not to init
         cgroup = containment.new_cgroup()
         env = {**env, containment.MARKER: containment.new_token()}  # see _leftover_check
         try:
             transport, protocol, cancelled = await _start(
-                loop, lambda: _Reader(loop, on_output), argv, cwd, env, cgroup)
+                loop, lambda: _Reader(loop, on_output), argv, cwd, env, cgroup, stdin)
         except BaseException:
+            _close(report)
             if cgroup:
                 containment.remove_cgroup(cgroup)
             raise
+        finally:
+            _close(stdin)
         root, token = transport.get_pid(), env[containment.MARKER]
         self._running.add(root)
         _LIVE_ROOTS.add(root)
@@ -364,7 +370,9 @@ class LocalTarget(ReportsState):
             if reaper is not None:
                 reaper.cancel()
             _LIVE_TOKENS.discard(token)
-            escaped = _leftover_check(cgroup, token, since)
+            escaped = [] if report < 0 else containment.escaped_in_sandbox(report)
+            _close(report)
+            escaped += _leftover_check(cgroup, token, since)
             protocol.finish()
             transport.close()
             self._running.discard(root)
@@ -564,8 +572,9 @@ def _leftover_check(cgroup: Path | None, token: str, since: int) -> list[str]:
     named for the verdict, then killed."""
     names: list[str] = []
     left: list[int] = []
-    if cgroup is not None:
-        names = [containment.describe(pid) for pid in containment.cgroup_pids(cgroup)]
+    if cgroup is not None:  # a zombie there (a sandbox's pid 1 not yet reaped) ran nothing
+        names = [containment.describe(pid) for pid in containment.cgroup_pids(cgroup)
+                 if containment.alive(pid)]
         for _ in range(50):
             if not containment.kill_cgroup(cgroup):
                 break
@@ -580,6 +589,12 @@ def _leftover_check(cgroup: Path | None, token: str, since: int) -> list[str]:
     not_killed = [containment.describe(p) for p in left]
     not_killed += [n for n in unkillable if n not in not_killed]
     return [f"{n} killed" for n in names] + [f"{n} NOT killable" for n in not_killed]
+
+
+def _close(fd: int) -> None:
+    """Close one end of the sandbox's report pipe (DEVNULL, a negative number: none)."""
+    if fd >= 0:
+        os.close(fd)
 
 
 def _lang_names() -> list[str]:
