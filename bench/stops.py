@@ -67,12 +67,15 @@ class Proc:
 
 
 def stop_case(name: str, body: str, moment: str, sig: int = signal.SIGINT,
-              extra: tuple[str, ...] = ("--yes",)) -> None:
+              extra: tuple[str, ...] = ("--yes",), typed: str = "") -> None:
     with tempfile.TemporaryDirectory() as d:
         folder = Path(d)
         args = ["run", "bench", "--llm", _transcript(folder, body), "--target", "local",
                 "--max-retries", "0", "--workspace", str(folder / "ws"), *extra]
         proc = Proc(args, folder)
+        if typed and proc.p.stdin is not None:  # answers to the questions before the moment
+            proc.p.stdin.write(typed.encode())
+            proc.p.stdin.flush()
         if not proc.wait_for(moment):
             print(f"{name}: never reached {moment!r}")
             proc.p.kill()
@@ -163,6 +166,9 @@ def main() -> None:
                   "exit status 0", sig, ("--yes", "--expect", "regex:^(a|a)+$"))
     stop_case("Ctrl+C at the approval question", _python("print(1)"), "[a]ccept",
               extra=())
+    stop_case("Ctrl+C at the install question", _python("import vbot_no_such_module\n"
+                                                         "print(1)"),
+              "virtual environment there?", extra=(), typed="a\n")
     stop_case("a program sleeping", _python("import time\nprint('go', flush=True)\n"
                                              "time.sleep(300)"), "running attempt")
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):

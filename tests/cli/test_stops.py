@@ -68,8 +68,8 @@ def _replay(tmp_path: Path, body: str) -> str:
     return f"replay:{path}"
 
 
-def _run(tmp_path: Path, body: str, *extra: str) -> Session:
-    return Session(["run", "do it", "--llm", _replay(tmp_path, body), "--target", "local",
+def _run(tmp_path: Path, body: str, *extra: str, target: str = "local") -> Session:
+    return Session(["run", "do it", "--llm", _replay(tmp_path, body), "--target", target,
                     "--max-retries", "0", "--workspace", str(tmp_path / "ws"), *extra],
                    tmp_path)
 
@@ -111,22 +111,57 @@ def test_names_that_collide_once_numbered_do_not_fill_the_disk(tmp_path: Path) -
     assert [p.name for p in made] == ["b_1.py"]
 
 
-@pytest.mark.timeout(120)
-def test_ctrl_c_at_the_approval_question_ends_the_run_and_reads_nothing_more(
-        tmp_path: Path) -> None:
-    s = _run(tmp_path, python_answer("print('ran')"))
-    s.wait_for("[a]ccept")
+def _ctrl_c_at(s: Session, question: str, typed: str) -> None:
+    """Ctrl+C while ``question`` waits, then ``typed`` as if typed after it: the run
+    ends with 130 and takes nothing of it, without a traceback."""
+    s.wait_for(question)
     s.proc.send_signal(signal.SIGINT)
     s.wait_for("stopping")
     assert s.proc.stdin is not None
     try:
-        s.proc.stdin.write("a\n")  # typed after the stop: never read as the answer
+        s.proc.stdin.write(typed + "\n")  # typed after the stop: never read as the answer
         s.proc.stdin.flush()
     except BrokenPipeError:
         pass
     assert s.ends() == 130, s.stderr
     assert "InvalidStateError" not in s.stderr and "Traceback" not in s.stderr
+
+
+@pytest.mark.timeout(120)
+def test_ctrl_c_at_the_approval_question_ends_the_run_and_reads_nothing_more(
+        tmp_path: Path) -> None:
+    s = _run(tmp_path, python_answer("print('ran')"))
+    _ctrl_c_at(s, "[a]ccept", "a")
     assert not list((tmp_path / "ws" / "outputs").glob("*.txt")), "nothing ran"
+
+
+@pytest.mark.timeout(120)
+def test_ctrl_c_at_the_install_question_ends_the_run_and_installs_nothing(
+        tmp_path: Path) -> None:
+    """The program imports a module that no index holds: the question comes before any
+    install, and the yes typed after Ctrl+C is not taken."""
+    s = _run(tmp_path, python_answer("import vbot_no_such_module_21c\nprint('ran')"))
+    s.wait_for("[a]ccept")
+    assert s.proc.stdin is not None
+    s.proc.stdin.write("a\n")
+    s.proc.stdin.flush()
+    _ctrl_c_at(s, "Install into the workspace's virtual environment", "y")
+    assert "installing vbot" not in s.stderr
+    assert not (tmp_path / "ws" / "venv").exists(), "nothing installed"
+    assert not list((tmp_path / "ws" / "outputs").glob("*.txt")), "nothing ran"
+
+
+@pytest.mark.timeout(120)
+def test_ctrl_c_at_the_host_key_question_ends_the_run_and_trusts_nothing(
+        tmp_path: Path, sshd, remote_dir) -> None:
+    known_hosts = tmp_path / "known_hosts"  # the server's key is not in it: asked first
+    config = sshd.write_config_toml(tmp_path / "config.toml", remote_dir[0],
+                                    known_hosts=str(known_hosts))
+    s = _run(tmp_path, python_answer("print('ran')"), "--config", str(config), target="pi")
+    _ctrl_c_at(s, "authenticity of host", "y")
+    assert not known_hosts.exists() or sshd.host_key_line.split()[1] not in \
+        known_hosts.read_text(), "the key is not saved"
+    assert "[a]ccept" not in s.stderr, "the run did not go on"
 
 
 def _sleeper(tmp_path: Path) -> str:

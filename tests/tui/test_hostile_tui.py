@@ -6,7 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.widgets import TextArea
 
+from verifybot_tui.tui.widgets.code import CodePane
 from verifybot_tui.tui.widgets.conversation import ConversationPane
 
 pytestmark = pytest.mark.usefixtures("tui_env")
@@ -61,3 +63,41 @@ async def test_a_huge_answer_of_brackets_is_shown_plain_and_the_app_stays_live(
         pane = tui.main(app).query_one(ConversationPane)
         assert "too long to show here" in _texts(pane)
         assert not pane.query("Markdown.answer")
+
+
+def _code_lines(widget) -> str:
+    """What a code widget draws: its strips, as they go to the terminal."""
+    from textual.geometry import Region
+
+    width, height = widget.region.size
+    return "\n".join(strip.text for strip in widget.render_lines(Region(0, 0, width, height)))
+
+
+async def test_code_pane_shows_escapes_as_text_in_every_view(tui) -> None:
+    """An answer's code holding OSC 52, a screen clear, a title, BEL and a C1 CSI is
+    shown escaped in the code, the diff and the inline editor; ordinary code (a tab,
+    unicode) looks as before, and the editor left unchanged is no edit."""
+    hostile = "\x1b]52;c;SGVsbG8=\x07 \x1b[2J \x1b]0;TITLE\x07 \x9b31m"
+    ordinary = '\tx = "héllo 日本 ✓"'
+    app = tui.app_answering("print('first')", f'print("{hostile}")\nif 1:\n{ordinary}')
+    async with tui.running(app) as pilot:
+        await tui.type_prompt(pilot, "hostile code")
+        await tui.wait_approval(pilot)
+        await pilot.press("r", *"again", "enter")
+        await tui.wait_approval(pilot, attempt=2, what="the hostile version")
+        code = tui.main(app).query_one(CodePane)
+        views = {"code": _code_lines(code.query_one(".code-text"))}
+        await pilot.press("f4")
+        await tui.wait_for(pilot, lambda: code.query("#code-diff .code-text"), what="the diff")
+        views["diff"] = _code_lines(code.query_one("#code-diff .code-text"))
+        await pilot.press("f4", "e")
+        await tui.wait_for(pilot, lambda: code.query(".code-editor"), what="the editor")
+        editor = code.query_one(".code-editor", TextArea)
+        views["edit"] = _code_lines(editor) + "\n" + editor.text  # the editor is narrow
+        await pilot.press("ctrl+s")
+        await tui.wait_for(pilot, lambda: code.mode == "code", what="the editor closed")
+        assert code.edits == {}, "the editor opened and closed is no edit"
+    for view, shown in views.items():
+        assert not {"\x1b", "\x07", "\x9b"} & set(shown), (view, shown)
+        assert "\\x1b]52;c;SGVsbG8=\\x07 \\x1b[2J \\x1b]0;TITLE\\x07 \\x9b31m" in shown, view
+    assert '        x = "héllo 日本 ✓"' in views["code"]

@@ -452,6 +452,11 @@ async def test_a_click_on_the_accept_button_or_the_compact_keys_accepts(
         await tui.type_prompt(pilot, "click it")
         await tui.wait_approval(pilot)
         keys = tui.main(small).query_one("#approval-keys")
+        # The bar turns compact on the screen's size: click once the keys are laid out
+        # (before, the click lands where the wide bar's buttons were).
+        await tui.wait_for(pilot, lambda: keys.display and keys.region.width > 0,
+                           what="the compact bar's keys laid out")
+        await pilot.pause()
         await pilot.click(keys, offset=(2, 0))  # "a accept", the first of the keys
         await tui.wait_for(pilot, lambda: len(app_messages.of(RunStarted)) == 2,
                            what="the compact bar's click to run it")

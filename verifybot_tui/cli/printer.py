@@ -20,28 +20,7 @@ from verifybot_tui.core.base.ansi import one_line, sanitize, visible
 from verifybot_tui.core.base.errors import (
     EXIT_SUCCESS,
 )
-from verifybot_tui.core.loop.events import (
-    AnswerDone,
-    AnswerText,
-    ApprovalNeeded,
-    CodeReady,
-    Decision,
-    FeedbackDecision,
-    FeedbackReady,
-    Finished,
-    Judged,
-    JudgeDecision,
-    JudgementNeeded,
-    Notice,
-    Output,
-    PermissionNeeded,
-    PromptSent,
-    RunFinished,
-    RunStarted,
-    SessionStarted,
-    ThinkingText,
-    VerdictReached,
-)
+from verifybot_tui.core.loop import events
 
 T = TypeVar("T")
 
@@ -75,16 +54,16 @@ class Printer:
 
     # -- core.loop.events.EventHandler ------------------------------------------------------
 
-    async def on_session_started(self, ev: SessionStarted) -> None:
+    async def on_session_started(self, ev: events.SessionStarted) -> None:
         self.say(f"session {ev.session_id}: target {ev.target}, llm {ev.llm}; "
                  f"transcript {ev.transcript}")
 
-    async def on_notice(self, ev: Notice) -> None:
+    async def on_notice(self, ev: events.Notice) -> None:
         code = {"warning": "33", "error": "31"}.get(ev.level, "2")
         print(colour(self.info, code, f"[verifybot] {one_line(ev.text)}"), file=self.info,
               flush=True)
 
-    async def on_prompt_sent(self, ev: PromptSent) -> None:
+    async def on_prompt_sent(self, ev: events.PromptSent) -> None:
         self._end_thinking()
         self._thought, self._printed = "", 0
         self.say(f"sending the {ev.kind} prompt ({len(ev.text.splitlines())} lines); "
@@ -92,7 +71,7 @@ class Printer:
         if self.verbose:
             self._print_prompt(ev)
 
-    def _print_prompt(self, ev: PromptSent) -> None:
+    def _print_prompt(self, ev: events.PromptSent) -> None:
         """--verbose: the prompt exactly as sent, each line behind a bar, escapes shown
         escaped (it quotes program output); on stderr, apart from the program's output."""
         print(colour(self.info, "2", f"[verifybot] the {ev.kind} prompt as sent "
@@ -103,10 +82,10 @@ class Printer:
         print(colour(self.info, "2", "[verifybot] end of the prompt"), file=self.info,
               flush=True)
 
-    async def on_answer_text(self, ev: AnswerText) -> None:
+    async def on_answer_text(self, ev: events.AnswerText) -> None:
         self._end_thinking()  # the CLI shows the answer's code, not the answer as it streams
 
-    async def on_thinking_text(self, ev: ThinkingText) -> None:
+    async def on_thinking_text(self, ev: events.ThinkingText) -> None:
         """With --show-thinking, the model's reasoning dimmed on stderr, marked as thinking,
         a line as soon as it is complete (an escape sequence split across two chunks is
         whole by then, so the sanitiser sees it whole); never on stdout, never the answer."""
@@ -132,30 +111,30 @@ class Printer:
         if self._thought and self.show_thinking:
             self._print_thinking(len(self._thought))
 
-    async def on_answer_done(self, ev: AnswerDone) -> None:
+    async def on_answer_done(self, ev: events.AnswerDone) -> None:
         self._end_thinking()
         self.say(f"answer received ({len(ev.markdown)} characters)")
 
-    async def on_code_ready(self, ev: CodeReady) -> None:
+    async def on_code_ready(self, ev: events.CodeReady) -> None:
         for f, saved in zip(ev.files, ev.saved, strict=True):
             mark = " (runs)" if f.name == ev.entry else ""
             print(colour(self.info, "1", f"--- {one_line(saved)}{mark} ---"), file=self.info)
             print(sanitize(f.content, keep_colours=False).rstrip("\n"), file=self.info)
         print(colour(self.info, "1", "---"), file=self.info, flush=True)
 
-    async def on_approval_needed(self, ev: ApprovalNeeded) -> None:
+    async def on_approval_needed(self, ev: events.ApprovalNeeded) -> None:
         _answer(ev.decision, await self.approve(ev))
 
-    async def on_permission_needed(self, ev: PermissionNeeded) -> None:
+    async def on_permission_needed(self, ev: events.PermissionNeeded) -> None:
         _answer(ev.answer, await self.stdin.confirm(ev.question))
 
-    async def on_feedback_ready(self, ev: FeedbackReady) -> None:
-        _answer(ev.decision, FeedbackDecision(True, ev.prompt))
+    async def on_feedback_ready(self, ev: events.FeedbackReady) -> None:
+        _answer(ev.decision, events.FeedbackDecision(True, ev.prompt))
 
-    async def on_run_started(self, ev: RunStarted) -> None:
+    async def on_run_started(self, ev: events.RunStarted) -> None:
         self.say(f"running attempt {ev.attempt} on {ev.target}")
 
-    async def on_output(self, ev: Output) -> None:
+    async def on_output(self, ev: events.Output) -> None:
         if ev.stream == "stderr":
             sys.stderr.write(colour(sys.stderr, "31", sanitize(ev.text)))
             sys.stderr.flush()
@@ -163,18 +142,18 @@ class Printer:
             self.prog_out.write(sanitize(ev.text))
             self.prog_out.flush()
 
-    async def on_run_finished(self, ev: RunFinished) -> None:
+    async def on_run_finished(self, ev: events.RunFinished) -> None:
         r = ev.result
         status = r.ended
         self.say(f"{status} after {r.duration:.1f} s; output saved as {ev.output_file}")
 
-    async def on_verdict_reached(self, ev: VerdictReached) -> None:
+    async def on_verdict_reached(self, ev: events.VerdictReached) -> None:
         v = ev.verdict
         mark = colour(self.info, "32" if v.ok else "31", "PASS" if v.ok else "FAIL")
         print(f"[verifybot] {mark} attempt {ev.attempt}: {one_line(v.reason)}", file=self.info,
               flush=True)
 
-    async def on_judged(self, ev: Judged) -> None:
+    async def on_judged(self, ev: events.Judged) -> None:
         j = ev.judgement
         ok = j.verdict == "PASS"
         mark = colour(self.info, "32" if ok else "33", f"JUDGE {one_line(j.line)}")
@@ -182,10 +161,10 @@ class Printer:
               file=self.info,
               flush=True)
 
-    async def on_judgement_needed(self, ev: JudgementNeeded) -> None:
+    async def on_judgement_needed(self, ev: events.JudgementNeeded) -> None:
         _answer(ev.decision, await self.judge_decision(ev))
 
-    async def judge_decision(self, ev: JudgementNeeded) -> JudgeDecision:
+    async def judge_decision(self, ev: events.JudgementNeeded) -> events.JudgeDecision:
         j = ev.judgement
         self.say(ev.reasons)
         if j is not None and j.verdict == "UNPARSABLE":
@@ -196,29 +175,29 @@ class Printer:
         while True:
             answer = await self.stdin.readline(question)
             if answer is None and self.stdin.stopped:
-                return JudgeDecision("stop")
+                return events.JudgeDecision("stop")
             if answer is None:
                 self.say("stdin is closed: " + ("following the judge" if follow else
                                                 "sending it back as a failure"))
-                return JudgeDecision("follow" if follow else "fail")
+                return events.JudgeDecision("follow" if follow else "fail")
             choice = answer.strip().lower()[:1]
             if choice == "" and follow:
-                return JudgeDecision("follow")
+                return events.JudgeDecision("follow")
             if choice == "v":
-                return JudgeDecision("accept")
+                return events.JudgeDecision("accept")
             if choice == "s":
-                return JudgeDecision("stop")
+                return events.JudgeDecision("stop")
             if choice == "f":
                 note = await self.stdin.readline("Note for the LLM (empty for none): ")
-                return JudgeDecision("fail", note=(note or "").strip())
+                return events.JudgeDecision("fail", note=(note or "").strip())
             self.say("answer v, f or s" + (" (or Enter)" if follow else ""))
 
-    async def on_finished(self, ev: Finished) -> None:
+    async def on_finished(self, ev: events.Finished) -> None:
         code = "32" if ev.exit_code == EXIT_SUCCESS else "31"
         text = f"[verifybot] {ev.status}" + (f": {one_line(ev.message)}" if ev.message else "")
         print(colour(self.info, code, text), file=self.info, flush=True)
 
-    async def approve(self, ev: ApprovalNeeded) -> Decision:
+    async def approve(self, ev: events.ApprovalNeeded) -> events.Decision:
         files = {f.name: f.content for f in ev.files}
         edited: dict[str, str] = {}  # what the user changed, shown and confirmed first
         while True:
@@ -226,18 +205,19 @@ class Printer:
             answer = await self.stdin.readline(
                 f"Run {what}? [a]ccept, [e]dit, [r]eject, [s]top: ")
             if answer is None and self.stdin.stopped:
-                return Decision("stop")
+                return events.Decision("stop")
             if answer is None:
                 self.say("stdin is closed: stopping (use --yes to run without asking)")
-                return Decision("stop")
+                return events.Decision("stop")
             choice = answer.strip().lower()[:1]
             if choice == "a":
-                return Decision("edit", files=edited) if edited else Decision("accept")
+                return (events.Decision("edit", files=edited) if edited
+                        else events.Decision("accept"))
             if choice == "s":
-                return Decision("stop")
+                return events.Decision("stop")
             if choice == "r":
                 note = await self.stdin.readline("Note for the LLM (empty for none): ")
-                return Decision("reject", note=note or "")
+                return events.Decision("reject", note=note or "")
             if choice == "e":
                 try:
                     result = await asyncio.to_thread(edit_files, {**files, **edited},

@@ -33,27 +33,7 @@ from verifybot_tui.core.base.errors import (
     ConfigError,
 )
 from verifybot_tui.core.base.toml_file import TomlFileError, read_text_file
-from verifybot_tui.core.loop.events import (
-    AnswerDone,
-    AnswerText,
-    ApprovalNeeded,
-    CodeReady,
-    Decision,
-    FeedbackDecision,
-    FeedbackReady,
-    Finished,
-    Judged,
-    JudgeDecision,
-    JudgementNeeded,
-    Notice,
-    Output,
-    PermissionNeeded,
-    PromptSent,
-    RunFinished,
-    RunStarted,
-    SessionStarted,
-    VerdictReached,
-)
+from verifybot_tui.core.loop import events
 from verifybot_tui.core.settings.config import Config
 from verifybot_tui.core.verify.recipe import Recipe, load_recipe, recipe_toml
 from verifybot_tui.core.verify.reports import RecipeResult, json_text, junit_xml, summary_table
@@ -91,44 +71,44 @@ class _Headless:
         self.name = name
         self.judgements: list[str] = []
 
-    async def on_session_started(self, ev: SessionStarted) -> None:
+    async def on_session_started(self, ev: events.SessionStarted) -> None:
         _say(f"{self.name}: session {ev.session_id} on {ev.target}, llm {ev.llm}")
 
-    async def on_notice(self, ev: Notice) -> None:
+    async def on_notice(self, ev: events.Notice) -> None:
         if ev.level != "info":
             _say(f"{self.name}: {ev.text}")
 
-    async def on_prompt_sent(self, ev: PromptSent) -> None: ...
-    async def on_answer_text(self, ev: AnswerText) -> None: ...
-    async def on_answer_done(self, ev: AnswerDone) -> None: ...
-    async def on_code_ready(self, ev: CodeReady) -> None: ...
+    async def on_prompt_sent(self, ev: events.PromptSent) -> None: ...
+    async def on_answer_text(self, ev: events.AnswerText) -> None: ...
+    async def on_answer_done(self, ev: events.AnswerDone) -> None: ...
+    async def on_code_ready(self, ev: events.CodeReady) -> None: ...
 
-    async def on_approval_needed(self, ev: ApprovalNeeded) -> None:
-        ev.decision.set_result(Decision("accept"))
+    async def on_approval_needed(self, ev: events.ApprovalNeeded) -> None:
+        ev.decision.set_result(events.Decision("accept"))
 
-    async def on_permission_needed(self, ev: PermissionNeeded) -> None:
+    async def on_permission_needed(self, ev: events.PermissionNeeded) -> None:
         ev.answer.set_result(True)
 
-    async def on_feedback_ready(self, ev: FeedbackReady) -> None:
-        ev.decision.set_result(FeedbackDecision(True, ev.prompt))
+    async def on_feedback_ready(self, ev: events.FeedbackReady) -> None:
+        ev.decision.set_result(events.FeedbackDecision(True, ev.prompt))
 
-    async def on_run_started(self, ev: RunStarted) -> None: ...
-    async def on_output(self, ev: Output) -> None: ...
-    async def on_run_finished(self, ev: RunFinished) -> None: ...
+    async def on_run_started(self, ev: events.RunStarted) -> None: ...
+    async def on_output(self, ev: events.Output) -> None: ...
+    async def on_run_finished(self, ev: events.RunFinished) -> None: ...
 
-    async def on_verdict_reached(self, ev: VerdictReached) -> None:
+    async def on_verdict_reached(self, ev: events.VerdictReached) -> None:
         _say(f"{self.name}: attempt {ev.attempt}: {ev.verdict.status}: {ev.verdict.reason}")
 
-    async def on_judged(self, ev: Judged) -> None:
+    async def on_judged(self, ev: events.Judged) -> None:
         self.judgements.append(f"judgement {ev.attempt}: {ev.judgement.line}")
         _say(f"{self.name}: judge: {ev.judgement.line}")
 
-    async def on_judgement_needed(self, ev: JudgementNeeded) -> None:
+    async def on_judgement_needed(self, ev: events.JudgementNeeded) -> None:
         j = ev.judgement
         readable = j is not None and j.verdict != "UNPARSABLE"
-        ev.decision.set_result(JudgeDecision("follow" if readable else "fail"))
+        ev.decision.set_result(events.JudgeDecision("follow" if readable else "fail"))
 
-    async def on_finished(self, ev: Finished) -> None:
+    async def on_finished(self, ev: events.Finished) -> None:
         _say(f"{self.name}: {ev.status}" + (f": {ev.message}" if ev.message else ""))
 
 

@@ -80,13 +80,17 @@ def group_kill_sh(grace: float) -> str:
 # What escaped the run was started after it: its pid lies between the namespace's last
 # pid when the program started ($vbl0, read by the launch) and its last pid now, as pids
 # are handed out in turn. When that range is known and short only those processes'
-# environments are read, and only our own (readable) ones; else every process's. Exact
-# either way: a wrap of the pids, or no $vbl0 (a check from another channel), reads all.
-_CANDIDATES = ('vb_cands() { vb_now=; read -r vb_now 2>/dev/null < /proc/sys/kernel/ns_last_pid; '
+# environments are read, and only our own (readable) ones, the checking shell itself
+# left out; else every process's. Exact either way: a wrap of the pids, or no $vbl0 (a
+# check from another channel), reads all. The list goes into $vb_c, with no subshell.
+_CANDIDATES = ('vb_me=${BASHPID:-$$}; '
+               'vb_cands() { vb_c=; vb_now=; '
+               'read -r vb_now 2>/dev/null < /proc/sys/kernel/ns_last_pid; '
                'if [ -n "$vbl0" ] && [ -n "$vb_now" ] && [ "$vb_now" -ge "$vbl0" ] && '
                '[ $((vb_now - vbl0)) -le 512 ]; then p=$vbl0; while [ "$p" -lt "$vb_now" ]; do '
-               'p=$((p+1)); [ -r "/proc/$p/environ" ] && echo "/proc/$p/environ"; done; '
-               'else echo /proc/[0-9]*/environ; fi; }; ')
+               'p=$((p+1)); [ "$p" != "$vb_me" ] && [ -r "/proc/$p/environ" ] && '
+               'vb_c="$vb_c /proc/$p/environ"; done; '
+               'else vb_c=$(echo /proc/[0-9]*/environ); fi; }; ')
 LAST_PID = 'vbl0=; read -r vbl0 2>/dev/null < /proc/sys/kernel/ns_last_pid; '
 
 
@@ -98,29 +102,31 @@ def leftover_sh(scope: bool) -> str:
     the run began, see ``_CANDIDATES``, and none when there are none), and with ``scope``
     by the run's systemd scope. Prints ``vb-escaped PID NAME`` per process found
     and ``vb-unkillable PID NAME`` for one still alive after the KILLs; scans
-    again only when the first scan found something.
+    again only when the first scan found something. What is found goes into
+    ``$vb_f`` rather than through a subshell: a run that leaves nothing behind
+    costs no process at all here (the common case, paid on every run).
     """
     find = (_CANDIDATES +
-            'vb_marked() { [ -n "$tok" ] || return 0; set -- $(vb_cands); [ $# -gt 0 ] || '
-            'return 0; for f in $(grep -lzsxF "VERIFYBOT_RUN=$tok" "$@"); do f=${f#/proc/}; '
-            'echo "${f%/environ}"; done; }; ')
+            'vb_marked() { vb_f=; [ -n "$tok" ] || return 0; vb_cands; [ -n "$vb_c" ] || '
+            'return 0; for f in $(grep -lzsxF "VERIFYBOT_RUN=$tok" $vb_c); do f=${f#/proc/}; '
+            'vb_f="$vb_f ${f%/environ}"; done; }; ')
     if scope:
         find += ('vb_cg=$(systemctl --user show -p ControlGroup --value "verifybot-$tok.scope" '
                  '2>/dev/null); '
-                 'vb_found() { vb_marked; [ -n "$vb_cg" ] && while read -r p; do echo "$p"; '
-                 'done 2>/dev/null < "/sys/fs/cgroup$vb_cg/cgroup.procs"; }; ')
+                 'vb_found() { vb_marked; [ -n "$vb_cg" ] && while read -r p; do '
+                 'vb_f="$vb_f $p"; done 2>/dev/null < "/sys/fs/cgroup$vb_cg/cgroup.procs"; }; ')
     else:
         find += 'vb_found() { vb_marked; }; '
     kill_scope = ('systemctl --user kill -s KILL "verifybot-$tok.scope" 2>/dev/null; '
                   if scope else '')
     name = 'n=?; read -r n 2>/dev/null < "/proc/$p/comm"; '
     return ('tok=; read -r tok 2>/dev/null < .vb_run; ' + find +
-            'left=; for p in $(vb_found); do [ "$p" = "$$" ] && continue; left="$left $p"; '
-            + name + 'echo "vb-escaped $p $n"; done; i=0; '
+            'left=; vb_found; for p in $vb_f; do [ "$p" = "$vb_me" ] && continue; '
+            'left="$left $p"; ' + name + 'echo "vb-escaped $p $n"; done; i=0; '
             'while [ -n "$left" ] && [ $i -lt 20 ]; do '
             'for p in $left; do kill -KILL "$p" 2>/dev/null; done; ' + kill_scope +
-            'sleep 0.05; i=$((i+1)); left=; '
-            'for p in $(vb_found); do [ "$p" = "$$" ] || left="$left $p"; done; done; '
+            'sleep 0.05; i=$((i+1)); left=; vb_found; '
+            'for p in $vb_f; do [ "$p" = "$vb_me" ] || left="$left $p"; done; done; '
             'for p in $left; do ' + name + 'echo "vb-unkillable $p $n"; done')
 
 

@@ -25,28 +25,7 @@ from verifybot_tui.core.answers.editor import NO_EDITOR, cannot_start
 from verifybot_tui.core.base.ansi import one_line, visible
 from verifybot_tui.core.base.errors import VerifyBotError
 from verifybot_tui.core.base.outcome import Status
-from verifybot_tui.core.loop.events import (
-    AnswerDone,
-    AnswerText,
-    ApprovalNeeded,
-    CodeReady,
-    Decision,
-    FeedbackDecision,
-    FeedbackReady,
-    Finished,
-    Judged,
-    JudgeDecision,
-    JudgementNeeded,
-    Notice,
-    Output,
-    PermissionNeeded,
-    PromptSent,
-    RunFinished,
-    RunStarted,
-    SessionStarted,
-    ThinkingText,
-    VerdictReached,
-)
+from verifybot_tui.core.loop import events
 from verifybot_tui.tui.editor import edit_text
 from verifybot_tui.tui.messages import FileEdited, LoopEnded, LoopEvent
 from verifybot_tui.tui.widgets.approval import ApprovalBar
@@ -121,8 +100,8 @@ class LoopController:
     def __init__(self, screen: LoopHost) -> None:
         self.screen = screen
         self.session = screen.session
-        self.pending_approval: ApprovalNeeded | None = None
-        self.pending_feedback: FeedbackReady | None = None
+        self.pending_approval: events.ApprovalNeeded | None = None
+        self.pending_feedback: events.FeedbackReady | None = None
         self.saved_paths: dict[str, Path] = {}  # file name -> its programs/ file
         self.attempt_base = 0
         # The last version shown, whatever became of it (rejected, stopped, run): F4
@@ -165,7 +144,7 @@ class LoopController:
         turn = time.monotonic()
         run_open = False  # a run started and has not finished: a stop ends it unfinished
         async for ev in events:
-            if isinstance(ev, Output):
+            if isinstance(ev, events.Output):
                 buffer.add(ev.stream, ev.text)
                 # A queue that never empties never suspends this loop: give keys
                 # and the screen their turn at least every few milliseconds.
@@ -173,13 +152,13 @@ class LoopController:
                     await asyncio.sleep(0)
                     turn = time.monotonic()
                 continue
-            if isinstance(ev, RunStarted):
+            if isinstance(ev, events.RunStarted):
                 buffer.run_started(f"attempt {ev.attempt} on {ev.target}")
                 run_open = True
-            elif isinstance(ev, RunFinished):
+            elif isinstance(ev, events.RunFinished):
                 buffer.note(_run_summary(ev))
                 run_open = False
-            elif isinstance(ev, Finished) and run_open:  # stopped mid-run: no RunFinished
+            elif isinstance(ev, events.Finished) and run_open:  # stopped mid-run: no RunFinished
                 buffer.note(_unfinished_run(ev))
                 run_open = False
             self.screen.post_message(LoopEvent(ev))
@@ -207,7 +186,7 @@ class LoopController:
 
     # -- core.loop.events.EventHandler: the screen dispatches each LoopEvent here -----------
 
-    async def on_session_started(self, ev: SessionStarted) -> None:
+    async def on_session_started(self, ev: events.SessionStarted) -> None:
         self.attempt_base = ev.attempts_before
         if ev.attempts_before == 0:
             self.last_shown = []
@@ -215,13 +194,13 @@ class LoopController:
             f"Session #{ev.session_id} ({ev.slug}) on {ev.target}")
         self.screen.refresh_history()
 
-    async def on_notice(self, ev: Notice) -> None:
+    async def on_notice(self, ev: events.Notice) -> None:
         # Notices quote programs, file names and the LLM: escapes shown, no markup.
         await self.screen.conversation.add_notice(visible(ev.text), ev.level)
         if ev.level == "error":
             self.screen.notify(one_line(ev.text), severity="error", markup=False)
 
-    async def on_prompt_sent(self, ev: PromptSent) -> None:
+    async def on_prompt_sent(self, ev: events.PromptSent) -> None:
         self.screen.show_top("conversation")
         await self.screen.conversation.add_prompt(ev.text, ev.kind, ev.attempt)
         # One numbering everywhere: a follow-up continues the session's count.
@@ -230,19 +209,19 @@ class LoopController:
         if self.session.loop is not None:
             status.max_attempts = self.attempt_base + self.session.loop.max_attempts
 
-    async def on_answer_text(self, ev: AnswerText) -> None:
+    async def on_answer_text(self, ev: events.AnswerText) -> None:
         await self.screen.conversation.show_answer(ev.text)
 
-    async def on_thinking_text(self, ev: ThinkingText) -> None:
+    async def on_thinking_text(self, ev: events.ThinkingText) -> None:
         """The model's reasoning (API backends): a folded, dimmed "thinking" block in the
         conversation, apart from the answer; the status bar says "thinking…" (the
         backend's state) and the transcript keeps it."""
         await self.screen.conversation.show_thinking(ev.text)
 
-    async def on_answer_done(self, ev: AnswerDone) -> None:
+    async def on_answer_done(self, ev: events.AnswerDone) -> None:
         await self.screen.conversation.finish_answer(ev.markdown)
 
-    async def on_code_ready(self, ev: CodeReady) -> None:
+    async def on_code_ready(self, ev: events.CodeReady) -> None:
         previous = self.last_shown or ev.previous
         self.last_shown = list(ev.files)
         await self.screen.code_pane.show_files(ev.files, ev.entry, previous)
@@ -252,7 +231,7 @@ class LoopController:
                             for f, rel in zip(ev.files, ev.saved, strict=False)}
         self.screen.refresh_history()
 
-    async def on_approval_needed(self, ev: ApprovalNeeded) -> None:
+    async def on_approval_needed(self, ev: events.ApprovalNeeded) -> None:
         self.pending_approval = ev
         # The entry's name is the LLM's text: a variable, never read as markup.
         self.screen.approval_bar.ask(Content.from_markup(
@@ -263,55 +242,55 @@ class LoopController:
         if self.screen.auto_accept:  # turned on while this version was on its way
             await self.approval_chosen("accept", "")
 
-    async def on_permission_needed(self, ev: PermissionNeeded) -> None:
+    async def on_permission_needed(self, ev: events.PermissionNeeded) -> None:
         from verifybot_tui.tui.screens.dialogs import ConfirmScreen  # not on the first frame
 
         self.screen.app.push_screen(ConfirmScreen(ev.question, "Install packages?"),
                                     callback=lambda yes: _resolve(ev.answer, bool(yes)))
 
-    async def on_feedback_ready(self, ev: FeedbackReady) -> None:
+    async def on_feedback_ready(self, ev: events.FeedbackReady) -> None:
         self.pending_feedback = ev
         self.screen.reviewing = True
         self.screen.feedback_bar.ask(ev.prompt)
 
-    async def on_run_started(self, ev: RunStarted) -> None:
+    async def on_run_started(self, ev: events.RunStarted) -> None:
         output = self.screen.output_pane
         output.border_title = escape(f"Output — attempt {ev.attempt} on {ev.target}")
         output.border_subtitle = "running…"
         output.running = True
 
-    async def on_output(self, ev: Output) -> None:
+    async def on_output(self, ev: events.Output) -> None:
         """Output never comes here: the worker puts it in the buffer (see _pump)."""
 
-    async def on_run_finished(self, ev: RunFinished) -> None:
+    async def on_run_finished(self, ev: events.RunFinished) -> None:
         output = self.screen.output_pane
         output.finish()
         output.running = False
         code = ev.result.exit_code
         output.border_subtitle = f"exit {code}" if code is not None else "killed"
 
-    async def on_verdict_reached(self, ev: VerdictReached) -> None:
+    async def on_verdict_reached(self, ev: events.VerdictReached) -> None:
         v = ev.verdict
         await self.screen.conversation.add_notice(
             f"Verdict for attempt {ev.attempt}: {v.status} — {v.reason}",
             "info" if v.ok else "warning")
         self.screen.refresh_history()
 
-    async def on_judged(self, ev: Judged) -> None:
+    async def on_judged(self, ev: events.Judged) -> None:
         j = ev.judgement
         await self.screen.conversation.add_notice(
             f"Judgement for attempt {ev.attempt - self.attempt_base}: {j.line} "
             f"(judge: {j.judge})", "info" if j.verdict == "PASS" else "warning")
 
-    async def on_judgement_needed(self, ev: JudgementNeeded) -> None:
+    async def on_judgement_needed(self, ev: events.JudgementNeeded) -> None:
         """The judgement dialog: follow the judge, overrule it, or stop."""
         from verifybot_tui.tui.screens.judgement import JudgementScreen  # when first judged
 
         self.screen.app.push_screen(
             JudgementScreen(ev.judgement, ev.reasons),
-            callback=lambda d: _resolve(ev.decision, d or JudgeDecision("fail")))
+            callback=lambda d: _resolve(ev.decision, d or events.JudgeDecision("fail")))
 
-    async def on_finished(self, ev: Finished) -> None:
+    async def on_finished(self, ev: events.Finished) -> None:
         self.close_decisions()
         output = self.screen.output_pane
         output.finish()
@@ -345,7 +324,7 @@ class LoopController:
         self.screen.reviewing = False
         self.screen.refresh_bindings()
 
-    def decide(self, decision: Decision) -> None:
+    def decide(self, decision: events.Decision) -> None:
         pending = self.pending_approval
         self.close_decisions()
         if pending is not None:
@@ -356,7 +335,7 @@ class LoopController:
         pending = self.pending_feedback
         self.close_decisions()
         if pending is not None:
-            _resolve(pending.decision, FeedbackDecision(send, text))
+            _resolve(pending.decision, events.FeedbackDecision(send, text))
 
     async def approval_chosen(self, action: str, note: str) -> None:
         code = self.screen.code_pane
@@ -364,15 +343,16 @@ class LoopController:
             edits = code.collect_edits()
             if code.mode != "code":
                 await code.set_mode("code")
-            self.decide(Decision("edit", files=edits) if edits else Decision("accept"))
+            self.decide(events.Decision("edit", files=edits) if edits
+                        else events.Decision("accept"))
         elif action == "edit":
             await code.set_mode("edit")
         elif action == "external_edit":
             await self._external_edit()
         elif action == "reject":
-            self.decide(Decision("reject", note=note))
+            self.decide(events.Decision("reject", note=note))
         elif action == "stop":
-            self.decide(Decision("stop"))
+            self.decide(events.Decision("stop"))
 
     async def _external_edit(self) -> None:
         code = self.screen.code_pane
@@ -400,7 +380,7 @@ class LoopController:
     def stop(self) -> None:
         """Stop whatever waits or runs: the pending decision, else the loop itself."""
         if self.pending_approval is not None:
-            self.decide(Decision("stop"))
+            self.decide(events.Decision("stop"))
         elif self.pending_feedback is not None:
             self.answer_feedback(False)
         else:
@@ -411,14 +391,14 @@ class LoopController:
                 self.screen.notify("Killed the running program at once.")
 
 
-def _run_summary(ev: RunFinished) -> str:
+def _run_summary(ev: events.RunFinished) -> str:
     r = ev.result
     how = r.ended
     took = f" after {r.duration:.0f} s" if r.duration >= 1 else ""
     return f"{how}{took}; full output: {ev.output_file}"
 
 
-def _unfinished_run(ev: Finished) -> str:
+def _unfinished_run(ev: events.Finished) -> str:
     """The output pane's last line for a run the session ended before it finished."""
     if ev.status == Status.STOPPED:
         return "stopped by you before the program ended; the output so far is in outputs/"

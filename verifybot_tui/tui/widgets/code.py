@@ -17,7 +17,7 @@ from textual.reactive import var
 from textual.widget import Widget
 from textual.widgets import Static
 
-from verifybot_tui.core.base.ansi import one_line
+from verifybot_tui.core.base.ansi import one_line, visible
 from verifybot_tui.core.base.ports import ProgramFile
 from verifybot_tui.tui.keys import CODE_BINDINGS, EDIT_BINDINGS
 from verifybot_tui.tui.widget_message import WidgetMessage
@@ -39,9 +39,17 @@ def unified_diff(old: list[ProgramFile], new: list[ProgramFile]) -> str:
     return "".join(p if p.endswith("\n") else p + "\n" for p in parts)
 
 
+def shown_code(code: str) -> str:
+    """Code as the pane shows it: an answer's code may hold raw escapes (OSC 52, a screen
+    clear, a title) that a terminal would act on, so every control but tab and newline
+    is shown escaped, as everywhere else in the app. A CRLF line end is a line end."""
+    return visible(code.replace("\r\n", "\n"))
+
+
 def _highlighted(code: str, language: str, path: str) -> Static:
     from textual.highlight import highlight  # Pygments: loaded with the first code shown
 
+    code = shown_code(code)  # before the lexer, so the plain fallback is escaped too
     try:
         content = highlight(code, language=language or None, path=path)
     except Exception:  # an unknown lexer: plain text is still readable
@@ -108,9 +116,9 @@ class CodePane(Widget):
                 title = Content(f"{mark}{one_line(f.saved_name)}{edited}")
                 with TabPane(title, id=f"file-{i}"):
                     if self.mode == "edit":
-                        yield TextArea(f.content, id=f"edit-{i}", show_line_numbers=True,
-                                       soft_wrap=self.wrap, tab_behavior="indent",
-                                       classes="code-editor")
+                        yield TextArea(shown_code(f.content), id=f"edit-{i}",
+                                       show_line_numbers=True, soft_wrap=self.wrap,
+                                       tab_behavior="indent", classes="code-editor")
                     else:
                         with VerticalScroll():
                             yield _highlighted(f.content, f.language, f.name)
@@ -145,11 +153,11 @@ class CodePane(Widget):
     def collect_edits(self) -> dict[str, str]:
         """Read the editors back into ``edits``; return every changed file."""
         if self.mode == "edit":
-            for i, f in enumerate(self.files):
+            for i, f in enumerate(self.current_files()):
                 area = self.query(f"#edit-{i}")
-                if area:
-                    text = area.first().text
-                    if text != f.content:
+                # An editor left as shown changes nothing (its escapes stay what they were).
+                if area and (text := area.first().text) != shown_code(f.content):
+                    if text != self.files[i].content:
                         self.edits[f.name] = text
                     else:
                         self.edits.pop(f.name, None)
