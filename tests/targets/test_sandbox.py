@@ -3,10 +3,11 @@
 With bubblewrap the program runs in its own PID namespace: it sees and signals
 only its own processes, and everything in the namespace dies with it (also when
 VerifyBot is SIGKILLed); a daemon it leaves is still named in the verdict, as
-without the sandbox, before the namespace's end kills it. Where no sandbox is possible (``sandbox = "off"`` here)
-the escapes of the adversarial pass are still found and killed: a move into the
-root cgroup with a wiped environment, a daemon that keeps re-forking (pid
-hopping), and a child that changes its uid. Cgroup folders are gone after a kill.
+without the sandbox, before the namespace's end kills it. Where no sandbox is
+possible (``sandbox = "off"`` here) the escapes of the adversarial pass are still
+found and killed: a move into the root cgroup with a wiped environment, a daemon
+that keeps re-forking (pid hopping), and a child that changes its uid. Cgroup
+folders are gone after a kill.
 
 Processes are found from the host by a tag in their command line: a sandboxed
 program's own idea of its pid is a number in its namespace.
