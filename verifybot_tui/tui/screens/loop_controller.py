@@ -137,13 +137,13 @@ class LoopController:
             return
         self.screen.post_message(LoopEnded())
 
-    async def _pump(self, events: Any) -> None:
+    async def _pump(self, stream: Any) -> None:
         """Output into the buffer (the run's header and footer too, in order); the rest
         as LoopEvent messages."""
         buffer = self.screen.output_buffer
         turn = time.monotonic()
         run_open = False  # a run started and has not finished: a stop ends it unfinished
-        async for ev in events:
+        async for ev in stream:
             if isinstance(ev, events.Output):
                 buffer.add(ev.stream, ev.text)
                 # A queue that never empties never suspends this loop: give keys
