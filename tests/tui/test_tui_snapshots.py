@@ -83,7 +83,11 @@ async def settle(tui, pilot: Pilot) -> None:
         one quiet look: the waiting row leaving, a block re-laid out)."""
         for pane in panes:
             pane.scroll_end(animate=False, immediate=True)
-        now = [(pane.scroll_y, pane.max_scroll_y) for pane in panes]
+        now: list[object] = [(pane.scroll_y, pane.max_scroll_y) for pane in panes]
+        # Every widget's place on the main screen and on a modal over it: a modal shows
+        # the main screen behind it as last laid out, and that may still change.
+        for screen in {app.screen, app.main_screen} - {None}:
+            now += [(id(w), w.region) for w in screen.query("*") if w.display]
         looks[0] = looks[0] + 1 if now == last else 0
         last[:] = now
         return looks[0] >= 8 and not app.screen.query("Toast")
