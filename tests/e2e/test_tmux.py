@@ -312,12 +312,14 @@ def test_the_history_pane_is_dragged_wider_and_keeps_its_width(tui, tmux: Tmux,
                                                                 size: tuple[int, int]):
     start_app(tui, tmux, tmp_path, "print('hi')", size=size)
     tmux.wait_for("connected")
-    if size[0] < 100:  # the overlay of small screens
+    if size[0] < 100:  # the overlay of small screens, opened once the app stands still
+        tmux.settled()
         tmux("send-keys", "-t", "vb", "F2")
     tmux.wait_for("History (F2)")
     screen = tmux.settled()
-    top = next(line for line in screen.splitlines() if "History (F2)" in line)
-    edge = top.index("╮") + 1  # the pane's right border, in columns from 1
+    tops = [line for line in screen.splitlines() if "History (F2)" in line]
+    assert tops, f"the history pane showed, then went:\n{screen}"
+    edge = tops[0].index("╮") + 1  # the pane's right border, in columns from 1
     drag(tmux, (edge, 6), (edge + 12, 6))
     state = tmp_path / "xdg-state" / "verifybot" / "state.toml"
     deadline = time.monotonic() + 10
