@@ -77,8 +77,10 @@ async def test_text_reaches_on_text_while_it_is_written(site_llm: BrowserLLM,
     prose = [text for _, text in seen if "```" not in text]  # before the code block shows
     assert all(script("stream").startswith(text) for text in prose)
     assert [len(t) for t in prose] == sorted(len(t) for t in prose)
-    early = [t for at, t in seen if at < finished - 0.2]
-    assert early and len(early[-1]) > len(words) // 2
+    # Seen while it was still being written: growing text reported before the page
+    # finished (no margin of time: a loaded machine polls later, never less truly).
+    early = {len(t) for at, t in seen if at < finished and len(t) < len(words)}
+    assert len(early) >= 2, (early, len(words))
 
 
 @pytest.mark.parametrize(("scenario", "options"), [
