@@ -332,11 +332,13 @@ def _sigkill_lane(tmp_path: Path, lane: int, kills: int) -> tuple[Path, list[int
     """``kills`` runs in one workspace, each SIGKILLed at a random moment: before, during
     or after the program starts. (workspace, the program's pids, integrity checks made)."""
     ws, pidfile = tmp_path / f"ws{lane}", tmp_path / f"pids{lane}"
+    home = tmp_path / f"lane{lane}"  # its own replay file: lanes never read one being written
+    home.mkdir()
     rng = random.Random(11 + lane)
     pids: list[int] = []
     checked = 0
     for i in range(kills):
-        proc = start(tmp_path, FORKING.format(pidfile=str(pidfile)), ws=ws)
+        proc = start(home, FORKING.format(pidfile=str(pidfile)), ws=ws)
         time.sleep(rng.uniform(0.05, 3.5))
         proc.kill()
         proc.communicate(timeout=30)
