@@ -15,17 +15,7 @@ from proc_helpers import alive
 from ssh_helpers import Recorder, pids_in, request, wait_until
 from sshd_fixtures import leftover_pids
 
-from verifybot_tui.targets.ssh import SSHTarget
-
 pytestmark = pytest.mark.ssh
-
-
-@pytest.fixture
-async def target(ssh_config, tmp_path):
-    t = SSHTarget(ssh_config, tmp_path / "ws")
-    t.stop_grace = 0.5
-    yield t
-    await t.close()
 
 
 class Counted:

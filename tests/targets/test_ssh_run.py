@@ -32,14 +32,6 @@ time.sleep(300)
 """
 
 
-@pytest.fixture
-async def target(ssh_config, tmp_path):
-    t = SSHTarget(ssh_config, tmp_path / "ws")
-    t.stop_grace = 0.5
-    yield t
-    await t.close()
-
-
 async def test_python_output_streams_in_order_and_stays_apart(target, remote_dir):
     code = ("import sys, time\n"
             "for i in range(4):\n"
