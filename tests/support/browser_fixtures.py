@@ -11,9 +11,11 @@ Import the fixtures with ``from browser_fixtures import *  # noqa: F403``.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -31,7 +33,7 @@ from verifybot_tui.llm.browser.chromium import profile_dir, read_lock
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 __all__ = ["CHROMIUM", "RENDERERS", "chatsite", "renderer", "site_llm", "site_config",
-           "site_config_file", "open_llm", "kill_browser"]
+           "site_config_file", "open_llm", "kill_browser", "finished_when_returned"]
 
 RENDERERS = ["legacy", "app_shell"]
 
@@ -84,6 +86,23 @@ def kill_browser(llm: BrowserLLM) -> int:
     assert owner is not None and owner.pid > 0, "no SingletonLock: is the browser running?"
     os.kill(owner.pid, signal.SIGKILL)
     return owner.pid
+
+
+async def finished_when_returned(llm: BrowserLLM, site: ChatSite, before: int) -> bool:
+    """Whether the page had shown its finish when ask() returned: call it right after.
+
+    The page records the moment it finishes and POSTs it to the site then; the answer
+    can come back before that request reaches the server, so the server's count is no
+    proof either way. The page's clock is read now and compared with that moment, on
+    the page's own clock: an answer returned early reads a time before the finish.
+    """
+    returned = await llm.page.evaluate("performance.timeOrigin + performance.now()")
+    deadline = time.monotonic() + 10
+    while len(site.finishes) <= before:
+        if time.monotonic() > deadline:
+            return False  # the page never finished
+        await asyncio.sleep(0.01)
+    return bool(site.finishes[before]["t"] <= returned)
 
 
 @pytest.fixture(scope="session")

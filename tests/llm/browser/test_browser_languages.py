@@ -16,7 +16,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from browser_fixtures import open_llm
+from browser_fixtures import finished_when_returned, open_llm
 from chatsite import SCENARIOS, ChatSite
 
 from verifybot_tui.core.base.errors import EXIT_LLM, LLMError
@@ -60,7 +60,7 @@ async def test_thinking_without_a_stop_button_never_finishes_early_in_any_langua
                                no_stop_while_thinking=True, flash_actions=True,
                                answer_now=True)
         assert answer.markdown == script("thinking")
-        assert len(chatsite.finishes) > before
+        assert await finished_when_returned(site_llm, chatsite, before)
 
 
 @pytest.mark.parametrize(("lang", "title", "button"), [

@@ -15,7 +15,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from browser_fixtures import RENDERERS, open_llm
+from browser_fixtures import RENDERERS, finished_when_returned, open_llm
 from chatsite import SCENARIOS, ChatSite
 from chatsite.scenarios import ARTIFACT_ANSWER, CUT_AT
 
@@ -169,7 +169,7 @@ async def test_thinking_phases_and_flashing_action_rows_never_finish_early(
                     states.append(llm.state)
                     await asyncio.sleep(0.05)
                 answer = task.result()
-                finished = len(chatsite.finishes) > before
+                finished = await finished_when_returned(llm, chatsite, before)
                 if answer.markdown != script("thinking") or not finished:
                     early.append((page, answer.markdown[:60], finished))
     assert early == []
