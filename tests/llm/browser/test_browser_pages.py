@@ -12,9 +12,11 @@ user gets: the exact answer, or an error that says what happened.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 from browser_fixtures import RENDERERS, finished_when_returned, open_llm
 from chatsite import SCENARIOS, ChatSite
 from chatsite.scenarios import ARTIFACT_ANSWER, CUT_AT
@@ -35,6 +37,27 @@ async def ask_new(llm: BrowserLLM, site: ChatSite, scenario: str, prompt: str = 
     site.configure(scenario, **options)
     await llm.new_chat()
     return await llm.ask(prompt)
+
+
+# One browser per site for the tests that need nothing of their own (no settings, no
+# launch or login to watch): each sets its scenario and opens a new chat, as a user
+# does between prompts, and an error in one (a delivery failure, a stuck block) must
+# leave the browser usable for the next, as it must in the app. A launch costs about
+# a second; tests with settings of their own keep their own browser.
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def chatgpt(chatsite: ChatSite,
+                  tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[BrowserLLM]:
+    chatsite.configure("answer")
+    async with open_llm(chatsite, tmp_path_factory.mktemp("chatgpt")) as llm:
+        yield llm
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def claude(chatsite: ChatSite,
+                 tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[BrowserLLM]:
+    chatsite.configure("answer")
+    async with open_llm(chatsite, tmp_path_factory.mktemp("claude"), "claude") as llm:
+        yield llm
 
 
 # --- renderers ---------------------------------------------------------------------
@@ -116,21 +139,19 @@ async def test_app_shell_windowed_chat_with_a_hidden_route_and_backtickless_bubb
 
 @pytest.mark.parametrize("layout", ["cm", "hljs", "bare"], ids=["codemirror", "pre", "bare"])
 async def test_app_shell_dom_fallback_reads_all_three_code_renderings(
-        chatsite: ChatSite, tmp_path: Path, layout: str) -> None:
-    async with open_llm(chatsite, tmp_path) as llm:
-        answer = await ask_new(llm, chatsite, "code_blocks", renderer="app_shell",
-                               code_layout=layout, copy_button=False)
+        chatsite: ChatSite, chatgpt: BrowserLLM, layout: str) -> None:
+    answer = await ask_new(chatgpt, chatsite, "code_blocks", renderer="app_shell",
+                           code_layout=layout, copy_button=False)
     assert answer.markdown == script("code_blocks")
 
 
 async def test_a_gapped_codemirror_block_is_scrolled_through_byte_exact(
-        chatsite: ChatSite, tmp_path: Path) -> None:
-    async with open_llm(chatsite, tmp_path) as llm:
-        answer = await ask_new(llm, chatsite, "long_cm", renderer="app_shell",
-                               code_layout="cm", copy_button=False)
-        shown = await llm.page.evaluate(
-            "() => [document.querySelectorAll('.cm-line').length, "
-            "document.querySelectorAll('.cm-gap').length]")  # opened directly: one route
+        chatsite: ChatSite, chatgpt: BrowserLLM) -> None:
+    answer = await ask_new(chatgpt, chatsite, "long_cm", renderer="app_shell",
+                           code_layout="cm", copy_button=False)
+    shown = await chatgpt.page.evaluate(
+        "() => [document.querySelectorAll('.cm-line').length, "
+        "document.querySelectorAll('.cm-gap').length]")  # opened directly: one route
     assert answer.markdown == script("long_cm")
     assert answer.markdown.count("\n") > 150
     lines, gaps = shown
@@ -138,11 +159,10 @@ async def test_a_gapped_codemirror_block_is_scrolled_through_byte_exact(
 
 
 async def test_a_codemirror_block_that_will_not_fill_is_an_error_never_shorter_code(
-        chatsite: ChatSite, tmp_path: Path) -> None:
-    async with open_llm(chatsite, tmp_path) as llm:
-        with pytest.raises(LLMError) as e:
-            await ask_new(llm, chatsite, "long_cm", renderer="app_shell", code_layout="cm",
-                          copy_button=False, cm_stuck=True)
+        chatsite: ChatSite, chatgpt: BrowserLLM) -> None:
+    with pytest.raises(LLMError) as e:
+        await ask_new(chatgpt, chatsite, "long_cm", renderer="app_shell", code_layout="cm",
+                      copy_button=False, cm_stuck=True)
     msg = e.value.message
     assert "block 1 (python)" in msg and "lines shown" in msg
     assert "Nothing was extracted" in msg
@@ -206,11 +226,11 @@ async def test_auto_continue_off_keeps_the_cut_answer(chatsite: ChatSite,
 
 
 @pytest.mark.parametrize("page", RENDERERS)
-async def test_a_delivery_error_is_an_llm_error_saying_so(chatsite: ChatSite, tmp_path: Path,
+async def test_a_delivery_error_is_an_llm_error_saying_so(chatsite: ChatSite,
+                                                          chatgpt: BrowserLLM,
                                                           page: str) -> None:
-    async with open_llm(chatsite, tmp_path) as llm:
-        with pytest.raises(LLMError) as e:
-            await ask_new(llm, chatsite, "delivery", renderer=page)
+    with pytest.raises(LLMError) as e:
+        await ask_new(chatgpt, chatsite, "delivery", renderer=page)
     assert 'could not deliver the answer: the page says "Message delivery timed out"' \
         in e.value.message
     assert "regenerate_on_error = true" in e.value.message
@@ -236,36 +256,33 @@ async def test_regenerate_on_error_retries_once(chatsite: ChatSite, tmp_path: Pa
 
 
 async def test_claude_answer_in_several_blocks_without_its_thinking(
-        chatsite: ChatSite, tmp_path: Path) -> None:
-    async with open_llm(chatsite, tmp_path, "claude") as llm:
-        answer = await ask_new(llm, chatsite, "code_blocks", copy_button=False)
-        blocks = await llm.page.evaluate(
-            "() => document.querySelectorAll('[data-is-streaming] .standard-markdown').length")
-        assert answer.markdown == script("code_blocks")
-        assert blocks >= 4
-        thought = await ask_new(llm, chatsite, "thinking", copy_button=False)
-        assert thought.markdown == script("thinking")
-        shown = await llm.page.evaluate("() => document.querySelector('.font-ui').textContent")
-        assert "Let me think" in shown and "Let me think" not in thought.markdown
+        chatsite: ChatSite, claude: BrowserLLM) -> None:
+    answer = await ask_new(claude, chatsite, "code_blocks", copy_button=False)
+    blocks = await claude.page.evaluate(
+        "() => document.querySelectorAll('[data-is-streaming] .standard-markdown').length")
+    assert answer.markdown == script("code_blocks")
+    assert blocks >= 4
+    thought = await ask_new(claude, chatsite, "thinking", copy_button=False)
+    assert thought.markdown == script("thinking")
+    shown = await claude.page.evaluate("() => document.querySelector('.font-ui').textContent")
+    assert "Let me think" in shown and "Let me think" not in thought.markdown
 
 
 async def test_claude_copy_button_is_the_assistants_not_the_users(
-        chatsite: ChatSite, tmp_path: Path) -> None:
-    async with open_llm(chatsite, tmp_path, "claude") as llm:
-        answer = await ask_new(llm, chatsite, "answer", prompt="the user's own text")
-        copies = await llm.page.evaluate(
-            "() => document.querySelectorAll('[data-testid=\"action-bar-copy\"]').length")
+        chatsite: ChatSite, claude: BrowserLLM) -> None:
+    answer = await ask_new(claude, chatsite, "answer", prompt="the user's own text")
+    copies = await claude.page.evaluate(
+        "() => document.querySelectorAll('[data-testid=\"action-bar-copy\"]').length")
     assert answer.markdown == script("answer")
     assert copies == 2  # one on the user's message, one beside the answer
 
 
 async def test_claude_artifact_code_comes_from_the_conversation_json(
-        chatsite: ChatSite, tmp_path: Path) -> None:
-    async with open_llm(chatsite, tmp_path, "claude") as llm:
-        answer = await ask_new(llm, chatsite, "artifact")
-        assert answer.markdown == ARTIFACT_ANSWER
-        with pytest.raises(LLMError) as e:
-            await ask_new(llm, chatsite, "artifact", artifact_api=False)
+        chatsite: ChatSite, claude: BrowserLLM) -> None:
+    answer = await ask_new(claude, chatsite, "artifact")
+    assert answer.markdown == ARTIFACT_ANSWER
+    with pytest.raises(LLMError) as e:
+        await ask_new(claude, chatsite, "artifact", artifact_api=False)
     assert "code is in a claude artifact" in e.value.message
 
 
@@ -303,10 +320,8 @@ async def test_limits_apart_from_notices(chatsite: ChatSite, tmp_path: Path, var
 
 @pytest.mark.parametrize("page", RENDERERS)
 async def test_bot_management_markers_on_a_working_page_are_not_a_bot_check(
-        chatsite: ChatSite, tmp_path: Path, page: str) -> None:
-    chatsite.configure("answer", renderer=page, bot_scripts=True)
-    async with open_llm(chatsite, tmp_path) as llm:
-        answer = await ask_new(llm, chatsite, "answer", renderer=page, bot_scripts=True)
+        chatsite: ChatSite, chatgpt: BrowserLLM, page: str) -> None:
+    answer = await ask_new(chatgpt, chatsite, "answer", renderer=page, bot_scripts=True)
     assert answer.markdown == script("answer")
 
 
