@@ -23,7 +23,9 @@ async def start_sleeper(target: SSHTarget, remote_abs: str, run_id: str
     rec = Recorder()
     task = asyncio.ensure_future(target.run(request(run_id, {"main.py": SLEEPER}, timeout=40),
                                             rec))
-    await rec.wait_for("before")
+    # The whole line: print() writes "before" and its newline apart (python -u), and a link
+    # stopped between the two would leave the newline on the Pi (seen once under load).
+    await rec.wait_for("before\n")
     progs = leftover_pids(remote_abs)
     assert len(progs) == 1
     sessions = session_processes(progs[0])
