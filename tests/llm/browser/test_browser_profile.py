@@ -267,9 +267,12 @@ def test_a_lock_held_by_a_live_browser_is_refused(tmp_path: Path) -> None:
     proc = subprocess.Popen(["bash", "-c", "exec -a chromium-browser sleep 30"])
     try:
         cmdline = Path(f"/proc/{proc.pid}/cmdline")
-        deadline = time.monotonic() + 5
-        while b"chromium" not in cmdline.read_bytes() and time.monotonic() < deadline:
-            time.sleep(0.01)  # until bash has exec'd under its new name
+        # Until bash has exec'd under the new name: bash's own command line holds the word
+        # too, and a check that reads it while the exec swaps it finds nothing (failed once).
+        deadline = time.monotonic() + 60
+        while not cmdline.read_bytes().startswith(b"chromium-browser\0"):
+            assert time.monotonic() < deadline, f"never renamed: {cmdline.read_bytes()!r}"
+            time.sleep(0.01)
         lock(tmp_path, f"{socket.gethostname()}-{proc.pid}")
         with pytest.raises(LLMError) as e:
             check_profile(tmp_path)
