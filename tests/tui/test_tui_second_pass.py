@@ -233,6 +233,32 @@ async def test_the_history_pane_widens_by_a_drag_of_its_edge(tui, app_messages) 
     assert load_ui_state()["history_width"] == 86
 
 
+async def test_a_drag_released_before_the_screen_caught_up_keeps_where_it_was_let_go(
+        tui, app_messages) -> None:
+    """A busy app (or a slow link) gets the last move and the release together: the width
+    kept is where the edge was let go, not the pane's size a move behind (seen in tmux)."""
+    from textual import events
+
+    from verifybot_tui.core.settings.ui_state import load_ui_state
+
+    app = tui.make_app(tui.ws)
+    async with tui.running(app, app_messages, size=WIDE) as pilot:
+        pane = tui.main(app).history_pane
+        await tui.wait_for(pilot, lambda: pane.outer_size.width == 56)
+        x, y = pane.region.right - 1, pane.region.y + 5
+        await pilot.mouse_down(offset=(x, y))
+        for to in (x + 6, x + 12):  # two moves and the release, queued at once
+            pane.post_message(events.MouseMove(pane, to - pane.region.x, 5, 6, 0, 1, False,
+                                               False, False, screen_x=to, screen_y=y))
+        pane.post_message(events.MouseUp(pane, x + 12 - pane.region.x, 5, 0, 0, 1, False,
+                                         False, False, screen_x=x + 12, screen_y=y))
+        await tui.wait_for(pilot, lambda: "history_width" in load_ui_state(),
+                           what="the width kept")
+        assert load_ui_state()["history_width"] == 68
+        await tui.wait_for(pilot, lambda: pane.outer_size.width == 68,
+                           what=f"shown at 68 (now {pane.outer_size.width})")
+
+
 async def test_a_rejected_attempt_shows_its_note_in_the_pane_and_the_detail(
         tui, tmp_path: Path, app_messages) -> None:
     from verifybot_tui.tui.screens.attempt import AttemptScreen

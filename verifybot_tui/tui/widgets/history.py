@@ -282,8 +282,9 @@ class HistoryPane(Tree[Row]):
         if self._dragging:
             self._dragging = False
             self.capture_mouse(False)
-            if self._dragged:
-                self.set_width(self.outer_size.width)
+            if self._dragged:  # where the edge was let go: the last move's layout may be
+                # still to come, so the pane's own size can be a move behind
+                self.set_width(event.screen_x - self.region.x + 1)
             event.stop()
 
     async def _on_click(self, event: events.Click) -> None:
