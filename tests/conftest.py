@@ -7,24 +7,13 @@ tests/support/ (on pytest's pythonpath with the other shared helpers).
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import module_times
 import pytest
 from tui_support import AppMessages, TuiDriver
 
 pytest_plugins = ["browser_fixtures", "sshd_fixtures", "api_fixtures"]
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest modules first (their times in tests/module_times.json): xdist hands
-    modules out in this order, and a long one handed out last would run alone at the
-    end. A stable sort: the tests of a module keep their order."""
-    modules = Counter(item.nodeid.split("::")[0] for item in items)
-    weight = module_times.weights(dict(modules))
-    items.sort(key=lambda item: -weight[item.nodeid.split("::")[0]])
 
 
 @pytest.fixture(autouse=True)
