@@ -218,14 +218,21 @@ async def test_the_history_pane_widens_by_key_and_keeps_its_width(tui, app_messa
 
 
 async def test_the_history_pane_widens_by_a_drag_of_its_edge(tui, app_messages) -> None:
+    from textual import events
+
     app = tui.make_app(tui.ws)
     async with tui.running(app, app_messages, size=WIDE) as pilot:
         pane = tui.main(app).history_pane
         await tui.wait_for(pilot, lambda: pane.outer_size.width == 56)
         edge = (pane.region.right - 1, pane.region.y + 5)
         await pilot.mouse_down(offset=edge)
-        await pilot.hover(offset=(edge[0] + 30, edge[1]))
-        await pilot.mouse_up(offset=(edge[0] + 30, edge[1]))
+        # A move with the button held, as a terminal reports a drag (Pilot's hover
+        # holds none, which ends a drag: see the test below).
+        to = edge[0] + 30
+        pane.post_message(events.MouseMove(pane, to - pane.region.x, 5, 30, 0, 1, False,
+                                           False, False, screen_x=to, screen_y=edge[1]))
+        await pilot.pause()
+        await pilot.mouse_up(offset=(to, edge[1]))
         await tui.wait_for(pilot, lambda: pane.outer_size.width == 86,
                            what=f"dragged to 86 (now {pane.outer_size.width})")
     from verifybot_tui.core.settings.ui_state import load_ui_state
@@ -257,6 +264,27 @@ async def test_a_drag_released_before_the_screen_caught_up_keeps_where_it_was_le
         assert load_ui_state()["history_width"] == 68
         await tui.wait_for(pilot, lambda: pane.outer_size.width == 68,
                            what=f"shown at 68 (now {pane.outer_size.width})")
+
+
+async def test_a_drag_whose_release_went_elsewhere_ends_at_the_next_hover(
+        tui, app_messages) -> None:
+    """A whole drag read at once reaches the pane after its release was routed elsewhere:
+    the next move without a button ends the drag, and hovering does not resize it."""
+    from textual import events
+
+    app = tui.make_app(tui.ws)
+    async with tui.running(app, app_messages, size=WIDE) as pilot:
+        pane = tui.main(app).history_pane
+        await tui.wait_for(pilot, lambda: pane.outer_size.width == 56)
+        x, y = pane.region.right - 1, pane.region.y + 5
+        await pilot.mouse_down(offset=(x, y))  # the press; its release never comes here
+        for to in (x + 10, x + 20):  # hovering, no button held
+            pane.post_message(events.MouseMove(pane, to - pane.region.x, 5, 10, 0, 0, False,
+                                               False, False, screen_x=to, screen_y=y))
+        await pilot.pause()
+        await pilot.pause()
+        assert app.mouse_captured is not pane
+        assert pane.outer_size.width == 56
 
 
 async def test_a_rejected_attempt_shows_its_note_in_the_pane_and_the_detail(

@@ -273,6 +273,14 @@ class HistoryPane(Tree[Row]):
             event.stop()
 
     def on_mouse_move(self, event: events.MouseMove) -> None:
+        if self._dragging and not event.button:
+            # No button held: the release went elsewhere (a whole drag read at once is
+            # routed before this pane has taken the mouse). End it, or the pane would
+            # follow a mouse that only hovers.
+            self._dragging = False
+            self.capture_mouse(False)
+            event.stop()
+            return
         if self._dragging:
             self._dragged = True
             self.set_width(event.screen_x - self.region.x + 1, remember=False)
