@@ -11,25 +11,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import difflib
+import importlib
 import os
 import shlex
 import signal
 import sqlite3
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from verifybot_tui import __version__
-from verifybot_tui.cli.commands import (
-    cmd_config,
-    cmd_doctor,
-    cmd_history,
-    cmd_login,
-    cmd_probe,
-    cmd_recipe,
-    cmd_selftest,
-)
 from verifybot_tui.cli.common import (
     EXIT_HANGUP,
     SIGNALS,
@@ -40,7 +32,6 @@ from verifybot_tui.cli.common import (
     quiet_terminal,
     start_watchdog,
 )
-from verifybot_tui.cli.run import cmd_extract, cmd_run
 from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -254,7 +245,10 @@ def _main(argv: list[str] | None = None) -> int:
     try:
         if command is None:
             return _tui(args)
-        code = asyncio.run(_COMMANDS[command](args))
+        module, name = _COMMANDS[command]
+        command_fn: Callable[[argparse.Namespace], Coroutine[Any, Any, int]] = getattr(
+            importlib.import_module(module), name)
+        code = asyncio.run(command_fn(args))
         _ignore_late_signals()
         return code
     except VerifyBotError as e:
@@ -271,9 +265,13 @@ def _main(argv: list[str] | None = None) -> int:
         return EXIT_FAILED
 
 
-_COMMANDS = {"run": cmd_run, "login": cmd_login, "probe": cmd_probe, "extract": cmd_extract,
-             "history": cmd_history, "doctor": cmd_doctor, "selftest": cmd_selftest,
-             "recipe": cmd_recipe, "config": cmd_config}
+# Where each command lives, imported when it runs: the app's start (and every other
+# command) skips the modules of the commands it does not run.
+_COMMANDS = {"run": ("verifybot_tui.cli.run", "cmd_run"),
+             "extract": ("verifybot_tui.cli.run", "cmd_extract"),
+             **{name: ("verifybot_tui.cli.commands", f"cmd_{name}")
+                for name in ("login", "probe", "history", "doctor", "selftest", "recipe",
+                             "config")}}
 
 
 def _ignore_late_signals() -> None:

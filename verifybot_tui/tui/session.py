@@ -26,12 +26,12 @@ from verifybot_tui.core.settings.config import (
     check_target_name,
 )
 from verifybot_tui.core.store.history import History
-from verifybot_tui.core.verify.recipe import Recipe
 from verifybot_tui.llm.verification_setup import build_verification
 from verifybot_tui.targets import containment
 
 if TYPE_CHECKING:
     from verifybot_tui.core.loop.verify_loop import VerifyLoop
+    from verifybot_tui.core.verify.recipe import Recipe
 
 T = TypeVar("T")
 

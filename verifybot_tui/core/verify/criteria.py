@@ -36,8 +36,6 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-import regex
-
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.base.ports import RunResult
 from verifybot_tui.core.base.toml_file import TomlFileError, read_toml
@@ -164,8 +162,7 @@ def parse(text: str, where: str = "--expect") -> Criterion:
         if not colon or not pattern or not dots or not (lo.strip() or hi.strip()):
             raise _bad(text, "range needs PATTERN:LO..HI "
                        "(e.g. range:Apogee: ([0-9.]+) m:100..5000)", where)
-        regex = _compile(pattern, text, where)
-        if regex.groups > 1:
+        if _compile(pattern, text, where).groups > 1:
             raise _bad(text, "the pattern may hold at most one group (the number)", where)
         low = _number(lo.strip(), "the low bound", text, where) if lo.strip() else None
         high = _number(hi.strip(), "the high bound", text, where) if hi.strip() else None
@@ -201,6 +198,8 @@ def _inside_run_folder(glob: str, text: str, where: str) -> None:
 
 
 def _compile(pattern: str, text: str, where: str) -> Any:
+    import regex  # loaded with the first pattern (see output_scan)
+
     from verifybot_tui.core.verify.output_scan import compile_pattern
 
     try:
@@ -286,6 +285,8 @@ def _size(path: Path) -> int:
 
 def _regex_whole(c: Criterion, result: RunResult, lines: list[str],
                  run_dir: Path | None, whole: str | None = None) -> Check:
+    import regex
+
     from verifybot_tui.core.verify.output_scan import REGEX_SECONDS, compile_pattern
 
     pattern = compile_pattern(c.spec, regex.S | regex.M)

@@ -18,8 +18,7 @@ import math
 import threading
 import time
 from collections import deque
-
-import regex
+from typing import TYPE_CHECKING
 
 from verifybot_tui.core.verify.criteria import (
     _NUMBER,
@@ -30,6 +29,9 @@ from verifybot_tui.core.verify.criteria import (
     _quote,
 )
 
+if TYPE_CHECKING:  # the library itself loads with the first pattern: the app's first
+    import regex  # screen has none to compile, and it costs a start ~8 ms
+
 LINE_KINDS = ("contains", "not", "regex", "range")
 LINE_MAX = 4 * 1024 * 1024  # a line longer than this is checked in pieces of this size
 REGEX_SECONDS = 1.0  # what one regex criterion may spend on a whole run's output
@@ -38,6 +40,8 @@ _WHOLE_DEFAULT = 64 * 1024 * 1024
 
 def compile_pattern(pattern: str, flags: int = 0) -> regex.Pattern[str]:
     """The one compiler of criteria patterns; regex.error (or Overflow) when it cannot."""
+    import regex
+
     return regex.compile(pattern, flags | regex.VERSION0)
 
 

@@ -91,12 +91,12 @@ class CodePane(Widget):
         self.edits: dict[str, str] = {}  # file name -> content changed by the user
 
     def compose(self):
-        # Imported when there is code to show: the first frame does without them.
-        from textual.widgets import TabbedContent, TabPane, TextArea
-
         if not self.files:
             yield Static("No code yet. Type a prompt below and press Enter.", id="code-empty")
             return
+        # Imported when there is code to show: the first frame does without them.
+        from textual.widgets import TabbedContent, TabPane, TextArea
+
         if self.mode == "diff":
             diff = unified_diff(self.previous, self.current_files()) if self.previous else ""
             with VerticalScroll(id="code-diff"):

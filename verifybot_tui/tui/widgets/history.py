@@ -78,7 +78,7 @@ class HistoryPane(Tree[Row]):
     KEEP_FOR_WORK = 40  # columns the panes beside it keep, however wide it is dragged
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
-        super().__init__("History", id=id, classes=classes)
+        super().__init__(Text("History"), id=id, classes=classes)  # Text: no markup to parse
         self._dragging = False
         self._dragged = False  # the click that ends a drag selects nothing
         self.show_root = False
@@ -121,7 +121,7 @@ class HistoryPane(Tree[Row]):
         shown = [s for s in self._sessions if self.matches(s)]
         self._show_filter(len(shown))
         if not self._sessions:
-            self.root.add_leaf("No sessions yet")
+            self.root.add_leaf(Text("No sessions yet"))
             return
         if not shown:
             self.root.add_leaf(Text(f"No session matches {self.filter_text!r} (Esc clears)"))
