@@ -220,6 +220,37 @@ async def test_at_80x24_history_is_an_overlay_and_code_and_conversation_share(tu
         await tui.wait_idle(pilot)
 
 
+async def test_resizing_across_80_columns_shows_both_panes_then_the_chosen_one(tui, tmp_path):
+    """Which of code and conversation has a narrow screen's top is remembered while the
+    screen is wide, where both show."""
+    transcript = tui.write_answers(tui.ws.parent / "t.md", "print('small')")
+    app = tui.make_app(tui.ws, transcript)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await tui.type_prompt(pilot, "print small")
+        await tui.wait_approval(pilot)
+        screen = tui.main(app)
+        code, conversation = screen.code_pane, screen.conversation
+        await pilot.resize_terminal(140, 44)
+        await tui.wait_for(pilot, lambda: not screen.narrow, what="a wide layout")
+        await pilot.pause()
+        assert code.region.width > 20 and conversation.region.width > 20, "both show"
+        await pilot.resize_terminal(80, 24)
+        await tui.wait_for(pilot, lambda: screen.narrow, what="a narrow layout")
+        await pilot.pause()
+        assert code.region.width == 80 and conversation.region.width == 0, "code kept the top"
+        await pilot.press("f5")
+        await pilot.resize_terminal(140, 44)
+        await tui.wait_for(pilot, lambda: not screen.narrow, what="a wide layout")
+        await pilot.pause()
+        assert code.region.width > 20 and conversation.region.width > 20
+        await pilot.resize_terminal(80, 24)
+        await tui.wait_for(pilot, lambda: screen.narrow, what="a narrow layout")
+        await pilot.pause()
+        assert conversation.region.width == 80 and code.region.width == 0
+        await pilot.press("a")
+        await tui.wait_idle(pilot)
+
+
 async def test_feedback_review_at_80x24_leaves_the_output_8_rows(tui, tmp_path: Path) -> None:
     ws = tui.ws
     transcript = tui.write_answers(ws.parent / "t.md", "raise SystemExit('bad')", "print('ok')")

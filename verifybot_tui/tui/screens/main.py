@@ -71,8 +71,8 @@ class MainScreen(Screen[None]):
     short: var[bool] = var(False, toggle_class="-short")  # < SHORT rows
     wide: var[bool] = var(False, toggle_class="-wide")  # >= WIDE columns: a wider history
     history_overlay: var[bool] = var(False, toggle_class="-history-overlay")
-    show_code: var[bool] = var(False, toggle_class="-show-code")  # narrow: code has the top
-    reviewing: var[bool] = var(False, toggle_class="-reviewing")  # the feedback bar is open
+    show_code: var[bool] = var(False)  # narrow: code has the top (_show_top_pane)
+    reviewing: var[bool] = var(False)  # the feedback bar is open (_fit_review)
 
     def __init__(self, session: AppSession) -> None:
         super().__init__()
@@ -155,6 +155,8 @@ class MainScreen(Screen[None]):
         self.code_pane.border_title = "Code"
         self.output_pane.border_title = "Output"
         self.history_pane.border_title = "History (F2)"
+        self._show_top_pane()
+        self._fit_review()
         self.show_criteria()
         spec = self.session.llm_spec
         status = self.status_bar
@@ -582,10 +584,42 @@ class MainScreen(Screen[None]):
 
     def watch_narrow(self) -> None:
         self.history_overlay = False  # the overlay belongs to the layout it was opened in
+        self._show_top_pane()
 
     def show_top(self, which: str) -> None:
         """On a narrow screen, which of code and conversation has the space."""
         self.show_code = which == "code"
+
+    def watch_show_code(self) -> None:
+        self._show_top_pane()
+
+    def watch_reviewing(self) -> None:
+        self._fit_review()
+
+    def watch_short(self) -> None:
+        self._fit_review()
+
+    def _fit_review(self) -> None:
+        """While feedback is reviewed the output keeps 8 rows of text (10 with its
+        border), and a short screen gives the top's rows to the review and the output.
+        Set on the two widgets, not as a class of the screen (see _show_top_pane): the
+        review opens and closes once an attempt."""
+        if not self.is_mounted:
+            return  # on_mount applies it
+        self.output_pane.styles.min_height = 10 if self.reviewing else None
+        self.query_one("#top").display = not (self.short and self.reviewing)
+
+    def _show_top_pane(self) -> None:
+        """Narrow, only the chosen one of code and conversation shows; wide, both.
+
+        Set on the two panes, not as a class of the screen: a class of the screen
+        restyles every widget under it, and this changes twice an attempt (code when
+        it arrives, conversation at the next prompt), so a long conversation made
+        each attempt slower; a pane's display only changes the layout."""
+        if not self.is_mounted:
+            return  # on_mount applies it
+        self.conversation.display = not self.narrow or not self.show_code
+        self.code_pane.display = not self.narrow or self.show_code
 
     def action_toggle_top(self) -> None:
         self.show_top("conversation" if self.show_code else "code")

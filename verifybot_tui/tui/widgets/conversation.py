@@ -64,13 +64,12 @@ class ConversationPane(VerticalScroll):
         & > .thinking .thinking-text { color: $text-muted; text-style: dim; padding: 0 1; }
         & > #older { color: $text-muted; text-style: italic; padding: 0 1; display: none; }
         & > #older.-some { display: block; }
-        & > #answer-wait { height: 1; display: none; }
-        &.-waiting > #answer-wait { display: block; }  /* until the answer is complete */
+        & > #answer-wait { height: 1; display: none; }  /* shown while waiting */
     }
     """
 
     # The spinner below the last prompt: from a prompt (or a run) until its answer ends.
-    waiting: var[bool] = var(False, toggle_class="-waiting")
+    waiting: var[bool] = var(False)
     # Every prompt shown in full, as sent (`run --verbose` in the app); else long ones fold.
     verbose: var[bool] = var(False)
 
@@ -99,6 +98,12 @@ class ConversationPane(VerticalScroll):
         self.anchor()
         if getattr(self.app, "ui_state", {}).get("verbose_prompts") is True:
             self.verbose = True
+
+    def watch_waiting(self, waiting: bool) -> None:
+        # The spinner's own display, not a class of the pane: a class of the pane restyles
+        # every block of the conversation, and this changes twice an attempt.
+        for spinner in self.query_children("#answer-wait"):
+            spinner.display = waiting
 
     def watch_verbose(self, verbose: bool) -> None:
         for fold in self.query(".prompt"):
