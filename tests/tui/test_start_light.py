@@ -42,8 +42,9 @@ from textual.drivers.linux_driver import LinuxDriver
 _write = LinuxDriver.write
 def write(self, data):
     if "Conversation" in data:
-        with open(os.environ["VB_MODULES"], "w") as f:
+        with open(os.environ["VB_MODULES"] + ".part", "w") as f:
             f.write("\\n".join(sorted(sys.modules)))
+        os.replace(os.environ["VB_MODULES"] + ".part", os.environ["VB_MODULES"])  # whole
         os._exit(0)
     _write(self, data)
 LinuxDriver.write = write

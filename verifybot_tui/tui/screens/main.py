@@ -155,8 +155,6 @@ class MainScreen(Screen[None]):
         self.code_pane.border_title = "Code"
         self.output_pane.border_title = "Output"
         self.history_pane.border_title = "History (F2)"
-        self._show_top_pane()
-        self._fit_review()
         self.show_criteria()
         spec = self.session.llm_spec
         status = self.status_bar
@@ -605,7 +603,7 @@ class MainScreen(Screen[None]):
         Set on the two widgets, not as a class of the screen (see _show_top_pane): the
         review opens and closes once an attempt."""
         if not self.is_mounted:
-            return  # on_mount applies it
+            return  # the watchers' first call: the panes start as this leaves them
         self.output_pane.styles.min_height = 10 if self.reviewing else None
         self.query_one("#top").display = not (self.short and self.reviewing)
 
@@ -617,7 +615,7 @@ class MainScreen(Screen[None]):
         it arrives, conversation at the next prompt), so a long conversation made
         each attempt slower; a pane's display only changes the layout."""
         if not self.is_mounted:
-            return  # on_mount applies it
+            return  # the watchers' first call: the panes start as this leaves them
         self.conversation.display = not self.narrow or not self.show_code
         self.code_pane.display = not self.narrow or self.show_code
 
