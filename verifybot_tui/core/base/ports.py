@@ -165,6 +165,7 @@ class Answer:
     resumable: bool = True  # False: a temporary chat the site will not reopen
     thinking: str = ""  # the model's reasoning, when it shows it: never part of the answer
     details: str = ""  # for the transcript: provider, model, token usage (API backends)
+    model: str = ""  # the model that answered, as the page or the API named it ("": unknown)
 
 
 @runtime_checkable
