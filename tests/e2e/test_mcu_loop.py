@@ -88,7 +88,7 @@ def test_a_firmware_that_prints_its_result_ends_verified(tmp_path):
     first = prompts(tmp_path)[0][1]
     # the LLM was told the board, the memory, the UART contract and the rules
     assert "STM32F405RG" in first and "flash 1 MB at 0x08000000" in first
-    assert "end with a line saying PASSED or FAILED" in first
+    assert "end with an end line: a line whose last word is PASSED or FAILED" in first
     assert "No vendor HAL" in first and "start-up code and vector table" in first
     out = next((tmp_path / "ws" / "outputs").glob("*.txt")).read_text()
     assert "sum=55" in out and "PASSED" in out

@@ -76,7 +76,7 @@ def test_the_context_tells_the_llm_the_board_and_the_contract():
     text = board_context(load_board("netduinoplus2"), backend="qemu", where="")
     assert "MCU: STM32F405RG" in text and "flash 1 MB at 0x08000000" in text
     assert "RAM 128 KB at 0x20000000" in text and "USART1 on PA9 (TX)" in text
-    assert "end with a line saying PASSED or FAILED" in text
+    assert "end with an end line: a line whose last word is PASSED or FAILED" in text
     assert "No vendor HAL" in text and "its own Makefile" in text
     assert "QEMU emulator" in text and "read as 0" in text
 

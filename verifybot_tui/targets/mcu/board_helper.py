@@ -30,7 +30,7 @@ import sys
 import time
 from typing import Any
 
-END = re.compile(rb"^\W*(PASSED|FAILED)\b")
+END = re.compile(rb"^[^\n]{0,40}?\b(PASSED|FAILED)[^\w\n]*$")  # uart.END_LINE
 LOCK_WAIT = 30.0
 FLASH_TIMEOUT = 120.0
 
@@ -130,6 +130,7 @@ def read_until_end(port: Port, timeout: float) -> int:
     out = sys.stdout.buffer
     deadline = time.monotonic() + timeout
     line = b""
+    failed = False
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
@@ -143,9 +144,10 @@ def read_until_end(port: Port, timeout: float) -> int:
         line += data
         *lines, line = line.replace(b"\r", b"").split(b"\n")
         for one in lines:
-            m = END.match(one)
+            failed = failed or re.search(rb"\bFAILED\b", one) is not None
+            m = END.match(one.strip())
             if m:
-                return 0 if m.group(1) == b"PASSED" else 1
+                return 0 if m.group(1) == b"PASSED" and not failed else 1
 
 
 def main() -> None:

@@ -156,9 +156,10 @@ def _outcome(target: McuTarget, elf: Path, uart: UartReader, code: int | None,
     if uart.fault_line is not None:
         run.diagnosis = diagnose.package_fault(uart.fault_line, tool, elf)
     if uart.end:
-        run.exit_code = 0 if uart.end == "PASSED" else 1
+        run.exit_code = 1 if uart.failed else 0
         if run.exit_code and not run.diagnosis:
-            run.diagnosis = "the firmware reported FAILED on the serial port"
+            run.diagnosis = ("the firmware reported FAILED on the serial port: "
+                             f"{uart.failed_line or 'FAILED'}")
     elif target_error:
         run.diagnosis, run.broken = f"the board could not be reached: {target_error}", True
     elif code in _CODES:  # the board's tools, not the firmware: not the LLM's to fix

@@ -29,7 +29,7 @@ from verifybot_tui.targets import containment, local
 from verifybot_tui.targets.mcu import diagnose
 from verifybot_tui.targets.mcu.boards import Board
 from verifybot_tui.targets.mcu.gdbstub import GdbError, GdbStub
-from verifybot_tui.targets.mcu.uart import UartReader
+from verifybot_tui.targets.mcu.uart import END_GRACE, UartReader
 
 QEMU_GRACE = 0.5  # seconds between TERM and KILL: QEMU holds nothing worth a longer wait
 SCB_CFSR = 0xE000ED28  # CFSR, HFSR, DFSR, MMFAR, BFAR follow one word apart
@@ -185,13 +185,19 @@ async def _watch(s: _Session, protocol: local._Reader, sock: str, timeout: float
     try:
         done, _ = await asyncio.wait(waits, timeout=timeout,
                                      return_when=asyncio.FIRST_COMPLETED)
+        others: set[asyncio.Future[Any]] = {stop, shut, protocol.exited}
+        if end in done and not done & others:
+            # the end line: a short grace, so a fault or an exit right after it still counts
+            more, _ = await asyncio.wait(others, timeout=END_GRACE,
+                                         return_when=asyncio.FIRST_COMPLETED)
+            done |= more
     finally:
         for w in (stop, end, shut):
             if not w.done():
                 w.cancel()
     if shut in done:
         return FirmwareRun(None, s.uart.text, s.uart.bytes, "closed")
-    if end in done or s.uart.end:
+    if (end in done or s.uart.end) and not (stop in done and _stopped(stop)):
         return _ended(s)
     if stop in done and _stopped(stop):
         await asyncio.sleep(0.05)  # what the UART had already sent
@@ -212,13 +218,17 @@ def _stopped(stop: asyncio.Future[str]) -> bool:
 
 
 def _ended(s: _Session) -> FirmwareRun:
-    code = 0 if s.uart.end == "PASSED" else 1
+    code = 1 if s.uart.failed else 0
     run = FirmwareRun(code, s.uart.text, s.uart.bytes, "end-line")
     if s.uart.fault_line is not None:
         run.diagnosis = _package_fault(s)
     elif code:
-        run.diagnosis = "the firmware reported FAILED on the UART"
+        run.diagnosis = _reported_failed(s)
     return run
+
+
+def _reported_failed(s: _Session) -> str:
+    return f"the firmware reported FAILED on the UART: {s.uart.failed_line or 'FAILED'}"
 
 
 def _package_fault(s: _Session) -> str:
@@ -268,6 +278,13 @@ def _add_notes(s: _Session, run: FirmwareRun) -> None:
         said = "; ".join(s.log.other[:5])
         run.diagnosis = f"the firmware exited with status {run.exit_code}" + (
             f" ({said})" if said else "")
+    if run.ended_by == "emulator" and not run.diagnosis and s.uart.failed:
+        run.diagnosis = _reported_failed(s)  # a FAILED line, then exit(0): still a failure
+    if run.ended_by == "emulator" and not s.uart.bytes:
+        silent = ("no output on the UART: the firmware ended without printing anything "
+                  f"(exit status {run.exit_code})")
+        run.diagnosis = f"{run.diagnosis}; it printed nothing on the UART" if run.diagnosis \
+            else silent
     for note in (s.log.unmodelled(s.board.package_touches), s.log.bad_accesses()):
         if note:
             run.notes.append(note)
