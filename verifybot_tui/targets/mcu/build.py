@@ -4,9 +4,14 @@ An answer with only C/C++ (and assembly) sources is compiled file by file with
 the board's cross-compiler and CPU flags, next to the board package (start-up
 code and vector table, linker script, UART retargeting, fault handler) copied
 into ``vb_board/`` of the run folder, so a compiler message about either names
-a file the user can open. An answer that brings a Makefile is built with
-``make`` in the run folder and its newest ``.elf`` is the firmware. Errors and
-warnings keep gcc's ``file:line:`` form: that is what the LLM gets back.
+a file the user can open. What the answer brings itself replaces the package
+part it duplicates, read from its compiled objects' symbols: its own
+Reset_Handler or vector table drops the package's start-up and fault handler,
+its own ``.ld`` is the linker script, its own ``_write``/``_sbrk``/... override
+the package's (weak) syscalls. The command says which parts came from where.
+An answer that brings a Makefile is built with ``make`` in the run folder and
+the newest executable ELF it made is the firmware, whatever its name. Errors
+and warnings keep gcc's ``file:line:`` form: that is what the LLM gets back.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Protocol
 
 from verifybot_tui.core.base.ports import OutputCallback, RunResult
 from verifybot_tui.targets.mcu.boards import PACKAGE_DIR, Board
+from verifybot_tui.targets.mcu.elfcheck import read_symbols
 
 BUILD_TIMEOUT = 120.0
 MAKEFILES = ("Makefile", "makefile", "GNUmakefile")
@@ -28,6 +34,9 @@ CXX_EXT = (".cpp", ".cc", ".cxx", ".c++")
 ASM_EXT = (".s", ".S")
 DEFAULT_FLAGS = ["-O1", "-g", "-Wall"]
 ARM_PACKAGE = ("startup.c", "fault.c", "syscalls.c")
+SYSCALLS = ("_write", "_read", "_sbrk", "_exit", "_close", "_fstat", "_isatty", "_lseek",
+            "_getpid", "_kill")
+LD_EXT = (".ld", ".lds")
 PACKAGE_FLAGS = ["-O1", "-g", "-Wall", "-Wextra"]
 
 
@@ -43,6 +52,7 @@ class Built:
     warnings: str  # every step's compiler output of a build that passed
     command: str  # the steps, joined for the transcript
     own_make: bool = False
+    parts: str = ""  # which parts came from the answer, which from VerifyBot
 
 
 def linker_script(board: Board) -> str:
@@ -92,12 +102,58 @@ def compile_argv(board: Board, source: str, obj: str, *, compiler: str, flags: l
     return [*argv, "-c", source, "-o", obj]
 
 
-def link_argv(board: Board, objs: list[str], *, compiler: str, cxx: bool) -> list[str]:
+def link_argv(board: Board, objs: list[str], *, compiler: str, cxx: bool,
+              script: str = "vb_board/board.ld") -> list[str]:
     cc = compiler or board.compiler
     argv = [_cxx(cc) if cxx else cc, *board.cpu_flags, *board.hal_flags]
     if board.arch == "cortex-m":
-        argv += ["-nostartfiles", "--specs=nano.specs", "-T", "vb_board/board.ld"]
+        argv += ["-nostartfiles", "--specs=nano.specs", "-T", script]
     return [*argv, "-Wl,--gc-sections", "-o", "firmware.elf", *objs, "-lm"]
+
+
+@dataclass
+class Parts:
+    """Which package parts an answer's own objects replace."""
+
+    package: list[str]  # the package sources still linked
+    script: str  # the linker script
+    said: str  # for the transcript
+
+
+def compose(board: Board, workdir: Path, names: list[str], objs: list[str],
+            package: list[str]) -> Parts:
+    """Drop the package parts the answer brings itself (read from its objects' symbols)."""
+    ours = [n for n in names if n.endswith(LD_EXT)]
+    script = _main_script(workdir, ours) if ours else "vb_board/board.ld"
+    if board.arch != "cortex-m":
+        return Parts(package, script, "start-up code, vector table and C library from "
+                     "avr-libc; UART set-up from VerifyBot")
+    defined: dict[str, str] = {}
+    vectors = False
+    for obj in objs:
+        symbols = read_symbols(workdir / obj)
+        defined.update({k: v for k, v in symbols.defined.items() if k not in defined})
+        vectors = vectors or any("vector" in name and size for name, size in
+                                 symbols.sections.items())
+    own_startup = "Reset_Handler" in defined or vectors
+    keep = [p for p in package if not (own_startup and Path(p).name in ("startup.c",
+                                                                           "fault.c"))]
+    said = ["start-up code and vector table from the answer" if own_startup else
+            "start-up code, vector table and fault handler from VerifyBot",
+            f"linker script from the answer ({script})" if ours else
+            "linker script from VerifyBot (vb_board/board.ld)"]
+    calls = [c for c in SYSCALLS if c in defined]
+    said.append(f"syscalls {', '.join(calls)} from the answer, the others from VerifyBot"
+                if calls else "syscalls (newlib retargeting) from VerifyBot")
+    said.append("UART set-up from VerifyBot (at the first printf)" if own_startup else
+                "UART set-up from VerifyBot")
+    return Parts(keep, script, "; ".join(said))
+
+
+def _main_script(workdir: Path, scripts: list[str]) -> str:
+    """The answer's linker script: the one with SECTIONS (another may be INCLUDEd by it)."""
+    full = [s for s in scripts if "SECTIONS" in (workdir / s).read_text(errors="replace")]
+    return sorted(full or scripts)[0]
 
 
 async def build(runner: Runner, board: Board, workdir: Path, names: list[str],
@@ -116,13 +172,30 @@ async def build(runner: Runner, board: Board, workdir: Path, names: list[str],
         steps.append(compile_argv(board, src, obj, compiler=compiler, semihosting=semihosting,
                                   flags=flags or DEFAULT_FLAGS))
         objs.append(obj)
-    cached = await _package_objects(runner, board, workdir, package, on_output,
+    compiled = await _steps(runner, workdir, steps, on_output, link=False)
+    if compiled.elf is None:
+        return compiled
+    parts = compose(board, workdir, names, objs, package)
+    cached = await _package_objects(runner, board, workdir, parts.package, on_output,
                                     compiler=compiler, semihosting=semihosting)
     if isinstance(cached, Built):
         return cached
-    steps.append(link_argv(board, [*objs, *cached], compiler=compiler,
-                           cxx=any(s.endswith(CXX_EXT) for s in sources)))
-    return await _steps(runner, workdir, steps, on_output)
+    linked = await _steps(runner, workdir, [link_argv(
+        board, [*objs, *cached], compiler=compiler, script=parts.script,
+        cxx=any(s.endswith(CXX_EXT) for s in sources))], on_output)
+    linked.warnings = compiled.warnings + linked.warnings
+    linked.command = " && ".join(c for c in (compiled.command, linked.command) if c)
+    linked.parts = parts.said
+    if linked.elf is None and "multiple definition of" in linked.result.stderr:
+        _tell(linked, on_output, f"note: the board package supplies: {parts.said}; an "
+              "answer's own start-up code (Reset_Handler or a vector table), linker script "
+              "(.ld) or syscalls replace the package's, other duplicates clash\n")
+    return linked
+
+
+def _tell(built: Built, on_output: OutputCallback, text: str) -> None:
+    on_output("stderr", text)
+    built.result.stderr += text
 
 
 async def _package_objects(runner: Runner, board: Board, workdir: Path, package: list[str],

@@ -1,9 +1,12 @@
 """The firmware's ELF checked before it runs: it fits the board, and its vector table is sane.
 
-A firmware that overflows flash or RAM, or whose vector table points the reset
-or the fault handler outside flash, would fail in the emulator (or brick a real
-board) with a message far from the cause; the ELF's program headers and its
-first words say it plainly, before anything is flashed.
+Only what cannot run is refused (a problem): no vector table at the start of
+flash, an initial stack pointer outside RAM, an image larger than the flash or
+the RAM, something loaded where the chip has no memory. Those would fail in the
+emulator (or brick a real board) with a message far from the cause. What is
+merely odd (a 0 or out-of-flash fault vector, a reset handler with its Thumb
+bit clear, initial data loaded straight into RAM) is a warning: the firmware
+runs, and the feedback carries the warning in case it is the cause.
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ class ElfInfo:
     flash_used: int = 0
     ram_used: int = 0
     vectors: list[int] = field(default_factory=list)  # Cortex-M: the first 16 words
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # it cannot run: refused
+    warnings: list[str] = field(default_factory=list)  # odd, but it runs: told in the feedback
 
     def summary(self, board: Board) -> str:
         return (f"flash {self.flash_used:,} of {board.flash[1]:,} bytes, "
@@ -77,9 +81,14 @@ def check_elf(path: Path, board: Board) -> ElfInfo:
     for s in segs:
         if s.filesz and board.in_flash(s.paddr, s.filesz):
             info.flash_used += s.filesz
+        elif s.filesz and board.in_ram(s.paddr, s.filesz):
+            info.warnings.append(f"{s.filesz} bytes of initial contents load straight into RAM "
+                                 f"at {s.paddr:#x}, not from flash: the emulator loads them, a "
+                                 "real chip starts with that RAM uninitialised")
         elif s.filesz:
-            info.problems.append(f"a segment of {s.filesz} bytes loads at {s.paddr:#x}, outside "
-                                 f"the flash ({board.flash[0]:#x} + {board.flash[1]:#x})")
+            info.problems.append(f"a segment of {s.filesz} bytes loads at {s.paddr:#x}, where "
+                                 f"the {board.mcu} has neither flash ({board.flash[0]:#x} + "
+                                 f"{board.flash[1]:#x}) nor RAM")
         if board.in_ram(s.vaddr):
             info.ram_used += s.memsz
             if not board.in_ram(s.vaddr, s.memsz):
@@ -88,6 +97,9 @@ def check_elf(path: Path, board: Board) -> ElfInfo:
     if info.flash_used > board.flash[1]:
         info.problems.append(f"the firmware needs {info.flash_used} bytes of flash; the "
                              f"{board.mcu} has {board.flash[1]}")
+    if info.ram_used > board.ram[1]:
+        info.problems.append(f"the firmware needs {info.ram_used} bytes of RAM; the "
+                             f"{board.mcu} has {board.ram[1]}")
     if board.arch == "cortex-m":
         _check_vectors(data, board, info)
     return info
@@ -106,9 +118,51 @@ def _check_vectors(data: bytes, board: Board, info: ElfInfo) -> None:
         info.problems.append(f"vector table: the initial stack pointer {sp:#010x} is not in RAM "
                              f"({board.ram[0]:#x}-{end_of_ram:#x})")
     for name, value in (("reset", reset), ("HardFault", hardfault)):
-        if not board.in_flash(value & ~1):
-            info.problems.append(f"vector table: the {name} handler {value:#010x} is not in "
-                                 "flash")
+        if not value:
+            info.warnings.append(f"vector table: the {name} entry is 0 (no handler: the CPU "
+                                 "locks up if it is ever taken)")
+        elif not board.in_flash(value & ~1):
+            info.warnings.append(f"vector table: the {name} handler {value:#010x} is not in "
+                                 "flash (is the table laid out as the Cortex-M expects: stack "
+                                 "pointer, then reset, NMI, HardFault?)")
         elif not value & 1:
-            info.problems.append(f"vector table: the {name} handler {value:#010x} has bit 0 "
+            info.warnings.append(f"vector table: the {name} handler {value:#010x} has bit 0 "
                                  "clear (Cortex-M runs Thumb code only: the CPU would fault)")
+
+
+@dataclass
+class Symbols:
+    """What an object file (or an ELF) defines: global and weak symbols, and its sections."""
+
+    defined: dict[str, str] = field(default_factory=dict)  # name -> "global" or "weak"
+    sections: dict[str, int] = field(default_factory=dict)  # name -> size
+
+
+def read_symbols(path: Path) -> Symbols:
+    """The symbol table read from the file itself (no nm to start: a build step fewer)."""
+    found = Symbols()
+    data = path.read_bytes()
+    if data[:4] != b"\x7fELF" or data[4] != 1 or data[5] != 1:
+        return found
+    shoff, = struct.unpack_from("<I", data, 32)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 46)
+    heads = [struct.unpack_from("<IIIIIIIIII", data, shoff + i * shentsize) for i in range(shnum)]
+    if not heads or shstrndx >= len(heads):
+        return found
+    names_at = heads[shstrndx][4]
+
+    def cstr(at: int) -> str:
+        return data[at:data.index(b"\0", at)].decode("utf-8", "replace")
+
+    for h in heads:
+        found.sections[cstr(names_at + h[0])] = h[5]
+    for h in heads:
+        if h[1] != 2:  # SHT_SYMTAB
+            continue
+        strtab = heads[h[6]][4]
+        for at in range(h[4] + 16, h[4] + h[5], 16):
+            name, _value, _size, info, _other, shndx = struct.unpack_from("<IIIBBH", data, at)
+            bind = info >> 4
+            if shndx and bind in (1, 2) and name:
+                found.defined[cstr(strtab + name)] = "global" if bind == 1 else "weak"
+    return found

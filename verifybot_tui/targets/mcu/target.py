@@ -112,16 +112,18 @@ class McuTarget(ReportsState):
         built = await build.build(self.local, self.board, workdir, names, on_output,
                                   compiler=request.compiler, flags=request.flags,
                                   semihosting=self.config.backend == "qemu")
+        parts = f" [parts: {built.parts}]" if built.parts else ""
         if built.elf is None:
-            built.result.command = built.command
+            built.result.command = built.command + parts
             built.result.workdir = str(workdir)
             return built.result
         info = check_elf(built.elf, self.board)
-        command = f"{built.command} [{info.summary(self.board)}]"
+        command = f"{built.command}{parts} [{info.summary(self.board)}]"
         if info.problems:
             why = f"the firmware cannot run on the {self.board.mcu}: " + "; ".join(info.problems)
             on_output("stderr", why + "\n")
-            return RunResult(exit_code=None, stdout="", stderr=why + "\n",
+            notes = "".join(f"note: {w}\n" for w in info.warnings)
+            return RunResult(exit_code=None, stdout="", stderr=why + "\n" + notes,
                              duration=time.monotonic() - started, build_stderr=built.warnings,
                              command=command, workdir=str(workdir), diagnosis=why)
         if self.config.backend == "qemu":
@@ -137,10 +139,11 @@ class McuTarget(ReportsState):
                                  workdir=str(workdir), target_error=why)
         else:
             fw = await probe.run_on_board(self, built.elf, workdir, request, on_output)
-        return self._result(fw, built, command, workdir, on_output, started)
+        return self._result(fw, built, info.warnings, command, workdir, on_output, started)
 
-    def _result(self, fw: FirmwareRun, built: build.Built, command: str, workdir: Path,
-                on_output: OutputCallback, started: float) -> RunResult:
+    def _result(self, fw: FirmwareRun, built: build.Built, elf_warnings: list[str],
+                command: str, workdir: Path, on_output: OutputCallback,
+                started: float) -> RunResult:
         if fw.ended_by == "closed" or fw.broken:
             why = fw.diagnosis if fw.broken else "stopped: the target was closed"
             if fw.broken:
@@ -148,10 +151,15 @@ class McuTarget(ReportsState):
             return RunResult(exit_code=None, stdout=fw.uart, stderr="", duration=fw.duration,
                              command=command, workdir=str(workdir), target_error=why)
         told = [fw.diagnosis] if fw.diagnosis else []
-        told += [f"note: {n}" for n in fw.notes]
+        told += [f"note: {n}" for n in (*elf_warnings, *fw.notes)]
         stderr = "".join(line + "\n" for line in told)
         if stderr:
             on_output("stderr", stderr)
+        if (fw.diagnosis or fw.exit_code != 0) and built.warnings.strip():
+            # already shown as the build ran; the LLM reads them with the failure (a warning
+            # such as "set but not used" is often the bug)
+            stderr += ("The build's warnings (one may be the cause):\n"
+                       + built.warnings.strip() + "\n")
         return RunResult(
             exit_code=fw.exit_code, stdout=fw.uart, stderr=stderr,
             duration=time.monotonic() - started, timed_out=fw.timed_out,

@@ -67,7 +67,7 @@ void vb_unexpected_from_frame(uint32_t *frame)
 
 /* The stacked frame (r0-r3, r12, lr, pc, xpsr) is on the stack the exception came from. */
 #define VB_FRAME_TRAMPOLINE(name, target)                                                  \
-    __attribute__((naked)) void name(void)                                                 \
+    __attribute__((naked, weak)) void name(void)                                           \
     {                                                                                      \
         __asm volatile("movs r0, #4\n"                                                     \
                        "mov r1, lr\n"                                                      \

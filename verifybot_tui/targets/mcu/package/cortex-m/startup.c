@@ -1,9 +1,12 @@
 /* VerifyBot board package: Cortex-M start-up code and vector table.
  *
- * Reset_Handler copies .data from flash, zeroes .bss, runs C++ constructors,
- * brings up the board's UART (vb_board_init, in the board's uart file), calls
- * main() and passes its return value to exit(). Every unused vector goes to
- * Default_Handler; the fault vectors go to the fault handler in fault.c.
+ * Reset_Handler copies .data from flash, zeroes .bss, calls the answer's
+ * SystemInit() if it has one (CMSIS style), brings up the board's UART
+ * (vb_board_init, in the board's uart file), runs C++ constructors
+ * (.init_array), calls main() and passes its return value to exit(), which
+ * runs the global destructors. Every unused vector goes to Default_Handler;
+ * the fault vectors go to the fault handler in fault.c. An answer that brings
+ * its own start-up code replaces this file and fault.c (build.py).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,10 +14,11 @@
 extern uint32_t _sidata, _sdata, _edata, _sbss, _ebss, _estack;
 extern int main(void);
 extern void __libc_init_array(void);
-extern void vb_board_init(void);
+extern void vb_board_up(void);
+extern void SystemInit(void) __attribute__((weak));  /* CMSIS-style clock set-up, if any */
 
 void Reset_Handler(void);
-void Default_Handler(void);
+void Default_Handler(void) __attribute__((weak));
 void HardFault_Handler(void);
 void NMI_Handler(void) __attribute__((weak, alias("Default_Handler")));
 void SVC_Handler(void) __attribute__((weak, alias("Default_Handler")));
@@ -56,14 +60,16 @@ void Reset_Handler(void)
     *(volatile uint32_t *)0xE000ED88 |= (0xFu << 20);
     __asm volatile("dsb\n isb");
 #endif
-    vb_board_init();
+    if (SystemInit)
+        SystemInit();
+    vb_board_up();
     __libc_init_array();
     exit(main());
 }
 
 /* Every vector without a handler of its own; a branch only, so the fault code reads the
  * exception's stacked frame and EXC_RETURN untouched. */
-__attribute__((naked)) void Default_Handler(void)
+__attribute__((naked, weak)) void Default_Handler(void)
 {
     __asm volatile("b vb_unexpected_handler");
 }
