@@ -249,16 +249,35 @@ async def _make(runner: Runner, workdir: Path, on_output: OutputCallback) -> Bui
     if result.exit_code != 0:
         result.compile_failed = True
         return Built(None, result, "", "make", own_make=True)
-    elves = sorted((p for p in workdir.rglob("*.elf") if "vb_board" not in p.parts),
-                   key=lambda p: p.stat().st_mtime)
+    elves = find_elves(workdir)
     if not elves:
-        text = "make finished, but no .elf file was made in the run folder\n"
+        text = ("make finished, but it made no firmware: no executable ELF file (whatever its "
+                "name) in the run folder\n")
         on_output("stderr", text)
         result.compile_failed = True
         result.stderr += text
         return Built(None, result, "", "make", own_make=True)
     # make echoes its commands on stdout: only what the tools wrote on stderr are warnings
     return Built(elves[-1], result, result.stderr, "make", own_make=True)
+
+
+def find_elves(workdir: Path) -> list[Path]:
+    """The executable ELF files a Makefile made (``app``, ``build/fw.out``...), oldest first.
+
+    Told by their first bytes (ELF, type executable), not their name; objects and
+    the package's files are not firmware."""
+    found = []
+    for path in workdir.rglob("*"):
+        if "vb_board" in path.relative_to(workdir).parts or not path.is_file():
+            continue
+        try:
+            with path.open("rb") as f:
+                head = f.read(18)
+        except OSError:
+            continue
+        if head[:4] == b"\x7fELF" and head[16:18] == b"\x02\x00":  # ET_EXEC
+            found.append(path)
+    return sorted(found, key=lambda p: p.stat().st_mtime)
 
 
 def _missing(tool: str, workdir: Path, on_output: OutputCallback) -> Built:

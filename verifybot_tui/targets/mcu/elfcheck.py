@@ -136,6 +136,7 @@ class Symbols:
 
     defined: dict[str, str] = field(default_factory=dict)  # name -> "global" or "weak"
     sections: dict[str, int] = field(default_factory=dict)  # name -> size
+    address: dict[str, int] = field(default_factory=dict)  # name -> value (global and weak)
 
 
 def read_symbols(path: Path) -> Symbols:
@@ -161,8 +162,9 @@ def read_symbols(path: Path) -> Symbols:
             continue
         strtab = heads[h[6]][4]
         for at in range(h[4] + 16, h[4] + h[5], 16):
-            name, _value, _size, info, _other, shndx = struct.unpack_from("<IIIBBH", data, at)
+            name, value, _size, info, _other, shndx = struct.unpack_from("<IIIBBH", data, at)
             bind = info >> 4
             if shndx and bind in (1, 2) and name:
                 found.defined[cstr(strtab + name)] = "global" if bind == 1 else "weak"
+                found.address[cstr(strtab + name)] = value
     return found

@@ -28,6 +28,7 @@ from verifybot_tui.core.base.ports import OutputCallback
 from verifybot_tui.targets import containment, local
 from verifybot_tui.targets.mcu import diagnose
 from verifybot_tui.targets.mcu.boards import Board
+from verifybot_tui.targets.mcu.elfcheck import read_symbols
 from verifybot_tui.targets.mcu.gdbstub import GdbError, GdbStub
 from verifybot_tui.targets.mcu.uart import END_GRACE, UartReader
 
@@ -81,7 +82,29 @@ class _Session:
         if self.board.arch == "cortex-m":
             for address in self.fault_handlers():
                 await self.stub.breakpoint(address, 2)
+        elif self.exit_at is not None:  # avr-libc: main() returned, the CPU is about to halt
+            await self.stub.breakpoint(self.exit_at, 2)
         await self.stub.cont()
+
+    @property
+    def exit_at(self) -> int | None:
+        return read_symbols(self.elf).address.get("_exit") if self.board.arch == "avr" else None
+
+    async def avr_exit(self) -> FirmwareRun:
+        """main() returned (or exit() was called) on the AVR: the status is in r24:r25."""
+        assert self.stub is not None
+        if self.uart.end:
+            return _ended(self)  # the end line, then main() returned: the end line counts
+        regs = await self.stub.registers()
+        status = struct.unpack_from("<h", regs, 24)[0]
+        run = FirmwareRun(status, self.uart.text, self.uart.bytes, "exit")
+        if not self.uart.bytes:
+            run.diagnosis = ("no output on the UART: main() returned and the CPU halted "
+                             "(avr-libc's exit) without printing anything")
+        elif status:
+            run.diagnosis = (f"the firmware exited with status {status} (what main() returned; "
+                             "undefined for a void main()) with no end line on the UART")
+        return run
 
     def fault_handlers(self) -> list[int]:
         """HardFault, MemManage, BusFault, UsageFault handlers, as the ELF's table says."""
@@ -202,6 +225,8 @@ async def _watch(s: _Session, protocol: local._Reader, sock: str, timeout: float
     if stop in done and _stopped(stop):
         await asyncio.sleep(0.05)  # what the UART had already sent
         try:
+            if s.board.arch == "avr":
+                return await s.avr_exit()
             return FirmwareRun(1, s.uart.text, s.uart.bytes, "fault", diagnosis=await s.fault())
         except (GdbError, OSError, TimeoutError, asyncio.IncompleteReadError):
             pass  # QEMU went away meanwhile: told as its exit
@@ -278,9 +303,10 @@ def _add_notes(s: _Session, run: FirmwareRun) -> None:
         said = "; ".join(s.log.other[:5])
         run.diagnosis = f"the firmware exited with status {run.exit_code}" + (
             f" ({said})" if said else "")
-    if run.ended_by == "emulator" and not run.diagnosis and s.uart.failed:
+    if run.ended_by in ("emulator", "exit") and not run.diagnosis and s.uart.failed:
         run.diagnosis = _reported_failed(s)  # a FAILED line, then exit(0): still a failure
-    if run.ended_by == "emulator" and not s.uart.bytes:
+    if run.ended_by in ("emulator", "exit") and not s.uart.bytes and \
+            not run.diagnosis.startswith("no output"):
         silent = ("no output on the UART: the firmware ended without printing anything "
                   f"(exit status {run.exit_code})")
         run.diagnosis = f"{run.diagnosis}; it printed nothing on the UART" if run.diagnosis \
