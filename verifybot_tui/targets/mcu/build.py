@@ -108,6 +108,8 @@ def link_argv(board: Board, objs: list[str], *, compiler: str, cxx: bool,
     argv = [_cxx(cc) if cxx else cc, *board.cpu_flags, *board.hal_flags]
     if board.arch == "cortex-m":
         argv += ["-nostartfiles", "--specs=nano.specs", "-T", script]
+        if cxx:  # newlib-nano's lite exit registers global destructors only if this is linked
+            argv.append("-Wl,-u,__register_exitproc")
     return [*argv, "-Wl,--gc-sections", "-o", "firmware.elf", *objs, "-lm"]
 
 

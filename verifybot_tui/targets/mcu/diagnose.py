@@ -190,3 +190,18 @@ def lockup(log: QemuLog) -> tuple[str, int | None, int | None]:
     lr = _R14.search(text)
     return (line.strip(), int(pc.group(1), 16) if pc else None,
             int(lr.group(1), 16) if lr else None)
+
+
+_SEMIHOSTING = re.compile(r"Unsupported SemiHosting SWI (0x[0-9a-fA-F]+)")
+
+
+def semihosting_abort(log: QemuLog) -> tuple[str, int | None, int | None]:
+    """A semihosting call QEMU aborted on: the operation, and PC and LR from its dump."""
+    text = "\n".join(log.other)
+    m = _SEMIHOSTING.search(text)
+    if not m:
+        return "", None, None
+    pc = _R15.search(text)
+    lr = _R14.search(text)
+    return (m.group(1), int(pc.group(1), 16) if pc else None,
+            int(lr.group(1), 16) if lr else None)

@@ -264,6 +264,13 @@ def _package_fault(s: _Session) -> str:
 
 def _exited(s: _Session, protocol: local._Reader) -> FirmwareRun:
     s.log.close()
+    op, pc, _lr = diagnose.semihosting_abort(s.log)  # LR: stale in a leaf's inline asm
+    if op:  # told as what the firmware did, not as QEMU's register dump
+        text = (f"the firmware made a semihosting call the emulator does not support "
+                f"(operation {op} in r0, with bkpt 0xab), and QEMU stopped")
+        if pc is not None:
+            text += f": the call is at PC {s.where(pc)}"
+        return FirmwareRun(1, s.uart.text, s.uart.bytes, "fault", diagnosis=text)
     message, pc, lr = diagnose.lockup(s.log)
     if message:
         text = f"the CPU locked up (a fault inside the fault handler, or no usable handler): " \
