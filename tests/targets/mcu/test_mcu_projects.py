@@ -347,3 +347,19 @@ async def test_an_avr_firmware_with_a_timer_interrupt_runs(make):
                                       Recorder())
     assert r.exit_code == 0, r.stderr
     assert r.stdout == "ticks=3\nPASSED\n"
+
+
+HUGE = """\
+    .section .blob, "a"
+    .space 70 * 1024 * 1024
+"""
+
+
+async def test_a_huge_build_output_is_deleted_and_told(make):
+    r = await make().run(request("huge_1", {"blob.s": HUGE, "main.c": OWN_SYSCALLS}),
+                         Recorder())
+    assert r.compile_failed and "the build left more on disk than one attempt may" in r.stderr
+    assert "vb_build/0_blob.o (70 MB)" in r.stderr
+    left = [p for p in Path(r.workdir).rglob("*") if p.is_file()]
+    assert sum(p.stat().st_size for p in left) < 1 << 20
+    assert judge(r, []).status == "compile_error"

@@ -162,6 +162,51 @@ async def build(runner: Runner, board: Board, workdir: Path, names: list[str],
                 on_output: OutputCallback, *, compiler: str = "", flags: list[str] | None = None,
                 semihosting: bool = True) -> Built:
     """Build the firmware in ``workdir`` (the answer's files are there)."""
+    built = await _build(runner, board, workdir, names, on_output, compiler=compiler,
+                         flags=flags, semihosting=semihosting)
+    over = disk_cap(workdir, names)
+    if over:
+        _tell(built, on_output, over)
+        built.elf = None
+        built.result.compile_failed = True
+        if built.result.exit_code == 0:
+            built.result.exit_code = 1
+    return built
+
+
+FILE_CAP = 64 << 20  # bytes one file of an attempt may be (a firmware is at most a few MB)
+FOLDER_CAP = 128 << 20  # bytes one attempt's run folder may hold after its build
+
+
+def disk_cap(workdir: Path, names: list[str]) -> str:
+    """Files over the caps deleted, said in words ("" when the build stayed within them).
+
+    A ``.space 1G`` or a huge array makes a huge object and ELF on every attempt;
+    what is over the cap is deleted, then the build products (never the answer's
+    own files) until the folder is within its cap."""
+    files = sorted(((p.stat().st_size, p) for p in workdir.rglob("*") if p.is_file()
+                    and not p.is_symlink()), reverse=True)
+    total = sum(size for size, _ in files)
+    if total <= FOLDER_CAP and (not files or files[0][0] <= FILE_CAP):
+        return ""
+    own = set(names)
+    gone = []
+    for size, path in files:
+        rel = str(path.relative_to(workdir))
+        if size > FILE_CAP or (total > FOLDER_CAP and rel not in own):
+            path.unlink(missing_ok=True)
+            total -= size
+            gone.append(f"{rel} ({size / (1 << 20):,.0f} MB)")
+    return (f"the build left more on disk than one attempt may ({FILE_CAP >> 20} MB a file, "
+            f"{FOLDER_CAP >> 20} MB in all): deleted {', '.join(gone[:5])}"
+            + (f" and {len(gone) - 5} more" if len(gone) > 5 else "") +
+            ". A firmware is at most a few MB: a .space directive or an array far larger "
+            "than the chip's memory?\n")
+
+
+async def _build(runner: Runner, board: Board, workdir: Path, names: list[str],
+                 on_output: OutputCallback, *, compiler: str, flags: list[str] | None,
+                 semihosting: bool) -> Built:
     package = install_package(board, workdir)
     if has_makefile(names):
         return await _make(runner, workdir, on_output)
