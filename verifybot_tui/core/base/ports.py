@@ -60,6 +60,9 @@ class RunResult:
     cancelled: bool = False
     compile_failed: bool = False  # stderr/stdout then carry the compiler's output
     build_stderr: str = ""  # a build that passed: what the compiler wrote (its warnings)
+    # Why a recipe's compiler and flags may not have held for this build (an answer's own
+    # Makefile that bypassed them); "" when they did. compiles-clean cannot tell then.
+    build_unchecked: str = ""
     files_changed: list[str] = field(default_factory=list)  # relative to the run folder
     command: str = ""  # what ran, for the transcript
     target_error: str | None = None  # e.g. connection lost mid-run; output so far kept

@@ -335,6 +335,9 @@ def _compiles_clean(c: Criterion, result: RunResult, builds: bool) -> Check:
                      + _quote(_telling_line(result.stderr + "\n" + result.stdout)))
     if result.build_stderr.strip():
         return Check(c, False, f"the compiler warned: {_quote(_telling_line(result.build_stderr))}")
+    if result.build_unchecked:
+        return Check(c, False, "could not tell whether the recipe's compiler and flags held: "
+                     + result.build_unchecked)
     return Check(c, True, "the build passed")
 
 

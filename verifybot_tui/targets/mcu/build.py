@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from verifybot_tui.core.base.ports import OutputCallback, RunResult
+from verifybot_tui.targets.mcu import own_make
 from verifybot_tui.targets.mcu.boards import PACKAGE_DIR, Board
 from verifybot_tui.targets.mcu.elfcheck import read_symbols
 
@@ -53,6 +56,7 @@ class Built:
     command: str  # the steps, joined for the transcript
     own_make: bool = False
     parts: str = ""  # which parts came from the answer, which from VerifyBot
+    unchecked: str = ""  # why a recipe's compiler and flags may not have held ("" they did)
 
 
 def linker_script(board: Board) -> str:
@@ -209,7 +213,7 @@ async def _build(runner: Runner, board: Board, workdir: Path, names: list[str],
                  semihosting: bool) -> Built:
     package = install_package(board, workdir)
     if has_makefile(names):
-        return await _make(runner, workdir, on_output)
+        return await _make(runner, workdir, on_output, compiler=compiler, flags=flags or [])
     sources = [n for n in names if n.endswith((*C_EXT, *CXX_EXT, *ASM_EXT))]
     (workdir / "vb_build").mkdir(exist_ok=True)
     steps: list[list[str]] = []
@@ -289,13 +293,20 @@ async def _steps(runner: Runner, workdir: Path, steps: list[list[str]],
                  " && ".join(commands))
 
 
-async def _make(runner: Runner, workdir: Path, on_output: OutputCallback) -> Built:
+async def _make(runner: Runner, workdir: Path, on_output: OutputCallback, *, compiler: str,
+                flags: list[str]) -> Built:
     if shutil.which("make") is None:
         return _missing("make", workdir, on_output)
-    result = await runner.command(["make"], workdir, on_output, BUILD_TIMEOUT)
+    argv = ["make"]
+    since = time.time() - 1
+    if compiler or flags:  # a recipe's build: held for the Makefile too, and checked
+        argv += own_make.wrappers(workdir, compiler or "gcc", _cxx(compiler or "gcc"), flags)
+    result = await runner.command(argv, workdir, on_output, BUILD_TIMEOUT)
     if result.exit_code != 0:
         result.compile_failed = True
         return Built(None, result, "", "make", own_make=True)
+    unchecked = own_make.unchecked(workdir, result.stdout, flags, since) if len(argv) > 1 \
+        else ""
     elves = find_elves(workdir)
     if not elves:
         text = ("make finished, but it made no firmware: no executable ELF file (whatever its "
@@ -305,7 +316,8 @@ async def _make(runner: Runner, workdir: Path, on_output: OutputCallback) -> Bui
         result.stderr += text
         return Built(None, result, "", "make", own_make=True)
     # make echoes its commands on stdout: only what the tools wrote on stderr are warnings
-    return Built(elves[-1], result, result.stderr, "make", own_make=True)
+    return Built(elves[-1], result, result.stderr, shlex.join(argv), own_make=True,
+                 unchecked=unchecked)
 
 
 def find_elves(workdir: Path) -> list[Path]:

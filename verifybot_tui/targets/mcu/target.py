@@ -163,7 +163,8 @@ class McuTarget(ReportsState):
         return RunResult(
             exit_code=fw.exit_code, stdout=fw.uart, stderr=stderr,
             duration=time.monotonic() - started, timed_out=fw.timed_out,
-            build_stderr=built.warnings, command=f"{command} && {fw.command}",
+            build_stderr=built.warnings, build_unchecked=built.unchecked,
+            command=f"{command} && {fw.command}",
             workdir=str(workdir), stdout_bytes=fw.uart_bytes,
             stderr_bytes=len(stderr.encode()), diagnosis=fw.diagnosis)
 
