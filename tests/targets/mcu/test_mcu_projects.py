@@ -6,6 +6,7 @@ Direct runs of the mcu target (the files as a RunRequest), real cross-builds, re
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,8 @@ from project import need
 
 from verifybot_tui.core.verify.verdict import judge
 from verifybot_tui.targets import make_target
+from verifybot_tui.targets.mcu import checks
+from verifybot_tui.targets.mcu.boards import load_board
 
 UART0 = "#define UART0_DR (*(volatile unsigned *)0x4000C000)\n"
 
@@ -363,3 +366,24 @@ async def test_a_huge_build_output_is_deleted_and_told(make):
     left = [p for p in Path(r.workdir).rglob("*") if p.is_file()]
     assert sum(p.stat().st_size for p in left) < 1 << 20
     assert judge(r, []).status == "compile_error"
+
+
+def test_doctor_names_the_cpp_library_when_it_is_missing(tmp_path):
+    """A cross compiler that finds newlib-nano but not its C++ library (a real script)."""
+    need("arm-none-eabi-gcc", "arm-none-eabi-addr2line", "arm-none-eabi-objcopy")
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    for name in ("addr2line", "objcopy"):
+        (tools / f"arm-none-eabi-{name}").symlink_to(shutil.which(f"arm-none-eabi-{name}"))
+    cc = tools / "arm-none-eabi-gcc"
+    cc.write_text('#!/bin/sh\nfor a; do case "$a" in\n'
+                  '  -print-file-name=libc_nano.a) echo /usr/lib/libc_nano.a;;\n'
+                  '  -print-file-name=*) echo "${a#-print-file-name=}";;\n'
+                  'esac; done\n')
+    cc.chmod(0o755)
+    board = tmp_path / "b.toml"
+    board.write_text(f'extends = "lm3s6965evb"\ncompiler = "{cc}"\n')
+    found = checks.toolchain(load_board(str(board)))
+    assert ("WARN", "C++ firmware will not link (cannot find -lstdc++_nano): sudo apt install "
+            "libstdc++-arm-none-eabi-newlib") in found
+    assert not [f for f in checks.toolchain(load_board("lm3s6965evb")) if "C++" in f[1]]

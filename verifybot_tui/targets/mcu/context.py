@@ -63,11 +63,13 @@ def board_context(board: Board, *, backend: str, where: str) -> str:
         f"- Write bare-metal C (or C++) firmware for this MCU. It must {CONTRACT}. The run ends "
         "at that line; a firmware that never prints it is stopped at the timeout and counts "
         "as a failure. Name the main file main.c (or main.cpp).",
-        "- VerifyBot supplies, so the answer must not bring them:",
+        "- VerifyBot supplies, so the answer need not bring them:",
         *(f"  - {s}" for s in _supplied(board)),
-        "- An answer may instead bring its own Makefile (with its own start-up code and linker "
-        "script): it is then built with `make` in the run folder and must produce one .elf "
-        "file. The board package is in vb_board/ of that folder if the Makefile wants it.",
+        "- An answer may bring its own start-up code (Reset_Handler and the vector table), "
+        "linker script (.ld) or syscalls (_write, _sbrk...): each replaces the part it "
+        "duplicates. An answer may also bring its own Makefile: it is then built with `make` in "
+        "the run folder and the executable ELF it makes is the firmware. The board package is "
+        "in vb_board/ of that folder if the Makefile wants it.",
         f"- {hal}",
         "- Compiler errors and warnings (file:line), faults (with the faulting function and "
         "line) and the UART output come back as feedback.",

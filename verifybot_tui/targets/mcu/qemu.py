@@ -122,6 +122,10 @@ class _Session:
         frame = await self.stub.words(sp, 8)
         cfsr, hfsr, _dfsr, mmfar, bfar = await self.stub.words(SCB_CFSR, 5)
         kind = diagnose.fault_kind(cfsr, hfsr, bfar, mmfar)
+        address = mmfar if cfsr >> 7 & 1 else bfar if cfsr >> 15 & 1 else None
+        end = self.board.ram[0] + self.board.ram[1]
+        if address is not None and end <= address < end + self.board.ram[1]:
+            kind += f" (past the end of the {self.board.mcu}'s RAM at {end:#x})"
         text = (f"the firmware crashed: {kind}. Faulting instruction: PC {self.where(frame[6])}; "
                 f"return address: LR {self.where(frame[5] & ~1)}")
         if exc_return & 4:

@@ -55,6 +55,15 @@ void Reset_Handler(void)
         *dst++ = *src++;
     for (uint32_t *dst = &_sbss; dst < &_ebss;)
         *dst++ = 0;
+#ifdef VB_MPU_GUARD
+    /* The emulator maps more RAM than the chip has (QEMU's netduinoplus2: 192 KB for the
+     * STM32F405's 128 KB): an MPU region with no access over what lies past the chip's RAM
+     * makes a write there fault as it would on the chip (MemManage, escalated). */
+    *(volatile uint32_t *)0xE000ED9C = VB_MPU_GUARD | (1u << 4);  /* RBAR: region 0, VALID */
+    *(volatile uint32_t *)0xE000EDA0 = (1u << 28) | ((VB_MPU_GUARD_LOG2 - 1u) << 1) | 1u;
+    *(volatile uint32_t *)0xE000ED94 = (1u << 2) | 1u;  /* PRIVDEFENA | ENABLE */
+    __asm volatile("dsb\n isb");
+#endif
 #if defined(__ARM_FP)
     /* Full access to the FPU (CP10, CP11) before any float instruction runs. */
     *(volatile uint32_t *)0xE000ED88 |= (0xFu << 20);
