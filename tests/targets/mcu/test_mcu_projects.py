@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from mcu_fixtures import Recorder, mcu_config, qemu_pids, request
+from mcu_fixtures import Recorder, mcu_config, own_project, qemu_pids, request
 from project import need
 
 from verifybot_tui.core.verify.verdict import judge
@@ -387,3 +387,11 @@ def test_doctor_names_the_cpp_library_when_it_is_missing(tmp_path):
     assert ("WARN", "C++ firmware will not link (cannot find -lstdc++_nano): sudo apt install "
             "libstdc++-arm-none-eabi-newlib") in found
     assert not [f for f in checks.toolchain(load_board("lm3s6965evb")) if "C++" in f[1]]
+
+
+async def test_its_own_startup_c_vector_section_and_ld_without_a_makefile(make):
+    files = {k: v for k, v in own_project().items() if k != "Makefile"}
+    r = await make().run(request("own_c_1", files), Recorder())
+    assert r.stdout == "own startup\nPASSED\n", r.stderr
+    assert "[parts: start-up code and vector table from the answer" in r.command
+    assert "-T link.ld" in r.command
