@@ -294,6 +294,8 @@ async def test_a_makefile_with_src_and_build_folders_builds_as_by_hand(make):
     r = await make().run(request("make_dirs_1", files), Recorder())
     assert r.stdout == "sum=55\nPASSED\n", r.stderr
     assert r.command.startswith("make") and r.exit_code == 0
+    assert "[parts: everything from the answer's Makefile, with the board package files it " \
+           "names from VerifyBot (vb_board/)]" in r.command
     assert (Path(r.workdir) / "build" / "main.o").is_file()  # built in its own folders
     assert (Path(r.workdir) / "build" / "app").is_file()  # no .elf: found by its bytes
 

@@ -316,8 +316,13 @@ async def _make(runner: Runner, workdir: Path, on_output: OutputCallback, *, com
         result.stderr += text
         return Built(None, result, "", "make", own_make=True)
     # make echoes its commands on stdout: only what the tools wrote on stderr are warnings
+    uses = any("vb_board" in p.read_text(errors="replace") for p in workdir.iterdir()
+               if p.name in MAKEFILES)
+    parts = ("everything from the answer's Makefile" + (
+        ", with the board package files it names from VerifyBot (vb_board/)" if uses else
+        f"; firmware {elves[-1].relative_to(workdir)}"))
     return Built(elves[-1], result, result.stderr, shlex.join(argv), own_make=True,
-                 unchecked=unchecked)
+                 unchecked=unchecked, parts=parts)
 
 
 def find_elves(workdir: Path) -> list[Path]:
