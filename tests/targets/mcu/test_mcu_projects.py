@@ -397,3 +397,55 @@ async def test_its_own_startup_c_vector_section_and_ld_without_a_makefile(make):
     assert r.stdout == "own startup\nPASSED\n", r.stderr
     assert "[parts: start-up code and vector table from the answer" in r.command
     assert "-T link.ld" in r.command
+
+
+CPP_OWN_RUNTIME = """\
+#include <cstdio>
+#include <cstdlib>
+
+static int news;
+
+void *operator new(std::size_t n)  /* its own C++ runtime pieces, as bare-metal code has */
+{
+    news++;
+    return std::malloc(n);
+}
+
+void operator delete(void *p) noexcept
+{
+    std::free(p);
+}
+
+void operator delete(void *p, std::size_t) noexcept
+{
+    std::free(p);
+}
+
+extern "C" void abort(void)
+{
+    std::printf("FAILED: abort\\n");
+    for (;;) {
+    }
+}
+
+struct Box {
+    explicit Box(int v) : value(v) {}
+    int value;
+};
+
+int main()
+{
+    Box *b = new Box(41);
+    b->value++;
+    std::printf("box=%d news=%d\\n", b->value, news);
+    delete b;
+    std::printf("PASSED\\n");
+    return 0;
+}
+"""
+
+
+async def test_cpp_with_its_own_new_delete_and_abort_links(make):
+    r = await make().run(request("cpp_rt_1", {"main.cpp": CPP_OWN_RUNTIME}), Recorder())
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == "box=42 news=1\nPASSED\n"
