@@ -189,9 +189,32 @@ function vbDomToMarkdown(root) {
     const m = c && /(?:^|\s)language-([\w+#.-]+)/.exec(c.className);
     return m ? m[1] : "";
   }
+  // A code block under a header whose only text is its language label (Claude:
+  // div > [copy button] + div "javascript" + div > pre): one fenced block, the
+  // label its language, never a paragraph of its own before the fence.
+  function labelledCode(el) {
+    if (el.tagName !== "DIV") return null;
+    const pres = el.querySelectorAll("pre");
+    if (pres.length !== 1) return null;
+    let outside = "";
+    let prose = false;  // a paragraph, heading or list beside the code: not a header
+    const walk = (n) => {
+      if (n === pres[0]) return;
+      if (n.nodeType === Node.TEXT_NODE) { outside += n.data; return; }
+      if (n.nodeType !== Node.ELEMENT_NODE || skipped(n)) return;
+      if (/^(P|H[1-6]|UL|OL|LI|TABLE|BLOCKQUOTE)$/.test(n.tagName)) { prose = true; return; }
+      for (const c of n.childNodes) walk(c);
+    };
+    walk(el);
+    const label = outside.trim();
+    if (prose || !label || !/^[\w+#.\- ]{1,30}$/.test(label)) return null;
+    return codeBlock(pres[0], label);
+  }
   function blockOf(el) {
     const tag = el.tagName;
     if (el.getAttribute("data-markdown-copy") === "code-block") return [copyBlock(el)];
+    const labelled = labelledCode(el);
+    if (labelled) return [labelled];
     const group = el.getAttribute("role") === "group" &&
       /code$/i.test(el.getAttribute("aria-label") || "") && el.querySelector("pre");
     if (group) {
