@@ -100,12 +100,12 @@ async def run_doctor_page(path: Path, site: str, *, as_json: bool = False) -> in
     from verifybot_tui.llm.browser.saved_page import format_report, inspect_page
 
     if not path.is_file():
-        print(f"FAIL --page {path}: no such file; give a saved chat page (.html)")
+        print(one_line(f"FAIL --page {path}: no such file; give a saved chat page (.html)"))
         return EXIT_USAGE
     try:
         report = await inspect_page(path, site)
     except VerifyBotError as e:
-        print(f"FAIL {e}")
+        print(one_line(f"FAIL {e}"))
         return EXIT_USAGE
     if as_json:
         print(json.dumps(report.as_json(), ensure_ascii=False))
