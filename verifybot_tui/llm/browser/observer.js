@@ -182,9 +182,11 @@ if (window.top === window && !window.__vb) {
   }
   // The answer's markdown blocks: the last one, or (join_messages) all, in order.
   function messagesOf(answer) {
-    const msgs = all(S.assistant_message, answer).filter((m) => !excluded(m, answer));
+    const found = all(S.assistant_message, answer);
+    const msgs = found.filter((m) => !excluded(m, answer));
     const top = msgs.filter((m) => !msgs.some((o) => o !== m && o.contains(m)));
-    if (!top.length) return [answer];
+    // Only excluded blocks (a thinking row before the text comes): no text yet.
+    if (!top.length) return found.length ? [] : [answer];
     return R.joinMessages ? top : [top[top.length - 1]];
   }
   function answerText(answer) {
