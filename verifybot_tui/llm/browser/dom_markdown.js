@@ -9,7 +9,8 @@
 // header marked [data-markdown-copy="exclude"], inline code as
 // span[data-markdown-copy="inline-code"]. Defines one function,
 // vbDomToMarkdown(root); vbDomToMarkdown.lines (a Map from a .cm-content to
-// its lines, read by scrolling) fills CodeMirror blocks whose lines have gaps.
+// its lines, read by scrolling) fills CodeMirror blocks whose lines have gaps;
+// vbDomToMarkdown.exclude (selectors) leaves out what matches them below root.
 function vbDomToMarkdown(root) {
   const SKIP_TAGS = new Set(["BUTTON", "SVG", "svg", "STYLE", "SCRIPT", "NOSCRIPT", "TEMPLATE",
     "TEXTAREA", "INPUT", "SELECT", "OPTION", "IFRAME", "CANVAS"]);
@@ -26,6 +27,10 @@ function vbDomToMarkdown(root) {
     if (cls && (cls.contains("sr-only") || cls.contains("visually-hidden") ||
         cls.contains("group/activity-header"))) return true;
     if (el.getAttribute && el.getAttribute("data-markdown-copy") === "exclude") return true;
+    // The profile's message_exclude (thinking rows...), matched below the block only.
+    for (const s of vbDomToMarkdown.exclude || []) {
+      try { if (el.matches(s)) return true; } catch (e) { /* unparsable: skip */ }
+    }
     return el.hasAttribute && el.hasAttribute("hidden");
   }
   function isBlock(el) {

@@ -190,7 +190,12 @@ if (window.top === window && !window.__vb) {
     return R.joinMessages ? top : [top[top.length - 1]];
   }
   function answerText(answer) {
-    return messagesOf(answer).map((m) => vbDomToMarkdown(m)).filter((t) => t).join("\n\n");
+    vbDomToMarkdown.exclude = S.message_exclude;
+    try {
+      return messagesOf(answer).map((m) => vbDomToMarkdown(m)).filter((t) => t).join("\n\n");
+    } finally {
+      vbDomToMarkdown.exclude = null;
+    }
   }
   function userTextOf(turn) {
     if (!turn) return {text: "", rich: false};
@@ -817,11 +822,13 @@ if (window.top === window && !window.__vb) {
       }
     }
     vbDomToMarkdown.lines = lines;
+    vbDomToMarkdown.exclude = S.message_exclude;
     try {
       const markdown = msgs.map((m) => vbDomToMarkdown(m)).filter((t) => t).join("\n\n");
       return {markdown, incomplete};
     } finally {
       vbDomToMarkdown.lines = null;
+      vbDomToMarkdown.exclude = null;
     }
   }
   // Artifact code (Claude): the conversation JSON, fetched by the page itself.

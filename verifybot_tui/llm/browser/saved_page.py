@@ -128,11 +128,29 @@ def _dead_port() -> int:
 _DEAD_SOCKET: socket.socket | None = None
 
 
+class SavedPage:
+    """A saved page open offline in a browser context of its own; ``open(profile)``
+    shows it again, in a new tab, with another profile's page script in it."""
+
+    def __init__(self, context: Any, url: str, path: Path) -> None:
+        self.context = context
+        self.url = url
+        self.path = path
+        self.page: Any = None
+
+    async def open(self, profile: SiteProfile) -> Any:
+        page = await self.context.new_page()
+        await page.goto(self.url, wait_until="domcontentloaded", timeout=30_000)
+        await page.evaluate(init_script(profile))
+        self.page = page
+        return page
+
+
 @asynccontextmanager
 async def saved_page(path: Path, profile: SiteProfile, *,
-                     browser_path: str = "") -> AsyncIterator[tuple[Any, str]]:
+                     browser_path: str = "") -> AsyncIterator[SavedPage]:
     """The saved page open offline under the site's address, the driver's page
-    script in it: (page, url). Every request but the page itself is refused."""
+    script in it. Every request but the page itself is refused."""
     html = read_saved_page(path)
     url = site_url(profile)
     executable = find_browser(LLMConfig(name="doctor", browser_path=browser_path))
@@ -142,11 +160,10 @@ async def saved_page(path: Path, profile: SiteProfile, *,
         try:
             context = await browser.new_context(service_workers="block",
                                                 viewport={"width": 1280, "height": 900})
-            page = await context.new_page()
 
             async def answer(route: Any) -> None:
                 req = route.request
-                if req.is_navigation_request() and req.frame == page.main_frame:
+                if req.is_navigation_request() and req.frame.parent_frame is None:
                     await route.fulfill(status=200, body=html, headers={
                         "Content-Type": "text/html; charset=utf-8",
                         "Content-Security-Policy": _CSP})
@@ -154,9 +171,9 @@ async def saved_page(path: Path, profile: SiteProfile, *,
                     await route.abort()  # nothing of a saved page goes to the network
 
             await context.route("**/*", answer)
-            await page.goto(url, wait_until="domcontentloaded", timeout=30_000)
-            await page.evaluate(init_script(profile))
-            yield page, url
+            shown = SavedPage(context, url, path)
+            await shown.open(profile)
+            yield shown
         except PlaywrightError as e:
             first = (str(e).strip().splitlines() or [type(e).__name__])[0]
             raise LLMError(f"The browser could not show the saved page {path}: {first}") \
@@ -169,8 +186,8 @@ async def inspect_page(path: Path, site: str = "chatgpt", *,
                        browser_path: str = "") -> PageReport:
     """Load the saved page offline and read it as the driver would."""
     profile = load_site_profile(site)
-    async with saved_page(path, profile, browser_path=browser_path) as (page, url):
-        return await read_report(page, profile, url)
+    async with saved_page(path, profile, browser_path=browser_path) as shown:
+        return await read_report(shown.page, profile, shown.url)
 
 
 async def read_report(page: Any, profile: SiteProfile, url: str) -> PageReport:

@@ -1,0 +1,159 @@
+"""`verifybot doctor --page FILE --repair`: an LLM proposes, the saved page decides.
+
+The page is a Claude 2025-26 page whose answer blocks were renamed (the profile's
+`.standard-markdown` matches nothing: assistant_message MISSes, and the driver's
+fallback reads the whole turn). The LLM first proposes
+wrong selectors (the whole thread's divs, the user's message), which are rejected
+with their reasons; asked again with those reasons, it proposes the right one,
+which is written to the user's own profile (never the built-in one) once accepted;
+`doctor --page` with that profile then reads the answer exactly. The LLM is a
+replayed transcript, then the loopback API server (a real HTTP backend): what it
+received is an outline with no more of the conversation than first words.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from api_fixtures import KEY, llm_table, run_cli, write_config
+from apiserver import ApiServer
+from project import verifybot_cmd
+
+from verifybot_tui.llm.browser.repair import parse_proposals
+from verifybot_tui.llm.browser.site_profile import SITES_DIR
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
+
+LONG = ("This sentence is the conversation's own text and is long enough that the outline "
+        "the LLM gets must cut it to its first words.")
+CODE = 'print("hello")\nprint(6 * 7)'
+ANSWER = f"{LONG}\n\n```python\n{CODE}\n```"
+WRONG = "Try these:\n\n```css\ndiv\n[data-testid=\"user-message\"]\n```\n"
+RIGHT = "Then this one:\n\n```css\n.prose-markdown\n```\n"
+
+
+def renamed_page() -> str:
+    """claude.ai's 2025-26 page, its answer blocks renamed (.prose-markdown, .response-body)."""
+    return ('<!doctype html><html lang="en"><body class="font-ui">'
+            '<div data-test-render-count="1"><div class="mb-1 mt-6 group">'
+            '<div data-testid="user-message"><p>write the hello program</p></div>'
+            '<div role="group" aria-label="Message actions"><button type="button" '
+            'data-testid="action-bar-copy" aria-label="Copy">c</button></div></div></div>'
+            '<div data-test-render-count="1"><div class="group"><div class="contents">'
+            '<div data-is-streaming="false" class="group relative">'
+            '<div class="response-body">'
+            '<div class="grid"><div class="row-start-1 col-start-1"><button '
+            'class="group/status"><span>Thought for 2s</span></button><div class="font-ui">'
+            '<div class="prose-markdown"><p>THINKING: what the user wants</p></div></div>'
+            '</div></div>'
+            f'<div class="prose-markdown"><p>{LONG}</p></div>'
+            '<div class="prose-markdown"><div class="relative group/copy"><div class="sticky">'
+            '<button aria-label="Copy to clipboard">c</button></div>'
+            '<div class="text-text-500">python</div><div><pre class="code-block__code">'
+            f'<code class="language-python">{CODE}\n</code></pre></div></div></div>'
+            '</div></div></div><div role="group" aria-label="Message actions">'
+            '<button type="button" data-testid="action-bar-copy" aria-label="Copy">c</button>'
+            '<button type="button" data-testid="action-bar-retry" aria-label="Retry">r'
+            '</button></div></div></div>'
+            '<fieldset><div role="textbox" data-testid="chat-input" contenteditable="true" '
+            'class="ProseMirror"><p></p></div></fieldset></body></html>')
+
+
+def doctor(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*verifybot_cmd(), "doctor", *args], capture_output=True, text=True,
+                          timeout=200, input=stdin)
+
+
+@pytest.fixture
+def page(tmp_path: Path) -> Path:
+    p = tmp_path / "renamed.html"
+    p.write_text(renamed_page(), encoding="utf-8")
+    return p
+
+
+def check_before(page: Path) -> None:
+    got = json.loads(doctor("--page", str(page), "--site", "claude", "--json").stdout)
+    assert got["signals"]["assistant_message"] == "MISS"
+
+
+def check_after(page: Path, override: Path) -> None:
+    assert override.is_file()
+    text = override.read_text(encoding="utf-8")
+    assert 'extends = "claude"' in text and "[renderers.claude_2026.selectors]" in text
+    assert ".prose-markdown" in text
+    assert ".prose-markdown" not in (SITES_DIR / "claude.toml").read_text(encoding="utf-8")
+    got = json.loads(doctor("--page", str(page), "--site", str(override), "--json").stdout)
+    assert got["signals"]["assistant_message"] == "HIT"
+    assert "MISS" not in got["signals"].values(), got["signals"]
+    assert got["answer"] == ANSWER
+
+
+def test_a_replayed_llm_proposes_wrong_then_right_and_the_user_accepts(
+        tmp_path: Path, page: Path) -> None:
+    check_before(page)
+    replay = tmp_path / "proposals.md"
+    replay.write_text(f"## Answer 1\n\n{WRONG}\n## Answer 2\n\n{RIGHT}", encoding="utf-8")
+    config = tmp_path / "config.toml"
+    config.write_text("[run]\n", encoding="utf-8")
+    proc = doctor("--page", str(page), "--site", "claude", "--repair", "--llm",
+                  f"replay:{replay}", "--config", str(config), stdin="y\n")
+    out = proc.stdout
+    assert proc.returncode == 0, out + proc.stderr
+    assert "repair 1 MISS" in out and "assistant_message" in out
+    assert ("REJECT div: matches too much: an element it matches holds the user's message "
+            "too") in out
+    assert 'REJECT [data-testid="user-message"]: matches the user\'s message' in out
+    assert "asking again, with the 2 reason(s)" in out
+    assert "OK     .prose-markdown: HIT, the answer reads" in out
+    override = tmp_path / "sites" / "claude.toml"
+    assert f"+++ {override} (repaired)" in out
+    assert '+assistant_message = [' in out
+    assert "Write this to" in out + proc.stderr and f"wrote {override}" in out
+    check_after(page, override)
+
+
+def test_declined_writes_nothing(tmp_path: Path, page: Path) -> None:
+    replay = tmp_path / "proposals.md"
+    replay.write_text(f"## Answer 1\n\n{RIGHT}", encoding="utf-8")
+    config = tmp_path / "config.toml"
+    config.write_text("[run]\n", encoding="utf-8")
+    proc = doctor("--page", str(page), "--site", "claude", "--repair", "--llm",
+                  f"replay:{replay}", "--config", str(config), stdin="n\n")
+    assert proc.returncode == 1
+    assert "Not written." in proc.stdout
+    assert not (tmp_path / "sites").exists()
+
+
+def test_the_loopback_api_server_as_the_llm(tmp_path: Path, page: Path) -> None:
+    server = ApiServer(key=KEY, answers=[WRONG, RIGHT]).start()
+    try:
+        config = write_config(tmp_path, llm_table("api", "openai", server.url, "coder"),
+                              default_llm="api")
+        # the user's own file, already there: the fix goes into it, next to its lists
+        override = tmp_path / "my-claude.toml"
+        override.write_text('extends = "claude"\n\n[texts]\nlimit = ["my limit text"]\n',
+                            encoding="utf-8")
+        proc = run_cli("doctor", "--page", str(page), "--site", str(override), "--repair",
+                       "--llm", "api", "--accept", "--config", str(config), cwd=tmp_path)
+        out = proc.stdout
+        assert proc.returncode == 0, out + proc.stderr
+        assert 'REJECT [data-testid="user-message"]: matches the user\'s message' in out
+        assert "OK     .prose-markdown" in out
+        prompts = [json.dumps(r.body) for r in server.requests if r.method == "POST"]
+    finally:
+        server.stop()
+    assert len(prompts) == 2
+    assert "prose-markdown" in prompts[0] and "assistant_message" in prompts[0]
+    assert LONG not in prompts[0]  # the conversation's text cut to its first words
+    assert "matches the user's message" in prompts[1]  # the reason went back
+    assert "my limit text" in override.read_text(encoding="utf-8")
+    check_after(page, override)
+
+
+def test_proposals_are_read_from_fences_or_inline_code() -> None:
+    assert parse_proposals(WRONG) == ["div", '[data-testid="user-message"]']
+    assert parse_proposals("Use `.a > .b` or `[data-x]`.") == [".a > .b", "[data-x]"]
+    assert parse_proposals("```\n- '.q'\n1. .r,\n/* note */\n```") == [".q", ".r"]
