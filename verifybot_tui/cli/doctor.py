@@ -154,8 +154,6 @@ async def run_site_repair(args: argparse.Namespace, cfg: Config, name: str,
                           ask: Any) -> int:
     """`doctor --site --repair LLM`: the live probe, then the same repair on the page it
     saw (saved as an evidence page), with the user's profile of that site as override."""
-    import tempfile
-
     from verifybot_tui.llm.browser.site_probe import probe_site
 
     pages: list[str] = []
@@ -168,10 +166,13 @@ async def run_site_repair(args: argparse.Namespace, cfg: Config, name: str,
               "--repair NAME (an [llm.NAME] or replay:FILE.md)")
         return EXIT_USAGE
     site = cfg.llm[name].site or name
-    with tempfile.TemporaryDirectory(prefix="verifybot-repair-") as tmp:
-        page = Path(tmp) / "live.html"
-        page.write_text(pages[-1], encoding="utf-8")
-        return await run_doctor_repair(args, page, site, page_llm=proposer)
+    # The page as the probe saw it, kept beside the probe's evidence: the repair reads
+    # it, and so can `doctor --page` afterwards.
+    folder = cfg.workspace / "runs" / "log"
+    folder.mkdir(parents=True, exist_ok=True)
+    page = folder / f"{time.strftime('%Y%m%d-%H%M%S')}_{name}_site_probe_page.html"
+    page.write_text(pages[-1], encoding="utf-8")
+    return await run_doctor_repair(args, page, site, page_llm=proposer)
 
 
 LOGIN_STAMP = ".verifybot-login"

@@ -8,7 +8,9 @@ with their reasons; asked again with those reasons, it proposes the right one,
 which is written to the user's own profile (never the built-in one) once accepted;
 `doctor --page` with that profile then reads the answer exactly. The LLM is a
 replayed transcript, then the loopback API server (a real HTTP backend): what it
-received is an outline with no more of the conversation than first words.
+received is an outline with no more of the conversation than first words. Then
+`doctor --site --repair` on the live test site (Claude's hub layout, a broken copy
+button selector in the user's own site file).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from pathlib import Path
 import pytest
 from api_fixtures import KEY, llm_table, run_cli, write_config
 from apiserver import ApiServer
+from browser_fixtures import site_config_file
+from chatsite import ChatSite
 from project import verifybot_cmd
 
 from verifybot_tui.llm.browser.repair import parse_proposals
@@ -157,3 +161,37 @@ def test_proposals_are_read_from_fences_or_inline_code() -> None:
     assert parse_proposals(WRONG) == ["div", '[data-testid="user-message"]']
     assert parse_proposals("Use `.a > .b` or `[data-x]`.") == [".a > .b", "[data-x]"]
     assert parse_proposals("```\n- '.q'\n1. .r,\n/* note */\n```") == [".q", ".r"]
+
+
+def test_doctor_site_repair_mends_a_broken_copy_button_on_the_live_hub_page(
+        chatsite: ChatSite, tmp_path: Path) -> None:
+    # The live probe sees the page, then the same repair runs on what it saw; the
+    # user's own site file (site = "...") is the override written.
+    chatsite.configure("slow", claude_layout="hub")
+    broken = tmp_path / "my-claude.toml"
+    broken.write_text('extends = "claude"\n[renderers.claude_hub.selectors]\n'
+                      "copy_button = ['[data-cds=\"OldActions\"] button']\n", encoding="utf-8")
+    cfg = site_config_file(tmp_path, chatsite.claude_url, site=str(broken),
+                           head=f'[run]\nworkspace = "{tmp_path / "ws"}"\n')
+    replay = tmp_path / "proposals.md"
+    replay.write_text("## Answer 1\n\n```css\nbutton[aria-label=\"Edit\"]\n"
+                      "[data-cds=\"MessageActions\"] button\n```\n\n## Answer 2\n\n```css\n"
+                      "[data-cds=\"AssistantMessage\"] [role=\"toolbar\"] "
+                      "button[aria-label=\"Copy\"]\n```\n", encoding="utf-8")
+    proc = doctor("--site", "--llm", "site", "--yes", "--repair", f"replay:{replay}",
+                  "--accept", "--config", str(cfg))
+    out = proc.stdout
+    assert proc.returncode == 0, out + proc.stderr
+    assert "renderer claude_hub once the answer is on the page" in out
+    assert "1 MISS: copy_button (finished)" in out
+    assert ('REJECT button[aria-label="Edit"]: matches a button of the user\'s message, not the '
+            "answer's") in out
+    assert ('REJECT [data-cds="MessageActions"] button: matches too much: 2 buttons of the '
+            "last answer") in out
+    assert 'OK     [data-cds="AssistantMessage"] [role="toolbar"] button[aria-label="Copy"]' \
+        in out
+    assert "AssistantMessage" in broken.read_text(encoding="utf-8")
+    assert len(list((tmp_path / "ws" / "runs" / "log").glob("*_site_probe_page.html"))) == 1
+    again = doctor("--site", "--llm", "site", "--yes", "--config", str(cfg))
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "OK   every testable signal of claude_hub matched" in again.stdout

@@ -168,7 +168,10 @@ _TRY_JS = r"""(args) => {
       ? {ok: true, count: n, reason: ""}
       : {ok: false, count: n, reason: "matches something one cannot type into"};
   }
-  if (els.every(inUser)) return {ok: false, count: n, reason: "matches the user's message"};
+  if (els.every(inUser)) {
+    return {ok: false, count: n, reason: key === "copy_button"
+      ? "matches a button of the user's message, not the answer's" : "matches the user's message"};
+  }
   if (els.some(holdsUser)) {
     return {ok: false, count: n,
             reason: "matches too much: an element it matches holds the user's message too"};

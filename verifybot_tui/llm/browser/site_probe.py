@@ -129,7 +129,14 @@ class _Probe:
             return self._report()
         gen = await self._generate()
         await self._state("generating", gen)
-        await self._state("finished", [await self._sample()], evidence=True)
+        last = await self._sample()
+        if last["renderer"] and last["renderer"] != self.renderer:
+            # A layout told apart only by its turns (Claude's hub): the page with an
+            # answer on it decides which renderer's lists are reported.
+            self.renderer = last["renderer"]
+            self.say(f"renderer {self.renderer} once the answer is on the page: "
+                     f"{', '.join(llm.profile.renderer(self.renderer).signature)}")
+        await self._state("finished", [last], evidence=True)
         return self._report()
 
     async def _wait_page(self) -> None:
