@@ -26,8 +26,10 @@ from browser_fixtures import site_config_file
 from chatsite import ChatSite
 from project import verifybot_cmd
 
-from verifybot_tui.llm.browser.repair import parse_proposals
+from verifybot_tui.core.base.ports import Answer
+from verifybot_tui.llm.browser.repair import parse_proposals, repair_page
 from verifybot_tui.llm.browser.site_profile import SITES_DIR
+from verifybot_tui.llm.replay import ReplayLLM
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
@@ -195,3 +197,30 @@ def test_doctor_site_repair_mends_a_broken_copy_button_on_the_live_hub_page(
     again = doctor("--site", "--llm", "site", "--yes", "--config", str(cfg))
     assert again.returncode == 0, again.stdout + again.stderr
     assert "OK   every testable signal of claude_hub matched" in again.stdout
+
+
+class ImageTakingLLM(ReplayLLM):
+    """The replay backend plus ask_with_images, as a backend that takes images has it."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.images: list[bytes] = []
+
+    async def ask_with_images(self, prompt: str, images: list[bytes]) -> Answer:
+        self.images += images
+        return await self.ask(prompt)
+
+
+async def test_an_llm_that_takes_images_gets_a_screenshot_of_the_page(
+        tmp_path: Path, page: Path) -> None:
+    replay = tmp_path / "proposals.md"
+    replay.write_text(f"## Answer 1\n\n{RIGHT}", encoding="utf-8")
+    llm = ImageTakingLLM(replay)
+    said: list[str] = []
+    override = tmp_path / "sites" / "claude.toml"
+    code = await repair_page(page, "claude", llm, override, say=said.append, confirm=None,
+                             accept=True)
+    assert code == 0, said
+    assert len(llm.images) == 1 and llm.images[0].startswith(b"\x89PNG\r\n\x1a\n")
+    assert any("KB screenshot" in line for line in said)
+    check_after(page, override)

@@ -334,7 +334,18 @@ class Repair:
         assert rend is not None
         outline = await page.evaluate(_OUTLINE_JS, {"key": key, "sel": rend.selectors,
                                                     "maxLines": 250, "words": 24})
-        image = "no screenshot (this LLM takes text only)"
+        # A backend that takes images has ask_with_images(prompt, [png]): it also gets a
+        # screenshot of the page (the answer scrolled into view).
+        with_images = getattr(self.llm, "ask_with_images", None)
+        shots: list[bytes] = []
+        if callable(with_images):
+            await page.evaluate("() => { const a = document.querySelectorAll("
+                                "'[data-is-streaming], [data-message-author-role], "
+                                "[data-turn-key]'); if (a.length) a[a.length - 1]"
+                                ".scrollIntoView({block: 'end'}); }")
+            shots.append(await page.screenshot(type="png"))
+        image = (f"a {len(shots[0]) // 1024} KB screenshot" if shots else
+                 "no screenshot (this LLM takes text only)")
         rejected: list[Tried] = []
         fix = Fix(key, "")
         for round_ in range(ROUNDS):
@@ -342,7 +353,8 @@ class Repair:
             self.say(f"  asking {self.llm.name} for {key} ({len(outline['outline'])} chars of "
                      f"outline; {image})" if round_ == 0 else
                      f"  asking again, with the {len(rejected)} reason(s)")
-            answer = await self.llm.ask(prompt)
+            answer = await (with_images(prompt, shots) if shots and callable(with_images)
+                            else self.llm.ask(prompt))
             proposals = parse_proposals(answer.markdown)
             if not proposals:
                 self.say("  the answer held no selector")
