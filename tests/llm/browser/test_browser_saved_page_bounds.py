@@ -119,3 +119,19 @@ def test_escape_sequences_from_the_page_are_shown_escaped(tmp_path: Path) -> Non
     assert "\x1b" not in raw.stdout and "\u202e" not in raw.stdout
     got = json.loads(raw.stdout)
     assert got["answer"] == "Done \\x1b[2J\\x1b]52;c;cm0gLXJm\\x07 here \\u202eevil"
+
+
+def test_with_no_renderer_there_is_no_finished_and_no_copy_button(tmp_path: Path) -> None:
+    # An answer with its marker and its toolbar, but nothing any renderer's signature names.
+    page = tmp_path / "unclaimed.html"
+    page.write_text('<html><body><div data-testid="assistant-message" '
+                    'data-is-streaming="false"><p>hi</p><div data-cds="MessageActions" '
+                    'role="toolbar"><button aria-label="Copy">c</button></div></div>'
+                    "</body></html>", encoding="utf-8")
+    proc = doctor(page)
+    assert proc.returncode == 1
+    assert "renderer none: no renderer signature is on the page" in proc.stdout
+    assert "finished --; assistant's copy button --: no renderer claims the page" in proc.stdout
+    got = json.loads(doctor(page, "--json").stdout)
+    assert got["renderer"] is None
+    assert got["finished"] is False and got["copy_button"] is False

@@ -236,8 +236,12 @@ def _lines(path: Path, report: PageReport) -> list[str]:
         lines.append(f"  {mark} {key}" + (f": {how}" if how and result == "HIT" else
                                           "" if result != "not testable here" else
                                           ": not testable here (no conversation on the page)"))
-    lines.append(f"finished {'yes' if report.finished else 'no'}; assistant's copy button "
-                 f"{'found' if report.copy_button else 'not found'}")
+    if report.renderer is None:
+        lines.append("finished --; assistant's copy button --: no renderer claims the page, "
+                     "so nothing is read as the driver would read it")
+    else:
+        lines.append(f"finished {'yes' if report.finished else 'no'}; assistant's copy button "
+                     f"{'found' if report.copy_button else 'not found'}")
     if report.answer is None:
         lines.append("answer   none on the page")
     else:
