@@ -133,6 +133,10 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
     if args.json:
         print("FAIL --json goes with --page FILE.html (the other doctor checks print lines)")
         return EXIT_USAGE
+    if args.repair and not args.site:
+        print("FAIL --repair goes with --page FILE.html (a saved page) or --site (the live "
+              "page)")
+        return EXIT_USAGE
     if args.site:
         if isinstance(args.site, str):
             print(f"FAIL --site {args.site}: a site name goes with --page FILE.html; alone, "

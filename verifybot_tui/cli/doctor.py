@@ -156,15 +156,15 @@ async def run_site_repair(args: argparse.Namespace, cfg: Config, name: str,
     saw (saved as an evidence page), with the user's profile of that site as override."""
     from verifybot_tui.llm.browser.site_probe import probe_site
 
-    pages: list[str] = []
-    code = await probe_site(cfg.llm[name], cfg.workspace, confirm=ask, keep_page=pages.append)
-    if code == EXIT_SUCCESS or not pages:
-        return code
     proposer = args.repair if isinstance(args.repair, str) else None
     if proposer is None:
         print("FAIL --repair with --site names the LLM that proposes selectors: "
               "--repair NAME (an [llm.NAME] or replay:FILE.md)")
         return EXIT_USAGE
+    pages: list[str] = []
+    code = await probe_site(cfg.llm[name], cfg.workspace, confirm=ask, keep_page=pages.append)
+    if code == EXIT_SUCCESS or not pages:
+        return code
     site = cfg.llm[name].site or name
     # The page as the probe saw it, kept beside the probe's evidence: the repair reads
     # it, and so can `doctor --page` afterwards.

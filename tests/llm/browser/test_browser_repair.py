@@ -224,3 +224,13 @@ async def test_an_llm_that_takes_images_gets_a_screenshot_of_the_page(
     assert len(llm.images) == 1 and llm.images[0].startswith(b"\x89PNG\r\n\x1a\n")
     assert any("KB screenshot" in line for line in said)
     check_after(page, override)
+
+
+def test_repair_without_a_page_or_a_proposer_is_a_usage_error(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[run]\n", encoding="utf-8")
+    alone = doctor("--repair", "--config", str(config))
+    assert alone.returncode == 2 and "--repair goes with --page FILE.html" in alone.stdout
+    live = doctor("--site", "--llm", "claude", "--repair", "--config", str(config))
+    assert live.returncode == 2
+    assert "--repair with --site names the LLM that proposes selectors" in live.stdout
