@@ -270,13 +270,14 @@ def updated_override(path: Path, base: str, renderer: str, fixes: dict[str, list
     [renderers.RENDERER.selectors] (a file of a single page: its [selectors])."""
     old = path.read_text(encoding="utf-8") if path.is_file() else ""
     data = _override_data(path, base)
-    if "renderers" in data or "extends" in data:
-        table = data.setdefault("renderers", {}).setdefault(renderer, {})
-        sels = table.setdefault("selectors", {})
-    else:
-        sels = data.setdefault("selectors", {})
+    top = data.setdefault("selectors", {}) if "selectors" in data else {}
     for key, selectors in fixes.items():
-        sels[key] = selectors
+        if key in top or not ("renderers" in data or "extends" in data):
+            # a list the file already sets for every page (it wins over the page's)
+            data.setdefault("selectors", {})[key] = selectors
+        else:
+            table = data.setdefault("renderers", {}).setdefault(renderer, {})
+            table.setdefault("selectors", {})[key] = selectors
     return old, tomli_w.dumps(data)
 
 
