@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
-from browser_fixtures import open_llm
+from browser_fixtures import open_llm, site_config_file
 from chatsite import SCENARIOS, ChatSite
-from chatsite.scenarios import ARTIFACT_ANSWER
+from chatsite.scenarios import ARTIFACT_ANSWER, FAILING, WORKING, Reply, Scenario
 from project import verifybot_cmd
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
@@ -31,6 +33,17 @@ THOUGHT = "THINKING: the user wants a program"
 
 def script(name: str) -> str:
     return SCENARIOS[name].replies[0].markdown
+
+
+def sent_prompts(transcript: Path) -> list[str]:
+    """The prompts as the transcript records them (each inside its own fence)."""
+    text = transcript.read_text(encoding="utf-8")
+    out = []
+    for m in re.finditer(r"^## Prompt \d+ \([^)]*\)\n\n(`{3,})text\n", text, re.M):
+        fence = m.group(1)
+        end = text.index("\n" + fence + "\n", m.end() - 1)
+        out.append(text[m.end():end + 1])
+    return out
 
 
 @pytest.mark.parametrize("copy", [True, False], ids=["copy-button", "dom-fallback"])
@@ -87,3 +100,38 @@ async def test_doctor_page_reads_a_saved_hub_page(chatsite: ChatSite, tmp_path: 
     assert "MISS" not in got["signals"].values(), got["signals"]
     assert got["answer"] == answer.markdown
     assert THOUGHT not in got["answer"]
+
+
+def test_the_whole_loop_on_the_hub_page_ends_verified_with_prompts_byte_exact(
+        chatsite: ChatSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # fail, the error fed back in the same chat, fix, the same-chat judge's PASS: VERIFIED;
+    # every answer comes with a thinking row whose words must stay out of every answer.
+    monkeypatch.setitem(SCENARIOS, "hub_loop",
+                        Scenario([Reply(FAILING), Reply(WORKING), Reply("PASS")]))
+    chatsite.configure("hub_loop", claude_layout="hub")
+    before = len(chatsite.prompts)
+    config = site_config_file(tmp_path, chatsite.claude_url, site="claude")
+    ws = tmp_path / "ws"
+    proc = subprocess.run(
+        [*verifybot_cmd(), "run", "Print whether the config says ok", "--llm", "site",
+         "--target", "local", "--yes", "--workspace", str(ws), "--config", str(config),
+         "--expect", "contains:True", "--json"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=150, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    record = json.loads(proc.stdout)
+    assert record["status"] == "VERIFIED" and record["message"] == "the judge says PASS"
+    assert len(record["attempts"]) == 2
+    received = chatsite.prompts[before:]
+    assert len(received) == 3 and {p.variant for p in received} == {"claude"}
+    assert len({p.conversation_id for p in received}) == 1  # one chat throughout
+    assert "JSONDecodeError" in received[1].text  # the failure went back
+    (transcript,) = sorted((ws / "raw_md").glob("*.md"))
+    text = transcript.read_text(encoding="utf-8")
+    sent = sent_prompts(transcript)
+    assert len(sent) == 3
+    for recorded, got in zip(sent, received, strict=True):
+        assert recorded == (got.text if got.text.endswith("\n") else got.text + "\n")
+    assert "renderer claude_hub" in text and THOUGHT not in text
+    code = WORKING.split("```python\n", 1)[1].rsplit("```", 1)[0]
+    (v2,) = sorted((ws / "programs").glob("*_2.py"))
+    assert v2.read_text(encoding="utf-8") == code
