@@ -10,6 +10,11 @@ It reports the renderer that claims the page, the page state, every signal of
 the finished state HIT or MISS, whether the assistant's own copy button is
 there, and the last answer as markdown read from the DOM (the copy button
 needs the page's scripts, which a saved page does not run).
+
+A saved page is someone else's file: it is refused over a size cap, nothing it
+names is fetched (its frames included: besides the interception, host names
+resolve to nothing and every connection goes to a closed local port), and its
+text is printed with escape sequences shown escaped, in --json too.
 """
 
 from __future__ import annotations
