@@ -4,8 +4,9 @@ The first answer's program fails, its error goes back in the same
 conversation, the second answer's program works: exit 0. Every prompt the
 transcript says was sent must be what the site received, byte for byte, and
 both must have gone to one conversation; version 2 on disk is the answer's
-code byte for byte. On chatgpt's legacy page, its app-shell page and Claude's
-2026 page; the transcript names the renderer.
+code byte for byte. On chatgpt's legacy page, its app-shell page, Claude's
+2025-26 page and Claude's 2026-10 hub layout (each answer with a thinking row
+whose words must stay out of the answer); the transcript names the renderer.
 """
 
 from __future__ import annotations
@@ -35,14 +36,16 @@ def sent_prompts(transcript: Path) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("page", ["legacy", "app_shell", "claude"])
+@pytest.mark.parametrize("page", ["legacy", "app_shell", "claude", "claude_hub"])
 def test_a_failing_then_working_answer_through_the_site_exits_0(chatsite: ChatSite,
                                                                  tmp_path: Path,
                                                                  page: str) -> None:
-    chatsite.configure("fix_loop", renderer="app_shell" if page == "app_shell" else "legacy")
+    claude = page.startswith("claude")
+    chatsite.configure("fix_loop", renderer="app_shell" if page == "app_shell" else "legacy",
+                       claude_layout="hub" if page == "claude_hub" else "2025")
     before = len(chatsite.prompts)
-    config = site_config_file(tmp_path, chatsite.claude_url if page == "claude" else chatsite.url,
-                              site="claude" if page == "claude" else "chatgpt")
+    config = site_config_file(tmp_path, chatsite.claude_url if claude else chatsite.url,
+                              site="claude" if claude else "chatgpt")
     ws = tmp_path / "ws"
     proc = subprocess.run(
         [*verifybot_cmd(), "run", "Print whether the config says ok", "--llm", "site",
@@ -70,8 +73,10 @@ def test_a_failing_then_working_answer_through_the_site_exits_0(chatsite: ChatSi
     code = working.split("```python\n", 1)[1].rsplit("```", 1)[0]
     v2 = sorted((ws / "programs").glob("*_2.py"))
     assert len(v2) == 1 and v2[0].read_text(encoding="utf-8") == code
-    renderer = {"legacy": "legacy", "app_shell": "app_shell", "claude": "claude_2026"}[page]
+    renderer = {"legacy": "legacy", "app_shell": "app_shell", "claude": "claude_2026",
+                "claude_hub": "claude_hub"}[page]
     assert f"renderer {renderer}" in transcripts[0].read_text(encoding="utf-8")
+    assert "THINKING:" not in transcripts[0].read_text(encoding="utf-8")
 
 
 def test_a_temporary_chat_session_keeps_no_url_to_resume(chatsite: ChatSite,

@@ -120,6 +120,10 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
 
     if args.page:  # a saved page, offline: no config, no profile, no network
         site = args.site if isinstance(args.site, str) else "chatgpt"
+        if args.repair:
+            from verifybot_tui.cli.doctor import run_doctor_repair
+
+            return await run_doctor_repair(args, Path(args.page), site)
         return await run_doctor_page(Path(args.page), site, as_json=args.json)
     try:
         cfg = config_for(args)
@@ -128,6 +132,10 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.json:
         print("FAIL --json goes with --page FILE.html (the other doctor checks print lines)")
+        return EXIT_USAGE
+    if args.repair and not args.site:
+        print("FAIL --repair goes with --page FILE.html (a saved page) or --site (the live "
+              "page)")
         return EXIT_USAGE
     if args.site:
         if isinstance(args.site, str):
@@ -139,6 +147,10 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
         name = args.llm or cfg.run.default_llm
         check_llm_spec(cfg, name, replay=False)
         ask = None if args.yes else Stdin().confirm
+        if args.repair:
+            from verifybot_tui.cli.doctor import run_site_repair
+
+            return await run_site_repair(args, cfg, name, ask)
         return await probe_site(cfg.llm[name], cfg.workspace, confirm=ask)
     return await run_doctor(cfg, trust_new_host=args.trust_new_host)
 

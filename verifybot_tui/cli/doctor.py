@@ -8,6 +8,7 @@ request), and that each target answers, without sending any prompt.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -15,6 +16,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from verifybot_tui.core.base.ansi import one_line
 from verifybot_tui.core.base.errors import EXIT_FAILED, EXIT_SUCCESS, EXIT_USAGE, VerifyBotError
@@ -100,12 +102,12 @@ async def run_doctor_page(path: Path, site: str, *, as_json: bool = False) -> in
     from verifybot_tui.llm.browser.saved_page import format_report, inspect_page
 
     if not path.is_file():
-        print(f"FAIL --page {path}: no such file; give a saved chat page (.html)")
+        print(one_line(f"FAIL --page {path}: no such file; give a saved chat page (.html)"))
         return EXIT_USAGE
     try:
         report = await inspect_page(path, site)
     except VerifyBotError as e:
-        print(f"FAIL {e}")
+        print(one_line(f"FAIL {e}"))
         return EXIT_USAGE
     if as_json:
         print(json.dumps(report.as_json(), ensure_ascii=False))
@@ -113,6 +115,64 @@ async def run_doctor_page(path: Path, site: str, *, as_json: bool = False) -> in
         for line in format_report(path, report):
             print(line)
     return EXIT_SUCCESS if report.renderer else EXIT_FAILED
+
+
+async def run_doctor_repair(args: argparse.Namespace, path: Path, site: str,
+                            page_llm: str | None = None) -> int:
+    """`doctor --page FILE --repair [--llm NAME]`: an LLM proposes selectors for each MISS,
+    the saved page decides, the working ones go to the user's own profile (asked first,
+    or --accept). 0 when every MISS was fixed and written."""
+    from verifybot_tui.cli.common import Stdin, config_for
+    from verifybot_tui.llm import make_llm
+    from verifybot_tui.llm.browser.repair import override_path, repair_page
+
+    if not path.is_file():
+        print(one_line(f"FAIL --page {path}: no such file; give a saved chat page (.html)"))
+        return EXIT_USAGE
+    try:
+        cfg = config_for(args)
+        spec = page_llm or (args.repair if isinstance(args.repair, str) else None) or \
+            args.llm or cfg.run.default_llm
+        llm = make_llm(cfg, spec, cfg.workspace)
+    except VerifyBotError as e:
+        print(one_line(f"FAIL {e}"))
+        return EXIT_USAGE
+    here = cfg.path.parent if cfg.path else Path.cwd()
+    override = override_path(site, here)
+    try:
+        return await repair_page(path, site, llm, override,
+                                 say=lambda line: print(one_line(line), flush=True),
+                                 confirm=Stdin().confirm, accept=args.accept)
+    except VerifyBotError as e:
+        print(one_line(f"FAIL {e}"))
+        return e.exit_code
+    finally:
+        await llm.close()
+
+
+async def run_site_repair(args: argparse.Namespace, cfg: Config, name: str,
+                          ask: Any) -> int:
+    """`doctor --site --repair LLM`: the live probe, then the same repair on the page it
+    saw (saved as an evidence page), with the user's profile of that site as override."""
+    from verifybot_tui.llm.browser.site_probe import probe_site
+
+    proposer = args.repair if isinstance(args.repair, str) else None
+    if proposer is None:
+        print("FAIL --repair with --site names the LLM that proposes selectors: "
+              "--repair NAME (an [llm.NAME] or replay:FILE.md)")
+        return EXIT_USAGE
+    pages: list[str] = []
+    code = await probe_site(cfg.llm[name], cfg.workspace, confirm=ask, keep_page=pages.append)
+    if code == EXIT_SUCCESS or not pages:
+        return code
+    site = cfg.llm[name].site or name
+    # The page as the probe saw it, kept beside the probe's evidence: the repair reads
+    # it, and so can `doctor --page` afterwards.
+    folder = cfg.workspace / "runs" / "log"
+    folder.mkdir(parents=True, exist_ok=True)
+    page = folder / f"{time.strftime('%Y%m%d-%H%M%S')}_{name}_site_probe_page.html"
+    page.write_text(pages[-1], encoding="utf-8")
+    return await run_doctor_repair(args, page, site, page_llm=proposer)
 
 
 LOGIN_STAMP = ".verifybot-login"

@@ -53,9 +53,18 @@ def add_bridge_args(p: argparse.ArgumentParser, command: str) -> None:
         p.add_argument("--json", action="store_true",
                        help="with --page: print one JSON object (default: off)")
         p.add_argument("--llm", metavar="NAME",
-                       help="with --site: the [llm.NAME] to probe (default: [run] default_llm)")
+                       help="with --site: the [llm.NAME] to probe; with --page --repair: the "
+                       "LLM that proposes selectors, an [llm.NAME] or replay:FILE.md "
+                       "(default: [run] default_llm)")
         p.add_argument("--yes", action="store_true", help="with --site: send the test prompt "
                        "without asking (default: ask)")
+        p.add_argument("--repair", nargs="?", const=True, default=None, metavar="LLM",
+                       help="with --page (or --site): for each MISS, an LLM proposes selectors, "
+                       "each is tried on the page, the working ones are shown as a diff of "
+                       "your own site profile and written there once accepted; with --site, "
+                       "LLM names the proposing LLM (default: off)")
+        p.add_argument("--accept", action="store_true", help="with --repair: write the working "
+                       "selectors without asking (default: ask)")
         p.add_argument("--trust-new-host", action="store_true",
                        help="trust and save an SSH target's host key seen for the first time "
                        "(default: report it with its fingerprint, trust nothing)")

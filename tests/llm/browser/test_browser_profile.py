@@ -123,8 +123,11 @@ def test_chatgpt_has_two_renderers_each_with_its_signature_and_claude_its_2026_p
     # lists shared by every page come from the top [selectors] table
     assert shell.sel("bot_check_markers") == gpt.renderer("legacy").sel("bot_check_markers")
     claude = load_site_profile("claude")
-    assert [r.name for r in claude.renderers] == ["claude_2026"]
-    assert claude.renderers[0].join_messages
+    # the 2026-10 hub layout first (its pages have the 2026 chat box too)
+    assert [r.name for r in claude.renderers] == ["claude_hub", "claude_2026"]
+    assert all(r.join_messages for r in claude.renderers)
+    assert claude.renderer("claude_hub").sel("message_exclude") == [
+        '[data-cds="TurnStatus"]', '[data-cds="MessageActions"]']
     assert 'button[data-testid="login-with-google"]' in claude.sel("login_markers")
     assert "approaching your usage limit" in claude.texts["not_limit"]
 

@@ -73,6 +73,7 @@ class Options:
     dialog: str = ""  # open at load: "whats_new", "login" (must not be answered), "no_close"
     enter_newline: bool = False  # Enter inserts a newline, Ctrl+Enter sends (some accounts)
     multi_node: bool = False  # legacy: an answer in several assistant nodes of one section
+    claude_layout: str = "2025"  # claude's page: "2025" (2025-26) or "hub" (2026-10)
 
 
 @dataclass
@@ -162,7 +163,7 @@ class ChatSite:
                 "page": self.scenario().page, "renderer": o.renderer, "hidden": hidden,
                 "bot_scripts": o.bot_scripts, "models": list(o.models), "banner": o.banner,
                 "alert": o.alert, "lang": o.lang, "dialog": o.dialog,
-                "enter_newline": o.enter_newline}
+                "enter_newline": o.enter_newline, "claude_layout": o.claude_layout}
 
     def send(self, body: dict[str, Any]) -> dict[str, Any]:
         with self.lock:
@@ -361,7 +362,8 @@ def _app_page(config: dict[str, Any]) -> str:
 <script>window.__SITE = {json.dumps(config)};</script>
 <script src="/static/markdown.js"></script>
 <script src="/static/app.js" defer></script>
-</head><body class="{config['variant']}"></body></html>"""
+</head><body class="{config['variant']}{' font-ui' if config['variant'] == 'claude' else ''}">
+</body></html>"""
 
 
 def _login_page(variant: str, auto_after: float) -> str:

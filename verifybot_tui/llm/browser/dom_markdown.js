@@ -9,7 +9,8 @@
 // header marked [data-markdown-copy="exclude"], inline code as
 // span[data-markdown-copy="inline-code"]. Defines one function,
 // vbDomToMarkdown(root); vbDomToMarkdown.lines (a Map from a .cm-content to
-// its lines, read by scrolling) fills CodeMirror blocks whose lines have gaps.
+// its lines, read by scrolling) fills CodeMirror blocks whose lines have gaps;
+// vbDomToMarkdown.exclude (selectors) leaves out what matches them below root.
 function vbDomToMarkdown(root) {
   const SKIP_TAGS = new Set(["BUTTON", "SVG", "svg", "STYLE", "SCRIPT", "NOSCRIPT", "TEMPLATE",
     "TEXTAREA", "INPUT", "SELECT", "OPTION", "IFRAME", "CANVAS"]);
@@ -26,6 +27,10 @@ function vbDomToMarkdown(root) {
     if (cls && (cls.contains("sr-only") || cls.contains("visually-hidden") ||
         cls.contains("group/activity-header"))) return true;
     if (el.getAttribute && el.getAttribute("data-markdown-copy") === "exclude") return true;
+    // The profile's message_exclude (thinking rows...), matched below the block only.
+    for (const s of vbDomToMarkdown.exclude || []) {
+      try { if (el.matches(s)) return true; } catch (e) { /* unparsable: skip */ }
+    }
     return el.hasAttribute && el.hasAttribute("hidden");
   }
   function isBlock(el) {
@@ -189,9 +194,32 @@ function vbDomToMarkdown(root) {
     const m = c && /(?:^|\s)language-([\w+#.-]+)/.exec(c.className);
     return m ? m[1] : "";
   }
+  // A code block under a header whose only text is its language label (Claude:
+  // div > [copy button] + div "javascript" + div > pre): one fenced block, the
+  // label its language, never a paragraph of its own before the fence.
+  function labelledCode(el) {
+    if (el.tagName !== "DIV") return null;
+    const pres = el.querySelectorAll("pre");
+    if (pres.length !== 1) return null;
+    let outside = "";
+    let prose = false;  // a paragraph, heading or list beside the code: not a header
+    const walk = (n) => {
+      if (n === pres[0]) return;
+      if (n.nodeType === Node.TEXT_NODE) { outside += n.data; return; }
+      if (n.nodeType !== Node.ELEMENT_NODE || skipped(n)) return;
+      if (/^(P|H[1-6]|UL|OL|LI|TABLE|BLOCKQUOTE)$/.test(n.tagName)) { prose = true; return; }
+      for (const c of n.childNodes) walk(c);
+    };
+    walk(el);
+    const label = outside.trim();
+    if (prose || !label || !/^[\w+#.\- ]{1,30}$/.test(label)) return null;
+    return codeBlock(pres[0], label);
+  }
   function blockOf(el) {
     const tag = el.tagName;
     if (el.getAttribute("data-markdown-copy") === "code-block") return [copyBlock(el)];
+    const labelled = labelledCode(el);
+    if (labelled) return [labelled];
     const group = el.getAttribute("role") === "group" &&
       /code$/i.test(el.getAttribute("aria-label") || "") && el.querySelector("pre");
     if (group) {

@@ -171,21 +171,31 @@ if (window.top === window && !window.__vb) {
     }
     return {users, lastUser, answer};
   }
-  function excluded(el) {
-    for (const s of S.message_exclude || []) {
-      try { if (el.matches(s) || el.closest(s)) return true; } catch (e) { /* skip */ }
+  // Excluded (thinking, tool rows...): the block or an element between it and the
+  // answer matches message_exclude. Never an ancestor of the answer: Claude's whole
+  // <body> carries .font-ui, which would exclude every block of every answer.
+  function excluded(el, answer) {
+    for (let p = el; p && p !== answer; p = p.parentElement) {
+      if (matchesAny(p, S.message_exclude)) return true;
     }
     return false;
   }
   // The answer's markdown blocks: the last one, or (join_messages) all, in order.
   function messagesOf(answer) {
-    const msgs = all(S.assistant_message, answer).filter((m) => !excluded(m));
+    const found = all(S.assistant_message, answer);
+    const msgs = found.filter((m) => !excluded(m, answer));
     const top = msgs.filter((m) => !msgs.some((o) => o !== m && o.contains(m)));
-    if (!top.length) return [answer];
+    // Only excluded blocks (a thinking row before the text comes): no text yet.
+    if (!top.length) return found.length ? [] : [answer];
     return R.joinMessages ? top : [top[top.length - 1]];
   }
   function answerText(answer) {
-    return messagesOf(answer).map((m) => vbDomToMarkdown(m)).filter((t) => t).join("\n\n");
+    vbDomToMarkdown.exclude = S.message_exclude;
+    try {
+      return messagesOf(answer).map((m) => vbDomToMarkdown(m)).filter((t) => t).join("\n\n");
+    } finally {
+      vbDomToMarkdown.exclude = null;
+    }
   }
   function userTextOf(turn) {
     if (!turn) return {text: "", rich: false};
@@ -261,8 +271,14 @@ if (window.top === window && !window.__vb) {
   function stopButton() {
     return firstVisible(S.stop_button) || labelled(composerOf(), T.stop) || null;
   }
+  // By selector: the answer, its row, its next sibling, its parent, then its
+  // grandparent (Claude's 2025-26 page: div[data-is-streaming] -> div.contents ->
+  // div.group, which also holds the action bar); never another turn's button.
   function findNear(answer, list) {
-    for (const root of near(answer)) {
+    const roots = near(answer);
+    const grand = answer.parentElement && answer.parentElement.parentElement;
+    if (grand && grand !== document.body && !has(grand, S.user_turn)) roots.push(grand);
+    for (const root of roots) {
       const hit = all(list, root).filter((b) => !b.closest || !excludedOwner(b, answer));
       if (hit.length) return hit[hit.length - 1];
     }
@@ -806,11 +822,13 @@ if (window.top === window && !window.__vb) {
       }
     }
     vbDomToMarkdown.lines = lines;
+    vbDomToMarkdown.exclude = S.message_exclude;
     try {
       const markdown = msgs.map((m) => vbDomToMarkdown(m)).filter((t) => t).join("\n\n");
       return {markdown, incomplete};
     } finally {
       vbDomToMarkdown.lines = null;
+      vbDomToMarkdown.exclude = null;
     }
   }
   // Artifact code (Claude): the conversation JSON, fetched by the page itself.
@@ -852,8 +870,11 @@ if (window.top === window && !window.__vb) {
       const copy = copyButton(answer);
       sig.copy_button = found(copy, copy ? describeButton(copy, row) : "");
       const fin = isFinished(answer);
-      sig.finished_markers = fin ? count(S.finished_markers, row || answer)
-        : {selector: "", count: 0};
+      // A marker on the answer element itself counts (Claude: data-is-streaming="false").
+      const own = (S.finished_markers || []).find((s) => matchesAny(row || answer, [s]));
+      const inside = count(S.finished_markers, row || answer);
+      sig.finished_markers = !fin ? {selector: "", count: 0}
+        : inside.count ? inside : {selector: own || "", count: own ? 1 : 0};
     }
     const stop = stopButton();
     return {renderer: r ? r.name : "", scoped: root !== document, signals: sig,

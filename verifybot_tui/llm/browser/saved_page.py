@@ -10,12 +10,20 @@ It reports the renderer that claims the page, the page state, every signal of
 the finished state HIT or MISS, whether the assistant's own copy button is
 there, and the last answer as markdown read from the DOM (the copy button
 needs the page's scripts, which a saved page does not run).
+
+A saved page is someone else's file: it is refused over a size cap, nothing it
+names is fetched (its frames included: besides the interception, host names
+resolve to nothing and every connection goes to a closed local port), and its
+text is printed with escape sequences shown escaped, in --json too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +31,7 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import async_playwright
 
+from verifybot_tui.core.base.ansi import visible
 from verifybot_tui.core.base.errors import LLMError
 from verifybot_tui.core.settings.config import DEFAULT_LLMS, LLMConfig
 from verifybot_tui.llm.browser.chromium import find_browser, launch_args
@@ -54,9 +63,11 @@ class PageReport:
     language: str = ""
 
     def as_json(self) -> dict[str, Any]:
+        """Every text from the page shown escaped (an escape sequence in a saved page
+        must not act on the terminal of whoever reads the JSON with cat)."""
         return {"renderer": self.renderer, "state": self.state, "finished": self.finished,
                 "copy_button": self.copy_button, "signals": self.signals,
-                "answer": self.answer}
+                "answer": None if self.answer is None else visible(self.answer)}
 
 
 def site_url(profile: SiteProfile) -> str:
@@ -69,38 +80,105 @@ def strip_scripts(html: str) -> str:
     return _SCRIPT.sub("", html)
 
 
-async def inspect_page(path: Path, site: str = "chatgpt", *,
-                       browser_path: str = "") -> PageReport:
-    """Load the saved page offline and read it as the driver would."""
+# A saved chat page is a few hundred KB (a long chat's evidence file a few MB);
+# a bigger file is not a chat page, and reading it would tie up the browser.
+MAX_PAGE_BYTES = 24 * 1024 * 1024
+# What a saved page may load: nothing but itself (no script, no frame, no fetch,
+# no font, no image from anywhere; inline styles only, so the layout is the page's).
+_CSP = ("default-src 'none'; script-src 'none'; frame-src 'none'; child-src 'none'; "
+        "connect-src 'none'; img-src data:; font-src data:; style-src 'unsafe-inline'; "
+        "form-action 'none'; base-uri 'none'")
+
+
+def read_saved_page(path: Path) -> str:
+    """The page's HTML with its scripts stripped, or an error that says what to give."""
     try:
-        html = strip_scripts(path.read_text(encoding="utf-8", errors="replace"))
+        size = path.stat().st_size
+        if size > MAX_PAGE_BYTES:
+            raise LLMError(f"The saved page {path} is {size / 1048576:.1f} MB; a chat page is "
+                           f"at most {MAX_PAGE_BYTES // 1048576} MB here. Give the page of one "
+                           f"conversation (the browser's \"Save page as\", HTML only, or an "
+                           f"evidence file from runs/log/).")
+        with path.open("rb") as f:
+            data = f.read(MAX_PAGE_BYTES + 1)
     except OSError as e:
         raise LLMError(f"Cannot read the saved page {path}: {e.strerror or e}. Give the path "
                        f"of an .html file (the browser's \"Save page as\", or an evidence "
                        f"file from runs/log/).") from None
-    profile = load_site_profile(site)
+    if len(data) > MAX_PAGE_BYTES:  # grew while read
+        raise LLMError(f"The saved page {path} is over {MAX_PAGE_BYTES // 1048576} MB.")
+    return strip_scripts(data.decode("utf-8", errors="replace"))
+
+
+def offline_args(dead_port: int) -> list[str]:
+    """Chromium flags that leave it no way out: every host name resolves to nothing, and
+    every connection (loopback included) goes to a proxy that is a closed local port,
+    so a request that slips past the route interception (a frame, a preconnect hint,
+    a prefetch) fails before it leaves the machine."""
+    return ["--host-resolver-rules=MAP * ~NOTFOUND",
+            f"--proxy-server=http://127.0.0.1:{dead_port}", "--proxy-bypass-list=<-loopback>",
+            "--disable-background-networking", "--dns-prefetch-disable", "--no-pings"]
+
+
+def _dead_port() -> int:
+    """A loopback port bound by this process and never listened on: a connection to it
+    is refused, and no other program can take it while we hold it."""
+    global _DEAD_SOCKET
+    if _DEAD_SOCKET is None:
+        _DEAD_SOCKET = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        _DEAD_SOCKET.bind(("127.0.0.1", 0))
+    return int(_DEAD_SOCKET.getsockname()[1])
+
+
+_DEAD_SOCKET: socket.socket | None = None
+
+
+class SavedPage:
+    """A saved page open offline in a browser context of its own; ``open(profile)``
+    shows it again, in a new tab, with another profile's page script in it."""
+
+    def __init__(self, context: Any, url: str, path: Path) -> None:
+        self.context = context
+        self.url = url
+        self.path = path
+        self.page: Any = None
+
+    async def open(self, profile: SiteProfile) -> Any:
+        page = await self.context.new_page()
+        await page.goto(self.url, wait_until="domcontentloaded", timeout=30_000)
+        await page.evaluate(init_script(profile))
+        self.page = page
+        return page
+
+
+@asynccontextmanager
+async def saved_page(path: Path, profile: SiteProfile, *,
+                     browser_path: str = "") -> AsyncIterator[SavedPage]:
+    """The saved page open offline under the site's address, the driver's page
+    script in it. Every request but the page itself is refused."""
+    html = read_saved_page(path)
     url = site_url(profile)
     executable = find_browser(LLMConfig(name="doctor", browser_path=browser_path))
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=executable, headless=True,
-                                           args=launch_args())
+                                           args=launch_args() + offline_args(_dead_port()))
         try:
-            context = await browser.new_context(service_workers="block")
-            page = await context.new_page()
+            context = await browser.new_context(service_workers="block",
+                                                viewport={"width": 1280, "height": 900})
 
             async def answer(route: Any) -> None:
                 req = route.request
-                if req.is_navigation_request() and req.frame == page.main_frame:
+                if req.is_navigation_request() and req.frame.parent_frame is None:
                     await route.fulfill(status=200, body=html, headers={
                         "Content-Type": "text/html; charset=utf-8",
-                        "Content-Security-Policy": "script-src 'none'"})
+                        "Content-Security-Policy": _CSP})
                 else:
                     await route.abort()  # nothing of a saved page goes to the network
 
             await context.route("**/*", answer)
-            await page.goto(url, wait_until="domcontentloaded", timeout=30_000)
-            await page.evaluate(init_script(profile))
-            return await _read(page, profile, url)
+            shown = SavedPage(context, url, path)
+            await shown.open(profile)
+            yield shown
         except PlaywrightError as e:
             first = (str(e).strip().splitlines() or [type(e).__name__])[0]
             raise LLMError(f"The browser could not show the saved page {path}: {first}") \
@@ -109,14 +187,26 @@ async def inspect_page(path: Path, site: str = "chatgpt", *,
             await browser.close()
 
 
-async def _read(page: Any, profile: SiteProfile, url: str) -> PageReport:
+async def inspect_page(path: Path, site: str = "chatgpt", *,
+                       browser_path: str = "") -> PageReport:
+    """Load the saved page offline and read it as the driver would."""
+    profile = load_site_profile(site)
+    async with saved_page(path, profile, browser_path=browser_path) as shown:
+        return await read_report(shown.page, profile, shown.url)
+
+
+async def read_report(page: Any, profile: SiteProfile, url: str) -> PageReport:
+    """What doctor --page reports of the open page."""
     snap = await asyncio.wait_for(page.evaluate("() => window.__vb.snapshot()"), 30)
     probe = await asyncio.wait_for(page.evaluate("() => window.__vb.probe()"), 30)
     renderer = probe["renderer"] or None
     verdict = classify(snap["facts"], profile)
+    # No renderer claims the page: nothing the driver would decide by is read from
+    # it, so there is no "finished" and no copy button to report.
     report = PageReport(renderer=renderer, state=verdict.state.value, url=url,
-                        finished=bool(snap["answerId"]) and snap["finished"] and
-                        not snap["busy"], copy_button=bool(probe.get("copy")),
+                        finished=bool(renderer) and bool(snap["answerId"]) and
+                        snap["finished"] and not snap["busy"],
+                        copy_button=bool(renderer) and bool(probe.get("copy")),
                         language=str(probe.get("lang") or ""))
     rend = profile.renderer(renderer) if renderer else None
     for key in FINISHED_SIGNALS:
@@ -136,7 +226,11 @@ async def _read(page: Any, profile: SiteProfile, url: str) -> PageReport:
 
 
 def format_report(path: Path, report: PageReport) -> list[str]:
-    """The lines `doctor --page` prints without --json."""
+    """The lines `doctor --page` prints without --json, each safe for a terminal."""
+    return [visible(line, newlines=False) for line in _lines(path, report)]
+
+
+def _lines(path: Path, report: PageReport) -> list[str]:
     lines = [f"page     {path} (shown as {report.url}, scripts off, no network)",
              f"renderer {report.renderer or 'none: no renderer signature is on the page'}",
              f"state    {report.state}" + (f" (page language {report.language})"
@@ -147,8 +241,12 @@ def format_report(path: Path, report: PageReport) -> list[str]:
         lines.append(f"  {mark} {key}" + (f": {how}" if how and result == "HIT" else
                                           "" if result != "not testable here" else
                                           ": not testable here (no conversation on the page)"))
-    lines.append(f"finished {'yes' if report.finished else 'no'}; assistant's copy button "
-                 f"{'found' if report.copy_button else 'not found'}")
+    if report.renderer is None:
+        lines.append("finished --; assistant's copy button --: no renderer claims the page, "
+                     "so nothing is read as the driver would read it")
+    else:
+        lines.append(f"finished {'yes' if report.finished else 'no'}; assistant's copy button "
+                     f"{'found' if report.copy_button else 'not found'}")
     if report.answer is None:
         lines.append("answer   none on the page")
     else:

@@ -55,13 +55,19 @@ Confirm = Callable[[str], Awaitable[bool]]
 
 async def probe_site(config: LLMConfig, workspace: Path, *, confirm: Confirm | None = None,
                      say: Say = print, answer_timeout: float = 180.0,
-                     page_timeout: float = 30.0) -> int:
+                     page_timeout: float = 30.0,
+                     keep_page: Callable[[str], None] | None = None) -> int:
     """Run the probe; 0 when every testable signal hit, 1 on a MISS, 3 when the page
-    is not usable (logged out, bot check...)."""
+    is not usable (logged out, bot check...). ``keep_page`` gets the page's HTML as
+    it was last probed, for `doctor --site --repair`."""
     llm = BrowserLLM(config, Path(workspace), headless=config.headless,
                      page_timeout=page_timeout)
     try:
-        return await _Probe(llm, say, confirm, answer_timeout).run()
+        probe = _Probe(llm, say, confirm, answer_timeout)
+        code = await probe.run()
+        if keep_page is not None and code == EXIT_FAILED:
+            keep_page(await llm.page.content())
+        return code
     except LLMError as e:
         say(f"FAIL {e}")
         return e.exit_code
@@ -123,7 +129,14 @@ class _Probe:
             return self._report()
         gen = await self._generate()
         await self._state("generating", gen)
-        await self._state("finished", [await self._sample()], evidence=True)
+        last = await self._sample()
+        if last["renderer"] and last["renderer"] != self.renderer:
+            # A layout told apart only by its turns (Claude's hub): the page with an
+            # answer on it decides which renderer's lists are reported.
+            self.renderer = last["renderer"]
+            self.say(f"renderer {self.renderer} once the answer is on the page: "
+                     f"{', '.join(llm.profile.renderer(self.renderer).signature)}")
+        await self._state("finished", [last], evidence=True)
         return self._report()
 
     async def _wait_page(self) -> None:

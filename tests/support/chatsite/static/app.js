@@ -8,6 +8,10 @@
   const SITE = window.__SITE;
   const CLAUDE = SITE.variant === "claude";
   const APPSHELL = !CLAUDE && SITE.renderer === "app_shell";
+  // Claude's two pages: the 2025-26 one (answer in div[data-is-streaming], its action
+  // bar under the answer's grandparent) and the 2026-10 "hub" layout (transcript rows
+  // in a feed; the answer ONE element holding thinking rows, prose and its toolbar).
+  const HUB = CLAUDE && SITE.claude_layout === "hub";
   const PREFIX = CLAUDE ? "/claude" : "";
   const now = () => performance.timeOrigin + performance.now();
   const sleep = (s) => new Promise((r) => setTimeout(r, s * 1000));
@@ -124,7 +128,8 @@
   const thread = APPSHELL
     ? route.appendChild(el('<div data-app-action-timeline-scroll class="timeline">' +
       '<div id="thread"></div></div>')).firstElementChild
-    : route.appendChild(el('<main id="thread"></main>'));
+    : route.appendChild(el(HUB ? '<main id="thread" role="feed" aria-label="Chat messages">' +
+      "</main>" : '<main id="thread"></main>'));
   if (SITE.page === "limit_banner") {
     body.appendChild(el('<div role="alert" class="limit">You\'ve reached our limit of messages ' +
       "per hour. Please wait a few minutes before trying again.</div>"));
@@ -421,11 +426,21 @@
   function addUserTurn(text) {
     turnCount++;
     let node;
+    if (HUB) {
+      // The user's row has its own toolbar with a Copy button: never the answer's.
+      node = el('<div data-testid="transcript-row"><div data-cds="UserMessage">' +
+        '<div data-testid="user-message"></div><div data-cds="MessageActions" ' +
+        'role="toolbar"><button aria-label="Copy">Copy</button><button aria-label="Edit">' +
+        "Edit</button></div></div></div>");
+    } else if (CLAUDE) {
+      node = el('<div data-test-render-count="1"><div class="mb-1 mt-6 group">' +
+        '<div class="group relative inline-flex"><div data-testid="user-message" ' +
+        'class="font-large !font-user-message"></div></div><div role="group" ' +
+        'aria-label="Message actions"><button aria-label="Retry">Retry</button>' +
+        '<button data-testid="action-bar-edit" aria-label="Edit">Edit</button>' +
+        '<button data-testid="action-bar-copy" aria-label="Copy">Copy</button></div></div></div>');
+    }
     if (CLAUDE) {
-      node = el('<div class="turn" data-test-render-count="1"><div class="group">' +
-        '<div data-testid="user-message"></div></div><div role="group" class="action-bar">' +
-        '<button data-testid="action-bar-copy" aria-label="Copy">Copy</button>' +
-        '<button data-testid="action-bar-edit" aria-label="Edit">Edit</button></div></div>');
       const m = node.querySelector('[data-testid="user-message"]');
       for (const line of text.split("\n")) {
         const p = document.createElement("p");
@@ -464,10 +479,22 @@
     turnCount++;
     let node;
     let turn;
-    if (CLAUDE) {
-      node = el('<div class="turn" data-test-render-count="1"><div data-is-streaming="true" ' +
-        'class="group"><div class="font-claude-response"></div></div>' +
-        '<div role="group" aria-label="Message actions" class="action-bar"></div></div>');
+    if (HUB) {
+      node = el('<div data-testid="transcript-row"><div data-testid="assistant-message" ' +
+        'data-cds="AssistantMessage" data-is-streaming="true"><h2 class="sr-only">Claude ' +
+        'responded: </h2><div class="hub-body"></div><div data-cds="MessageActions" ' +
+        'role="toolbar" class="action-bar"></div></div></div>');
+      turn = {node, md: node.querySelector(".hub-body"),
+        actions: node.querySelector('[data-cds="MessageActions"]'),
+        streamingEl: node.querySelector("[data-is-streaming]")};
+      thread.appendChild(node);
+    } else if (CLAUDE) {
+      // The real page: div.group > div.contents > div[data-is-streaming], and the
+      // action bar under div.group (the answer's grandparent), not beside the answer.
+      node = el('<div data-test-render-count="1"><div class="group"><div class="contents">' +
+        '<div data-is-streaming="true" class="group relative pb-3">' +
+        '<div class="font-claude-response"></div></div></div>' +
+        '<div role="group" aria-label="Message actions" class="action-bar"></div></div></div>');
       turn = {node, md: node.querySelector(".font-claude-response"),
         actions: node.querySelector(".action-bar"),
         streamingEl: node.querySelector("[data-is-streaming]")};
@@ -507,14 +534,25 @@
   }
   function renderInto(turn, text, render, extra) {
     if (CLAUDE) {
-      // Several .standard-markdown blocks with tool chips between them; thinking
-      // text (in .font-ui) and artifact cards are not part of the copied answer.
-      let html = turn.thought
-        ? '<div class="font-ui"><div class="standard-markdown"><p>' + esc(turn.thought) +
-          "</p></div></div>" : "";
-      html += claudeChunks(text).map((c) => '<div class="standard-markdown">' +
-        renderMarkdown(c, "claude") + "</div>").join(
-        '<button class="group/status">Ran a tool</button>');
+      // A thinking row first (its words are never the answer), then several
+      // .standard-markdown blocks with tool rows between them; artifact cards are
+      // not part of the copied answer either.
+      const thought = esc(turn.thought || THOUGHT);
+      let html = HUB
+        ? '<div data-cds="TurnStatus"><span>Thought for 2s</span><button aria-label=' +
+          '"Show thinking">&gt;</button><div data-cds="Prose"><div class="standard-markdown">' +
+          "<p>" + thought + "</p></div></div></div>"
+        : '<div class="grid grid-rows-[auto_auto] min-w-0"><div class="row-start-1 ' +
+          'col-start-1 min-w-0"><div class="min-w-0 pl-2"><button class="group/status">' +
+          '<span>Thought for 2s</span></button><div class="grid"><div class="overflow-hidden">' +
+          '<div class="font-ui"><div class="standard-markdown"><p>' + thought +
+          "</p></div></div></div></div></div></div></div>";
+      html += claudeChunks(text).map((c) => HUB
+        ? '<div data-cds="Prose"><div class="standard-markdown">' +
+          renderMarkdown(c, "claude") + "</div></div>"
+        : '<div class="standard-markdown">' + renderMarkdown(c, "claude") + "</div>").join(
+        HUB ? '<div data-cds="TurnStatus"><span>Ran a tool</span></div>'
+          : '<button class="group/status">Ran a tool</button>');
       if (turn.artifact) {
         html += '<div class="artifact-block-cell">' + esc(turn.artifact.title) +
           "<div>Code</div></div>";
@@ -536,6 +574,7 @@
     turn.md.innerHTML = renderMarkdown(text, codeLayout(render));
     mountCodeMirror(turn.md, render);
   }
+  const THOUGHT = "THINKING: the user wants a program; I must not say this in the answer.";
   function claudeChunks(text) {
     // Split before each fenced block or heading outside a fence, at "\n\n".
     const lines = text.split("\n");
@@ -594,8 +633,8 @@
   }
   function addActions(turn, markdown, render) {
     if (render.copy_button) {
-      const copy = CLAUDE
-        ? el('<button data-testid="action-bar-copy" aria-label="Copy">Copy</button>')
+      const copy = HUB ? el('<button aria-label="Copy">Copy</button>')
+        : CLAUDE ? el('<button data-testid="action-bar-copy" aria-label="Copy">Copy</button>')
         : APPSHELL ? el('<button type="button" aria-label="' + L.copy + '">' + ICON_COPY +
           "</button>")
           : el('<button type="button" data-testid="copy-turn-action-button" aria-label="' +
@@ -613,7 +652,9 @@
       turn.actions.appendChild(APPSHELL ? el("<span></span>") : copy);
       if (APPSHELL) turn.actions.lastChild.appendChild(copy);
     }
-    if (CLAUDE) {
+    if (HUB) {
+      turn.actions.appendChild(el('<button aria-label="Retry">Retry</button>'));
+    } else if (CLAUDE) {
       turn.actions.appendChild(el('<button data-testid="action-bar-retry" ' +
         'aria-label="Retry">Retry</button>'));
     } else if (APPSHELL) {

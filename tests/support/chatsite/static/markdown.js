@@ -54,11 +54,13 @@
     if (layout === "claude") {
       const body = code.split("\n").map((l) => highlight(l, "token keyword")).join("\n") + "\n";
       if (!lang) return "<pre><code>" + body + "</code></pre>";
-      return '<div role="group" aria-label="' + esc(lang) + ' code" class="relative">' +
-        '<div class="code-lang">' + esc(lang) + "</div>" +
-        '<div class="sticky"><button aria-label="Copy to clipboard"><svg></svg></button></div>' +
-        '<div><pre class="code-block__code"><code class="language-' + esc(lang) + '">' + body +
-        "</code></pre></div></div>";
+      // The real page (2025-26): the copy button, then the header's label as text
+      // ("javascript"), then the code; no role, no aria-label naming the language.
+      return '<div class="relative group/copy">' +
+        '<div class="sticky"><div><button aria-label="Copy to clipboard"><svg></svg></button>' +
+        '</div></div><div class="text-text-500 font-small p-3.5 pb-0">' + esc(lang) +
+        '</div><div><pre class="code-block__code"><code class="language-' + esc(lang) + '">' +
+        body + "</code></pre></div></div>";
     }
     const name = lang ? (DISPLAY[lang] || lang[0].toUpperCase() + lang.slice(1)) : "";
     if (layout === "hljs") {
