@@ -196,3 +196,32 @@ def test_which_flags_and_programs_count_as_commands():
     assert trust.qemu_finding(["qemu-system-arm", "-M", "netduinoplus2"]) == []
     assert trust.qemu_finding(["qemu-system-arm", "-M", "x", "-semihosting"])
     assert trust.qemu_finding(["sh", "-c", "id"])
+
+
+# -- doctor and a base_url that is not the user's own -------------------------------
+
+
+def test_doctor_asks_a_base_url_only_from_the_users_own_config(tmp_path: Path, api_server):
+    from api_fixtures import KEY, llm_table
+    from api_fixtures import run_cli as api_cli
+
+    here = tmp_path / "cloned"
+    here.mkdir()
+    (here / "config.toml").write_text(llm_table("api", "openai", api_server.url, "coder"),
+                                      encoding="utf-8")
+    proc = api_cli("doctor", cwd=here)  # ./config.toml came with the folder
+    assert "WARN llm api: base_url" in proc.stdout and "not contacted" in proc.stdout
+    assert f"verifybot doctor --config {'config.toml'}" in proc.stdout
+    assert api_server.requests == []  # the key went nowhere
+    # Named with --config, it is the user's word: asked, with the key.
+    proc = api_cli("doctor", "--config", "config.toml", cwd=here)
+    assert "OK   llm api: openai at" in proc.stdout, proc.stdout + proc.stderr
+    assert [r.headers.get("authorization") for r in api_server.requests] == [f"Bearer {KEY}"]
+    # Imported (with a yes), it is the user's own config: asked too.
+    api_server.requests.clear()
+    r = run_cli("config", "import", str(here / "config.toml"), "--trust", cwd=tmp_path,
+                stdin="")
+    assert r.returncode == 0, r.stderr
+    proc = api_cli("doctor", cwd=tmp_path)
+    assert "OK   llm api: openai at" in proc.stdout, proc.stdout + proc.stderr
+    assert len(api_server.requests) == 1

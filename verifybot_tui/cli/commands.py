@@ -140,7 +140,8 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
         check_llm_spec(cfg, name, replay=False)
         ask = None if args.yes else Stdin().confirm
         return await probe_site(cfg.llm[name], cfg.workspace, confirm=ask)
-    return await run_doctor(cfg, trust_new_host=args.trust_new_host)
+    return await run_doctor(cfg, trust_new_host=args.trust_new_host,
+                            explicit_config=bool(getattr(args, "config", None)))
 
 
 
