@@ -225,3 +225,43 @@ def test_doctor_asks_a_base_url_only_from_the_users_own_config(tmp_path: Path, a
     proc = api_cli("doctor", cwd=tmp_path)
     assert "OK   llm api: openai at" in proc.stdout, proc.stdout + proc.stderr
     assert len(api_server.requests) == 1
+
+
+def run_on_a_terminal(*args: str, cwd: Path, answer: str):
+    """The CLI with a terminal for stdin (a pty) that answers ``answer``."""
+    import pty
+    import subprocess
+
+    from project import verifybot_cmd
+
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.Popen([*verifybot_cmd(), *args], cwd=cwd, stdin=slave,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        os.write(master, answer.encode())
+        out, err = proc.communicate(timeout=120)
+    finally:
+        os.close(master)
+        os.close(slave)
+    return proc.returncode, out, err
+
+
+def test_in_a_terminal_the_question_is_asked_and_the_answer_holds(tmp_path: Path):
+    mine = install_mine()
+    shared = tmp_path / "shared.toml"
+    shared.write_text('[targets.local]\nsandbox = "off"\n', encoding="utf-8")
+    code, _, err = run_on_a_terminal("config", "import", str(shared), cwd=tmp_path,
+                                     answer="n\n")
+    assert code == 2 and "Import 1 risky key(s) shown above? [y/N]" in err
+    assert mine.read_text(encoding="utf-8") == MINE
+    code, _, err = run_on_a_terminal("config", "import", str(shared), cwd=tmp_path,
+                                     answer="y\n")
+    assert code == 0, err
+    assert 'sandbox = "off"' in mine.read_text(encoding="utf-8")
+
+    recipe, qemu_marker, wrapper_marker = evil_recipe(tmp_path)
+    code, _, err = run_on_a_terminal("recipe", "run", str(recipe), cwd=tmp_path,
+                                     answer="n\n")
+    assert code == 2 and "is a file that makes VerifyBot run commands:" in err
+    assert "qemu = sh -c touch" in err and "-wrapper /bin/sh" in err
+    assert not qemu_marker.exists() and not wrapper_marker.exists()

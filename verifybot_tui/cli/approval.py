@@ -34,13 +34,14 @@ async def approve_files(files: list[trust.FileToTrust], *, trusted: bool, how: s
         return
     if not _interactive():
         raise trust.UntrustedFile(todo, how)
-    ask = stdin or Stdin()
     for f in todo:
         err(f"{f.path} is a file that makes VerifyBot run commands:")
         for finding in f.findings:
             err(f"  {finding}")
-        if not await ask.confirm(f"Run what {f.path.name} sets (asked once for this content)?"):
-            raise trust.UntrustedFile([f], how)
+    what = "it sets" if len(todo) == 1 else f"these {len(todo)} files set"
+    if not await (stdin or Stdin()).confirm(f"Run what {what} (asked once for this content)?"):
+        raise trust.UntrustedFile(todo, how)
+    for f in todo:
         trust.approve(f)
 
 
