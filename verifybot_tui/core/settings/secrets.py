@@ -212,20 +212,40 @@ class Redactor:
         values = self.values | always_secret() if _TYPED or _SEALED else self.values
         if not values or not text:
             return text
+        ordered = tuple(sorted(values, key=lambda v: (-len(v), v)))
+        literal = _literal_pattern(ordered)
+        if literal.search(text):
+            text = literal.sub(MASK, text)
         squeezed: tuple[bytes, bytes] | None = None
-        for value in sorted(values, key=len, reverse=True):
-            for form in spellings(value):
-                if form in text:
-                    text, squeezed = text.replace(form, MASK), None
+        for value in ordered:
+            _, bare_value, hex_value, shortest = _disguises(value)
+            if len(text) < shortest:
+                continue  # too short to hold any form of it (a chunk of one line, say)
             # The patterns are slow on megabytes of output: each runs only when the text
             # without its separators holds the secret (a necessary condition).
             bare, hexed = squeezed = squeezed or _squeeze(text)
-            spaced, hex_bytes = _patterns(value)
-            if value.encode("utf-8").translate(None, _SEPARATORS) in bare:
-                text, squeezed = spaced.sub(MASK, text), None
-            if value.encode("utf-8").hex().encode("ascii") in hexed:
-                text, squeezed = hex_bytes.sub(MASK, text), None
+            if bare_value in bare:
+                text, squeezed = _patterns(value)[0].sub(MASK, text), None
+            if hex_value in hexed:
+                text, squeezed = _patterns(value)[1].sub(MASK, text), None
         return text
+
+
+@functools.lru_cache(maxsize=64)
+def _literal_pattern(values: tuple[str, ...]) -> re.Pattern[str]:
+    """Every literal spelling of every value, longest first, as one pattern."""
+    forms = sorted({f for v in values for f in spellings(v)}, key=lambda f: (-len(f), f))
+    return re.compile("|".join(re.escape(f) for f in forms))
+
+
+@functools.lru_cache(maxsize=256)
+def _disguises(value: str) -> tuple[tuple[str, ...], bytes, bytes, int]:
+    """A value's literal spellings, its bytes without separators, its hex, and the
+    length of its shortest form (a text shorter than that holds none)."""
+    raw = value.encode("utf-8")
+    forms = spellings(value)
+    bare = raw.translate(None, _SEPARATORS)
+    return forms, bare, raw.hex().encode("ascii"), min(len(bare), *(len(f) for f in forms))
 
 
 # Between the characters of a spaced-out secret ("s e c r e t", "s-e-c-r-e-t", one per
