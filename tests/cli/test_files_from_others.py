@@ -185,10 +185,10 @@ def test_which_flags_and_programs_count_as_commands():
     found = [f.value for f in trust.risky_flags(
         "flags", ["-fplugin=/tmp/p.so", "-B", "/tmp/bin", "-B/tmp", "@/tmp/args",
                   "--specs=/tmp/x.specs", "-wrapper", "sh,-c,x", "-Wl,-plugin,/tmp/l.so",
-                  "--ld-path=/tmp/ld"])]
+                  "--ld-path=/tmp/ld", "-Xlinker", "-plugin", "-Xlinker", "-Map=x"])]
     assert found == ["-fplugin=/tmp/p.so", "-B /tmp/bin", "-B/tmp", "@/tmp/args",
                      "--specs=/tmp/x.specs", "-wrapper sh,-c,x", "-Wl,-plugin,/tmp/l.so",
-                     "--ld-path=/tmp/ld"]
+                     "--ld-path=/tmp/ld", "-Xlinker -plugin"]
     assert trust.compiler_finding("compiler", "arm-none-eabi-gcc") == []
     assert trust.compiler_finding("compiler", "gcc-12") == []
     assert trust.compiler_finding("compiler", "/tmp/gcc")

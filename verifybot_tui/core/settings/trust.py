@@ -167,6 +167,10 @@ def risky_flags(key: str, flags: list[str], package: Path | None = None) -> list
         f = flags[i]
         nxt = flags[i + 1] if i + 1 < len(flags) else ""
         spec = re.match(r"^--?specs(?:=(.*))?$", f)
+        if f == "-Xlinker" and "plugin" in nxt:
+            found.append(f"{f} {nxt}")
+            i += 2
+            continue
         if f in ("-wrapper", "-B", "-specs", "--specs", "-iplugindir"):
             if f in ("-specs", "--specs") and _specs_ok(nxt, package):
                 i += 2
