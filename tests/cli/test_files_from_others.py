@@ -156,6 +156,14 @@ def test_run_yes_does_not_approve_a_board_file(tmp_path: Path):
     assert f"evil.toml: qemu = sh -c touch {qemu_marker}" in r.stderr
     assert "--yes does not approve commands" in r.stderr
     assert not qemu_marker.exists()
+    # --trust answers it: the board file is approved (by its hash) and the run goes on.
+    r = run_cli("run", "Blink", "--target", "evil", "--yes", "--trust", "--llm",
+                f"replay:{tmp_path / 'fw.md'}", "--max-retries", "0", cwd=tmp_path, stdin="")
+    assert "--trust: running what evil.toml: qemu = sh -c touch" in r.stderr, r.stderr
+    assert "not run: a file from others" not in r.stderr
+    assert "[verifybot] session" in r.stderr  # past the question: the session started
+    store = Path(os.environ["XDG_STATE_HOME"]) / "verifybot" / "trusted-files"
+    assert trust.digest((tmp_path / "evil.toml").read_bytes()) in store.read_text()
 
 
 def test_trust_is_remembered_by_content_and_a_change_is_asked_again(tmp_path: Path):
