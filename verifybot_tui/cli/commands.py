@@ -152,7 +152,8 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
 
             return await run_site_repair(args, cfg, name, ask)
         return await probe_site(cfg.llm[name], cfg.workspace, confirm=ask)
-    return await run_doctor(cfg, trust_new_host=args.trust_new_host)
+    return await run_doctor(cfg, trust_new_host=args.trust_new_host,
+                            explicit_config=bool(getattr(args, "config", None)))
 
 
 
@@ -166,14 +167,43 @@ async def cmd_selftest(args: argparse.Namespace) -> int:
 
 
 
+async def _confirm_import(args: argparse.Namespace, changes: list) -> None:
+    """Show every key the import changes; the risky ones take a yes (or --trust)."""
+    err(f"{args.path} changes {len(changes)} key(s)" + (":" if changes else
+                                                       " (same as the installed config)"))
+    for change in changes:
+        err(f"  {change}")
+    risky = [c for c in changes if c.risk]
+    if not risky or args.trust:
+        if risky:
+            err(f"--trust: importing {len(risky)} risky key(s) as shown")
+        return
+    names = ", ".join(f"{c.key} ({c.risk})" for c in risky)
+    refused = (f"nothing was imported: {args.path} sets keys that run commands or weaken "
+               f"protection: {names}. Read them; to import anyway answer yes in a terminal, "
+               "or pass --trust")
+    if sys.stdin is None or not sys.stdin.isatty():
+        raise ConfigError(refused)
+    if not await Stdin().confirm(f"Import {len(risky)} risky key(s) shown above?"):
+        raise ConfigError(refused)
+
+
 async def cmd_config(args: argparse.Namespace) -> int:
-    from verifybot_tui.core.settings.config_transfer import export_text, import_file, write_new
+    from verifybot_tui.core.settings.config_transfer import (
+        export_text,
+        install,
+        review_import,
+        write_new,
+    )
 
     if args.action == "import":
         if not args.path:
             raise ConfigError("config import needs the file to install: "
                               "verifybot config import PATH")
-        dest, backup = import_file(Path(args.path).expanduser())
+        path = Path(args.path).expanduser()
+        data, changes = review_import(path)
+        await _confirm_import(args, changes)
+        dest, backup = install(data, path)
         err(f"installed {args.path} as {dest}"
              + (f"; the old config is kept as {backup}" if backup else ""))
         return EXIT_SUCCESS

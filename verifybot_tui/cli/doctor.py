@@ -33,7 +33,8 @@ class _Report:
         print(one_line(f"{level:<4} {what}: {text}"), flush=True)  # a server's text too
 
 
-async def run_doctor(config: Config, *, trust_new_host: bool = False) -> int:
+async def run_doctor(config: Config, *, trust_new_host: bool = False,
+                     explicit_config: bool = False) -> int:
     r = _Report()
     r.line("OK", "config", str(config.path) if config.path else
            "no config file: using the defaults (copy config.toml.example to config.toml)")
@@ -50,7 +51,7 @@ async def run_doctor(config: Config, *, trust_new_host: bool = False) -> int:
         if llm.kind == "browser":
             await _check_llm(r, name, llm)
         else:
-            await _check_api(r, name, llm, config)
+            await _check_api(r, name, llm, config, explicit_config)
     for name in sorted(config.targets):
         await _check_target(r, config, name, trust_new_host)
     return EXIT_FAILED if r.failed else EXIT_SUCCESS
@@ -88,9 +89,30 @@ async def _check_llm(r: _Report, name: str, llm: LLMConfig) -> None:
         r.line("WARN", what, f"no profile at {profile}: run `verifybot login --llm {name}` once")
 
 
-async def _check_api(r: _Report, name: str, llm: LLMConfig, config: Config) -> None:
+def _own_config(config: Config, explicit: bool) -> bool:
+    """The user's own config: the one in the user config dir (an import lands there only
+    after its risky keys were approved), or the one named with --config."""
+    if explicit or config.path is None:
+        return True
+    from verifybot_tui.core.settings.config import user_config_dir
+
+    return config.path.resolve().parent == user_config_dir().resolve()
+
+
+async def _check_api(r: _Report, name: str, llm: LLMConfig, config: Config,
+                     explicit_config: bool = False) -> None:
+    from verifybot_tui.core.settings.config import key_env
     from verifybot_tui.llm.api_check import check_provider
 
+    if llm.base_url and not _own_config(config, explicit_config):
+        # A config.toml found in the current folder may have come with the folder (a
+        # clone, a download): its server is not asked for the key unless the user says so.
+        r.line("WARN", f"llm {name}", f"base_url {llm.base_url} comes from {config.path} "
+                                      "in this folder, not your own config: not contacted "
+                                      f"(it would get the key in ${key_env(llm)}). To check "
+                                      f"it, name the file: verifybot doctor --config "
+                                      f"{config.path}")
+        return
     result = await check_provider(llm, config.workspace)
     r.line("OK" if result.ok else "FAIL", f"llm {name}", result.text)
 

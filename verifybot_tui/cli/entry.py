@@ -60,6 +60,10 @@ TARGET_HELP = "a [targets.NAME] table (default: [run] default_target, local)"
 LLM_HELP = "an [llm.NAME] table, or replay:PATH (default: [run] default_llm, chatgpt)"
 TRUST_HELP = ("trust an SSH host key seen for the first time, for scripts "
               "(default: show its fingerprint and ask)")
+FILES_TRUST_HELP = ("approve what files from others set that runs commands or weakens "
+                    "protection (a board file's qemu or compiler, risky flags; config "
+                    "import's risky keys) without asking; --yes does not (default: shown "
+                    "and asked in a terminal, refused without one)")
 
 
 def _verification_args(p: argparse.ArgumentParser) -> None:
@@ -85,6 +89,7 @@ def _config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("path", nargs="?", metavar="PATH",
                    help="export: the file to write (default: standard output); "
                         "import: the file to install")
+    p.add_argument("--trust", action="store_true", help=FILES_TRUST_HELP)
 
 
 def build_parser(command: str | None) -> argparse.ArgumentParser:
@@ -145,6 +150,7 @@ def _running_flags(p: argparse.ArgumentParser, *, yes: str, json: str) -> None:
     p.add_argument("--yes", action="store_true", help=yes)
     p.add_argument("--json", action="store_true", help=json)
     p.add_argument("--trust-new-host", action="store_true", help=TRUST_HELP)
+    p.add_argument("--trust", action="store_true", help=FILES_TRUST_HELP)
 
 
 def _login_args(p: argparse.ArgumentParser) -> None:

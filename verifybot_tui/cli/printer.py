@@ -16,13 +16,61 @@ from typing import TypeVar
 
 from verifybot_tui.cli.common import Stdin, colour
 from verifybot_tui.core.answers.editor import NO_EDITOR, cannot_start, edit_files
-from verifybot_tui.core.base.ansi import one_line, sanitize, visible
+from verifybot_tui.core.base.ansi import (
+    PROGRAM_MARK,
+    imitates_verifybot,
+    may_imitate_verifybot,
+    one_line,
+    sanitize,
+    visible,
+)
 from verifybot_tui.core.base.errors import (
     EXIT_SUCCESS,
 )
 from verifybot_tui.core.loop import events
 
 T = TypeVar("T")
+
+
+_HOLD_MAX = 64  # characters of a line's start held back to see whether it imitates ours
+
+
+class _Marker:
+    """Marks the program's lines that start like VerifyBot's own (``[verifybot]
+    VERIFIED``) with ``[program]``, on the stream they came on, as they stream: the
+    start of a line that could still become one is held back until it can be told."""
+
+    def __init__(self) -> None:
+        self.at_start = True
+        self.held = ""
+
+    def feed(self, text: str) -> str:
+        text, self.held = self.held + text, ""
+        out: list[str] = []
+        while text:
+            if self.at_start:
+                end = min((i for i in (text.find("\n"), text.find("\r")) if i >= 0),
+                          default=-1)
+                head = text if end < 0 else text[:end]
+                if end < 0 and len(head) < _HOLD_MAX and may_imitate_verifybot(head):
+                    self.held = text
+                    break
+                if imitates_verifybot(head):
+                    out.append(PROGRAM_MARK)
+            cut = min((i for i in (text.find("\n"), text.find("\r")) if i >= 0), default=-1)
+            if cut < 0:
+                out.append(text)
+                self.at_start = False
+                break
+            out.append(text[:cut + 1])
+            text = text[cut + 1:]
+            self.at_start = True
+        return "".join(out)
+
+    def end(self) -> str:
+        """The run ended: what was held back, marked if it imitates."""
+        held, self.held, self.at_start = self.held, "", True
+        return (PROGRAM_MARK if imitates_verifybot(held) else "") + held
 
 
 def _answer(fut: asyncio.Future[T], value: T) -> None:
@@ -47,6 +95,7 @@ class Printer:
         self.info = sys.stderr
         # With --json, stdout carries only the record: the program's stdout goes to stderr.
         self.prog_out = sys.stderr if json_mode else sys.stdout
+        self._marks = {"stdout": _Marker(), "stderr": _Marker()}
 
     def say(self, text: str) -> None:
         print(colour(self.info, "2", f"[verifybot] {one_line(text)}"), file=self.info,
@@ -135,14 +184,25 @@ class Printer:
         self.say(f"running attempt {ev.attempt} on {ev.target}")
 
     async def on_output(self, ev: events.Output) -> None:
-        if ev.stream == "stderr":
-            sys.stderr.write(colour(sys.stderr, "31", sanitize(ev.text)))
+        self._write(ev.stream, self._marks["stderr" if ev.stream == "stderr" else "stdout"]
+                    .feed(sanitize(ev.text)))
+
+    def _write(self, stream: str, text: str) -> None:
+        if not text:
+            return
+        if stream == "stderr":
+            sys.stderr.write(colour(sys.stderr, "31", text))
             sys.stderr.flush()
         else:
-            self.prog_out.write(sanitize(ev.text))
+            self.prog_out.write(text)
             self.prog_out.flush()
 
+    def _end_output(self) -> None:
+        for stream, marker in self._marks.items():
+            self._write(stream, marker.end())
+
     async def on_run_finished(self, ev: events.RunFinished) -> None:
+        self._end_output()
         r = ev.result
         status = r.ended
         self.say(f"{status} after {r.duration:.1f} s; output saved as {ev.output_file}")
@@ -193,6 +253,7 @@ class Printer:
             self.say("answer v, f or s" + (" (or Enter)" if follow else ""))
 
     async def on_finished(self, ev: events.Finished) -> None:
+        self._end_output()
         code = "32" if ev.exit_code == EXIT_SUCCESS else "31"
         text = f"[verifybot] {ev.status}" + (f": {one_line(ev.message)}" if ev.message else "")
         print(colour(self.info, code, text), file=self.info, flush=True)

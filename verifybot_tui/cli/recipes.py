@@ -49,6 +49,11 @@ def add_args(p: argparse.ArgumentParser) -> None:
     run.add_argument("--junit", metavar="PATH", help="write a JUnit XML report (default: none)")
     run.add_argument("--json", action="store_true",
                      help="print a JSON report on stdout (default: off)")
+    run.add_argument("--trust", action="store_true",
+                     help="approve what the recipes and their board files set that runs "
+                          "commands (a compiler, flags like -wrapper, a board's qemu) without "
+                          "asking (default: shown and asked in a terminal, refused without "
+                          "one); recipes accept every version anyway, that is not this")
     new = sub.add_parser("new", help="write a recipe from a finished session")
     new.add_argument("session", nargs="?", type=int, help="a session id (default: the last)")
     new.add_argument("--output", "-o", metavar="FILE", help="write here (default: stdout)")
@@ -229,9 +234,10 @@ async def cmd_recipe(args: argparse.Namespace, cfg: Config) -> int:
     if args.parallel < 1:
         raise ConfigError("--parallel must be 1 or more")
     junit = output_path(args.junit, "--junit") if args.junit else None
-    recipes = [load_recipe(Path(f)) for f in args.files]
+    recipes = [load_recipe(Path(f), check_trust=False) for f in args.files]
     for r in recipes:
         _check_names(cfg, r)
+    await _approve(cfg, recipes, args.trust)
     names = [r.name for r in recipes]
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup:
@@ -252,6 +258,18 @@ async def cmd_recipe(args: argparse.Namespace, cfg: Config) -> int:
     if stops.status is not None:
         return EXIT_HANGUP if SIGNALS["hangup"] else EXIT_INTERRUPTED
     return EXIT_SUCCESS if all(r.verified for r in results) else EXIT_FAILED
+
+
+async def _approve(cfg: Config, recipes: list[Recipe], trusted: bool) -> None:
+    """Every recipe and board file that sets commands: approved before any recipe runs."""
+    from verifybot_tui.cli.approval import approve_files, board_files
+    from verifybot_tui.core.verify.recipe import with_board
+
+    files = [r.to_trust for r in recipes]
+    for r in recipes:
+        rcfg, name = with_board(cfg, r)
+        files += board_files(rcfg, name)
+    await approve_files(files, trusted=trusted, how="verifybot recipe run --trust")
 
 
 def _number(value: Any, kind: type) -> Any:

@@ -33,6 +33,8 @@ from verifybot_tui.core.settings.config import MAX_TIMEOUT, Config
 
 
 async def cmd_run(args: argparse.Namespace) -> int:
+    from verifybot_tui.cli.approval import approve_files, board_files
+
     check_prompt(args.prompt, "verifybot run")  # nothing to send: nothing recorded either
     cfg = config_for(args, writes=True)  # first: bad config = no start
     from verifybot_tui.llm import make_llm
@@ -49,6 +51,8 @@ async def cmd_run(args: argparse.Namespace) -> int:
     printer = Printer(json_mode=args.json, stdin=stdin, show_thinking=args.show_thinking,
                       verbose=args.verbose)
     target_name, why = choose_target(cfg, args.prompt, args.target)
+    await approve_files(board_files(cfg, target_name), trusted=args.trust,
+                        how="verifybot run --trust", stdin=stdin)
     llm = make_llm(cfg, args.llm or cfg.run.default_llm, ws)
     target = make_target(cfg, target_name, ws, prompter=stdin,
                          trust_new_host=args.trust_new_host)
@@ -176,6 +180,11 @@ async def _extract_run(args: argparse.Namespace, path: Path, answer: str, n: int
             one = Path(tmp) / f"{path.stem}_answer_{n}.md"
             one.write_text(answer, encoding="utf-8")
         llm = ReplayLLM(one, whole_file=True)
+        from verifybot_tui.cli.approval import approve_files, board_files
+
+        await approve_files(board_files(cfg, args.target or cfg.run.default_target),
+                            trusted=args.trust, how="verifybot extract --run --trust",
+                            stdin=stdin)
         target = make_target(cfg, args.target or cfg.run.default_target, ws, prompter=stdin,
                              trust_new_host=args.trust_new_host)
         what = f"answer {n} of {path.name}" if n else path.name

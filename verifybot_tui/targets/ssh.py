@@ -114,7 +114,8 @@ class _Session(asyncssh.SSHClientSession[bytes]):
     so a flood waits on the Pi rather than in memory here.
 
     The after-run check's report follows the program's output on stdout between
-    two lines carrying the run's token (see ssh_scripts); it is split off here
+    two lines carrying the report token (see ssh_scripts), which the program
+    never sees (its own marker is another); it is split off here
     and never shown as output. Only bytes that could be the start of that line
     are held back, and only until the next chunk says whether they are.
     """
@@ -448,7 +449,7 @@ class SSHTarget(ReportsState):
         home, rel = shlex.quote(self.remote_dir), shlex.quote(
             posixpath.relpath(run_dir, self.remote_dir))
         return (f"cd {home} 2>/dev/null || {{ mkdir -p {home} && cd {home}; }} || exit 127; "
-                f"[ ! -e {rel} ] || rm -rf {rel}; {scripts.files_sh(token, archive)}")
+                f"[ ! -e {rel} ] || rm -rf {rel}; {scripts.files_sh(archive)}")
 
     def _launch_script(self, argv: list[str], run_dir: str, snapshot: bool,
                        token: str = "", files: bytes = b"", before_file: bool = True) -> str:
@@ -468,14 +469,15 @@ class SSHTarget(ReportsState):
         if token:
             env += f"printf '%s\\n' {shlex.quote(token)} > .vb_run; "
             check = scripts.check_sh(self.stop_grace, self._scopes, snapshot, before_file)
-            watcher = shlex.quote(scripts.watcher_sh(token, check, run_dir))
+            watcher = shlex.quote(scripts.watcher_sh(check, run_dir))
             watch = (f"exec 3<&0; vbw={watcher}; {scripts.START_APART}"
                      f"export {containment.MARKER}={shlex.quote(token)}; ")
         if self._has_venv:
             # A shell script's `python3` then finds what `install` put there.
             venv = shlex.quote(posixpath.join(self.remote_dir, VENV_DIR))
             env += f'export VIRTUAL_ENV={venv} PATH={venv}/bin:"$PATH"; '
-        return (f"{unpack}cd {shlex.quote(run_dir)} || exit 127; {env}{before}"
+        first = scripts.READ_REPORT_TOKEN if token else ""
+        return (f"{first}{unpack}cd {shlex.quote(run_dir)} || exit 127; {env}{before}"
                 "read -r _ _ _ _ vbpg _ < /proc/$$/stat 2>/dev/null; "
                 f'if [ "$vbpg" = "$$" ]; then echo $$ > .vb_pgid; {watch}'
                 f"exec {cmd} </dev/null 3<&-; "
@@ -493,17 +495,17 @@ class SSHTarget(ReportsState):
         """
         out = _Outcome()
         started = time.monotonic()
-        token = containment.new_token()
+        token = containment.new_token()  # the run's marker: the program sees it
+        report_token = containment.new_token()  # the report's: only the watcher has it
         problems: list[str] = []
         try:
             conn = await self._connection()
             proc, session = await conn.create_session(
-                lambda: _Session(out, on_output, problems, token),
+                lambda: _Session(out, on_output, problems, report_token),
                 self._launch_script(argv, run_dir, snapshot, token, files or b"",
                                     before_file=before is None), encoding=None)
-            if files and scripts.files_stdin(files):
-                # No EOF after it: the channel's stdin closing marks the program's end.
-                proc.write(scripts.files_stdin(files))
+            # No EOF after it: the channel's stdin closing marks the program's end.
+            proc.write(scripts.channel_stdin(report_token, files or b""))
         except (asyncssh.Error, OSError) as e:
             out.target_error = f"Could not start the program on {self._where}: {e}"
             return out

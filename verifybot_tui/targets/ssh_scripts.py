@@ -16,7 +16,15 @@ everything a run needs goes in the one command of one channel:
 - the watcher then stops the program's group, names and kills what escaped it
   (the run's ``VERIFYBOT_RUN`` marker in one scan of /proc, and the run's
   systemd scope where there is one), lists the files, and prints that report
-  between two lines carrying the run's token, which nothing else can print.
+  between two lines carrying the *report token*, which the program cannot print:
+  it is not the run's marker (``VERIFYBOT_RUN``, which the program sees), and it
+  is in no command line, environment or file. It comes as the first line of the
+  channel's stdin, read by the launching shell's builtin ``read`` before the
+  program starts; the watcher (a forked subshell, or a shell given it on a
+  here-document) keeps it in memory, and prints it with the builtin ``printf``.
+  The program's stdin is /dev/null and the channel's stdin is closed for it, so
+  a program that prints report lines with its own marker is only output, and
+  what it left is still named.
 
 The report's lines are the ones the separate after-run check printed before:
 ``vb-escaped PID NAME``, ``vb-unkillable PID NAME``, then the snapshots.
@@ -143,7 +151,14 @@ def check_sh(grace: float, scope: bool, snapshot: bool, before_file: bool) -> st
     return cmd
 
 
-def watcher_sh(token: str, check: str, folder: str) -> str:
+# The launching shell's first step: the report token, the first line of the channel's
+# stdin (before a big archive), into $vbr; never in a command line or an environment.
+READ_REPORT_TOKEN = "IFS= read -r vbr || exit 127; "
+_PRINT_START = "printf '\\036vb-report %s\\n' \"$vbr\""
+_PRINT_END = "printf '\\036vb-end %s\\n' \"$vbr\""
+
+
+def watcher_sh(check: str, folder: str) -> str:
     """Wait for the program's end (EOF on the channel's stdin), check, report.
 
     It waits outside the run's folder (it is not the program's), and writes the
@@ -151,34 +166,34 @@ def watcher_sh(token: str, check: str, folder: str) -> str:
     write kills it (SIGPIPE), and the program is left for the next connection's
     sweep, as a lost link always left it.
     """
-    start = shlex.quote(report_start(token).decode())
-    end = shlex.quote(report_end(token).decode())
-    return (f"cd /; while read -r _; do :; done; printf %s {start}; "
-            f"cd {shlex.quote(folder)} || exit 0; {check}; printf %s {end}")
+    return ("[ -n \"$vbr\" ] || IFS= read -r vbr <&4; exec 4<&-; "
+            f"cd /; while read -r _; do :; done; {_PRINT_START}; "
+            f"cd {shlex.quote(folder)} || exit 0; {check}; {_PRINT_END}")
 
 
 # Start the watcher ($vbw) in a process group of its own, reading the channel's stdin
 # (fd 3). bash does it without a new process (job control gives a background job its
 # own group); another shell pays for setsid and a second shell.
+# The report token goes to it in memory (a bash subshell inherits $vbr) or on a
+# here-document (fd 4), never in its arguments or environment.
 START_APART = (LAST_PID + 'if [ -n "$BASH_VERSION" ]; then set -m; (eval "$vbw") <&3 3<&- '
-               '2>/dev/null & set +m; else vbl0=$vbl0 setsid sh -c "$vbw" <&3 3<&- 2>/dev/null & '
-               'fi; ')
+               '2>/dev/null & set +m; else vbl0=$vbl0 setsid sh -c "$vbw" <&3 3<&- 2>/dev/null '
+               '4<<VBR &\n$vbr\nVBR\nfi; ')
 
 
 INLINE_MAX = 24 * 1024  # a tar up to this size rides in the command (escaped: <= 120 KB)
 
 
-def files_sh(token: str, archive: bytes) -> str:
+def files_sh(archive: bytes) -> str:
     """Unpack the tar: a small one carried in the command (no round trip of its own,
     no process but tar), a big one from the channel's stdin (``head -c`` reads exactly its length).
     On failure the report says so and the run stops (exit 127)."""
-    failed = shlex.quote((report_start(token) + f"{_NO_FILES}\n".encode()
-                          + report_end(token)).decode())
+    failed = f"{_PRINT_START}; echo {_NO_FILES}; {_PRINT_END}"
     if len(archive) <= INLINE_MAX:
         source = f"printf %b {_printf_b(archive)}"
     else:
         source = f"head -c {len(archive)}"
-    return f"{source} | tar -xf - || {{ printf %s {failed}; exit 127; }}; "
+    return f"{source} | tar -xf - || {{ {failed}; exit 127; }}; "
 
 
 def _printf_b(data: bytes) -> str:
@@ -192,6 +207,12 @@ def _printf_b(data: bytes) -> str:
 def files_stdin(archive: bytes) -> bytes:
     """What goes on the channel's stdin for ``files_sh``: only a big archive."""
     return archive if len(archive) > INLINE_MAX else b""
+
+
+def channel_stdin(report_token: str, archive: bytes) -> bytes:
+    """The channel's stdin: the report token's line, then a big archive (no EOF after
+    it: the channel's stdin closing marks the program's end)."""
+    return f"{report_token}\n".encode() + files_stdin(archive)
 
 
 def files_failed(report: str) -> bool:

@@ -102,7 +102,9 @@ def test_export_then_import_round_trips_every_kind_of_table(tmp_path: Path) -> N
     old = user_config()
     old.parent.mkdir(parents=True, exist_ok=True)
     old.write_text('[run]\nmax_retries = 1\n', encoding="utf-8")
-    proc = cli("config", "import", str(exported), cwd=tmp_path)
+    # It points an API key at a server, a password at a host, and accepts every version:
+    # risky keys, imported only with a yes (tests/cli/test_files_from_others.py).
+    proc = cli("config", "import", str(exported), "--trust", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     backups = list(old.parent.glob("config.toml.bak-*"))
     assert len(backups) == 1 and backups[0].read_text() == '[run]\nmax_retries = 1\n'

@@ -93,3 +93,31 @@ def visible(text: str, *, newlines: bool = True) -> str:
 def one_line(text: str) -> str:
     """A one-line text from outside for a status line, toast or listing."""
     return visible(text, newlines=False)
+
+
+# How VerifyBot's own lines start (the CLI's "[verifybot] ..." and "verifybot: ...",
+# the output pane's "── attempt N ──" rules). A program line that starts the same way
+# imitates them (a forged "[verifybot] VERIFIED"): both front ends show it marked as
+# the program's. Compared on the visible text: colours, invisible characters and
+# look-alike letters (full-width, NFKC-folded) do not hide it.
+_OWN_LINE = re.compile(r"(?:\[\s*verifybot\s*\]|verifybot\s*:|──)", re.IGNORECASE)
+PROGRAM_MARK = "[program] "
+
+
+def _folded(text: str) -> str:
+    import unicodedata
+
+    text = _SHOWN.sub("", _SGR.sub("", text))
+    return unicodedata.normalize("NFKC", text).lstrip(" \t") if not text.isascii() else \
+        text.lstrip(" \t")
+
+
+def imitates_verifybot(line: str) -> bool:
+    """Whether a program's (sanitized) line starts like one of VerifyBot's own."""
+    return bool(_OWN_LINE.match(_folded(line)))
+
+
+def may_imitate_verifybot(head: str) -> bool:
+    """Whether the start of a line, still incomplete, could become an imitation."""
+    folded = _folded(re.sub(r"\x1b(?:\[[0-9;:]*)?$", "", head)).lower()  # a cut colour too
+    return any(own.startswith(folded) for own in ("[verifybot]", "verifybot:", "──"))

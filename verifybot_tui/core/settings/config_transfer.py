@@ -34,6 +34,7 @@ from verifybot_tui.core.settings.config import (
     parse_config,
     user_config_dir,
 )
+from verifybot_tui.core.settings.config_review import Change, config_changes
 from verifybot_tui.core.settings.secrets import held_names, is_denied, secret_env, spellings
 from verifybot_tui.core.settings.ui_state import load_ui_state
 
@@ -176,9 +177,32 @@ def validate_file(path: Path) -> Config:
 def import_file(path: Path) -> tuple[Path, Path | None]:
     """Validate ``path`` and install it as the user config; (installed, backup or None).
 
-    The file is read once; the bytes validated are the bytes installed."""
+    The file is read once; the bytes validated are the bytes installed. (The command
+    reviews the changes first: ``review_import``, then ``install``.)"""
     data = read_once(path)
     validate_bytes(data, path)
+    return install(data, path)
+
+
+def installed_config() -> Config:
+    """The user config an import would replace (the defaults when there is none, or
+    when it does not read: then every key the new file sets is shown as a change)."""
+    dest = user_config_dir() / "config.toml"
+    try:
+        return parse_config(parse_toml(dest.read_text(encoding="utf-8")), dest)
+    except (OSError, UnicodeDecodeError, TomlFileError, ConfigError):
+        return parse_config({}, "<defaults>")
+
+
+def review_import(path: Path) -> tuple[bytes, list[Change]]:
+    """The file's bytes (read once, validated) and every key it would change."""
+    data = read_once(path)
+    new = validate_bytes(data, path)
+    return data, config_changes(installed_config(), new)
+
+
+def install(data: bytes, path: Path) -> tuple[Path, Path | None]:
+    """Install validated ``data`` (read from ``path``) as the user config."""
     dest = user_config_dir() / "config.toml"
     dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     backup = None

@@ -11,7 +11,9 @@ ends and every target use the same rules:
    PASSWORD, PASSWD, SECRET, TOKEN or API_KEY).
 2. ``Redactor`` replaces the *values* of configured secrets wherever text is
    written or sent, in case a program found them some other way (a file, say),
-   in every spelling a program is likely to print them (plain, URL-encoded).
+   in every spelling a program is likely to print them: plain, spaced out
+   (``s e c r e t``), URL-encoded, base64 (inside a longer encoded text too) and
+   hex (``736563``, ``73 65 63``, ``\\x73\\x65``).
 3. ``seal_environment`` takes the secrets out of VerifyBot's own environment
    once the config is known: their values move into this module's memory, the
    variables are unset, and their bytes are wiped from the process's initial
@@ -29,6 +31,7 @@ ends and every target use the same rules:
 
 from __future__ import annotations
 
+import base64
 import ctypes
 import fnmatch
 import functools
@@ -209,17 +212,94 @@ class Redactor:
         values = self.values | always_secret() if _TYPED or _SEALED else self.values
         if not values or not text:
             return text
-        for value in sorted(values, key=len, reverse=True):
-            for spelling in spellings(value):
-                if spelling in text:
-                    text = text.replace(spelling, MASK)
+        ordered = tuple(sorted(values, key=lambda v: (-len(v), v)))
+        literal = _literal_pattern(ordered)
+        if literal.search(text):
+            text = literal.sub(MASK, text)
+        squeezed: tuple[bytes, bytes] | None = None
+        for value in ordered:
+            _, bare_value, hex_value, shortest = _disguises(value)
+            if len(text) < shortest:
+                continue  # too short to hold any form of it (a chunk of one line, say)
+            # The patterns are slow on megabytes of output: each runs only when the text
+            # without its separators holds the secret (a necessary condition).
+            bare, hexed = squeezed = squeezed or _squeeze(text)
+            if bare_value in bare:
+                text, squeezed = _patterns(value)[0].sub(MASK, text), None
+            if hex_value in hexed:
+                text, squeezed = _patterns(value)[1].sub(MASK, text), None
         return text
+
+
+@functools.lru_cache(maxsize=64)
+def _literal_pattern(values: tuple[str, ...]) -> re.Pattern[str]:
+    """Every literal spelling of every value, longest first, as one pattern."""
+    forms = sorted({f for v in values for f in spellings(v)}, key=lambda f: (-len(f), f))
+    return re.compile("|".join(re.escape(f) for f in forms))
+
+
+@functools.lru_cache(maxsize=256)
+def _disguises(value: str) -> tuple[tuple[str, ...], bytes, bytes, int]:
+    """A value's literal spellings, its bytes without separators, its hex, and the
+    length of its shortest form (a text shorter than that holds none)."""
+    raw = value.encode("utf-8")
+    forms = spellings(value)
+    bare = raw.translate(None, _SEPARATORS)
+    return forms, bare, raw.hex().encode("ascii"), min(len(bare), *(len(f) for f in forms))
+
+
+# Between the characters of a spaced-out secret ("s e c r e t", "s-e-c-r-e-t", one per
+# line): up to three of these.
+_SPACING = r"[ \t\r\n\-_.,:;|'\"*+/]{0,3}"
+_HEX_SEP = r"(?:[ \t\r\n:,\-]{0,2})"
+_SEPARATORS = b" \t\r\n-_.,:;|'\"*+/"
+_MIN_ENCODED = 8  # a base64 core shorter than this would match ordinary text
 
 
 @functools.lru_cache(maxsize=256)
 def spellings(value: str) -> tuple[str, ...]:
-    """How a program may print a secret: as is, URL-encoded (path or query style,
-    upper or lower case hex)."""
+    """The literal ways a program may print a secret: as is, URL-encoded (path or
+    query style, upper or lower case hex), base64 (standard or URL-safe, at any of
+    the three alignments inside a longer encoded text) and hex (either case)."""
     forms = {value, quote(value, safe=""), quote(value), quote_plus(value)}
     forms |= {re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), f) for f in forms}
+    forms |= _base64_cores(value.encode("utf-8"))
+    raw = value.encode("utf-8").hex()
+    forms |= {raw, raw.upper()}
     return tuple(sorted(forms, key=len, reverse=True))
+
+
+def _base64_cores(data: bytes) -> set[str]:
+    """The base64 characters that depend on ``data`` alone, for each of the three
+    places it may start inside a longer encoded text (``KEY=secret`` encoded whole)."""
+    cores = set()
+    for k in range(3):
+        enc = base64.b64encode(b"\0" * k + data).decode("ascii")
+        start, end = -(-8 * k // 6), (8 * k + 8 * len(data)) // 6
+        core = enc[start:end]
+        if len(core) >= _MIN_ENCODED:
+            cores |= {core, core.replace("+", "-").replace("/", "_")}
+    return cores
+
+
+@functools.lru_cache(maxsize=256)
+def _patterns(value: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The value spaced out (separators between its characters), and its bytes in hex
+    with separators or ``\\x``/``0x`` before each (``73 65 63``, ``\\x73\\x65``)."""
+    spaced = _SPACING.join(re.escape(c) for c in value)
+    byte = r"(?:\\x|0x)?"
+    hexed = _HEX_SEP.join(f"{byte}(?i:{b:02x})" for b in value.encode("utf-8"))
+    return re.compile(spaced), re.compile(hexed)
+
+
+def _squeeze(text: str) -> tuple[bytes, bytes]:
+    """``text`` without the spacing characters, and that lower-cased without the
+    ``\\x``/``0x`` of hex bytes: a secret in any disguise is a substring of one.
+    (Bytes: their translate and lower are many times faster on megabytes.)"""
+    bare = text.encode("utf-8", "replace").translate(None, _SEPARATORS)
+    return bare, bare.replace(b"\\x", b"").replace(b"0x", b"").lower()
+
+
+def contains_secret(text: str, value: str) -> bool:
+    """Whether ``text`` holds ``value`` in any disguise ``Redactor`` cuts."""
+    return Redactor([value])(text) != text

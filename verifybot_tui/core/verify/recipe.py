@@ -32,7 +32,13 @@ from typing import Any
 import tomli_w
 
 from verifybot_tui.core.base.errors import ConfigError
-from verifybot_tui.core.base.toml_file import TomlFileError, read_toml
+from verifybot_tui.core.base.toml_file import (
+    TOML_LIMIT,
+    TomlFileError,
+    parse_toml,
+    read_text_file,
+)
+from verifybot_tui.core.settings import trust
 from verifybot_tui.core.settings.config import MAX_TIMEOUT, Config, TargetConfig
 from verifybot_tui.core.verify import criteria as crit
 
@@ -67,6 +73,14 @@ class Recipe:
     compiler: str = ""
     flags: list[str] = field(default_factory=list)
     board: str = ""
+    digest: str = ""  # SHA-256 of the file's bytes: what an approval of its commands names
+
+    @property
+    def to_trust(self) -> trust.FileToTrust:
+        """The recipe as a file from others: the keys that make VerifyBot run something."""
+        found = trust.compiler_finding("compiler", self.compiler)
+        found += trust.risky_flags("flags", self.flags)
+        return trust.FileToTrust(self.path, self.digest, found)
 
     @property
     def task(self) -> str:
@@ -145,12 +159,19 @@ def parse_recipe(data: dict[str, Any], path: Path) -> Recipe:
     return Recipe(path=path, criteria=criteria, **values)
 
 
-def load_recipe(path: Path) -> Recipe:
+def load_recipe(path: Path, *, check_trust: bool = True) -> Recipe:
+    """The recipe in ``path``; one that sets commands nobody approved raises
+    trust.UntrustedFile (``check_trust=False``: the caller asks first)."""
     try:
-        data = read_toml(path)
+        text = read_text_file(path, TOML_LIMIT)
+        data = parse_toml(text)
     except TomlFileError as e:
         raise ConfigError(f"{path}: {e}") from None
-    return parse_recipe(data, path)
+    recipe = parse_recipe(data, path)
+    recipe.digest = trust.digest(text.encode("utf-8"))
+    if check_trust:
+        trust.require([recipe.to_trust], "verifybot recipe run --trust")
+    return recipe
 
 
 def recipe_toml(*, name: str, prompt: str, target: str | None, llm: str | None,

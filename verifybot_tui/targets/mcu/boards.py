@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from verifybot_tui.core.base.errors import ConfigError
-from verifybot_tui.core.base.toml_file import TomlFileError, read_toml
+from verifybot_tui.core.base.toml_file import TOML_LIMIT, TomlFileError, parse_toml, read_text_file
+from verifybot_tui.core.settings import trust
 from verifybot_tui.core.settings.config import user_config_dir
 
 BUILTIN_DIR = Path(__file__).parent / "boards"
@@ -114,26 +115,54 @@ def _check(data: dict[str, Any], path: Path) -> None:
             raise ConfigError(f"{path}: board key {key!r} must be {want}, got {value!r}")
 
 
-def _read(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
+def _commands(data: dict[str, Any]) -> list[trust.Finding]:
+    """The keys of one board file that make VerifyBot run something of the file's choosing."""
+    found = trust.qemu_finding(data.get("qemu") or [])
+    found += trust.compiler_finding("compiler", data.get("compiler") or "")
+    for key in ("cpu_flags", "hal_flags"):
+        found += trust.risky_flags(key, data.get(key) or [], PACKAGE_DIR)
+    found += trust.plain_word_finding("flash_preset", data.get("flash_preset") or "",
+                                      "runs this flash command")
+    found += trust.plain_word_finding("openocd_target", data.get("openocd_target") or "",
+                                      "goes into the flash command")
+    return found
+
+
+def _read(path: Path, seen: tuple[Path, ...],
+          files: list[trust.FileToTrust] | None = None) -> dict[str, Any]:
     if path in seen:
         raise ConfigError(f"{path}: 'extends' goes round in a circle")
     try:
-        data = read_toml(path)
+        text = read_text_file(path, TOML_LIMIT)
+        data = parse_toml(text)
     except TomlFileError as e:
         raise ConfigError(f"{path}: {e}") from None
     _check(data, path)
+    if files is not None and path.parent != BUILTIN_DIR:
+        files.append(trust.FileToTrust(path, trust.digest(text.encode("utf-8")),
+                                       _commands(data)))
     parent = data.pop("extends", None)
     if parent is None:
         return data
     if not isinstance(parent, str):
         raise ConfigError(f"{path}: 'extends' must name a board, got {parent!r}")
-    return {**_read(_find(parent, path.parent), (*seen, path)), **data}
+    return {**_read(_find(parent, path.parent), (*seen, path), files), **data}
+
+
+def board_files_to_trust(spec: str, base: Path | None = None) -> list[trust.FileToTrust]:
+    """The board's own files (not the built-in ones) that set commands nobody approved."""
+    files: list[trust.FileToTrust] = []
+    _read(_find(spec, base), (), files)
+    return trust.unapproved(files)
 
 
 def load_board(spec: str, base: Path | None = None) -> Board:
     """The board a target names (raises ConfigError with the file and the key)."""
     path = _find(spec, base)
-    data = _read(path, ())
+    files: list[trust.FileToTrust] = []
+    data = _read(path, (), files)
+    # A board file that sets commands runs only once approved (by its content's hash).
+    trust.require(files, "verifybot run --trust, or recipe run --trust")
     required = ("description", "mcu", "arch", "compiler", "cpu_flags", "flash", "ram", "uart",
                 "uart_source")
     missing = [k for k in required if k not in data]

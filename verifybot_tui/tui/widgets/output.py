@@ -31,6 +31,7 @@ from textual.reactive import var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from verifybot_tui.core.base.ansi import PROGRAM_MARK, imitates_verifybot
 from verifybot_tui.tui.ansi import render_line, sanitize_line, strip_sgr
 from verifybot_tui.tui.keys import OUTPUT_BINDINGS
 from verifybot_tui.tui.output_buffer import OutputBuffer
@@ -101,7 +102,7 @@ class OutputPane(ScrollView, can_focus=True):
     def lines(self) -> list[str]:
         """The visible text of every kept line (tests and copying)."""
         kept = [strip_sgr(text) for _, text in self._lines]
-        kept.extend(strip_sgr(sanitize_line(p)) for p in self._partial.values() if p)
+        kept.extend(strip_sgr(_program_line(k, p)[1]) for k, p in self._partial.items() if p)
         return kept
 
     def clear(self) -> None:
@@ -256,7 +257,7 @@ class OutputPane(ScrollView, can_focus=True):
             items.append(self._dropped_text())
         items.extend(strip_sgr(text) if kind not in ("rule",) else f"── {text} ──"
                      for kind, text in self._lines)
-        items.extend(strip_sgr(sanitize_line(p)) for p in self._partial.values() if p)
+        items.extend(strip_sgr(_program_line(k, p)[1]) for k, p in self._partial.items() if p)
         for visible in items:
             cells = len(visible) if visible.isascii() else cell_len(visible)
             total += max(1, -(-cells // width))
@@ -282,7 +283,7 @@ class OutputPane(ScrollView, can_focus=True):
             self._cache.clear()
         width = self._width
         for kind, raw in new:
-            line = raw if kind in ("rule", "note") else sanitize_line(raw)
+            kind, line = (kind, raw) if kind in ("rule", "note") else _program_line(kind, raw)
             self._lines.append((kind, line))
             visible = strip_sgr(line) if "\x1b" in line else line
             w = len(visible) if visible.isascii() else cell_len(visible)
@@ -349,11 +350,15 @@ class OutputPane(ScrollView, can_focus=True):
         partials = [(k, p) for k, p in self._partial.items() if p]
         index -= len(self._lines)
         if 0 <= index < len(partials):
-            kind, raw = partials[index]
-            return self._strip(self._text(kind, sanitize_line(raw)), base, scroll_x, width)
+            kind, line = _program_line(*partials[index])
+            return self._strip(self._text(kind, line), base, scroll_x, width)
         return Strip.blank(width, base)
 
     def _text(self, kind: str, line: str) -> Text:
+        if kind == "imitation":  # the program's line, marked as such (see _program_line)
+            text = Text(line, end="")
+            text.stylize(self._style("marker"), 0, len(PROGRAM_MARK))
+            return text
         if kind in ("rule", "note"):
             text = Text(f"── {line} ──" if kind == "rule" else line, end="")
             text.stylize(self._style(kind))
@@ -364,3 +369,13 @@ class OutputPane(ScrollView, can_focus=True):
         segments = list(text.render(self.app.console))
         strip = Strip(segments).apply_style(base) if segments else Strip([Segment("")])
         return strip.crop_extend(scroll_x, scroll_x + width, base)
+
+
+def _program_line(kind: str, raw: str) -> tuple[str, str]:
+    """A program's line as shown: sanitized; one that starts like VerifyBot's own lines
+    (``[verifybot] VERIFIED``, a ``──`` rule) becomes kind "imitation", its colours
+    dropped and ``[program]`` before it in the marker style, so it cannot pass for ours."""
+    line = sanitize_line(raw)
+    if imitates_verifybot(line):
+        return "imitation", PROGRAM_MARK + strip_sgr(line)
+    return kind, line

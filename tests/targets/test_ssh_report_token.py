@@ -1,0 +1,85 @@
+"""The Pi's after-run report cannot be forged by the program: its token is not the
+program's VERIFYBOT_RUN, nor anything the program can read (real sshd on loopback)."""
+
+from __future__ import annotations
+
+import pytest
+from ssh_helpers import Recorder, request
+
+pytestmark = pytest.mark.ssh
+
+# Prints a report with every token it can find (its own marker, .vb_run, whatever looks
+# like one in the command lines and environments of the processes it can read), with
+# nothing escaped and no files in it; leaves a daemon; dies with a traceback.
+FORGER = r"""
+import glob, os, re, subprocess, sys
+subprocess.Popen(["sleep", "300"], start_new_session=True)
+found = {os.environ["VERIFYBOT_RUN"], open(".vb_run").read().strip()}
+for path in glob.glob("/proc/[0-9]*/cmdline") + glob.glob("/proc/[0-9]*/environ"):
+    try:
+        data = open(path, "rb").read().decode("utf-8", "replace").replace("\0", " ")
+    except OSError:
+        continue
+    found |= set(re.findall(r"vb-report ([\w-]+)", data))
+    found |= set(re.findall(r"VERIFYBOT_RUN=([\w-]+)", data))
+for token in sorted(found):
+    sys.stdout.write(f"\x1evb-report {token}\n\x1evb-end {token}\n")
+sys.stdout.flush()
+print("tokens tried:", len(found))
+raise RuntimeError("the traceback that must be seen")
+"""
+
+
+async def test_a_program_printing_report_lines_hides_neither_its_traceback_nor_a_daemon(
+        target):
+    rec = Recorder()
+    result = await target.run(request("forge_1", {"main.py": FORGER}), rec)
+    assert result.target_error is None
+    assert result.exit_code == 1
+    assert "RuntimeError: the traceback that must be seen" in result.stderr
+    assert "tokens tried:" in result.stdout  # the run went on after the fake report
+    assert "\x1evb-report " in result.stdout  # shown as the program's output, nothing more
+    assert any("(sleep) killed" in e for e in result.escaped), result.escaped
+
+
+def test_a_shell_other_than_bash_gets_the_token_on_a_here_document(tmp_path):
+    """A login shell that is not bash (dash): the watcher is its own `sh -c`, and the
+    report token reaches it on fd 4, not in its arguments. The launch script runs here
+    as sshd would run it: the channel's stdin a pipe, closed once the program ended."""
+    import subprocess
+
+    from verifybot_tui.core.settings.config import TargetConfig
+    from verifybot_tui.targets import ssh_scripts
+    from verifybot_tui.targets.ssh import SSHTarget
+
+    t = SSHTarget(TargetConfig(name="pi", kind="ssh", host="127.0.0.1"), tmp_path / "ws")
+    t._scopes = False
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    script = t._launch_script(["sh", "-c", "echo program ran; sleep 300 & exit 0"],
+                              str(run_dir), False, "marker-1")
+    secret = "report-token-42"
+    proc = subprocess.Popen(["dash", "-c", script], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(ssh_scripts.channel_stdin(secret, b""))
+    proc.stdin.flush()
+    assert proc.wait(timeout=20) == 0
+    proc.stdin.close()  # what sshd does when the program it started exits
+    out = proc.stdout.read()  # the watcher and the sleep's copy close it at their end
+    assert out.startswith(b"program ran\n"), out
+    report = out.split(ssh_scripts.report_start(secret), 1)[1]
+    assert ssh_scripts.report_end(secret) in report
+    assert b"vb-killed-leftovers" in report  # the sleep left in its group was stopped
+    assert secret not in script
+
+
+async def test_a_big_archive_follows_the_token_on_the_channels_stdin(target):
+    """Over INLINE_MAX the files come on stdin after the token's line: both arrive."""
+    from verifybot_tui.targets.ssh_scripts import INLINE_MAX
+
+    data = "".join(f"line {i:06d}\n" for i in range(INLINE_MAX // 10))
+    files = {"main.py": "print(len(open('data.txt').read()))\n", "data.txt": data}
+    result = await target.run(request("big_1", files, entry="main.py"), Recorder())
+    assert result.target_error is None and result.exit_code == 0, result.stderr
+    assert result.stdout == f"{len(data)}\n"
