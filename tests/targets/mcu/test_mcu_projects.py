@@ -13,10 +13,11 @@ import pytest
 from mcu_fixtures import Recorder, mcu_config, own_project, qemu_pids, request
 from project import need
 
+from verifybot_tui.core.settings import trust
 from verifybot_tui.core.verify.verdict import judge
 from verifybot_tui.targets import make_target
 from verifybot_tui.targets.mcu import checks
-from verifybot_tui.targets.mcu.boards import load_board
+from verifybot_tui.targets.mcu.boards import board_files_to_trust, load_board
 
 UART0 = "#define UART0_DR (*(volatile unsigned *)0x4000C000)\n"
 
@@ -385,6 +386,8 @@ def test_doctor_names_the_cpp_library_when_it_is_missing(tmp_path):
     cc.chmod(0o755)
     board = tmp_path / "b.toml"
     board.write_text(f'extends = "lm3s6965evb"\ncompiler = "{cc}"\n')
+    for f in board_files_to_trust(str(board)):  # a compiler of its own: the user approved it
+        trust.approve(f)
     found = checks.toolchain(load_board(str(board)))
     assert ("WARN", "C++ firmware will not link (cannot find -lstdc++_nano): sudo apt install "
             "libstdc++-arm-none-eabi-newlib") in found
