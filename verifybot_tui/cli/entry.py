@@ -42,7 +42,7 @@ from verifybot_tui.core.base.errors import (
 from verifybot_tui.core.base.outcome import Status
 
 COMMANDS = ("run", "login", "probe", "extract", "history", "doctor", "selftest", "recipe",
-            "config")
+            "config", "compare")
 
 
 # -- argument parsing ------------------------------------------------------------
@@ -111,6 +111,12 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         p.description = ("Task recipes: `recipe run FILE... [--parallel N] [--junit PATH] "
                          "[--json]`, `recipe new [SESSION]`.")
         add_args(p)
+        return p
+    if command == "compare":
+        from verifybot_tui.cli.compare.command import add_args as compare_args
+
+        compare_args(p)
+        _common(p)
         return p
     _ARGS[command](p)
     _common(p, workspace=command not in ("login", "doctor", "config"))
@@ -271,7 +277,8 @@ _COMMANDS = {"run": ("verifybot_tui.cli.run", "cmd_run"),
              "extract": ("verifybot_tui.cli.run", "cmd_extract"),
              **{name: ("verifybot_tui.cli.commands", f"cmd_{name}")
                 for name in ("login", "probe", "history", "doctor", "selftest", "recipe",
-                             "config")}}
+                             "config")},
+             "compare": ("verifybot_tui.cli.compare", "cmd_compare")}
 
 
 def _ignore_late_signals() -> None:
