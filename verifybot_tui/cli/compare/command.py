@@ -196,6 +196,35 @@ async def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
     return EXIT_SUCCESS
 
 
+def list_comparisons(cfg: Config, *, json_out: bool) -> int:
+    """``verifybot history --compare``: each comparison, newest first, with its cells."""
+    from verifybot_tui.core.base.ansi import visible
+    from verifybot_tui.core.store.history import History
+
+    if not (cfg.workspace / "history.db").exists():
+        print("[]" if json_out else f"no history yet in {cfg.workspace}")
+        return EXIT_SUCCESS
+    history = History(cfg.workspace)
+    try:
+        rows = history.comparisons()
+    finally:
+        history.close()
+    if json_out:
+        print(json.dumps(rows, indent=2))
+        return EXIT_SUCCESS
+    if not rows:
+        print(f"no comparisons yet in {cfg.workspace}")
+    for row in rows:
+        note = ", interrupted" if row["interrupted"] else ""
+        print(visible(f"compare {row['id']}  {row['started']}  {len(row['recipes'])} recipe(s) "
+                      f"x {', '.join(row['llms'])}: {row['verified']} of {row['cells']} "
+                      f"verified{note}  {row['out_dir']}"))
+        for c in row["cell_rows"]:
+            print(visible(f"    {c['recipe']} x {c['llm']} #{c['run']}: {c['status']}"
+                          f"  session {c['session']} in {c['workspace']}"))
+    return EXIT_SUCCESS
+
+
 def replace_llm(r: Recipe) -> Recipe:
     """The recipe as compare checks it: its own llm does not matter (--llm replaces it)."""
     from dataclasses import replace
