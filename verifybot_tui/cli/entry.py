@@ -130,6 +130,9 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--llm", metavar="NAME", help=LLM_HELP)
     p.add_argument("--max-retries", type=int, metavar="N",
                    help="attempts after the first one (default: [run] max_retries, 3)")
+    p.add_argument("--race", metavar="A,B[,C]",
+                   help="send the prompt to these LLMs at once; the first VERIFIED wins and "
+                        "the others are stopped (every version accepted; default: off)")
     p.add_argument("--timeout", type=float, metavar="S",
                    help="seconds a program may run (default: [run] timeout, 30)")
     _running_flags(p, yes="accept every version and every install without asking "
