@@ -7,7 +7,8 @@
    Goal: compare / recipe run <= 1.1.
 2. Three backends side by side: three recipes x three LLMs (two replays and the
    loopback API server of tests/support, the one the tests use), each program
-   taking about two seconds (the wait an LLM or a board costs), with ``--parallel 3`` against ``--parallel 1``.
+   taking about two seconds (the wait an LLM or a board costs), with
+   ``--parallel 3`` against ``--parallel 1``.
    Goal: parallel / serial <= 0.5.
 
 Run: .venv/bin/python bench/compare.py [--runs N] [--recipes N]
