@@ -190,7 +190,8 @@ def _history_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true",
                    help="print the sessions as JSON (default: off)")
     p.add_argument("--compare", action="store_true",
-                   help="list the comparisons (verifybot compare) and their cells instead")
+                   help="list the comparisons (verifybot compare) and their cells instead "
+                        "(default: the sessions)")
 
 
 def _bridge_args(command: str) -> Callable[[argparse.ArgumentParser], None]:

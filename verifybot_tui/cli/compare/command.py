@@ -38,7 +38,8 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="recipe files, or folders of them (searched for *.toml)")
     p.add_argument("--llm", action="append", default=[], metavar="NAME",
                    help="an [llm.NAME], replay:PATH, or replay:DIR/ (DIR/<recipe name>.md); "
-                        "repeat it, once per LLM (replaces each recipe's own llm)")
+                        "repeat it, once per LLM (replaces each recipe's own llm; "
+                        "default: none; give one or more)")
     p.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="runs of each recipe with each LLM (default: 1)")
     p.add_argument("--parallel", type=int, default=1, metavar="N",
@@ -46,12 +47,15 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", metavar="DIR",
                    help="where the report and the cells' workspaces go "
                         "(default: compare/<timestamp>/ in the workspace)")
-    p.add_argument("--json", action="store_true", help="print compare.json on stdout too")
+    p.add_argument("--json", action="store_true",
+                   help="print compare.json on stdout, the table on stderr (default: the "
+                        "table on stdout)")
     p.add_argument("--report", metavar="DIR",
-                   help="render compare.md and index.html again from DIR/compare.json")
+                   help="render compare.md and index.html again from DIR/compare.json "
+                        "(default: off)")
     p.add_argument("--check", metavar="DIR",
                    help="a benchmark folder: each task's solution.md must verify, its "
-                        "wrong.md must fail")
+                        "wrong.md must fail (default: off)")
 
 
 def find_recipes(paths: list[str]) -> list[Recipe]:
