@@ -261,3 +261,28 @@ def test_ctrl_c_mid_compare_keeps_the_finished_cells_and_leaves_no_process(
     assert data["interrupted"] is True and data["not_run"] == 1
     jsonschema.Draft202012Validator(SCHEMA).validate(data)
     assert "Interrupted: 1 cell(s)" in (tmp_path / "out" / "compare.md").read_text()
+
+
+def test_usage_errors_stop_before_any_cell_runs(tmp_path: Path) -> None:
+    recipes = tmp_path / "recipes"
+    recipes.mkdir()
+    _recipe(recipes, "sum", "SUM=6")
+    _recipe(recipes, "greet", "HELLO")
+    team = tmp_path / "team"
+    team.mkdir()
+    (team / "sum.md").write_text(answers(_py('print("SUM=6")')))
+    ws = str(tmp_path / "ws")
+
+    def compare(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*verifybot_cmd(), "compare", *args, "--workspace", ws],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=60)
+
+    no_llm = compare(str(recipes))
+    assert no_llm.returncode == 2 and "--llm A --llm B" in no_llm.stderr
+    missing = compare(str(recipes), "--llm", f"replay:{team}/")
+    assert missing.returncode == 2 and "has no greet.md" in missing.stderr
+    twice = compare(str(recipes), "--llm", "replay:x.md", "--llm", "replay:x.md")
+    assert twice.returncode == 2 and "given twice" in twice.stderr
+    nothing = compare(str(tmp_path / "nowhere"), "--llm", f"replay:{team}/")
+    assert nothing.returncode == 2 and "no such recipe file or folder" in nothing.stderr
+    assert not (tmp_path / "ws" / "compare").exists()  # no report folder for a usage error
