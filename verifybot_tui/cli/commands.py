@@ -82,6 +82,10 @@ async def cmd_history(args: argparse.Namespace) -> int:
 
     cfg = config_for(args)
     db = cfg.workspace / "history.db"
+    if getattr(args, "compare", False):
+        from verifybot_tui.cli.compare.command import list_comparisons
+
+        return list_comparisons(cfg, json_out=args.json)
     if not db.exists():
         if args.json:
             print("[]")

@@ -42,7 +42,7 @@ from verifybot_tui.core.base.errors import (
 from verifybot_tui.core.base.outcome import Status
 
 COMMANDS = ("run", "login", "probe", "extract", "history", "doctor", "selftest", "recipe",
-            "config")
+            "config", "compare")
 
 
 # -- argument parsing ------------------------------------------------------------
@@ -117,6 +117,12 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
                          "[--json]`, `recipe new [SESSION]`.")
         add_args(p)
         return p
+    if command == "compare":
+        from verifybot_tui.cli.compare.command import add_args as compare_args
+
+        compare_args(p)
+        _common(p)
+        return p
     _ARGS[command](p)
     _common(p, workspace=command not in ("login", "doctor", "config"))
     return p
@@ -129,6 +135,9 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--llm", metavar="NAME", help=LLM_HELP)
     p.add_argument("--max-retries", type=int, metavar="N",
                    help="attempts after the first one (default: [run] max_retries, 3)")
+    p.add_argument("--race", metavar="A,B[,C]",
+                   help="send the prompt to these LLMs at once; the first VERIFIED wins and "
+                        "the others are stopped (every version accepted; default: off)")
     p.add_argument("--timeout", type=float, metavar="S",
                    help="seconds a program may run (default: [run] timeout, 30)")
     _running_flags(p, yes="accept every version and every install without asking "
@@ -186,6 +195,9 @@ def _history_args(p: argparse.ArgumentParser) -> None:
     p.description = "List sessions and their attempts."
     p.add_argument("--json", action="store_true",
                    help="print the sessions as JSON (default: off)")
+    p.add_argument("--compare", action="store_true",
+                   help="list the comparisons (verifybot compare) and their cells instead "
+                        "(default: the sessions)")
 
 
 def _bridge_args(command: str) -> Callable[[argparse.ArgumentParser], None]:
@@ -277,7 +289,8 @@ _COMMANDS = {"run": ("verifybot_tui.cli.run", "cmd_run"),
              "extract": ("verifybot_tui.cli.run", "cmd_extract"),
              **{name: ("verifybot_tui.cli.commands", f"cmd_{name}")
                 for name in ("login", "probe", "history", "doctor", "selftest", "recipe",
-                             "config")}}
+                             "config")},
+             "compare": ("verifybot_tui.cli.compare", "cmd_compare")}
 
 
 def _ignore_late_signals() -> None:

@@ -14,6 +14,7 @@ import asyncio
 import os
 import sys
 import time
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -157,7 +158,11 @@ class _Stops:
             loop.stop(status)
 
 
-async def _run_one(cfg: Config, r: Recipe, stops: _Stops | None = None) -> RecipeResult:
+async def _run_one(cfg: Config, r: Recipe, stops: _Stops | None = None, *,
+                   handler: _Headless | None = None,
+                   wrap: Callable[[Any], Any] | None = None) -> RecipeResult:
+    """One recipe to its end. ``compare`` passes its own ``handler`` (a _Headless that
+    also takes notes) and ``wrap`` (a watch around the LLM: the model, the first answer)."""
     from verifybot_tui.core.base.outcome import Outcome
     from verifybot_tui.core.loop.verify_loop import VerifyLoop, drain
     from verifybot_tui.core.store.history import History
@@ -168,7 +173,7 @@ async def _run_one(cfg: Config, r: Recipe, stops: _Stops | None = None) -> Recip
 
     started = time.monotonic()
     began = time.time()
-    handler = _Headless(r.name)
+    handler = handler or _Headless(r.name)
     llm_spec = r.resolve(r.llm) or cfg.run.default_llm
     target_name = r.target or cfg.run.default_target
     finished = None
@@ -180,6 +185,8 @@ async def _run_one(cfg: Config, r: Recipe, stops: _Stops | None = None) -> Recip
             v.criteria = list(r.criteria)
             v.compiler, v.flags = r.compiler, list(r.flags)
             llm = make_llm(cfg, llm_spec, cfg.workspace)
+            if wrap is not None:
+                llm = wrap(llm)
             stack.push_async_callback(llm.close)
             if v.judge_llm is not None:
                 stack.push_async_callback(v.judge_llm.close)

@@ -33,6 +33,10 @@ from verifybot_tui.core.settings.config import MAX_TIMEOUT, Config
 
 
 async def cmd_run(args: argparse.Namespace) -> int:
+    if getattr(args, "race", None):
+        from verifybot_tui.cli.compare.race import cmd_race
+
+        return await cmd_race(args)
     from verifybot_tui.cli.approval import approve_files, board_files
 
     check_prompt(args.prompt, "verifybot run")  # nothing to send: nothing recorded either

@@ -246,17 +246,29 @@ async def _start(loop: asyncio.AbstractEventLoop, reader: Callable[[], _Reader],
     pipes are connected would make asyncio KILL only the first process and then
     wait for pipes its children still hold. So the start is finished whatever
     comes, and the caller, told of the stop, stops the whole tree and passes it on.
+
+    Until the caller records the new root (right after this returns), the child is
+    known by its marker: another run ending meanwhile (``recipe run --parallel``,
+    ``compare``) would otherwise take it for an orphan adopted from its own tree.
     """
+    token = env.get(containment.MARKER) or containment.new_token()
+    env = {**env, containment.MARKER: token}
+    fresh = token not in _LIVE_TOKENS
+    _LIVE_TOKENS.add(token)
     spawn = asyncio.ensure_future(loop.subprocess_exec(
         reader, *argv, cwd=cwd, env=env, stdin=stdin,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
         preexec_fn=containment.preexec(cgroup)))
     cancelled = False
-    while not spawn.done():
-        try:
-            await asyncio.wait([spawn])
-        except asyncio.CancelledError:
-            cancelled = True
+    try:
+        while not spawn.done():
+            try:
+                await asyncio.wait([spawn])
+            except asyncio.CancelledError:
+                cancelled = True
+    finally:
+        if fresh:
+            _LIVE_TOKENS.discard(token)
     if spawn.cancelled() or (cancelled and spawn.exception() is not None):
         raise asyncio.CancelledError
     transport, protocol = spawn.result()  # an OSError (cannot exec) goes to the caller

@@ -80,6 +80,37 @@ CREATE INDEX IF NOT EXISTS attempts_session ON attempts(session_id);
 CREATE INDEX IF NOT EXISTS prompts_session ON prompts(session_id);
 """
 
+# Comparisons (``verifybot compare``): one row per compare, one per cell. A cell runs
+# in its own workspace folder under the compare's folder, so ``session`` is the id in
+# that folder's history.db. New tables only (CREATE IF NOT EXISTS): an older file
+# gains them on open, and no session column changes.
+COMPARE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS comparisons (
+    id INTEGER PRIMARY KEY,
+    started TEXT NOT NULL,
+    recorded_at REAL NOT NULL,
+    out_dir TEXT NOT NULL,
+    recipes TEXT NOT NULL DEFAULT '[]',
+    llms TEXT NOT NULL DEFAULT '[]',
+    repeat INTEGER NOT NULL DEFAULT 1,
+    cells INTEGER NOT NULL DEFAULT 0,
+    verified INTEGER NOT NULL DEFAULT 0,
+    interrupted INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS compare_cells (
+    id INTEGER PRIMARY KEY,
+    compare_id INTEGER NOT NULL REFERENCES comparisons(id),
+    recipe TEXT NOT NULL,
+    llm TEXT NOT NULL,
+    run INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    verified_at INTEGER,
+    session INTEGER,
+    workspace TEXT
+);
+CREATE INDEX IF NOT EXISTS compare_cells_compare ON compare_cells(compare_id);
+"""
+
 _LIVE = ("RUNNING", "PENDING")
 # PRAGMA user_version: 0 = before success_status and llm_reached; 1 = before
 # attempts.original (the LLM's version an attempt's hand edit replaced, as JSON
@@ -172,6 +203,7 @@ class History:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self._migrate()
         self.db.executescript(SCHEMA)
+        self.db.executescript(COMPARE_SCHEMA)
 
     def _migrate(self) -> None:
         """Bring an older history.db up to SCHEMA_VERSION, keeping every row it holds.
@@ -311,6 +343,46 @@ class History:
         rows = self.db.execute("SELECT * FROM prompts WHERE session_id=? ORDER BY id",
                                (session_id,)).fetchall()
         return [dict(r) for r in rows]
+
+    # -- comparisons ----------------------------------------------------------
+
+    def add_comparison(self, report: dict[str, Any], out_dir: str) -> int:
+        """A finished (or interrupted) compare and its cells, from its compare.json."""
+        cells = report.get("cells", [])
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            cur = self.db.execute(
+                "INSERT INTO comparisons (started, recorded_at, out_dir, recipes, llms, repeat,"
+                " cells, verified, interrupted) VALUES (?,?,?,?,?,?,?,?,?)",
+                (report.get("started", ""), time.time(), out_dir,
+                 json.dumps(report.get("recipes", [])), json.dumps(report.get("llms", [])),
+                 int(report.get("repeat", 1)), len(cells),
+                 sum(1 for c in cells if c.get("verified_at")),
+                 int(bool(report.get("interrupted")))))
+            cid = int(cur.lastrowid or 0)
+            self.db.executemany(
+                "INSERT INTO compare_cells (compare_id, recipe, llm, run, status, verified_at,"
+                " session, workspace) VALUES (?,?,?,?,?,?,?,?)",
+                [(cid, c["recipe"], c["llm"], c["run"], c["status"], c.get("verified_at"),
+                  c.get("session"), c.get("workspace", "")) for c in cells])
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return cid
+
+    def comparisons(self, limit: int = 200) -> list[dict[str, Any]]:
+        rows = self.db.execute("SELECT * FROM comparisons ORDER BY id DESC LIMIT ?",
+                               (limit,)).fetchall()
+        out = []
+        for r in rows:
+            d = dict(r)
+            d["recipes"], d["llms"] = json.loads(d["recipes"]), json.loads(d["llms"])
+            d["cell_rows"] = [dict(c) for c in self.db.execute(
+                "SELECT recipe, llm, run, status, verified_at, session, workspace"
+                " FROM compare_cells WHERE compare_id=? ORDER BY id", (d["id"],))]
+            out.append(d)
+        return out
 
     def close(self) -> None:
         self.db.close()

@@ -20,10 +20,12 @@ stops everything before any run, naming the file and the key (exit 2).
     flags = ["-Wall", "-Werror"]
     board = "netduinoplus2"           # optional: the board of an mcu target (or of a new
                                       # emulator target when `target` is not given)
+    date = 2026-11-26                 # optional: when the task was written (benchmarks)
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -50,6 +52,7 @@ _TYPES: dict[str, tuple[type, str]] = {
     "auto_accept": (bool, "true or false"), "language": (str, "a string"),
     "compiler": (str, "a string"), "flags": (list, "a list of strings"),
     "board": (str, "a board name or the path of a board file"),
+    "date": (str, "a date (2026-11-26): when the task was written (benchmarks)"),
 }
 
 
@@ -73,6 +76,7 @@ class Recipe:
     compiler: str = ""
     flags: list[str] = field(default_factory=list)
     board: str = ""
+    date: str = ""  # when the task was written: a benchmark's tasks say it
     digest: str = ""  # SHA-256 of the file's bytes: what an approval of its commands names
 
     @property
@@ -144,6 +148,8 @@ def parse_recipe(data: dict[str, Any], path: Path) -> Recipe:
         if not str(data.get(key, "")).strip():
             raise ConfigError(f"{path}: key '{key}' is missing; a recipe needs a name and "
                               "a prompt")
+    if isinstance(data.get("date"), dt.date):  # a TOML date: kept as its ISO text
+        data = {**data, "date": data["date"].isoformat()}
     values = {k: _check(path, k, v) for k, v in data.items()}
     if values.get("max_retries", 0) < 0:
         raise ConfigError(f"{path}: key 'max_retries' must be 0 or more")

@@ -1,0 +1,210 @@
+"""Running the cells of a compare: each recipe with each LLM, each run its own chat
+and its own workspace folder.
+
+A cell is ``recipe run``'s ``_run_one`` (the same loop, the same headless answers)
+with three things added: a handler that notes what the matrix needs (failure kinds,
+judge FAILs), a watch around the LLM (the model that answered, the time to the first
+answer), and a workspace folder of its own under the compare folder. Cells run up to
+``--parallel`` at once, but one browser profile serves one cell at a time: a chat
+site's tab is not two chats.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from verifybot_tui.cli.recipes import _Headless, _run_one, _Stops
+from verifybot_tui.core.base.ansi import one_line
+from verifybot_tui.core.base.outcome import Status
+from verifybot_tui.core.loop import events
+from verifybot_tui.core.settings.config import Config
+from verifybot_tui.core.verify.matrix import Cell, failure_kind
+from verifybot_tui.core.verify.recipe import Recipe
+
+
+def say(text: str) -> None:
+    print(f"[verifybot] {one_line(text)}", file=sys.stderr, flush=True)
+
+
+class _Notes(_Headless):
+    """recipe run's headless front end, quieter, that also keeps the matrix's facts."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.failures: list[str] = []
+        self._result: Any = None
+
+    def _kind(self, kind: str | None) -> None:
+        if kind and kind not in self.failures:
+            self.failures.append(kind)
+
+    async def on_session_started(self, ev: events.SessionStarted) -> None: ...
+
+    async def on_thinking_text(self, ev: events.ThinkingText) -> None: ...
+
+    async def on_run_finished(self, ev: events.RunFinished) -> None:
+        self._result = ev.result
+
+    async def on_verdict_reached(self, ev: events.VerdictReached) -> None:
+        r = self._result
+        if r is not None:
+            self._kind(failure_kind(ev.verdict.status, exit_code=r.exit_code,
+                                    timed_out=r.timed_out, compile_failed=r.compile_failed,
+                                    diagnosis=r.diagnosis, stderr=r.stderr))
+        self._result = None
+
+    async def on_judged(self, ev: events.Judged) -> None:
+        await super().on_judged(ev)
+        if ev.judgement.verdict == "FAIL":
+            self._kind("judge")
+
+    async def on_finished(self, ev: events.Finished) -> None: ...
+
+
+class Watched:
+    """An LLM backend seen through: every call goes to it; ``ask`` also notes the model
+    that answered and when the first answer came. Attribute writes (the loop's
+    ``on_thinking``) reach the backend itself."""
+
+    _OWN = ("_inner", "_t0", "first_answer", "model", "fallback_model")
+
+    def __init__(self, inner: Any, t0: float, fallback_model: str = "") -> None:
+        object.__setattr__(self, "_inner", inner)
+        object.__setattr__(self, "_t0", t0)
+        object.__setattr__(self, "first_answer", None)
+        object.__setattr__(self, "model", "")
+        object.__setattr__(self, "fallback_model", fallback_model)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self._OWN:
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self._inner, name, value)
+
+    async def ask(self, prompt: str, on_text: Any = None) -> Any:
+        answer = await self._inner.ask(prompt, on_text)
+        if self.first_answer is None:
+            self.first_answer = time.monotonic() - self._t0
+        self.model = getattr(answer, "model", "") or self.model or self.fallback_model
+        return answer
+
+
+def safe_name(text: str) -> str:
+    """A folder name from a recipe or LLM name (``replay:/a/b/`` becomes ``replay_b``)."""
+    if text.startswith("replay:"):
+        text = "replay_" + Path(text.removeprefix("replay:").rstrip("/")).name
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._")[:60] or "x"
+
+
+@dataclass
+class Plan:
+    """One cell to run: the recipe with its LLM put in, where it runs, its labels."""
+
+    recipe: Recipe
+    llm: str  # the label in the matrix, as the user gave it
+    spec: str  # what the recipe's llm becomes
+    run: int
+    folder: Path
+
+
+def _profile_key(cfg: Config, spec: str) -> str | None:
+    """Cells that must not overlap: those on one browser profile (one browser, one tab)."""
+    llm = cfg.llm.get(spec)
+    if llm is None or llm.kind != "browser":
+        return None
+    return f"profile:{llm.profile_dir or llm.site or spec}"
+
+
+def _fallback_model(cfg: Config, spec: str) -> str:
+    llm = cfg.llm.get(spec)
+    if llm is not None and llm.kind != "browser":
+        return llm.model  # an API names the model it is sent; "" for a server's default
+    return ""
+
+
+async def run_cell(cfg: Config, plan: Plan, stops: _Stops, out: Path) -> Cell:
+    from verifybot_tui.core.base.errors import EXIT_FAILED
+
+    plan.folder.mkdir(parents=True, exist_ok=True)
+    cell_cfg = replace(cfg, run=replace(cfg.run, workspace=str(plan.folder)))
+    recipe = replace(plan.recipe, llm=plan.spec)
+    notes = _Notes(f"{plan.recipe.name} x {plan.llm} #{plan.run}")
+    t0 = time.monotonic()
+    watch: dict[str, Watched] = {}
+
+    def wrap(llm: Any) -> Any:
+        watch["llm"] = Watched(llm, t0, _fallback_model(cfg, plan.spec))
+        return watch["llm"]
+
+    try:
+        result = await _run_one(cell_cfg, recipe, stops, handler=notes, wrap=wrap)
+    except Exception as e:  # noqa: BLE001 - one cell must not end the compare
+        from verifybot_tui.cli.recipes import RecipeResult
+
+        result = RecipeResult(plan.recipe.name, str(plan.recipe.path), "ERROR", EXIT_FAILED,
+                              time.monotonic() - t0, str(e))
+    w = watch.get("llm")
+    max_retries = plan.recipe.max_retries
+    if max_retries is None:
+        max_retries = cfg.run.max_retries
+    verified = result.status == Status.VERIFIED
+    transcript = result.transcript
+    return Cell(recipe=plan.recipe.name, llm=plan.llm, run=plan.run, status=str(result.status),
+                attempts=result.attempts,
+                verified_at=(result.attempts or 1) if verified else None,
+                seconds=round(result.duration, 3),
+                first_answer_seconds=(round(w.first_answer, 3)
+                                      if w is not None and w.first_answer is not None else None),
+                model=w.model if w is not None else "", failures=list(notes.failures),
+                session=result.session, max_attempts=max_retries + 1,
+                workspace=str(plan.folder.relative_to(out)) if plan.folder.is_relative_to(out)
+                else str(plan.folder),
+                transcript=transcript, message=one_line(result.message)[:300])
+
+
+async def run_cells(cfg: Config, plans: list[Plan], parallel: int, stops: _Stops, out: Path,
+                    on_cell: Callable[[Cell], None]) -> tuple[list[Cell], int]:
+    """Run the plans; ``on_cell`` gets each finished cell as it ends. Returns the finished
+    cells and how many did not finish (stopped or never started)."""
+    gate = asyncio.Semaphore(max(1, parallel))
+    locks: dict[str, asyncio.Lock] = {}
+    finished: list[Cell] = []
+    not_run = [0]
+
+    async def one(plan: Plan) -> None:
+        key = _profile_key(cfg, plan.spec)
+        lock = locks.setdefault(key, asyncio.Lock()) if key else None
+        async with gate:
+            if lock is not None:
+                await lock.acquire()
+            try:
+                if stops.status is not None:
+                    not_run[0] += 1
+                    return
+                cell = await run_cell(cfg, plan, stops, out)
+            finally:
+                if lock is not None:
+                    lock.release()
+        if cell.status in (Status.INTERRUPTED, Status.STOPPED) and stops.status is not None:
+            not_run[0] += 1
+            say(f"{plan.recipe.name} x {plan.llm} #{plan.run}: stopped, left out of the report")
+            return
+        finished.append(cell)
+        at = f" at attempt {cell.verified_at}" if cell.verified_at else ""
+        say(f"cell {plan.recipe.name} x {plan.llm} #{plan.run}: {cell.status}{at} "
+            f"({cell.attempts} attempt(s), {cell.seconds:.1f} s"
+            + (f", model {cell.model}" if cell.model else "") + ")")
+        on_cell(cell)
+
+    await asyncio.gather(*(one(p) for p in plans))
+    return finished, not_run[0]

@@ -1,0 +1,151 @@
+"""The compare matrix: each LLM on each recipe, and what the cells add up to.
+
+``verifybot compare`` runs every recipe with every LLM (``--repeat`` times); each run
+is a *cell*. This module holds a cell's facts, the kinds of failure an attempt shows,
+and the summary DESIGN.md defines for ``compare.json``: ``pass_at[k]``, the share of
+cells verified within k attempts (attempt 1 = before any feedback), where a cell that
+never verified counts as not verified for every k. Pure data: the runner (cli) fills
+cells, the report (``compare_report``) renders them; tests check the numbers by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+FAILURE_KINDS = ("compile", "fault", "timeout", "output", "judge")
+SCHEMA_ID = "https://verifybot.invalid/schemas/compare.schema.json"
+
+
+@dataclass
+class Cell:
+    """One run of one recipe with one LLM."""
+
+    recipe: str
+    llm: str
+    run: int
+    status: str
+    attempts: int = 0
+    verified_at: int | None = None  # the attempt that verified, None: never
+    seconds: float = 0.0
+    first_answer_seconds: float | None = None  # None: no answer came
+    model: str = ""
+    failures: list[str] = field(default_factory=list)  # FAILURE_KINDS, first seen first
+    session: int | None = None  # in the cell's own workspace history
+    max_attempts: int = 1  # the recipe's max_retries + 1
+    workspace: str = ""  # the cell's folder, relative to the compare folder
+    transcript: str = ""
+    message: str = ""
+
+    @property
+    def verified(self) -> bool:
+        return self.verified_at is not None
+
+
+def failure_kind(verdict_status: str, *, exit_code: int | None, timed_out: bool,
+                 compile_failed: bool, diagnosis: str, stderr: str) -> str | None:
+    """What went wrong in one attempt's run, as one of FAILURE_KINDS (None: it passed,
+    or it did not fail in a way the program is to blame for: stopped, target gone).
+
+    compile: the build failed; timeout: it ran out of time; fault: it crashed (a signal,
+    an exception, a firmware fault); output: it ran to its end but showed the wrong thing
+    (a missed criterion, a FAILED line, a non-zero exit with no crash)."""
+    if verdict_status in ("success", "success_timeout", "cancelled", "target_error"):
+        return None
+    if compile_failed or verdict_status == "compile_error":
+        return "compile"
+    if timed_out or verdict_status.startswith("timeout"):
+        return "timeout"
+    if verdict_status == "criteria_unmet":
+        return "output"
+    crashed = (exit_code is None or exit_code < 0 or exit_code >= 128
+               or "fault" in diagnosis.lower() or "Traceback (most recent call last)" in stderr)
+    return "fault" if crashed else "output"
+
+
+def pass_at(cells: list[Cell], k_max: int) -> dict[str, float]:
+    """``{"1": share, ..., str(k_max): share}`` over these cells (empty: no cells)."""
+    if not cells:
+        return {}
+    return {str(k): round(sum(1 for c in cells if c.verified_at is not None
+                              and c.verified_at <= k) / len(cells), 4)
+            for k in range(1, k_max + 1)}
+
+
+def _median(values: list[float]) -> float | None:
+    return round(statistics.median(values), 3) if values else None
+
+
+def _group(cells: list[Cell], llm: str, k_max: int, recipe: str | None = None
+           ) -> dict[str, Any]:
+    mine = [c for c in cells if c.llm == llm and (recipe is None or c.recipe == recipe)]
+    verified = [c for c in mine if c.verified_at is not None]
+    firsts = [c.first_answer_seconds for c in mine if c.first_answer_seconds is not None]
+    kinds: dict[str, int] = {k: 0 for k in FAILURE_KINDS}
+    for c in mine:
+        for kind in c.failures:
+            kinds[kind] += 1
+    row: dict[str, Any] = {"llm": llm}
+    if recipe is not None:
+        row["recipe"] = recipe
+    row.update({
+        "cells": len(mine), "verified": len(verified), "pass_at": pass_at(mine, k_max),
+        "median_seconds": _median([c.seconds for c in mine]),
+        "median_first_answer_seconds": _median(firsts),
+        "mean_attempts_to_verified": (round(statistics.mean(c.verified_at or 0
+                                                            for c in verified), 3)
+                                      if verified else None),
+        "failures": kinds,
+        "models": sorted({c.model for c in mine if c.model}),
+    })
+    return row
+
+
+@dataclass
+class Matrix:
+    """Everything compare.json holds."""
+
+    started: str
+    recipes: list[str]
+    llms: list[str]
+    repeat: int = 1
+    cells: list[Cell] = field(default_factory=list)
+    interrupted: bool = False
+    not_run: int = 0  # cells stopped or never started (Ctrl+C): not in the summary
+
+    @property
+    def k_max(self) -> int:
+        return max((c.max_attempts for c in self.cells), default=1)
+
+    def summary(self) -> list[dict[str, Any]]:
+        return [_group(self.cells, llm, self.k_max) for llm in self.llms]
+
+    def by_recipe(self) -> list[dict[str, Any]]:
+        return [_group(self.cells, llm, self.k_max, recipe)
+                for llm in self.llms for recipe in self.recipes]
+
+    def to_json(self) -> dict[str, Any]:
+        rank = {r: i for i, r in enumerate(self.recipes)}
+        lrank = {name: i for i, name in enumerate(self.llms)}
+        cells = sorted(self.cells, key=lambda c: (rank.get(c.recipe, 0), lrank.get(c.llm, 0),
+                                                  c.run))
+        return {"$schema": SCHEMA_ID, "started": self.started, "recipes": self.recipes,
+                "llms": self.llms, "repeat": self.repeat, "k_max": self.k_max,
+                "interrupted": self.interrupted, "not_run": self.not_run,
+                "cells": [asdict(c) for c in cells], "summary": self.summary(),
+                "by_recipe": self.by_recipe()}
+
+    def json_text(self) -> str:
+        return json.dumps(self.to_json(), indent=2) + "\n"
+
+
+def from_json(data: dict[str, Any]) -> Matrix:
+    """A matrix read back from compare.json (``compare --report``)."""
+    known = set(Cell.__dataclass_fields__)
+    cells = [Cell(**{k: v for k, v in c.items() if k in known}) for c in data["cells"]]
+    return Matrix(started=data["started"], recipes=list(data["recipes"]),
+                  llms=list(data["llms"]), repeat=int(data.get("repeat", 1)), cells=cells,
+                  interrupted=bool(data.get("interrupted", False)),
+                  not_run=int(data.get("not_run", 0)))
