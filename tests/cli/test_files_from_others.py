@@ -273,3 +273,15 @@ def test_in_a_terminal_the_question_is_asked_and_the_answer_holds(tmp_path: Path
     assert code == 2 and "is a file that makes VerifyBot run commands:" in err
     assert "qemu = sh -c touch" in err and "-wrapper /bin/sh" in err
     assert not qemu_marker.exists() and not wrapper_marker.exists()
+
+
+def test_compare_asks_about_the_same_files_as_recipe_run(tmp_path: Path):
+    """compare runs recipes too: the same files are refused without --trust, nothing runs."""
+    recipe, qemu_marker, wrapper_marker = evil_recipe(tmp_path)
+    r = run_cli("compare", str(recipe), "--llm", f"replay:{tmp_path / 'fw.md'}",
+                "--out", str(tmp_path / "cmp"), cwd=tmp_path, stdin="")
+    assert r.returncode == 2, r.stderr
+    assert f"{tmp_path / 'evil.toml'}: qemu = sh -c touch {qemu_marker}" in r.stderr
+    assert "verifybot compare --trust" in r.stderr
+    assert not qemu_marker.exists() and not wrapper_marker.exists()
+    assert not (tmp_path / "cmp" / "compare.json").exists()

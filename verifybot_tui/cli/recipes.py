@@ -244,7 +244,7 @@ async def cmd_recipe(args: argparse.Namespace, cfg: Config) -> int:
     recipes = [load_recipe(Path(f), check_trust=False) for f in args.files]
     for r in recipes:
         _check_names(cfg, r)
-    await _approve(cfg, recipes, args.trust)
+    await approve_recipes(cfg, recipes, args.trust)
     names = [r.name for r in recipes]
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup:
@@ -267,8 +267,10 @@ async def cmd_recipe(args: argparse.Namespace, cfg: Config) -> int:
     return EXIT_SUCCESS if all(r.verified for r in results) else EXIT_FAILED
 
 
-async def _approve(cfg: Config, recipes: list[Recipe], trusted: bool) -> None:
-    """Every recipe and board file that sets commands: approved before any recipe runs."""
+async def approve_recipes(cfg: Config, recipes: list[Recipe], trusted: bool,
+                          how: str = "verifybot recipe run --trust") -> None:
+    """Every recipe and board file that sets commands: approved before any recipe runs
+    (recipe run and compare alike)."""
     from verifybot_tui.cli.approval import approve_files, board_files
     from verifybot_tui.core.verify.recipe import with_board
 
@@ -276,7 +278,7 @@ async def _approve(cfg: Config, recipes: list[Recipe], trusted: bool) -> None:
     for r in recipes:
         rcfg, name = with_board(cfg, r)
         files += board_files(rcfg, name)
-    await approve_files(files, trusted=trusted, how="verifybot recipe run --trust")
+    await approve_files(files, trusted=trusted, how=how)
 
 
 def _number(value: Any, kind: type) -> Any:

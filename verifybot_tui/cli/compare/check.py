@@ -19,7 +19,7 @@ from pathlib import Path
 from verifybot_tui.cli.common import EXIT_HANGUP, SIGNALS, install_stop_signals
 from verifybot_tui.cli.compare.cells import say
 from verifybot_tui.cli.compare.command import out_folder, run_matrix
-from verifybot_tui.cli.recipes import _check_names, _Stops
+from verifybot_tui.cli.recipes import _check_names, _Stops, approve_recipes
 from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -37,7 +37,7 @@ def benchmark_tasks(folder: Path) -> list[Recipe]:
         raise ConfigError(f"--check {folder}: no tasks (<task>/task.toml) in it")
     tasks = []
     for f in files:
-        r = load_recipe(f)
+        r = load_recipe(f, check_trust=False)  # approved in check_benchmark
         if not r.date:
             raise ConfigError(f"{f}: a benchmark task needs a 'date' (when it was written)")
         for answer in ("solution.md", "wrong.md"):
@@ -53,6 +53,7 @@ def benchmark_tasks(folder: Path) -> list[Recipe]:
 
 async def check_benchmark(cfg: Config, folder: Path, args: argparse.Namespace) -> int:
     tasks = benchmark_tasks(folder)
+    await approve_recipes(cfg, tasks, args.trust, "verifybot compare --check DIR --trust")
     for t in tasks:
         _check_names(cfg, t)
     llms = [(which, [f"replay:{(t.path.parent / f'{which}.md').resolve()}" for t in tasks])

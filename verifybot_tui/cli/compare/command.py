@@ -18,7 +18,7 @@ from typing import Any
 
 from verifybot_tui.cli.common import EXIT_HANGUP, SIGNALS, install_stop_signals
 from verifybot_tui.cli.compare.cells import Plan, run_cells, safe_name, say
-from verifybot_tui.cli.recipes import _check_names, _Stops
+from verifybot_tui.cli.recipes import _check_names, _Stops, approve_recipes
 from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -56,6 +56,9 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--check", metavar="DIR",
                    help="a benchmark folder: each task's solution.md must verify, its "
                         "wrong.md must fail (default: off)")
+    p.add_argument("--trust", action="store_true",
+                   help="approve what the recipes and their board files set that runs "
+                        "commands, without asking (--yes never does)")
 
 
 def find_recipes(paths: list[str]) -> list[Recipe]:
@@ -72,7 +75,7 @@ def find_recipes(paths: list[str]) -> list[Recipe]:
             files.append(p)
         else:
             raise ConfigError(f"{item}: no such recipe file or folder")
-    recipes = [load_recipe(f) for f in files]
+    recipes = [load_recipe(f, check_trust=False) for f in files]  # approved in cmd_compare
     names = [r.name for r in recipes]
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup:
@@ -182,6 +185,7 @@ async def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
     if len(set(args.llm)) != len(args.llm):
         raise ConfigError("an --llm is given twice: use --repeat for more runs of one LLM")
     recipes = find_recipes(args.recipes)
+    await approve_recipes(cfg, recipes, args.trust, "verifybot compare --trust")
     for r in recipes:
         _check_names(cfg, replace_llm(r))
     llms = [(name, [llm_spec_for(cfg, name, r) for r in recipes]) for name in args.llm]
