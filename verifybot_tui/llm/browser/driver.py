@@ -67,6 +67,9 @@ class Observed:
     can_continue: bool = False
     turn_error: str = ""
     artifacts: bool = False
+    box_len: int = 0  # characters in the prompt box (0: the composer is empty)
+    model: str = ""  # the model the page names for the last answer (or its picker)
+    retry: str = ""  # a failed answer's Retry button (its label), with turn_error
     facts: dict[str, Any] = field(default_factory=dict)
 
     def apply(self, st: dict[str, Any]) -> None:
@@ -227,7 +230,7 @@ class BrowserLLM(ReportsState):
         details, self._closed = "; ".join(self._closed), []
         return Answer(markdown=markdown, conversation_url=self.conversation_url,
                       renderer=self.renderer, resumable=not self.config.temporary,
-                      details=details)
+                      details=details, model=self._obs.model)
 
     async def _guarded(self, steps: Any) -> Any:
         """Run steps, turning every way the browser can fail into an LLMError with evidence."""
@@ -545,28 +548,55 @@ class BrowserLLM(ReportsState):
                     f"browser, then try again.", "still_busy")
 
     async def _wait_user_turn(self, prompt: str, base_user: str) -> None:
-        limit = min(self.page_timeout, 20.0)
-        deadline = time.monotonic() + limit
+        """Proof that the prompt went: the page shows a new user message equal to it and
+        the composer is empty, within [llm] send_timeout. A click the page swallowed (the
+        box keeps the text, no new message) is clicked once more half-way; then it is an
+        error with evidence, long before the answer timeout."""
+        limit = self.config.send_timeout
+        start = time.monotonic()
+        deadline, resend_at = start + limit, start + limit / 2
+        resent = False
         while True:
             self._check_gone_sync()
             o = self._obs
-            if o.user_key != base_user and _shown_as(o.user_text, prompt, o.user_rich):
+            shown = o.user_key != base_user and _shown_as(o.user_text, prompt, o.user_rich)
+            if shown and o.box_len == 0:
                 return
             await self._raise_if_blocked("after_send")
-            if not await self.wait_change(deadline - time.monotonic()):
+            now = time.monotonic()
+            if (not resent and now >= resend_at and o.user_key == base_user and o.box_len
+                    and not o.busy):
+                resent = True
+                self._closed.append("the first click on send did nothing (the prompt stayed "
+                                    "in the box): clicked it once more")
+                await self._close_dialogs()
+                await self._eval("() => window.__vb.clickSend()")
+                continue
+            wake = deadline if resent or now >= resend_at else resend_at
+            if not await self.wait_change(wake - time.monotonic()) and \
+                    time.monotonic() >= deadline:
                 break
         if self._gone:
             raise await self._gone_error("sending the prompt")
         o = self._obs
+        again = " (clicked twice)" if resent else ""
         if o.user_key == base_user:
+            held = (f"the prompt box still holds {o.box_len} characters" if o.box_len
+                    else "the prompt box was emptied")
             raise await self._fail(
-                f"The prompt did not appear on the page within {limit:g} s "
-                f"(no new message; send_button selectors of {self.profile.source} may be out of "
-                f"date). Try again.", "prompt_not_sent")
+                f"The prompt was not sent: {limit:g} s after clicking send{again}, "
+                f"{self.profile.name} shows no new message and {held} (send_button "
+                f"selectors of {self.profile.source} may be out of date, or the page "
+                f"ignored the click). Nothing to wait for: try again.", "prompt_not_sent")
+        if not _shown_as(o.user_text, prompt, o.user_rich):
+            raise await self._fail(
+                f"The page shows a different prompt than the one sent ({len(o.user_text)} vs "
+                f"{len(prompt)} characters): the site changed or cut it. Shorten the prompt.",
+                "prompt_changed")
         raise await self._fail(
-            f"The page shows a different prompt than the one sent ({len(o.user_text)} vs "
-            f"{len(prompt)} characters): the site changed or cut it. Shorten the prompt.",
-            "prompt_changed")
+            f"The prompt shows on the page, but the prompt box still holds {o.box_len} "
+            f"characters {limit:g} s after sending: {self.profile.name} may not have taken "
+            f"it. Open the conversation to check, then try again.", "prompt_not_sent")
 
     # --- the answer -------------------------------------------------------------------
 
@@ -578,13 +608,18 @@ class BrowserLLM(ReportsState):
             await self._wait_finished(deadline)
             o = self._obs
             if o.turn_error:
-                if self.config.regenerate_on_error and not regenerated:
+                again = self.config.auto_retry or self.config.regenerate_on_error
+                if again and not regenerated:
                     regenerated = True
+                    what = f'its "{o.retry}" button' if o.retry else "its regenerate button"
+                    self._closed.append(f'the answer failed ("{o.turn_error[:120]}"): '
+                                        f"clicked {what} once (auto_retry)")
                     await self._click_and_wait("clickRegenerate", lambda ob: not ob.turn_error)
                     continue
+                shows = f' and shows a "{o.retry}" button' if o.retry else ""
                 raise await self._fail(
                     f"{self.profile.name} could not deliver the answer: the page says "
-                    f'"{o.turn_error[:200]}". Send the prompt again (or set regenerate_on_error '
+                    f'"{o.turn_error[:200]}"{shows}. Send the prompt again (or set auto_retry '
                     f"= true in [llm.{self.name}] to retry once by itself).", "delivery_error")
             markdown = await self._read_answer()
             if o.can_continue and self.config.auto_continue and len(parts) < MAX_CONTINUES:
