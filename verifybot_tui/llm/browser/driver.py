@@ -21,7 +21,7 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import async_playwright
 
-from verifybot_tui.core.base.errors import LLMError
+from verifybot_tui.core.base.errors import AnswerPending, LLMError
 from verifybot_tui.core.base.ports import Answer, ReportsState, TextCallback
 from verifybot_tui.core.settings.config import LLMConfig
 from verifybot_tui.llm.browser.chromium import launch_context, profile_dir
@@ -225,6 +225,43 @@ class BrowserLLM(ReportsState):
             return markdown
 
         async with self._asking:  # one prompt at a time: they share one page
+            markdown = await self._guarded(steps)
+        self.state = "idle"
+        details, self._closed = "; ".join(self._closed), []
+        return Answer(markdown=markdown, conversation_url=self.conversation_url,
+                      renderer=self.renderer, resumable=not self.config.temporary,
+                      details=details, model=self._obs.model)
+
+    async def reattach(self, prompt: str, on_text: TextCallback | None = None) -> Answer:
+        """Wait again for an answer that outlived an earlier wait (AnswerPending): reopen
+        the conversation (``resume`` first), check that its last message is this prompt,
+        and wait for the answer after it. Nothing is sent."""
+        prompt = prompt.replace("\r\n", "\n")
+        self._thinking_since = None
+
+        async def steps(phase: _Phase) -> str:
+            phase.text = "reopening the conversation"
+            if self._gone or self._context is None or self._navigate:
+                self.state = "starting"
+                await self._ensure_page()
+            await self._close_dialogs()
+            await self._raise_if_blocked("before_prompt")
+            o = self._obs
+            if not o.users or not _shown_as(o.user_text, prompt, o.user_rich):
+                raise await self._fail(
+                    f"The conversation {self.conversation_url or ''} does not end with the "
+                    f"prompt whose answer was pending (its last message is "
+                    f"{len(o.user_text)} characters, the prompt {len(prompt)}): nothing to "
+                    f"wait for. Send the prompt again.", "pending_not_found")
+            self._stream = _Stream(_NO_KEY, on_text)  # the answer after the last message
+            self._fresh = False
+            phase.text = "waiting for the answer"
+            self.state = "streaming"
+            markdown = await self._wait_answer(time.monotonic() + self.answer_timeout)
+            await self._settle_url()
+            return markdown
+
+        async with self._asking:
             markdown = await self._guarded(steps)
         self.state = "idle"
         details, self._closed = "; ".join(self._closed), []
@@ -658,7 +695,7 @@ class BrowserLLM(ReportsState):
                     return
                 wait = min(wait, self.stable_window - quiet)
             if deadline - time.monotonic() <= 0:
-                raise await self._fail(self._timeout_message(present, o), "answer_timeout")
+                await self._timed_out(present, o)
             await self.wait_change(wait)
 
     async def _click_and_wait(self, helper: str, changed: Any) -> None:
@@ -741,6 +778,18 @@ class BrowserLLM(ReportsState):
             blocks.append(f"{title}{fence}{art.get('language', '')}\n{code.rstrip(chr(10))}\n"
                           f"{fence}")
         return markdown.rstrip("\n") + "\n\n" + "\n\n".join(blocks)
+
+    async def _timed_out(self, present: bool, o: Observed) -> None:
+        """The answer timeout: the prompt went, so the site may still be writing (a long
+        "thinking" answer). Its saved conversation is kept for a resume to wait again."""
+        text = self._timeout_message(present, o)
+        url = self.conversation_url if not self.config.temporary else None
+        if url and self.profile.conversation_id(url):
+            evidence = await self._evidence("answer_timeout")
+            raise AnswerPending(f"{text} The conversation is kept ({url}): resuming the "
+                                f"session waits for this same answer instead of asking "
+                                f"again.", conversation_url=url, evidence=evidence)
+        raise await self._fail(text, "answer_timeout")
 
     def _timeout_message(self, present: bool, o: Observed) -> str:
         waited = []
@@ -879,6 +928,7 @@ class _Gone(Exception):
 
 
 MAX_CONTINUES = 5  # "Continue generating" clicks per answer, at most
+_NO_KEY = "\0none"  # a user-message key no page has: any answer after the last message
 
 
 def _artifacts_of(conversation: dict[str, Any]) -> list[dict[str, str]]:
