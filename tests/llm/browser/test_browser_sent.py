@@ -91,6 +91,20 @@ async def test_a_limit_shown_before_sending_ends_the_prompt_unsent(
     assert took < BIG / 4, took
 
 
+async def test_a_limit_shown_once_the_prompt_is_typed_stops_it_before_the_click(
+        site_llm: BrowserLLM, chatsite: ChatSite) -> None:
+    notice = "Limit reached for GPT-5 Thinking. Try again after 4:00 PM."
+    chatsite.configure("answer", limit_on_type=notice)
+    await site_llm.new_chat()
+    sent = len(chatsite.prompts)
+    err, took = await ask_timed(site_llm, "typed, never sent")
+    assert notice in err.message
+    assert err.exit_code == EXIT_LLM
+    assert len(chatsite.prompts) == sent
+    assert_evidence(err)
+    assert took < BIG / 4, took
+
+
 async def test_a_limit_shown_just_after_sending_ends_it_at_once(
         site_llm: BrowserLLM, chatsite: ChatSite) -> None:
     chatsite.configure("limit")

@@ -75,6 +75,7 @@ class Options:
     multi_node: bool = False  # legacy: an answer in several assistant nodes of one section
     swallow_send: int = 0  # clicks on send the page ignores (the composer keeps the text)
     answered_by: str = ""  # the model that answers, whatever the picker says ("": the picked)
+    limit_on_type: str = ""  # an alert with this text once the prompt box holds text
 
 
 @dataclass
@@ -164,7 +165,8 @@ class ChatSite:
                 "page": self.scenario().page, "renderer": o.renderer, "hidden": hidden,
                 "bot_scripts": o.bot_scripts, "models": list(o.models), "banner": o.banner,
                 "alert": o.alert, "lang": o.lang, "dialog": o.dialog,
-                "enter_newline": o.enter_newline, "swallow_send": o.swallow_send}
+                "enter_newline": o.enter_newline, "swallow_send": o.swallow_send,
+                "limit_on_type": o.limit_on_type}
 
     def send(self, body: dict[str, Any]) -> dict[str, Any]:
         with self.lock:

@@ -214,6 +214,7 @@ class BrowserLLM(ReportsState):
             await self._type_prompt(prompt)
             phase.text = "sending the prompt"
             await self._close_dialogs()
+            await self._raise_if_blocked("before_send")  # a limit shown once typed
             await self._send()
             self._stream = _Stream(base_user, on_text)
             await self._wait_user_turn(prompt, base_user)

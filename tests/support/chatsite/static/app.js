@@ -262,6 +262,11 @@
     }));
     if (document.activeElement === box) setCaret(caret);
     updateButtons();
+    if (SITE.limit_on_type && text.trim() && !document.querySelector(".typed-limit")) {
+      // The chosen model's limit, shown under the composer once there is text to send.
+      const n = body.appendChild(el('<div role="alert" class="typed-limit"></div>'));
+      n.textContent = SITE.limit_on_type;
+    }
   }
   function offsetOf(node, off) {
     const ps = Array.from(box.children);
