@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from browser_fixtures import site_config_file
 from chatsite import SCENARIOS, ChatSite
-from project import verifybot_cmd
+from project import EXAMPLES, verifybot_cmd
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
@@ -96,6 +96,12 @@ def test_an_answer_longer_than_the_timeout_is_resumed_and_read_whole(
     transcript = (tmp_path / "ws" / record["transcript"]).read_text(encoding="utf-8")
     assert f"- conversation: {url}" in transcript
     assert history(tmp_path, "SELECT pending, answer FROM prompts") == [(1, None)]
+
+    # an LLM that cannot wait again (a replay) is refused, the answer stays pending
+    proc = run(tmp_path, "--resume", str(sid), "--llm", f"replay:{EXAMPLES / 'word_count.md'}")
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "cannot wait for it again" in json.loads(proc.stdout)["message"]
+    assert history(tmp_path, "SELECT pending FROM prompts") == [(1,)]
 
     # later, with room to wait: the same conversation, the same answer, nothing re-sent
     site_config_file(tmp_path, chatsite.url, answer_timeout=60)

@@ -253,6 +253,12 @@ class VerifyLoop:
         pending = self.history.pending_prompt(self.recorder.session_id) if resume else None
         if pending is not None and isinstance(self.llm, Reattaches):
             turn = await self._reattach(pending, prompt)
+        elif pending is not None and not prompt.strip():
+            row = self.recorder.session_row()
+            raise LLMError(f"session {row.get('id')}'s last answer is still pending in "
+                           f"{row.get('conversation_url')}, but {self.llm.name} cannot wait for "
+                           f"it again: resume with the chat site's LLM (--llm "
+                           f"{row.get('llm')}), or give a prompt to send")
         else:
             turn = await self._first_turn(prompt, conv.target, fresh=new_chat and not resume)
         while True:
