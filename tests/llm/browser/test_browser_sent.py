@@ -74,6 +74,17 @@ async def test_a_send_that_does_nothing_fails_with_evidence_not_at_the_timeout(
     assert took < BIG / 4, took
 
 
+async def test_a_message_shown_with_the_composer_still_full_is_not_proof(
+        site_llm: BrowserLLM, chatsite: ChatSite) -> None:
+    chatsite.configure("answer", keep_box=True)
+    await site_llm.new_chat()
+    err, took = await ask_timed(site_llm, "shown, but still in the box")
+    assert "The prompt shows on the page, but the prompt box still holds 27 characters" \
+        in err.message
+    assert_evidence(err)
+    assert took < BIG / 4, took
+
+
 @pytest.mark.parametrize("notice", [
     "GPT-5 Pro isn't available right now. Limit reached. Try again after 4:00 PM.",
     "You've hit your usage limit for GPT-5 Thinking.",

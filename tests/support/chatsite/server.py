@@ -76,6 +76,7 @@ class Options:
     swallow_send: int = 0  # clicks on send the page ignores (the composer keeps the text)
     answered_by: str = ""  # the model that answers, whatever the picker says ("": the picked)
     limit_on_type: str = ""  # an alert with this text once the prompt box holds text
+    keep_box: bool = False  # the composer keeps the prompt after sending it
 
 
 @dataclass
@@ -166,7 +167,7 @@ class ChatSite:
                 "bot_scripts": o.bot_scripts, "models": list(o.models), "banner": o.banner,
                 "alert": o.alert, "lang": o.lang, "dialog": o.dialog,
                 "enter_newline": o.enter_newline, "swallow_send": o.swallow_send,
-                "limit_on_type": o.limit_on_type}
+                "limit_on_type": o.limit_on_type, "keep_box": o.keep_box}
 
     def send(self, body: dict[str, Any]) -> dict[str, Any]:
         with self.lock:

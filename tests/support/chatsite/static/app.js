@@ -674,7 +674,7 @@
       return;
     }
     streaming = true;
-    renderBox("", 0);
+    renderBox(SITE.keep_box ? text : "", 0);  // keep_box: a composer that never empties
     const temporary = location.search.includes("temporary-chat=true");
     let r;
     try {
