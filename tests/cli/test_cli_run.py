@@ -94,7 +94,8 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
         (["run", "x", "--llm", "replay:/no/such.md", "--workspace", ws], "no such transcript"),
         (["run", "x", "--llm", "nollm", "--workspace", ws], "[llm.nollm]"),
         (["run", "x", "--llm", ex, "--max-retries", "-1", "--workspace", ws], "--max-retries"),
-        (["run"], "required"),
+        (["run"], "the prompt is empty"),  # a PROMPT is optional only with --resume
+        (["run", "--resume", "7", "--workspace", ws], "there is no session 7"),
         (["run", "x", "--bogus"], "unrecognized"),
     ]
     for args, expected in cases:

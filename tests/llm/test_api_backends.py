@@ -66,6 +66,7 @@ async def test_streams_text_as_it_arrives_and_counts_usage(kind: str,
     finally:
         await llm.close()
     assert answer.markdown == api_server.answers[0]
+    assert answer.model == "coder"  # as the server's response names it
     assert len(seen) > 3 and seen[-1] == answer.markdown  # whole text so far, growing
     assert all(api_server.answers[0].startswith(s) for s in seen)
     assert answer.conversation_url and answer.conversation_url.startswith("api:api/")

@@ -130,9 +130,15 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
 
 def _run_args(p: argparse.ArgumentParser) -> None:
     p.description = "Run the verify loop headless for one prompt."
-    p.add_argument("prompt", help="what the program should do")
+    p.add_argument("prompt", nargs="?", default="",
+                   help="what the program should do (with --resume: a follow-up, or "
+                        "nothing to wait for the session's pending answer)")
     p.add_argument("--target", metavar="NAME", help=TARGET_HELP)
     p.add_argument("--llm", metavar="NAME", help=LLM_HELP)
+    p.add_argument("--resume", type=int, metavar="N",
+                   help="go on with history session N in its conversation: an answer that "
+                        "was still being written when the wait ended is waited for again, "
+                        "not asked again (default: a new session)")
     p.add_argument("--max-retries", type=int, metavar="N",
                    help="attempts after the first one (default: [run] max_retries, 3)")
     p.add_argument("--race", metavar="A,B[,C]",

@@ -39,8 +39,10 @@ async def cmd_run(args: argparse.Namespace) -> int:
         return await cmd_race(args)
     from verifybot_tui.cli.approval import approve_files, board_files
 
-    check_prompt(args.prompt, "verifybot run")  # nothing to send: nothing recorded either
+    if args.resume is None:
+        check_prompt(args.prompt, "verifybot run")  # nothing to send: nothing recorded either
     cfg = config_for(args, writes=True)  # first: bad config = no start
+    session = _resumed(cfg, args) if args.resume is not None else {}
     from verifybot_tui.llm import make_llm
     from verifybot_tui.llm.verification_setup import build_verification
     from verifybot_tui.targets import choose_target, make_target
@@ -54,17 +56,20 @@ async def cmd_run(args: argparse.Namespace) -> int:
     stdin = Stdin()
     printer = Printer(json_mode=args.json, stdin=stdin, show_thinking=args.show_thinking,
                       verbose=args.verbose)
-    target_name, why = choose_target(cfg, args.prompt, args.target)
+    # A resumed session goes on with its own LLM and target unless told otherwise.
+    target_name, why = choose_target(cfg, args.prompt or session.get("prompt", ""),
+                                     args.target or _known(session.get("target"), cfg.targets))
+    llm_name = args.llm or _known(session.get("llm"), cfg.llm) or cfg.run.default_llm
     await approve_files(board_files(cfg, target_name), trusted=args.trust,
                         how="verifybot run --trust", stdin=stdin)
-    llm = make_llm(cfg, args.llm or cfg.run.default_llm, ws)
+    llm = make_llm(cfg, llm_name, ws)
     target = make_target(cfg, target_name, ws, prompter=stdin,
                          trust_new_host=args.trust_new_host)
     if why:
         printer.say(why)
     try:
         verification = build_verification(
-            cfg, llm_spec=args.llm or cfg.run.default_llm, judge=args.judge,
+            cfg, llm_spec=llm_name, judge=args.judge,
             expect=args.expect, criteria_file=args.criteria, workspace=ws)
     except BaseException:
         await close_all(llm, target)
@@ -72,15 +77,40 @@ async def cmd_run(args: argparse.Namespace) -> int:
     try:
         return await _drive(args, cfg, llm, target, printer, args.prompt,
                             max_retries=args.max_retries, timeout=args.timeout,
-                            verification=verification)
+                            verification=verification, resume=args.resume)
     finally:
         if verification.judge_llm is not None:
             await close_all(verification.judge_llm)
 
 
 
+def _resumed(cfg: Config, args: argparse.Namespace) -> dict[str, Any]:
+    """The session --resume names; without a prompt it must have an answer pending."""
+    from verifybot_tui.core.store.history import History
+
+    history = History(cfg.workspace)
+    try:
+        row = history.session(args.resume)
+        pending = history.pending_prompt(args.resume) if row else None
+    finally:
+        history.close()
+    if row is None:
+        raise ConfigError(f"--resume {args.resume}: there is no session {args.resume} in "
+                          f"{cfg.workspace / 'history.db'} (`verifybot history` lists them)")
+    if not args.prompt.strip() and pending is None:
+        raise ConfigError(f"--resume {args.resume}: session {args.resume} has no answer still "
+                          f"being written to wait for; give a PROMPT to send as a follow-up "
+                          f"in its conversation")
+    return row
+
+
+def _known(name: str | None, tables: dict[str, Any]) -> str | None:
+    return name if name and name in tables else None
+
+
 async def _drive(args: argparse.Namespace, cfg: Config, llm: Any, target: Any,
-                 printer: Printer, prompt: str, **loop_args: Any) -> int:
+                 printer: Printer, prompt: str, resume: int | None = None,
+                 **loop_args: Any) -> int:
     """Run the loop for one prompt with Ctrl+C handling; close everything; the exit code."""
     from verifybot_tui.core.loop.verify_loop import VerifyLoop, drain
     from verifybot_tui.core.store.history import History
@@ -92,7 +122,8 @@ async def _drive(args: argparse.Namespace, cfg: Config, llm: Any, target: Any,
                       **loop_args)
     install_stop_signals(loop.stop, printer.stdin)
     try:
-        finished = await drain(loop.events(prompt), printer)
+        finished = await drain(loop.events(prompt, new_chat=resume is None, resume=resume),
+                               printer)
     finally:
         await close_all(llm, target)
         history.close()

@@ -35,12 +35,14 @@ class AnthropicChat(ApiLLM):
     async def stream(self, messages: list[dict[str, str]]) -> AsyncGenerator[Piece, None]:
         stopped = False
         stop_reason = ""
+        model = ""
         usage = Usage()
         stream = await self._client.messages.create(**self.request(messages))
         async with stream:  # leaving it (a cancel included) closes the connection at once
             async for event in stream:
                 kind = event.type
                 if kind == "message_start":
+                    model = getattr(event.message, "model", None) or ""
                     u = event.message.usage
                     usage.input_tokens = u.input_tokens or 0
                     usage.output_tokens = u.output_tokens or 0
@@ -58,4 +60,4 @@ class AnthropicChat(ApiLLM):
                     stopped = True
         if not stopped:
             raise StreamCut("no message_stop before the end of the stream")
-        yield Piece(done=True, stop_reason=stop_reason, usage=usage)
+        yield Piece(done=True, stop_reason=stop_reason, usage=usage, model=model)

@@ -72,6 +72,7 @@ class Piece:
     done: bool = False
     stop_reason: str = ""
     usage: Usage | None = None
+    model: str = ""  # with done: the model the server says answered ("": not said)
 
 
 class StreamCut(Exception):
@@ -234,7 +235,7 @@ class ApiLLM(ReportsState):
         details = (f"{self.kind} at {self.url}, model {self.cfg.model}, "
                    f"{usage.summary()}")
         return Answer(markdown=text, conversation_url=self.conversation_url,
-                      thinking=thinking, details=details)
+                      thinking=thinking, details=details, model=final.model)
 
     def _bounded(self, what: str, text: str) -> None:
         """An answer or its thinking past [run] max_answer_mb ends the stream."""

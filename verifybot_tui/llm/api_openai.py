@@ -35,10 +35,12 @@ class OpenAIChat(ApiLLM):
 
     async def stream(self, messages: list[dict[str, str]]) -> AsyncGenerator[Piece, None]:
         finish = ""
+        model = ""
         usage: Usage | None = None
         stream = await self._client.chat.completions.create(**self.request(messages))
         async with stream:  # leaving it (a cancel included) closes the connection at once
             async for chunk in stream:
+                model = getattr(chunk, "model", None) or model  # every chunk names it
                 if chunk.usage is not None:
                     extra = chunk.usage.model_extra or {}
                     cost = extra.get("cost")
@@ -57,4 +59,4 @@ class OpenAIChat(ApiLLM):
                         finish = choice.finish_reason
         if not finish:
             raise StreamCut("no finish reason before the end of the stream")
-        yield Piece(done=True, stop_reason=finish, usage=usage)
+        yield Piece(done=True, stop_reason=finish, usage=usage, model=model)

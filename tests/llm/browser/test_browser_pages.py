@@ -233,7 +233,7 @@ async def test_a_delivery_error_is_an_llm_error_saying_so(chatsite: ChatSite,
         await ask_new(chatgpt, chatsite, "delivery", renderer=page)
     assert 'could not deliver the answer: the page says "Message delivery timed out"' \
         in e.value.message
-    assert "regenerate_on_error = true" in e.value.message
+    assert "auto_retry = true" in e.value.message
     assert e.value.exit_code == EXIT_LLM and e.value.evidence
 
 

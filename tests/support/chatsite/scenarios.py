@@ -20,7 +20,8 @@ class Reply:
     pauses: list[tuple[int, float]] = field(default_factory=list)  # (at character, seconds)
     # "", "limit", "error", "drop" (connection lost at drop_at), "never", "downgrade",
     # "cut" (stops at drop_at with a Continue button; the rest follows when clicked),
-    # "delivery" (an in-turn "Message delivery timed out" with a regenerate button)
+    # "delivery" (an in-turn "Message delivery timed out" with a regenerate button),
+    # "retry" (an error line and a Retry button in the turn, no toast)
     event: str = ""
     drop_at: int = 0
     artifact: dict | None = None  # claude: code kept in an artifact, not in the text
@@ -159,6 +160,11 @@ print(sum(range(1, 11)) * 3)
 ```"""
 
 
+LONG_THOUGHT = ("After thinking it through, here is the whole program.\n\n"
+                + "".join(f"- step {i}: checked case {i} of the task\n" for i in range(40))
+                + "\n" + HELLO)
+
+
 def bench_words(n: int = 120) -> str:
     return " ".join(f"w{i:04d}" for i in range(n))
 
@@ -188,6 +194,9 @@ SCENARIOS: dict[str, Scenario] = {
     "long_think": Scenario([Reply(PAUSED, pause_before=2.5, rate=300)]),
     "cut": Scenario([Reply(CODE_BLOCKS, rate=6000, event="cut", drop_at=CUT_AT)]),
     "delivery": Scenario([Reply("", event="delivery", pause_before=0.2), Reply(HELLO)]),
+    "retry": Scenario([Reply("", event="retry", pause_before=0.3), Reply(HELLO)]),
+    # Thinks for 4 s, then writes slowly for about 3 s: longer than a short timeout.
+    "long_thinking": Scenario([Reply(LONG_THOUGHT, pause_before=4.0, rate=500)]),
     "long_cm": Scenario([Reply(program_150(), rate=200_000)]),
     "artifact": Scenario([Reply(ARTIFACT_TEXT, artifact=ARTIFACT)]),
     "selftest": Scenario([Reply(SELFTEST)]),

@@ -74,6 +74,10 @@ class Options:
     enter_newline: bool = False  # Enter inserts a newline, Ctrl+Enter sends (some accounts)
     multi_node: bool = False  # legacy: an answer in several assistant nodes of one section
     claude_layout: str = "2025"  # claude's page: "2025" (2025-26) or "hub" (2026-10)
+    swallow_send: int = 0  # clicks on send the page ignores (the composer keeps the text)
+    answered_by: str = ""  # the model that answers, whatever the picker says ("": the picked)
+    limit_on_type: str = ""  # an alert with this text once the prompt box holds text
+    keep_box: bool = False  # the composer keeps the prompt after sending it
 
 
 @dataclass
@@ -163,7 +167,9 @@ class ChatSite:
                 "page": self.scenario().page, "renderer": o.renderer, "hidden": hidden,
                 "bot_scripts": o.bot_scripts, "models": list(o.models), "banner": o.banner,
                 "alert": o.alert, "lang": o.lang, "dialog": o.dialog,
-                "enter_newline": o.enter_newline, "claude_layout": o.claude_layout}
+                "enter_newline": o.enter_newline, "claude_layout": o.claude_layout,
+                "swallow_send": o.swallow_send, "limit_on_type": o.limit_on_type,
+                "keep_box": o.keep_box}
 
     def send(self, body: dict[str, Any]) -> dict[str, Any]:
         with self.lock:
@@ -180,10 +186,14 @@ class ChatSite:
             reply = SCENARIOS[conv.scenario].reply(conv.replies)
             conv.replies += 1
             conv.turns.append({"role": "user", "text": text})
+            model = o.answered_by or body.get("model", "")
             if reply.event not in ("limit", "error"):
+                # The reply goes on on the server: a page opened later shows it as far
+                # as it got by then, and streams the rest (a long answer outlives a tab).
                 conv.turns.append({"role": "assistant", "text": reply.markdown,
-                                   "artifact": reply.artifact})
-            return {"conversation_id": cid, "reply": reply.as_json(),
+                                   "artifact": reply.artifact, "model": model,
+                                   "reply": reply.as_json(), "t0": time.time()})
+            return {"conversation_id": cid, "reply": reply.as_json(), "model": model,
                     "render": self._render(o, live=True)}
 
     @staticmethod
@@ -216,7 +226,8 @@ class ChatSite:
             conv = self.conversations.get(cid)
             if conv is None:
                 return None
-            return {"conversation_id": cid, "turns": list(conv.turns),
+            turns = [_as_loaded(t) for t in conv.turns]
+            return {"conversation_id": cid, "turns": turns,
                     "render": self._render(self.options, live=False)}
 
     def claude_conversation(self, cid: str) -> dict[str, Any] | None:
@@ -238,6 +249,25 @@ class ChatSite:
     def finished(self, body: dict[str, Any]) -> None:
         with self.lock:
             self.finishes.append(body)
+
+
+def _as_loaded(turn: dict[str, Any]) -> dict[str, Any]:
+    """A turn as a page opened now shows it: an answer still being written comes with
+    what is left of it (thinking time, then text from where it got to)."""
+    out = {k: v for k, v in turn.items() if k not in ("reply", "t0")}
+    reply = turn.get("reply")
+    if not reply or reply["event"] not in ("", "never"):
+        return out
+    elapsed = time.time() - turn["t0"]
+    md = reply["markdown"]
+    if elapsed < reply["pause_before"]:
+        out["live"] = {"reply": {**reply, "pause_before": reply["pause_before"] - elapsed},
+                       "from": 0}
+    else:
+        shown = int((elapsed - reply["pause_before"]) * reply["rate"])
+        if shown < len(md) or reply["event"] == "never":
+            out["live"] = {"reply": {**reply, "pause_before": 0}, "from": max(1, shown)}
+    return out
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -43,6 +43,17 @@ class LLMError(VerifyBotError):
     exit_code = EXIT_LLM
 
 
+class AnswerPending(LLMError):
+    """The wait for an answer ended while the site was still writing it (a long
+    "thinking" answer). The conversation is kept: resuming the session waits for this
+    same answer instead of asking again."""
+
+    def __init__(self, message: str, *, conversation_url: str,
+                 evidence: list[str] | None = None) -> None:
+        super().__init__(message, evidence=evidence)
+        self.conversation_url = conversation_url
+
+
 class TargetError(VerifyBotError):
     """The target cannot run anything: unreachable, auth, host key, connection lost.
 

@@ -180,6 +180,15 @@ class ShowsThinking(Protocol):
     on_notice: Callable[[str], None] | None
 
 
+@runtime_checkable
+class Reattaches(Protocol):
+    """A backend (a chat site) whose answers outlive its wait: after an AnswerPending it
+    reopens the conversation (``resume``) and waits for the same answer, unsent again."""
+
+    async def reattach(self, prompt: str, on_text: TextCallback | None = None) -> Answer:
+        """Wait for the answer to ``prompt``, the conversation's last message."""
+
+
 class LLMBackend(Protocol):
     name: str
     state: str  # "stopped", "starting", "logged_out", "idle", "streaming", "error"

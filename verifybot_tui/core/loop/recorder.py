@@ -42,6 +42,7 @@ class SessionRecorder:
         self.prompts = 0  # prompts sent in this session, a resumed one's included
         self.started = time.time()
         self.conversation_url: str | None = None
+        self.model = ""  # the model that wrote the last answer ("": not named)
         self.criteria: list[str] = []  # the session's success criteria (KIND:SPEC)
         self.judge = "off"  # who judged passing runs
         # The loop's limits, so `recipe new` can write them back.
@@ -75,7 +76,8 @@ class SessionRecorder:
         if row is None:
             raise VerifyBotError(
                 f"there is no session {session_id} in {self.workspace.db_path}")
-        self.session_id, self.slug, self.prompt = session_id, row["slug"], prompt
+        self.session_id, self.slug = session_id, row["slug"]
+        self.prompt = prompt or row["prompt"]  # resumed to wait for a pending answer
         path = Path(row["transcript"] or self.workspace.raw_md / f"resumed_{self.slug}.md")
         self.history.reopen_session(session_id)
         self.prompts = len(self.history.prompts(session_id))
@@ -113,7 +115,8 @@ class SessionRecorder:
             "session": self.session_id, "prompt": self.prompt, "slug": self.slug,
             "status": status, "exit_code": outcome.exit_code, "message": message,
             "prompts": self.prompts, "attempts": self.attempts,
-            "target": target, "llm": llm, "conversation_url": self.conversation_url,
+            "target": target, "llm": llm, "model": self.model,
+            "conversation_url": self.conversation_url,
             "started": self.started, "finished": time.time(),
             "criteria": self.criteria, "judge": self.judge,
             "max_retries": self.max_retries, "timeout": self.timeout,
@@ -153,18 +156,42 @@ class SessionRecorder:
             self.history.llm_reached(self.session_id)
 
     def answer(self, prompt_id: int, markdown: str, url: str | None, *, renderer: str = "",
-               thinking: str = "", details: str = "") -> None:
+               thinking: str = "", details: str = "", model: str = "",
+               model_note: str = "") -> None:
         """The answer (with the chat page that gave it); the model's thinking before it (never
-        part of it), its provenance after."""
-        self.history.set_answer(prompt_id, markdown)
+        part of it), its provenance after: the model that wrote it, and a note when that is
+        not the model asked for."""
+        self.history.set_answer(prompt_id, markdown, model)
+        self.model = model or self.model
         self.llm_answered()
         self.conversation(url)
         if thinking:
             self.tr.block(f"Thinking {self.prompts} (not part of the answer)", thinking, "text")
         via = f" (renderer {renderer})" if renderer else ""
         self.tr.block(f"Answer {self.prompts}{via}", markdown, "markdown")
-        if details:
-            self.tr.section(f"Provider of answer {self.prompts}", f"- {details}\n")
+        lines = [f"- model that answered: {model}"] if model else []
+        lines += [f"- {model_note}"] if model_note else []
+        lines += [f"- {details}"] if details else []
+        if lines:
+            self.tr.section(f"Provider of answer {self.prompts}", "\n".join(lines) + "\n")
+
+    def reattached(self, prompt_id: int) -> None:
+        """A resumed session waits for its pending answer (prompt ``prompt_id``) again."""
+        url = self.conversation_url or self.session_row().get("conversation_url")
+        self.tr.section("Waiting again for the pending answer",
+                        f"- conversation: {url}\n- prompt {prompt_id} is not sent again\n")
+
+    def answer_pending(self, prompt_id: int, url: str | None, why: str) -> None:
+        """The wait for an answer ended while the site was still writing it: the
+        conversation is kept, and resuming the session waits for this same answer."""
+        self.conversation(url)
+        if url:
+            self.history.set_pending(prompt_id)
+        where = f"- conversation: {url}\n" if url else "- no conversation URL to go back to\n"
+        resume = (f"- `verifybot run --resume {self.session_id}` (or resuming the session in "
+                  f"the app) waits for this same answer instead of asking again\n"
+                  if url else "")
+        self.tr.section(f"Still being written: answer {self.prompts}", f"{why}\n\n{where}{resume}")
 
     def extraction(self, n: int, ex: Extraction) -> None:
         lines = []

@@ -16,6 +16,7 @@ transcript and the run record goes through the session's ``SessionRecorder``.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 import traceback
 from collections.abc import AsyncIterator, Callable
@@ -31,6 +32,7 @@ from verifybot_tui.core.answers.programs import digest, program_files, save_vers
 from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
     EXIT_SUCCESS,
+    AnswerPending,
     LLMError,
     TargetError,
     VerifyBotError,
@@ -38,8 +40,10 @@ from verifybot_tui.core.base.errors import (
 from verifybot_tui.core.base.offload import in_thread
 from verifybot_tui.core.base.outcome import AttemptState, Outcome, Status, attempts
 from verifybot_tui.core.base.ports import (
+    Answer,
     LLMBackend,
     ProgramFile,
+    Reattaches,
     RunRequest,
     RunResult,
     ShowsThinking,
@@ -246,7 +250,17 @@ class VerifyLoop:
     async def _converse(self, prompt: str, *, new_chat: bool, resume: bool) -> Outcome:
         await self._open_chat(new_chat=new_chat, resume=resume)
         conv = _Conversation(first_attempt=self.attempt + 1, target=self.target)
-        turn = await self._first_turn(prompt, conv.target, fresh=new_chat and not resume)
+        pending = self.history.pending_prompt(self.recorder.session_id) if resume else None
+        if pending is not None and isinstance(self.llm, Reattaches):
+            turn = await self._reattach(pending, prompt)
+        elif pending is not None and not prompt.strip():
+            row = self.recorder.session_row()
+            raise LLMError(f"session {row.get('id')}'s last answer is still pending in "
+                           f"{row.get('conversation_url')}, but {self.llm.name} cannot wait for "
+                           f"it again: resume with the chat site's LLM (--llm "
+                           f"{row.get('llm')}), or give a prompt to send")
+        else:
+            turn = await self._first_turn(prompt, conv.target, fresh=new_chat and not resume)
         while True:
             step = await self._attempt(turn, conv)
             if isinstance(step, Outcome):
@@ -335,8 +349,22 @@ class VerifyLoop:
         if isinstance(self.llm, ShowsThinking):  # an API backend: reasoning apart, waits told
             self.llm.on_thinking = lambda so_far: self._emit(ThinkingText(so_far))
             self.llm.on_notice = lambda note: self._emit(Notice(note, "warning"))
+        answer = await self._answer(prompt_id, self.llm.ask(turn.text, self._on_answer_text))
+        return prompt_id, answer.markdown
+
+    async def _answer(self, prompt_id: int, waiting: Any) -> Answer:
+        """Wait for an answer (asked, or re-attached to) and record it with the model that
+        wrote it; one still being written when the wait ends is kept as pending."""
+        rec = self.recorder
         try:
-            answer = await self.llm.ask(turn.text, self._on_answer_text)
+            answer: Answer = await waiting
+        except AnswerPending as e:
+            rec.answer_pending(prompt_id, e.conversation_url, e.message)
+            sid = rec.session_id
+            raise AnswerPending(f"{e.message} To wait for it again: verifybot run --resume "
+                                f"{sid} (or resume session {sid} in the app).",
+                                conversation_url=e.conversation_url,
+                                evidence=e.evidence) from None
         except BaseException:
             # The browser died or the user stopped: keep where the conversation lives,
             # so the next prompt goes back to it rather than to a new chat.
@@ -345,11 +373,46 @@ class VerifyLoop:
             raise
         url = answer.conversation_url or self.llm.conversation_url
         self._check_answer_size(answer.markdown)
+        note = self._other_model(answer.model)
         # A temporary chat cannot be reopened: its session keeps no URL to resume.
         rec.answer(prompt_id, answer.markdown, url if answer.resumable else None,
-                   renderer=answer.renderer, thinking=answer.thinking, details=answer.details)
+                   renderer=answer.renderer, thinking=answer.thinking, details=answer.details,
+                   model=answer.model, model_note=note)
+        if note:
+            llm_cfg = self.config.llm.get(self.llm.name)
+            if llm_cfg is not None and llm_cfg.strict_model:
+                raise LLMError(f"{note} ([llm.{self.llm.name}] strict_model = true refuses "
+                               f"it: pick the model again, or set strict_model = false to go "
+                               f"on with a notice)")
+            self._emit(Notice(note, "warning"))
         self._emit(AnswerDone(answer.markdown, url))
-        return prompt_id, answer.markdown
+        return answer
+
+    def _other_model(self, answered: str) -> str:
+        """A note when the model that answered is not the one [llm.NAME] model asks for."""
+        llm_cfg = self.config.llm.get(self.llm.name)
+        wanted = llm_cfg.model if llm_cfg is not None else ""
+        if not answered or not wanted.strip() or same_model(answered, wanted):
+            return ""
+        return (f"the answer came from {answered!r}, not from the model asked for "
+                f"({wanted!r})")
+
+    async def _reattach(self, pending: dict[str, Any], prompt: str) -> Turn:
+        """A resumed session whose last answer was still being written: wait for that same
+        answer in its conversation (nothing is sent again), then go on with it."""
+        assert isinstance(self.llm, Reattaches)
+        sid = self.recorder.session_id
+        self._emit(Notice(f"session {sid}'s last answer was still being written: waiting for "
+                          f"it in {self.llm.conversation_url or 'its conversation'} instead "
+                          f"of asking again"))
+        if prompt.strip() and prompt.strip() != pending["text"].strip():
+            self._emit(Notice("your new prompt is not sent now: the pending answer comes "
+                              "first; send it again as a follow-up once this run ends",
+                              "warning"))
+        self.recorder.reattached(pending["id"])
+        answer = await self._answer(pending["id"], self.llm.reattach(pending["text"],
+                                                                     self._on_answer_text))
+        return Turn("", pending["kind"], answer=answer.markdown, prompt_id=pending["id"])
 
     def _on_answer_text(self, so_far: str) -> None:
         self._check_answer_size(so_far)
@@ -724,6 +787,16 @@ class VerifyLoop:
         self._contexts[target.name] = context
         self.recorder.context(target.name, context)
         return context
+
+
+def same_model(answered: str, wanted: str) -> bool:
+    """The page's or API's name of a model against the one asked for: case, spaces and
+    punctuation aside ("gpt-5-thinking" is "GPT-5 Thinking"), a dated version counts as
+    its model ("gpt-4o-2024-08-06" is "gpt-4o")."""
+    def norm(name: str) -> str:
+        return "-".join(re.findall(r"[a-z0-9]+", name.lower()))
+    a, w = norm(answered), norm(wanted)
+    return a == w or a.startswith(w + "-") and bool(re.fullmatch(r"[0-9-]+", a[len(w) + 1:]))
 
 
 def sanity_reasons(reasons: str) -> str:

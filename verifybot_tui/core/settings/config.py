@@ -77,6 +77,14 @@ class LLMConfig:
     """Click "Continue generating" (Claude: "Continue") and join the parts into one answer."""
     regenerate_on_error: bool = False
     """After an in-turn delivery error, press the site's regenerate button once."""
+    auto_retry: bool = False
+    """An answer that failed with a Retry button on the page: click it once (else the run
+    ends at once with the site's words)."""
+    send_timeout: float = 10.0
+    """Seconds for the page to prove a prompt went (its message shown, the composer
+    emptied); half-way the send is clicked once more, at the end it is an error."""
+    strict_model: bool = False
+    """true: an answer from another model than `model` is an error, not a notice."""
     temporary: bool = False
     """New chats as temporary chats (not in the site's history; not resumable)."""
     model: str = ""
@@ -273,6 +281,9 @@ def _check_semantics(cfg: Config, path: Path | str) -> None:
     for name, llm in cfg.llm.items():
         if llm.answer_timeout <= 0:
             raise ConfigError(f"{path}: key 'llm.{name}.answer_timeout' must be more than 0")
+        if not 0 < llm.send_timeout <= 600:
+            raise ConfigError(f"{path}: key 'llm.{name}.send_timeout' must be more than 0 and "
+                              f"at most 600 seconds, got {llm.send_timeout!r}")
         if llm.kind in API_KINDS:
             _check_api_llm(name, llm, path)
     for name, target in cfg.targets.items():

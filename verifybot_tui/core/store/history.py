@@ -45,7 +45,8 @@ CREATE TABLE IF NOT EXISTS sessions (
     host TEXT,
     success_status TEXT,
     success_attempt INTEGER,
-    llm_reached INTEGER NOT NULL DEFAULT 0
+    llm_reached INTEGER NOT NULL DEFAULT 0,
+    model TEXT
 );
 CREATE TABLE IF NOT EXISTS prompts (
     id INTEGER PRIMARY KEY,
@@ -54,7 +55,9 @@ CREATE TABLE IF NOT EXISTS prompts (
     text TEXT NOT NULL,
     answer TEXT,
     sent_at REAL NOT NULL,
-    answered_at REAL
+    answered_at REAL,
+    model TEXT,
+    pending INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS attempts (
     id INTEGER PRIMARY KEY,
@@ -114,8 +117,9 @@ CREATE INDEX IF NOT EXISTS compare_cells_compare ON compare_cells(compare_id);
 _LIVE = ("RUNNING", "PENDING")
 # PRAGMA user_version: 0 = before success_status and llm_reached; 1 = before
 # attempts.original (the LLM's version an attempt's hand edit replaced, as JSON
-# {"version": n, "files": [...]}, so it can be compared with the edit)
-SCHEMA_VERSION = 2
+# {"version": n, "files": [...]}, so it can be compared with the edit); 2 = before
+# the model columns (sessions.model, prompts.model) and prompts.pending
+SCHEMA_VERSION = 3
 _OK = ("VERIFIED", "PASSED", "SUCCESS")
 # A session that ended on these with no word from the LLM is not a failed session:
 # the target was down before the prompt went out, or the LLM gave no answer at all
@@ -223,6 +227,17 @@ class History:
             attempt_columns = {r[1] for r in self.db.execute("PRAGMA table_info(attempts)")}
             if attempt_columns and "original" not in attempt_columns:
                 self.db.execute("ALTER TABLE attempts ADD COLUMN original TEXT")
+            # 2 -> 3: the model that answered (as the page or the API named it), per
+            # answer and the session's last; an answer still being written when the
+            # wait ended (its conversation kept, to be waited for again on resume).
+            if columns and "model" not in columns:
+                self.db.execute("ALTER TABLE sessions ADD COLUMN model TEXT")
+            prompt_columns = {r[1] for r in self.db.execute("PRAGMA table_info(prompts)")}
+            if prompt_columns and "model" not in prompt_columns:
+                self.db.execute("ALTER TABLE prompts ADD COLUMN model TEXT")
+            if prompt_columns and "pending" not in prompt_columns:
+                self.db.execute("ALTER TABLE prompts ADD COLUMN pending INTEGER NOT NULL "
+                                "DEFAULT 0")
             self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self.db.execute("COMMIT")
         except sqlite3.Error as e:
@@ -297,9 +312,25 @@ class History:
         return self._exec("INSERT INTO prompts (session_id, kind, text, sent_at) VALUES (?,?,?,?)",
                           (session_id, kind, text, time.time()))
 
-    def set_answer(self, prompt_id: int, answer: str) -> None:
-        self._exec("UPDATE prompts SET answer=?, answered_at=? WHERE id=?",
-                   (answer, time.time(), prompt_id))
+    def set_answer(self, prompt_id: int, answer: str, model: str = "") -> None:
+        """The answer to a prompt (and the model that wrote it, when known: the session's
+        last model too); an answer waited for on resume is no longer pending."""
+        self._exec("UPDATE prompts SET answer=?, answered_at=?, model=?, pending=0 WHERE id=?",
+                   (answer, time.time(), model or None, prompt_id))
+        if model:
+            self._exec("UPDATE sessions SET model=? WHERE id=(SELECT session_id FROM prompts "
+                       "WHERE id=?)", (model, prompt_id))
+
+    def set_pending(self, prompt_id: int) -> None:
+        """The answer was still being written when the wait ended; its conversation is
+        kept, and resuming the session waits for this same answer instead of asking."""
+        self._exec("UPDATE prompts SET pending=1 WHERE id=?", (prompt_id,))
+
+    def pending_prompt(self, session_id: int) -> dict[str, Any] | None:
+        """The session's last prompt, when its answer is pending (else None)."""
+        row = self.db.execute("SELECT * FROM prompts WHERE session_id=? ORDER BY id DESC "
+                              "LIMIT 1", (session_id,)).fetchone()
+        return dict(row) if row and row["pending"] and row["answer"] is None else None
 
     def add_attempt(self, session_id: int, *, n: int, version: int, prompt_id: int | None,
                     files: list[str], entry: str, target: str) -> int:

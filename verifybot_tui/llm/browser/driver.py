@@ -21,7 +21,7 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import async_playwright
 
-from verifybot_tui.core.base.errors import LLMError
+from verifybot_tui.core.base.errors import AnswerPending, LLMError
 from verifybot_tui.core.base.ports import Answer, ReportsState, TextCallback
 from verifybot_tui.core.settings.config import LLMConfig
 from verifybot_tui.llm.browser.chromium import launch_context, profile_dir
@@ -67,6 +67,9 @@ class Observed:
     can_continue: bool = False
     turn_error: str = ""
     artifacts: bool = False
+    box_len: int = 0  # characters in the prompt box (0: the composer is empty)
+    model: str = ""  # the model the page names for the last answer (or its picker)
+    retry: str = ""  # a failed answer's Retry button (its label), with turn_error
     facts: dict[str, Any] = field(default_factory=dict)
 
     def apply(self, st: dict[str, Any]) -> None:
@@ -211,6 +214,7 @@ class BrowserLLM(ReportsState):
             await self._type_prompt(prompt)
             phase.text = "sending the prompt"
             await self._close_dialogs()
+            await self._raise_if_blocked("before_send")  # a limit shown once typed
             await self._send()
             self._stream = _Stream(base_user, on_text)
             await self._wait_user_turn(prompt, base_user)
@@ -227,7 +231,44 @@ class BrowserLLM(ReportsState):
         details, self._closed = "; ".join(self._closed), []
         return Answer(markdown=markdown, conversation_url=self.conversation_url,
                       renderer=self.renderer, resumable=not self.config.temporary,
-                      details=details)
+                      details=details, model=self._obs.model)
+
+    async def reattach(self, prompt: str, on_text: TextCallback | None = None) -> Answer:
+        """Wait again for an answer that outlived an earlier wait (AnswerPending): reopen
+        the conversation (``resume`` first), check that its last message is this prompt,
+        and wait for the answer after it. Nothing is sent."""
+        prompt = prompt.replace("\r\n", "\n")
+        self._thinking_since = None
+
+        async def steps(phase: _Phase) -> str:
+            phase.text = "reopening the conversation"
+            if self._gone or self._context is None or self._navigate:
+                self.state = "starting"
+                await self._ensure_page()
+            await self._close_dialogs()
+            await self._raise_if_blocked("before_prompt")
+            o = self._obs
+            if not o.users or not _shown_as(o.user_text, prompt, o.user_rich):
+                raise await self._fail(
+                    f"The conversation {self.conversation_url or ''} does not end with the "
+                    f"prompt whose answer was pending (its last message is "
+                    f"{len(o.user_text)} characters, the prompt {len(prompt)}): nothing to "
+                    f"wait for. Send the prompt again.", "pending_not_found")
+            self._stream = _Stream(_NO_KEY, on_text)  # the answer after the last message
+            self._fresh = False
+            phase.text = "waiting for the answer"
+            self.state = "streaming"
+            markdown = await self._wait_answer(time.monotonic() + self.answer_timeout)
+            await self._settle_url()
+            return markdown
+
+        async with self._asking:
+            markdown = await self._guarded(steps)
+        self.state = "idle"
+        details, self._closed = "; ".join(self._closed), []
+        return Answer(markdown=markdown, conversation_url=self.conversation_url,
+                      renderer=self.renderer, resumable=not self.config.temporary,
+                      details=details, model=self._obs.model)
 
     async def _guarded(self, steps: Any) -> Any:
         """Run steps, turning every way the browser can fail into an LLMError with evidence."""
@@ -545,28 +586,55 @@ class BrowserLLM(ReportsState):
                     f"browser, then try again.", "still_busy")
 
     async def _wait_user_turn(self, prompt: str, base_user: str) -> None:
-        limit = min(self.page_timeout, 20.0)
-        deadline = time.monotonic() + limit
+        """Proof that the prompt went: the page shows a new user message equal to it and
+        the composer is empty, within [llm] send_timeout. A click the page swallowed (the
+        box keeps the text, no new message) is clicked once more half-way; then it is an
+        error with evidence, long before the answer timeout."""
+        limit = self.config.send_timeout
+        start = time.monotonic()
+        deadline, resend_at = start + limit, start + limit / 2
+        resent = False
         while True:
             self._check_gone_sync()
             o = self._obs
-            if o.user_key != base_user and _shown_as(o.user_text, prompt, o.user_rich):
+            shown = o.user_key != base_user and _shown_as(o.user_text, prompt, o.user_rich)
+            if shown and o.box_len == 0:
                 return
             await self._raise_if_blocked("after_send")
-            if not await self.wait_change(deadline - time.monotonic()):
+            now = time.monotonic()
+            if (not resent and now >= resend_at and o.user_key == base_user and o.box_len
+                    and not o.busy):
+                resent = True
+                self._closed.append("the first click on send did nothing (the prompt stayed "
+                                    "in the box): clicked it once more")
+                await self._close_dialogs()
+                await self._eval("() => window.__vb.clickSend()")
+                continue
+            wake = deadline if resent or now >= resend_at else resend_at
+            if not await self.wait_change(wake - time.monotonic()) and \
+                    time.monotonic() >= deadline:
                 break
         if self._gone:
             raise await self._gone_error("sending the prompt")
         o = self._obs
+        again = " (clicked twice)" if resent else ""
         if o.user_key == base_user:
+            held = (f"the prompt box still holds {o.box_len} characters" if o.box_len
+                    else "the prompt box was emptied")
             raise await self._fail(
-                f"The prompt did not appear on the page within {limit:g} s "
-                f"(no new message; send_button selectors of {self.profile.source} may be out of "
-                f"date). Try again.", "prompt_not_sent")
+                f"The prompt was not sent: {limit:g} s after clicking send{again}, "
+                f"{self.profile.name} shows no new message and {held} (send_button "
+                f"selectors of {self.profile.source} may be out of date, or the page "
+                f"ignored the click). Nothing to wait for: try again.", "prompt_not_sent")
+        if not _shown_as(o.user_text, prompt, o.user_rich):
+            raise await self._fail(
+                f"The page shows a different prompt than the one sent ({len(o.user_text)} vs "
+                f"{len(prompt)} characters): the site changed or cut it. Shorten the prompt.",
+                "prompt_changed")
         raise await self._fail(
-            f"The page shows a different prompt than the one sent ({len(o.user_text)} vs "
-            f"{len(prompt)} characters): the site changed or cut it. Shorten the prompt.",
-            "prompt_changed")
+            f"The prompt shows on the page, but the prompt box still holds {o.box_len} "
+            f"characters {limit:g} s after sending: {self.profile.name} may not have taken "
+            f"it. Open the conversation to check, then try again.", "prompt_not_sent")
 
     # --- the answer -------------------------------------------------------------------
 
@@ -578,13 +646,18 @@ class BrowserLLM(ReportsState):
             await self._wait_finished(deadline)
             o = self._obs
             if o.turn_error:
-                if self.config.regenerate_on_error and not regenerated:
+                again = self.config.auto_retry or self.config.regenerate_on_error
+                if again and not regenerated:
                     regenerated = True
+                    what = f'its "{o.retry}" button' if o.retry else "its regenerate button"
+                    self._closed.append(f'the answer failed ("{o.turn_error[:120]}"): '
+                                        f"clicked {what} once (auto_retry)")
                     await self._click_and_wait("clickRegenerate", lambda ob: not ob.turn_error)
                     continue
+                shows = f' and shows a "{o.retry}" button' if o.retry else ""
                 raise await self._fail(
                     f"{self.profile.name} could not deliver the answer: the page says "
-                    f'"{o.turn_error[:200]}". Send the prompt again (or set regenerate_on_error '
+                    f'"{o.turn_error[:200]}"{shows}. Send the prompt again (or set auto_retry '
                     f"= true in [llm.{self.name}] to retry once by itself).", "delivery_error")
             markdown = await self._read_answer()
             if o.can_continue and self.config.auto_continue and len(parts) < MAX_CONTINUES:
@@ -623,7 +696,7 @@ class BrowserLLM(ReportsState):
                     return
                 wait = min(wait, self.stable_window - quiet)
             if deadline - time.monotonic() <= 0:
-                raise await self._fail(self._timeout_message(present, o), "answer_timeout")
+                await self._timed_out(present, o)
             await self.wait_change(wait)
 
     async def _click_and_wait(self, helper: str, changed: Any) -> None:
@@ -706,6 +779,18 @@ class BrowserLLM(ReportsState):
             blocks.append(f"{title}{fence}{art.get('language', '')}\n{code.rstrip(chr(10))}\n"
                           f"{fence}")
         return markdown.rstrip("\n") + "\n\n" + "\n\n".join(blocks)
+
+    async def _timed_out(self, present: bool, o: Observed) -> None:
+        """The answer timeout: the prompt went, so the site may still be writing (a long
+        "thinking" answer). Its saved conversation is kept for a resume to wait again."""
+        text = self._timeout_message(present, o)
+        url = self.conversation_url if not self.config.temporary else None
+        if url and self.profile.conversation_id(url):
+            evidence = await self._evidence("answer_timeout")
+            raise AnswerPending(f"{text} The conversation is kept ({url}): resuming the "
+                                f"session waits for this same answer instead of asking "
+                                f"again.", conversation_url=url, evidence=evidence)
+        raise await self._fail(text, "answer_timeout")
 
     def _timeout_message(self, present: bool, o: Observed) -> str:
         waited = []
@@ -844,6 +929,7 @@ class _Gone(Exception):
 
 
 MAX_CONTINUES = 5  # "Continue generating" clicks per answer, at most
+_NO_KEY = "\0none"  # a user-message key no page has: any answer after the last message
 
 
 def _artifacts_of(conversation: dict[str, Any]) -> list[dict[str, str]]:

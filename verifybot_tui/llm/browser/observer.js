@@ -345,6 +345,43 @@ if (window.top === window && !window.__vb) {
     return "";
   }
 
+  // A failed answer's Retry button (an error state, not an answer): by selector
+  // (regenerate_button), else a button labelled "Retry" in a known language, in the
+  // answer's exchange but not in its finished action row nor in a code block. With the
+  // words around it, the site's own description of the error.
+  function retryOf(answer) {
+    if (!answer || isFinished(answer)) return null;
+    const root = closestAny(answer, S.exchange) || answer.closest(turnSelector()) || answer;
+    const row = actionRow(answer);
+    const ok = (b) => visible(b) && !(row && row.contains(b)) &&
+      !b.closest("pre, [data-markdown-copy], .cm-editor") &&
+      (root.contains(b) || answer.contains(b));
+    let b = union(S.regenerate_button || [], root).find(ok) || null;
+    if (!b) b = labelled(root, T.regenerate, ok);
+    if (!b) return null;
+    const label = ((b.getAttribute("aria-label") || b.textContent || "").trim() || "Retry")
+      .slice(0, 40);
+    let text = "";
+    for (let p = b.parentElement; p && !text && p !== root.parentElement; p = p.parentElement) {
+      text = (p.textContent || "").replace(b.textContent || "", "").trim();
+    }
+    return {label, text: (text || label).slice(0, 300), button: b};
+  }
+  // The model that answered, as the page names it: the answer's own metadata (an
+  // attribute of the renderer's model_attributes on the answer or inside it), else the
+  // text of a model_label element (a picker that names the model, not an effort level).
+  function answerModel(answer) {
+    if (!answer) return "";
+    for (const a of R.modelAttrs || []) {
+      const holders = [answer, ...answer.querySelectorAll("[" + a + "]")]
+        .filter((e) => e.hasAttribute(a));
+      const v = holders.length ? (holders[holders.length - 1].getAttribute(a) || "").trim() : "";
+      if (v) return v.slice(0, 80);
+    }
+    const label = firstVisible(S.model_label || []);
+    return label ? (label.textContent || "").trim().replace(/\s+/g, " ").slice(0, 80) : "";
+  }
+
   function matchText(text, list) {
     const t = lower(text);
     return (list || []).find((x) => t.includes(lower(x))) || "";
@@ -485,6 +522,7 @@ if (window.top === window && !window.__vb) {
     const act = activity(answer, stop);
     const user = userTextOf(lastUser);
     const finished = isFinished(answer);
+    const retry = stop ? null : retryOf(answer);
     return {
       url: location.href,
       renderer: rendererName,
@@ -503,11 +541,21 @@ if (window.top === window && !window.__vb) {
       thinking: act.thinking,
       // Only a finished answer can be continued (and the button scan is not free).
       canContinue: finished && !stop && !!continueButton(answer),
-      turnError: turnError(answer),
+      turnError: turnError(answer) || (retry ? retry.text : ""),
       artifacts: answer ? near(answer).slice(0, 1).concat([answer.parentElement])
         .filter((x) => x).some((r) => union(S.artifact_markers || [], r).length) : false,
+      boxLen: boxLength(),
+      model: answerModel(answer),
+      retry: retry ? retry.label : "",
       facts: facts(answer),
     };
+  }
+  function boxLength() {
+    const box = findBox();
+    if (!box) return 0;
+    const t = box.tagName === "TEXTAREA" || box.tagName === "INPUT" ? box.value
+      : box.textContent;
+    return (t || "").trim().length;
   }
 
   // --- pushing changes to Python -------------------------------------------
@@ -533,7 +581,7 @@ if (window.top === window && !window.__vb) {
     if (!sameAnswer || s.text !== sentText) textT = lastMutationT;
     const key = JSON.stringify([s.url, s.renderer, s.users, s.userKey, s.userRich, s.answerId,
       s.answerKey, s.finished, s.busy, s.stop, s.activity, s.thinking, s.canContinue,
-      s.turnError, s.artifacts, s.facts]);
+      s.turnError, s.artifacts, s.boxLen, s.model, s.retry, s.facts]);
     if (sameAnswer && s.text === sentText && s.userText === sentUserText && key === sentKey) {
       return null;
     }
@@ -543,7 +591,7 @@ if (window.top === window && !window.__vb) {
       answerKey: s.answerKey, keep, add: s.text.slice(keep), finished: s.finished,
       busy: s.busy, stop: s.stop, activity: s.activity, thinking: s.thinking,
       canContinue: s.canContinue, turnError: s.turnError, artifacts: s.artifacts,
-      facts: s.facts};
+      boxLen: s.boxLen, model: s.model, retry: s.retry, facts: s.facts};
     if (s.userText !== sentUserText) st.userText = s.userText;
     sentText = s.text;
     sentAnswerId = s.answerId;
@@ -685,7 +733,9 @@ if (window.top === window && !window.__vb) {
   async function clickRegenerate() {
     pickRenderer();
     const {answer} = turns();
-    const b = (answer && findNear(answer, S.regenerate_button || [])) ||
+    const failed = retryOf(answer);
+    const b = (failed && failed.button) ||
+      (answer && findNear(answer, S.regenerate_button || [])) ||
       firstVisible(S.regenerate_button || []);
     if (b) {
       b.click();

@@ -33,7 +33,7 @@ OPTIONAL_SELECTORS = (
     "busy_markers", "activity_header", "continue_button", "turn_error", "regenerate_button",
     "artifact_markers", "error_toast", "login_markers", "new_chat", "bot_check_markers",
     "account_picker_markers", "alert_containers", "model_picker", "model_option",
-    "temporary_toggle", "action_row", "exchange", "dialog", "dialog_close",
+    "temporary_toggle", "action_row", "exchange", "dialog", "dialog_close", "model_label",
 )
 TEXT_KEYS = (
     "login_buttons", "login_paths", "bot_check_titles", "account_picker", "limit",
@@ -42,7 +42,8 @@ TEXT_KEYS = (
 )
 # A language table's name: "en", "ko", "pt-br"... (the page's <html lang>, lower case).
 _LANG = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{2,8})?$")
-RENDERER_KEYS = ("signature", "scope", "message_id_attributes", "join_messages", "selectors")
+RENDERER_KEYS = ("signature", "scope", "message_id_attributes", "join_messages", "selectors",
+                 "model_attributes")
 
 
 @dataclass
@@ -55,6 +56,8 @@ class Renderer:
     scope: list[str] = field(default_factory=list)  # queries run inside this element
     message_id_attributes: list[str] = field(default_factory=list)
     join_messages: bool = False  # the answer is every assistant_message block, in order
+    # Attributes of the answer (or inside it) that name the model that wrote it.
+    model_attributes: list[str] = field(default_factory=list)
 
     def sel(self, key: str) -> list[str]:
         return self.selectors.get(key, [])
@@ -62,7 +65,7 @@ class Renderer:
     def page_config(self) -> dict[str, Any]:
         return {"name": self.name, "signature": self.signature, "scope": self.scope,
                 "selectors": self.selectors, "idAttrs": self.message_id_attributes,
-                "joinMessages": self.join_messages}
+                "joinMessages": self.join_messages, "modelAttrs": self.model_attributes}
 
 
 @dataclass
@@ -169,7 +172,9 @@ def _renderer(path: Path, name: str, table: dict[str, Any], shared: dict[str, li
                     message_id_attributes=_string_list(
                         path, f"{where}.message_id_attributes",
                         table.get("message_id_attributes", [])),
-                    join_messages=join)
+                    join_messages=join,
+                    model_attributes=_string_list(path, f"{where}.model_attributes",
+                                                  table.get("model_attributes", [])))
 
 
 def _renderers(path: Path, data: dict[str, Any], name: str,

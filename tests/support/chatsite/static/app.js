@@ -33,6 +33,7 @@
   let stopLabelOnSend = false;
   let stopped = null;  // {promise, done()} while an answer streams: the Stop button ends it
   let currentModel = SITE.models && SITE.models[0] || "";
+  let answerModel = "";  // the model of the answer being written
   let windowSize = 6;
   window.__chatsite = {finishes: [], renders: []};
 
@@ -266,6 +267,11 @@
     }));
     if (document.activeElement === box) setCaret(caret);
     updateButtons();
+    if (SITE.limit_on_type && text.trim() && !document.querySelector(".typed-limit")) {
+      // The chosen model's limit, shown under the composer once there is text to send.
+      const n = body.appendChild(el('<div role="alert" class="typed-limit"></div>'));
+      n.textContent = SITE.limit_on_type;
+    }
   }
   function offsetOf(node, off) {
     const ps = Array.from(box.children);
@@ -506,8 +512,11 @@
     } else {
       // multi_node: one section, several assistant nodes (intro, "Thought for Ns", body).
       const streamingCls = render.result_streaming ? " result-streaming" : "";
+      const slug = (render.model || answerModel || "").toLowerCase().replace(/[^a-z0-9]+/g, "-")
+        .replace(/^-|-$/g, "");
       const mdNode = (n) => '<div data-message-author-role="assistant" data-message-id="a' +
-        turnCount + "-" + n + '"><div class="markdown prose' + streamingCls + '"></div></div>';
+        turnCount + "-" + n + '"' + (slug ? ' data-message-model-slug="' + slug + '"' : "") +
+        '><div class="markdown prose' + streamingCls + '"></div></div>';
       node = el(turnTag("assistant") + '<h4 class="sr-only">' + L.bot + "</h4>" +
         mdNode(1) + (render.multi_node ? '<div data-message-author-role="assistant" ' +
         'data-message-id="a' + turnCount + '-t"><button type="button" class="thought">' +
@@ -697,11 +706,16 @@
   }
 
   // --- sending and streaming ------------------------------------------------------
+  let swallowed = 0;
   async function send() {
     const text = boxText();
     if (!text.trim() || streaming || dialog) return;  // a dialog takes the clicks
+    if (swallowed < (SITE.swallow_send || 0)) {
+      swallowed++;  // the click does nothing: no message, the composer keeps the text
+      return;
+    }
     streaming = true;
-    renderBox("", 0);
+    renderBox(SITE.keep_box ? text : "", 0);  // keep_box: a composer that never empties
     const temporary = location.search.includes("temporary-chat=true");
     let r;
     try {
@@ -722,6 +736,12 @@
     hideStop = r.render.no_stop_while_thinking;
     addUserTurn(text);
     updateButtons();
+    if (r.model && r.model !== currentModel && !CLAUDE) {
+      // The site answered with another model than the one picked, and says so.
+      currentModel = r.model;
+      picker.textContent = r.model;
+    }
+    answerModel = r.model || currentModel;
     if (!conversationId) {
       conversationId = r.conversation_id;
       const query = location.search;
@@ -804,6 +824,21 @@
       streaming = false;
       updateButtons();
       toast("Something went wrong while generating the response.", "toast-error");
+      return;
+    }
+    if (reply.event === "retry") {
+      // The answer failed: a line of error text and a Retry button in the turn, no toast
+      // (legacy: the error button's test id; app-shell: no test id, its label only).
+      stopped = null;
+      streaming = false;
+      updateButtons();
+      turn.md.classList.remove("result-streaming");
+      const err = el('<div class="retry-row"><span>There was an error generating a ' +
+        "response</span> " + (APPSHELL ? '<button type="button" aria-label="Retry">Retry' +
+        "</button>" : '<button data-testid="regenerate-thread-error-button">Retry</button>') +
+        "</div>");
+      (CLAUDE || APPSHELL ? turn.node : turn.actions.parentElement).appendChild(err);
+      err.querySelector("button").addEventListener("click", () => regenerate(turn, render, err));
       return;
     }
     if (reply.event === "delivery") {
@@ -950,8 +985,18 @@
     for (const t of data.turns) {
       if (t.role === "user") addUserTurn(t.text);
       else {
+        answerModel = t.model || "";
         const turn = addAssistantTurn(data.render);
         if (t.artifact) turn.artifact = t.artifact;
+        if (t.live) {
+          // Still being written on the server: go on from where it got to.
+          streaming = true;
+          updateButtons();
+          const from = t.live.from;
+          if (from) renderInto(turn, t.text.slice(0, from), data.render);
+          stream(t.live.reply, {...data.render, result_streaming: true}, turn, from);
+          continue;
+        }
         renderInto(turn, t.text, data.render);
         finishTurn(turn, t.text, data.render);
       }

@@ -1,0 +1,72 @@
+"""The driver's newer signals on pages saved from the real chatgpt.com (../shared).
+
+The model that answered is read where the real page shows it: the legacy page's
+answer carries data-message-model-slug; the app-shell capture's picker shows a
+reasoning level, not a model, so its model is unknown (never the level's words).
+A finished real answer is never taken for a failed one with a Retry button, and an
+empty composer reads as empty (the proof that a prompt went depends on it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from shared_data import REFERENCE
+
+from verifybot_tui.core.settings.config import LLMConfig
+from verifybot_tui.llm.browser.chromium import find_browser, launch_args
+from verifybot_tui.llm.browser.driver import init_script
+from verifybot_tui.llm.browser.saved_page import strip_scripts
+from verifybot_tui.llm.browser.site_profile import load_site_profile
+
+pytestmark = [pytest.mark.browser, pytest.mark.needs_shared, pytest.mark.timeout(120),
+              pytest.mark.asyncio(loop_scope="module")]
+
+PAGES = REFERENCE / "real-pages"
+EXPECTED = {  # page -> (renderer, model the page names for its last answer)
+    "chatgpt-legacy/code-heavy.html": ("legacy", "gpt-5-6-thinking"),
+    "chatgpt-legacy/short.html": ("legacy", "gpt-5-6-thinking"),
+    "chatgpt-legacy/empty.html": ("legacy", ""),
+    "chatgpt-app-shell/attachment.html": ("app_shell", ""),
+}
+
+
+async def snapshot(name: str) -> dict[str, Any]:
+    from playwright.async_api import async_playwright
+
+    html = strip_scripts((PAGES / name).read_text(encoding="utf-8"))
+    profile = load_site_profile("chatgpt")
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(
+            executable_path=find_browser(LLMConfig(name="t")), headless=True,
+            args=launch_args())
+        try:
+            page = await (await browser.new_context()).new_page()
+
+            async def serve(route: Any) -> None:
+                if route.request.is_navigation_request():
+                    await route.fulfill(status=200, body=html, headers={
+                        "Content-Type": "text/html; charset=utf-8",
+                        "Content-Security-Policy": "script-src 'none'"})
+                else:
+                    await route.abort()
+
+            await page.route("**/*", serve)
+            await page.goto("https://chatgpt.com/", wait_until="domcontentloaded")
+            await page.evaluate(init_script(profile))
+            return await page.evaluate("() => window.__vb.snapshot()")
+        finally:
+            await browser.close()
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+async def test_model_retry_and_composer_on_the_real_pages(name: str) -> None:
+    renderer, model = EXPECTED[name]
+    snap = await snapshot(name)
+    assert snap["renderer"] == renderer
+    assert snap["model"] == model
+    assert snap["retry"] == "" and snap["turnError"] == ""
+    assert snap["boxLen"] == 0
+    if model:
+        assert snap["finished"] and not snap["busy"]
