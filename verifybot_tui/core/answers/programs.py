@@ -66,22 +66,25 @@ def without_clashes(files: list[ProgramFile], notes: list[str],
                     path: Callable[[ProgramFile], str] = lambda f: f.name,
                     ) -> list[ProgramFile]:
     """A file named like another file's folder (main.py beside main.py/helper.py), or like
-    another file, cannot exist on disk: the later one is left out, with a note.
+    another file, cannot exist on disk: the later one is left out, with a note. Files that
+    share a folder (tally/counting.py, tally/report/text.py) do not clash.
 
     Linear in the length of the names: every kept path and every folder above one are
     kept in sets, so 80,000 names cost 80,000 look-ups, not 80,000 squared.
     """
     kept: list[ProgramFile] = []
-    owner: dict[str, str] = {}  # a kept path or a folder above one -> the file's name
+    file_at: dict[str, str] = {}  # a kept file's path -> its name
+    folder_of: dict[str, str] = {}  # a folder above a kept file -> the first such file's name
     for f in files:
         p = path(f)
         parents = [str(q) for q in PurePosixPath(p).parents if str(q) != "."]
-        clash = owner.get(p) or next((owner[q] for q in parents if q in owner), None)
+        clash = (file_at.get(p) or folder_of.get(p)
+                 or next((file_at[q] for q in parents if q in file_at), None))
         if clash is None:
             kept.append(f)
-            owner[p] = f.name
+            file_at[p] = f.name
             for q in parents:
-                owner.setdefault(q, f.name)
+                folder_of.setdefault(q, f.name)
         else:
             notes.append(f"{f.name} is left out: {clash} already uses that path for a "
                          "file or a folder (a file and a folder cannot share a name)")
