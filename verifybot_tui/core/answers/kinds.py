@@ -1,0 +1,137 @@
+"""Blocks that are not programs: console transcripts, sample output, tracebacks,
+install and run commands, project trees."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from verifybot_tui.core.answers.guess import (
+    _sample,
+)
+from verifybot_tui.core.answers.hints import _looks_like_filename
+
+_PROMPT_RE = re.compile(
+    r"^(?:\s*\$|\s*>>>|\.\.\.|\s*[\w.-]+@[\w.-]+:[^\n]*?[$#]"
+    r"|PS [A-Za-z]:\\[^>]*>|[A-Za-z]:\\[^>]*>)(?: |$)")
+_FIRST_PROMPT_RE = re.compile(r"^\s*(?:\$ |>>> |[\w.-]+@[\w.-]+:[^\n]*?[$#] )")
+_OUTPUT_RE = re.compile(
+    r"\b(?:expected|sample|example|typical|console|program|script's|its)\s+output\b"
+    r"|\boutput\s+(?:will|should|would|might|may)\b"
+    r"|\boutput\s*(?:is|looks like|like this)?\s*:\s*$"
+    r"|\bshould\s+(?:print|output|display|show|see)\b"
+    r"|\b(?:will|would)\s+(?:print|output|display)\b"
+    r"|\byou(?:'ll|\s+will|\s+should)?\s+see\b"
+    r"|\bprints?\s*(?:something\s+like)?\s*:\s*$"
+    r"|\bresult\s*:\s*$"
+    r"|^\s*(?:output|results?|sample run|example run|test run)\s*:?\s*$",
+    re.IGNORECASE | re.M)
+
+
+_TRACEBACK_RE = re.compile(r"^\s*Traceback \(most recent call last\):")
+_PARTIAL_RE = re.compile(
+    r"^\s*(?:#|//|/\*|--)\s*(?:\.\.\.|…)?\s*\(?\s*(?:the\s+)?(?:rest|remaining|other|existing|"
+    r"same|previous|unchanged)\b[^\n]*(?:unchanged|as before|same|here|code|above|before)",
+    re.IGNORECASE | re.M)
+
+
+def _transcript(code: str) -> bool:
+    """Whether the block is a console session; judged on its first SAMPLE characters."""
+    lines = [ln for ln in _sample(code).split("\n") if ln.strip()]
+    if not lines:
+        return False
+    prompts = sum(1 for ln in lines if _PROMPT_RE.match(ln))
+    first = next((ln for ln in lines if not ln.lstrip().startswith("#")), lines[0])
+    return bool(_FIRST_PROMPT_RE.match(first)) or prompts * 2 >= len(lines)
+
+
+_COMMAND_WORDS = frozenset({
+    "pip", "pip3", "python", "python3", "py", "node", "npm", "npx", "gcc", "g++", "cc",
+    "clang", "clang++", "make", "cmake", "chmod", "cd", "apt", "apt-get", "brew", "dnf",
+    "yum", "pacman", "source", "conda", "uv", "pipx", "mkdir", "bash", "sh", "virtualenv",
+    "raspi-config", "export", "javac", "java", "deactivate", "go", "cargo",
+})
+
+
+def _command_lines(code: str) -> list[list[str]] | None:
+    """The block's commands as argv lists, or None if any line is not a run/install command."""
+    out = []
+    for raw in code.split("\n"):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        for part in re.split(r"\s*(?:&&|;|\|\|)\s*", line):
+            try:
+                argv = shlex.split(part)
+            except ValueError:
+                return None
+            while argv and (argv[0] == "sudo" or re.match(r"^\w+=", argv[0])):
+                argv = argv[1:]
+            if not argv:
+                continue
+            word = argv[0]
+            if not (word in _COMMAND_WORDS or word.startswith("./") or word == "."
+                    or re.match(r"^python3?\.\d+$", word)):
+                return None
+            out.append(argv)
+    return out or None
+
+
+_PIP_ARG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[A-Za-z0-9,._-]+\])?"
+                         r"(?:(?:==|>=|<=|~=|!=|>|<)[A-Za-z0-9.*+!-]+)?$")
+
+
+def _requirement_name(token: str) -> str | None:
+    """The project name of a requirement like ``numpy>=1.2``; None if it is not one."""
+    token = token.strip().strip("`'\"*,;")
+    if not token or not _PIP_ARG_RE.match(token):
+        return None
+    return re.split(r"[\[=<>!~]", token, maxsplit=1)[0]
+
+
+def _pip_installs(argvs: list[list[str]]) -> list[str]:
+    names: list[str] = []
+    for argv in argvs:
+        words = argv
+        if len(words) >= 3 and re.match(r"^python3?(\.\d+)?$", words[0]) and words[1:3] == [
+                "-m", "pip"]:
+            words = ["pip", *words[3:]]
+        if words and words[0] in ("pip", "pip3") and len(words) > 1 and words[1] == "install":
+            skip = False
+            for w in words[2:]:
+                if skip:
+                    skip = False
+                    continue
+                if w.startswith("-"):
+                    skip = w in ("-r", "--requirement", "-i", "--index-url", "-c",
+                                 "--constraint", "-e", "--target", "-t", "--extra-index-url")
+                    continue
+                name = _requirement_name(w)
+                if name:
+                    names.append(name)
+    return names
+
+
+_RUN_FILE_WORDS = {"python": ".py", "python3": ".py", "py": ".py", "node": ".js", "bash": ".sh",
+                   "sh": ".sh", "gcc": "", "g++": "", "cc": "", "clang": "", "clang++": ""}
+
+
+def _run_mentions(argvs: list[list[str]]) -> list[str]:
+    """Files a run command names: ``python3 blink.py`` says the code is blink.py."""
+    found = []
+    for argv in argvs:
+        if argv[0].startswith("./") and _looks_like_filename(argv[0][2:]):
+            found.append(argv[0][2:])
+            continue
+        if argv[0] not in _RUN_FILE_WORDS:
+            continue
+        for w in argv[1:]:
+            if w.startswith("-"):
+                if argv[0].startswith("python") and w in ("-m", "-c"):
+                    break
+                continue
+            if _looks_like_filename(w):
+                found.append(w)
+            if not argv[0].endswith(("cc", "++", "clang")):
+                break
+    return found
