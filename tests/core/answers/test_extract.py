@@ -486,9 +486,14 @@ def test_a_run_command_after_you_should_see_is_still_a_command() -> None:
     assert ex.blocks[0].filename == "blink.py"
 
 
-def test_a_lone_command_block_stays_runnable() -> None:
-    ex = extract("```bash\npip install requests\n```\n")
-    assert ex.blocks[0].runnable
+@pytest.mark.parametrize("code", [
+    "pip install requests", "yarn dev", "npm install\nnpm run dev",
+    "$ python3 main.py", "// Create the app.\nnpx create-react-app x"])
+def test_a_command_block_is_never_a_program(code: str) -> None:
+    """Issue 29: `yarn dev` alone became the program; commands are no program, ever."""
+    for text in (f"```bash\n{code}\n```\n", f"```\n{code}\n```\n", f"```sh\n{code}\n```\n"):
+        ex = extract(text)
+        assert not ex.blocks[0].runnable and ex.blocks[0].filename is None, text
 
 
 def test_declared_dependencies_win_over_pip_install_lines() -> None:

@@ -9,6 +9,7 @@ is not a program), directives (TIMEOUT, DEPENDENCIES), names (confinement).
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -20,6 +21,7 @@ from verifybot_tui.core.answers.directives import (
     _directive_lines,
     _timeouts,
 )
+from verifybot_tui.core.answers.fence_repair import repair_fences
 from verifybot_tui.core.answers.guess import (
     SAMPLE,
     _looks_like_code,
@@ -28,7 +30,6 @@ from verifybot_tui.core.answers.guess import (
     guess_language,
 )
 from verifybot_tui.core.answers.hints import (
-    _DATA_EXTENSIONS,
     _TEXT_FILE_LANGUAGES,
     _comment_hint,
     _Hint,
@@ -36,6 +37,7 @@ from verifybot_tui.core.answers.hints import (
     _normalise_language,
     _parse_info,
     _Prose,
+    data_language,
 )
 from verifybot_tui.core.answers.kinds import (
     _OUTPUT_RE,
@@ -45,6 +47,7 @@ from verifybot_tui.core.answers.kinds import (
     _pip_installs,
     _run_mentions,
     _transcript,
+    _tree,
 )
 from verifybot_tui.core.answers.languages import (
     NOT_PROGRAM_LANGUAGES,
@@ -114,6 +117,7 @@ def extract(markdown: str) -> Extraction:
     """Every fenced block of an answer, judged runnable or not, with names and hints."""
     markdown = markdown.replace("\r\n", "\n").replace("\r", "")
     ex = Extraction()
+    markdown, ex.notes = repair_fences(markdown)
     md = MarkdownIt("commonmark").disable("inline")  # per paragraph when read: _Prose
     items = _items(markdown, md)
     pending: list[_Pending] = []
@@ -156,7 +160,7 @@ def _read_fence(fence: _Fence, index: int, items: list[_Prose | _Fence],
     if not fence.closed:
         ex.notes.append(f"the code block at line {fence.line} is not closed: "
                         "the answer may have been cut off")
-    comment_name = _comment_hint(code)
+    comment_name, code = _comment_hint(code)
     explicit = info_name or comment_name
     guessed = False
     prev = items[index - 1] if index > 0 else None
@@ -174,12 +178,16 @@ def _read_fence(fence: _Fence, index: int, items: list[_Prose | _Fence],
 
     reason = _neither_program_nor_file(code, language, after_output)
     kind = "other" if reason else ""
+    if not reason and not explicit and language in ("bash", "") and _command_lines(code):
+        language = language or "bash"
+        reason = "commands to set up or run the program, not a program"
+        kind = "commands"
     if not reason and language in NOT_PROGRAM_LANGUAGES:
         reason = f"a `{language}` block: output or notes, not a program"
     how = ""
     if not language and not reason:
-        language = _language_from_prose(items, index)
-        how = "from the file name before it"
+        language = _language_from_prose(items, index, explicit)
+        how = "from its file name"
         if not language:
             language = guess_language(code)
             how = "from the code"
@@ -204,6 +212,8 @@ def _neither_program_nor_file(code: str, language: str, after_output: bool) -> s
         return "an empty block"
     if _transcript(code):
         return "a console transcript (lines start with a prompt such as `$ ` or `>>> `)"
+    if _tree(code):
+        return "a project tree: it shows the layout, it is no file and no program"
     if _TRACEBACK_RE.match(code):
         return "an error message (a Python traceback), not a program"
     if after_output and not _looks_like_code(code, language) and not _command_lines(code):
@@ -213,40 +223,56 @@ def _neither_program_nor_file(code: str, language: str, after_output: bool) -> s
     return ""
 
 
-def _language_from_prose(items: list[_Prose | _Fence], index: int) -> str:
-    """An untagged block right after "**main.py**" is Python: the name says so."""
-    for item in reversed(items[:index]):
-        if isinstance(item, _Fence):
-            break
-        for hint in reversed(item.hints):
-            if not hint.used:
-                lang = language_for_filename(hint.name.replace("\\", "/"))
-                if lang:
-                    return lang.name
+def _language_from_prose(items: list[_Prose | _Fence], index: int,
+                         explicit: str | None) -> str:
+    """An untagged block right after "**main.py**" is Python, after "src/main.rs" Rust:
+    the name says so (the name its first-line comment gives, if any, first)."""
+    if explicit:
+        return data_language(explicit)
+    for hint in _hint_candidates(items, index):
+        if not hint.used:
+            return data_language(hint.name)
     return ""
+
+
+def _hint_candidates(items: list[_Prose | _Fence], index: int,
+                     nearest_only: bool = False) -> Iterator[_Hint]:
+    """The hints that may name the block at ``index``, in the order a person tries them.
+
+    The nearest prose first, each paragraph in reading order ("save `config.json` next
+    to `main.py`"); a list counts as one paragraph, so its files are matched in its
+    order, not reversed. The search goes past an earlier block only while the prose
+    between holds no hint at all (two files announced, then two blocks).
+    """
+    gap_had_hint = False
+    i = index - 1
+    while i >= 0:
+        item = items[i]
+        if isinstance(item, _Fence):
+            if gap_had_hint:
+                return
+            i -= 1
+            continue
+        first = i
+        while (item.group is not None and first > 0 and isinstance(items[first - 1], _Prose)
+               and items[first - 1].group == item.group):  # type: ignore[union-attr]
+            first -= 1
+        unit = [p for p in items[first:i + 1] if isinstance(p, _Prose)]
+        for prose in unit:
+            yield from prose.hints
+        gap_had_hint = gap_had_hint or any(prose.hints for prose in unit)
+        if nearest_only:
+            return
+        i = first - 1
 
 
 def _take_hint(items: list[_Prose | _Fence], index: int, language: str,
                nearest_only: bool = False) -> _Hint | None:
-    """The nearest unused fitting hint in the prose before this block.
-
-    Within a paragraph, hints are tried in reading order ("save `config.json`
-    next to `main.py`"). The search goes past an earlier block only while the
-    prose between holds no hint at all (two files announced, then two blocks).
-    """
-    gap_had_hint = False
-    for item in reversed(items[:index]):
-        if isinstance(item, _Fence):
-            if gap_had_hint:
-                return None
-            continue
-        for hint in item.hints:
-            if not hint.used and _hint_fits(hint.name, language):
-                hint.used = True
-                return hint
-        gap_had_hint = gap_had_hint or bool(item.hints)
-        if nearest_only:
-            return None
+    """The first unused fitting hint of :func:`_hint_candidates`, now used."""
+    for hint in _hint_candidates(items, index, nearest_only):
+        if not hint.used and _hint_fits(hint.name, language):
+            hint.used = True
+            return hint
     return None
 
 
@@ -265,13 +291,17 @@ def _name_blocks(pending: list[_Pending], items: list[_Prose | _Fence], ex: Extr
     for p in pending:
         if p.explicit or p.kind == "other":
             continue
-        hint = _take_hint(items, p.index, p.block.language, nearest_only=p.kind == "data")
+        hint = _take_hint(items, p.index, p.block.language, nearest_only=p.kind != "program")
+        if hint and p.kind == "commands" and PurePosixPath(hint.name).suffix not in (
+                ".sh", ".bash", ".ps1", ".bat", ".cmd"):
+            hint.used = False  # set-up commands are saved only as the script they name
+            continue
         if hint:
             _assign(p, hint.name, ex)
-            data_language = _DATA_EXTENSIONS.get(PurePosixPath(hint.name).suffix.lower())
-            if not p.block.language and data_language and p.block.filename:
-                p.block.language = data_language
-                p.block.reason = f"`{data_language}` is not a language VerifyBot runs"
+            named_language = data_language(hint.name)
+            if not p.block.language and named_language and p.block.filename:
+                p.block.language = named_language
+                p.block.reason = f"`{named_language}` is not a language VerifyBot runs"
 
 
 def _mark_commands(pending: list[_Pending], items: list[_Prose | _Fence],
@@ -283,10 +313,8 @@ def _mark_commands(pending: list[_Pending], items: list[_Prose | _Fence],
     """
     commands: dict[int, list[list[str]]] = {}
     for i, p in enumerate(pending):
-        if p.block.runnable and p.block.language == "bash" and not p.block.filename:
-            argvs = _command_lines(p.block.code)
-            if argvs:
-                commands[i] = argvs
+        if p.kind == "commands" and not p.block.filename:
+            commands[i] = _command_lines(p.block.code) or []
     others = [p for i, p in enumerate(pending) if p.block.runnable and i not in commands]
     if not others:
         return []
@@ -294,7 +322,6 @@ def _mark_commands(pending: list[_Pending], items: list[_Prose | _Fence],
     installs: list[str] = []
     for i, argvs in commands.items():
         block = pending[i].block
-        block.runnable = False
         block.reason = "commands to install or run the program, not the program itself"
         installs += _pip_installs(argvs)
         mentions += _run_mentions(argvs)

@@ -7,6 +7,7 @@ block that follows; these are the readings, kept exactly as written.
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -31,9 +32,27 @@ _DATA_EXTENSIONS = {
     ".go": "go", ".java": "java", ".rb": "ruby", ".php": "php", ".lua": "lua",
     # firmware projects (mcu targets): linker scripts, assembly start-up code, make
     ".ld": "ld", ".s": "asm", ".mk": "makefile",
+    # what real multi-file answers bring beside their code (issue 29)
+    ".proto": "protobuf", ".kt": "kotlin", ".swift": "swift", ".cs": "csharp",
+    ".scala": "scala", ".dart": "dart", ".vue": "vue", ".svelte": "svelte", ".scss": "scss",
+    ".sass": "sass", ".less": "less", ".lock": "text", ".mod": "go-mod", ".sum": "text",
+    ".gradle": "groovy", ".properties": "properties", ".svg": "xml", ".graphql": "graphql",
+    ".gql": "graphql", ".prisma": "prisma", ".tf": "hcl", ".hcl": "hcl", ".bat": "batch",
+    ".ps1": "powershell", ".cmake": "cmake", ".tsv": "csv", ".jsonl": "json", ".ejs": "html",
+    ".hbs": "handlebars", ".pug": "pug", ".j2": "jinja", ".jinja": "jinja", ".ex": "elixir",
+    ".exs": "elixir", ".hs": "haskell", ".ml": "ocaml", ".zig": "zig", ".sol": "solidity",
+    ".pl": "perl", ".r": "r", ".S": "asm", ".asm": "asm", ".lds": "ld", ".cxx": "cpp",
+    ".dockerfile": "dockerfile", ".example": "text", ".in": "text", ".cjs": "javascript",
 }
 # Files whose usual name has no extension, named in prose as **Makefile**.
-_BARE_FILE_NAMES = frozenset({"Makefile", "GNUmakefile"})  # not "makefile": a fence language
+_BARE_FILE_NAMES = frozenset({  # not "makefile" nor "dockerfile": fence languages
+    "Makefile", "GNUmakefile", "Dockerfile", "Procfile", "Gemfile", "Rakefile", "Jenkinsfile",
+    "Vagrantfile", "Containerfile"})
+# Names that start with a dot and have no other extension.
+_DOT_FILES = frozenset({
+    ".gitignore", ".gitattributes", ".dockerignore", ".env", ".editorconfig", ".prettierrc",
+    ".eslintrc", ".babelrc", ".npmrc", ".nvmrc", ".flake8", ".pylintrc", ".clang-format",
+    ".gdbinit", ".env.example", ".env.local", ".eslintignore", ".prettierignore"})
 _KNOWN_EXTENSIONS = {ext for lang in LANGUAGES for ext in lang.extensions} | set(_DATA_EXTENSIONS)
 _DATA_LANGUAGE_EXTS: dict[str, set[str]] = {}
 for _ext, _lang in _DATA_EXTENSIONS.items():
@@ -48,6 +67,9 @@ for _alias in ("assembly", "armasm", "gas", "arm", "nasm"):
 for _alias in ("linker", "linkerscript", "linker-script", "lds"):
     _DATA_LANGUAGE_EXTS[_alias] = {".ld"}
 _DATA_LANGUAGE_EXTS["make"] = {".mk"}
+_DATA_LANGUAGE_EXTS["cmake"] = {".cmake", ".txt"}
+_DATA_LANGUAGE_EXTS["proto"] = {".proto"}
+
 
 _FILENAME_RE = re.compile(r"^[^\s`*'\"<>|]+\.[A-Za-z][A-Za-z0-9+_-]{0,9}$")
 _LABEL_RE = re.compile(r"(?:^|\n)\s*(?:file ?name|file)\s*:\s*`?([^\s`]+)`?", re.IGNORECASE)
@@ -76,8 +98,9 @@ _NOT_FILES = frozenset({
 
 def _looks_like_filename(text: str) -> bool:
     text = text.strip()
-    if text in _BARE_FILE_NAMES:
-        return True
+    base = text.replace("\\", "/").rsplit("/", 1)[-1]
+    if base in _BARE_FILE_NAMES or base in _DOT_FILES:
+        return not any(c.isspace() for c in text) and "://" not in text
     if "://" in text or text.lower() in _NOT_FILES or not _FILENAME_RE.match(text):
         return False
     return PurePosixPath(text.replace("\\", "/")).suffix.lower() in _KNOWN_EXTENSIONS
@@ -111,8 +134,10 @@ class _Prose:
     block parse alone.
     """
 
-    def __init__(self, inline: Token, line: int, heading: bool, md: MarkdownIt) -> None:
+    def __init__(self, inline: Token, line: int, heading: bool, md: MarkdownIt,
+                 group: int | None = None) -> None:
         self.line = line
+        self.group = group  # the outermost list it stands in, if any
         self._inline = inline
         self._heading = heading
         self._md = md
@@ -185,30 +210,80 @@ def _inline_parts(inline: Token) -> tuple[str, list[str], list[str]]:
 
 
 def _prose_hints(inline: Token, line: int, heading: bool) -> tuple[str, list[_Hint], list[str]]:
-    text, spans, codes = _inline_parts(inline)
-    names: list[str] = []
-    if heading:
-        title = _HEADING_PREFIX_RE.sub("", text.strip()).strip().rstrip(":").strip()
-        title = re.sub(r"\s*\([^)]*\)$", "", title)  # "main.py (updated)"
-        if _looks_like_filename(title):
-            names.append(title)
-    for m in _LABEL_RE.finditer(text):
-        names.append(m.group(1).rstrip(".,;:)"))
-    for span in spans:
-        span = span.strip().rstrip(":,;")
-        if _looks_like_filename(span):
-            names.append(span)
-    seen: set[str] = set()
-    hints = []
-    for n in names:
-        if n not in seen:
-            seen.add(n)
-            hints.append(_Hint(n, line))
+    text, _spans, codes = _inline_parts(inline)
+    hints = [_Hint(n, line) for n in raw_names(_near_end(inline.content), heading)]
     return text, hints, codes
 
 
+# Names are read from the paragraph's markdown source, not from its rendered text:
+# markdown turns **app/__init__.py** into "app/" + bold "init" + ".py".
+_CODE_SPAN_RE = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)", re.S)
+_STAR_RE = re.compile(r"(\*{1,3})(?=\S)(.+?)(?<=\S)\1", re.S)
+_PAREN_RE = re.compile(r"\(([^()\s]+(?:\([^()\s]*\)[^()\s]*)?)\)")
+_TOKEN_RE = re.compile(r"\S+")
+_ESCAPED_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
+# Words after which a plain name in prose is the block's: "Save this as factorial.cpp",
+# "a file called main.py", "add this to src/app.js:".
+_TRIGGERS = frozenset({"as", "called", "named", "file", "filename", "into", "to", "in", "create",
+                       "save", "edit", "update", "open", "path", "file:", "filename:", "path:"})
+_STRIP = "*`\"'(),;:!?<>"
+_LEAD_WORDS_RE = re.compile(
+    r"^(?:#+\s*)?(?:(?:step\s*)?\d+[.):]\s*)?(?:(?:file ?name|file|path)\s*:?\s*)?", re.I)
+
+
+def _clean_name(raw: str, code: bool = False) -> str:
+    name = raw.strip()
+    if not code:
+        name = html.unescape(_ESCAPED_RE.sub(r"\1", name))
+    name = name.strip().strip(_STRIP).rstrip(".").strip(_STRIP)
+    if name.startswith("__") and name.endswith("__") and not _looks_like_filename(name):
+        name = name[2:-2]  # __main.py__: underscore bold, not a dunder
+    return name
+
+
+def raw_names(raw: str, heading: bool = False) -> list[str]:
+    """The file names a paragraph or heading gives, in reading order, exactly as written.
+
+    Strong marks name a file wherever they stand: a code span, bold or italics, a name
+    in parentheses, a ``File: x`` label. A plain word names one in a heading, alone on
+    its line (``src/main.rs``, ``project/CMakeLists.txt:``), or after a word such as
+    "as", "called" or "to" ("Save this as factorial.cpp.").
+    """
+    found: list[tuple[int, str]] = []
+    masked = raw
+    spaced = set()  # names in code spans or bold may hold spaces ("my app/run.py")
+    for m in _CODE_SPAN_RE.finditer(raw):
+        found.append((m.start(), name := _clean_name(m.group(2), code=True)))
+        spaced.add(name)
+        masked = masked[:m.start()] + " " * (m.end() - m.start()) + masked[m.end():]
+    for m in _STAR_RE.finditer(masked):
+        found.append((m.start(), name := _clean_name(m.group(2))))
+        spaced.add(name)
+    for m in _PAREN_RE.finditer(masked):
+        found.append((m.start(), _clean_name(m.group(1))))
+    labelled = set()  # "File: x" says it is a file name: no known extension needed
+    for m in _LABEL_RE.finditer(masked):
+        found.append((m.start(1), name := m.group(1).rstrip(".,;:)")))
+        labelled.add(name)
+    tokens = list(_TOKEN_RE.finditer(masked))
+    alone = len(_LEAD_WORDS_RE.sub("", masked.strip().strip("*_` ")).split()) == 1
+    for i, m in enumerate(tokens):
+        before = tokens[i - 1].group().strip(_STRIP).lower() if i else ""
+        if heading or alone or before in _TRIGGERS or before.rstrip(":") in _TRIGGERS:
+            found.append((m.start(), _clean_name(m.group())))
+    names: list[str] = []
+    for _, name in sorted(found, key=lambda f: f[0]):
+        if name not in names and (_looks_like_filename(name) or name in labelled or (
+                name in spaced and " " in name.strip() and "  " not in name
+                and not set(name) & set("()[]{}")
+                and _looks_like_filename(name.replace(" ", "_")))):
+            names.append(name)
+    return names
+
+
 def _hint_fits(name: str, language: str) -> bool:
-    """Whether a hint can name a block: ``utils.py`` never names a bash block."""
+    """Whether a hint can name a block: ``utils.py`` never names a bash block, and
+    ``chat.proto`` names a ``proto`` block (a language we know no extensions of)."""
     suffix = PurePosixPath(name.replace("\\", "/")).suffix.lower()
     if not suffix:
         return True  # an explicit "File: Makefile" carries no extension to contradict
@@ -222,8 +297,25 @@ def _hint_fits(name: str, language: str) -> bool:
         return (suffix in (".h",) and lang.name in ("c", "cpp")) or (
             suffix in (".hpp", ".hh") and lang.name == "cpp")
     if hinted:
-        return False
-    return suffix in _DATA_LANGUAGE_EXTS.get(language, {f".{language}"})
+        return language == "jsx" and hinted.name == "javascript"  # App.js in a jsx block
+    if language not in _DATA_LANGUAGE_EXTS:
+        return True  # a language we know no extensions of: any data name fits
+    return suffix in _DATA_LANGUAGE_EXTS[language]
+
+
+def data_language(name: str) -> str:
+    """The language a file's name says, runnable or not (``Cargo.toml`` is toml)."""
+    lang = language_for_filename(name.replace("\\", "/"))
+    if lang:
+        return lang.name
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    if base in ("Makefile", "GNUmakefile"):
+        return "makefile"
+    if base in ("Dockerfile", "Containerfile"):
+        return "dockerfile"
+    if base == "CMakeLists.txt":
+        return "cmake"
+    return _DATA_EXTENSIONS.get(PurePosixPath(base).suffix.lower(), "")
 
 
 # --------------------------------------------------------------------------- info strings
@@ -270,17 +362,46 @@ def _normalise_language(word: str) -> str:
     return lang.name if lang else word.strip().lower()
 
 
-def _comment_hint(code: str) -> str | None:
-    """A first-line comment naming the file: ``# file: main.py`` or just ``// main.c``."""
+_COMMENT_MARK_RE = re.compile(r"^\s*(?:#|//|--|;|/\*|<!--)\s*(.*?)\s*(?:\*/|-->)?\s*$")
+_COMMENT_SAYS_RE = re.compile(
+    r"\b(?:file|called|named|as|save\w*\s+(?:this|it)\s+(?:as|in|to))\s+(?=`?([^\s`]+))", re.I)
+
+
+def _comment_hint(code: str) -> tuple[str | None, str]:
+    """A first-line comment naming the file, and the code a person would save.
+
+    ``# file: main.py`` or just ``// main.c`` name the file and stay in it. A comment
+    that tells what to do (``// Create a file called `database.js`.``, then ``touch
+    database.js`` and ``// Add the following code to `database.js`.``) names it too,
+    and those instruction lines are not part of the file.
+    """
     lines = code.split("\n", 3)[:3]
     if lines and lines[0].startswith("#!"):
         lines = lines[1:]
     for line in lines[:1]:
         m = _COMMENT_HINT_RE.match(line)
-        if not m:
-            return None
-        name = m.group(1)
-        if _looks_like_filename(name) or (
-                _COMMENT_LABELLED_RE.search(line) and _names_a_file(name)):
-            return name
-    return None
+        if m:
+            name = m.group(1)
+            if _looks_like_filename(name) or (
+                    _COMMENT_LABELLED_RE.search(line) and _names_a_file(name)):
+                return name, code
+        said = _COMMENT_MARK_RE.match(line)
+        for told in _COMMENT_SAYS_RE.finditer(said.group(1) if said else ""):
+            if _looks_like_filename(name := _clean_name(told.group(1))):
+                return name, _without_instructions(code, name)
+    return None, code
+
+
+def _without_instructions(code: str, name: str) -> str:
+    """The code after "Create a file called x" / "touch x" / "Add this code to x"."""
+    lines = code.split("\n")
+    i = 0
+    while i < len(lines) and i < 6:
+        line = lines[i].strip()
+        said = _COMMENT_MARK_RE.match(line)
+        if not line or line in (f"touch {name}", f"touch ./{name}") or (
+                said and line[:1] in "#/-;<" and name in said.group(1)):
+            i += 1
+            continue
+        break
+    return "\n".join(lines[i:]) if i < len(lines) else code

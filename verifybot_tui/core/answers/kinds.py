@@ -50,6 +50,13 @@ _COMMAND_WORDS = frozenset({
     "clang", "clang++", "make", "cmake", "chmod", "cd", "apt", "apt-get", "brew", "dnf",
     "yum", "pacman", "source", "conda", "uv", "pipx", "mkdir", "bash", "sh", "virtualenv",
     "raspi-config", "export", "javac", "java", "deactivate", "go", "cargo",
+    # what real answers put in their set-up blocks (issue 29: `yarn dev` is no program)
+    "yarn", "pnpm", "bun", "deno", "touch", "git", "docker", "docker-compose", "podman", "cp",
+    "mv", "rm", "ln", "ls", "cat", "rustup", "rustc", "curl", "wget", "nvm", "dotnet", "mvn",
+    "gradle", "composer", "gem", "bundle", "rails", "flutter", "pytest", "uvicorn", "flask",
+    "gunicorn", "streamlit", "tsc", "ts-node", "protoc", "ninja", "meson", "systemctl",
+    "service", "chown", "pio", "arduino-cli", "west", "idf.py", "openocd", "ng", "vite",
+    "code", "venv", "poetry", "pipenv", "npm.cmd", "setx", "set", "unzip", "tar",
 })
 
 
@@ -58,7 +65,7 @@ def _command_lines(code: str) -> list[list[str]] | None:
     out = []
     for raw in code.split("\n"):
         line = raw.strip()
-        if not line or line.startswith("#"):
+        if not line or line.startswith(("#", "//", "REM ", "rem ")):
             continue
         for part in re.split(r"\s*(?:&&|;|\|\|)\s*", line):
             try:
@@ -135,3 +142,25 @@ def _run_mentions(argvs: list[list[str]]) -> list[str]:
             if not argv[0].endswith(("cc", "++", "clang")):
                 break
     return found
+
+
+_TREE_CHARS = frozenset("├└│─┣┗┃━┬")
+_TREE_LINE_RE = re.compile(r"^\s*(?:\|--|\+--|`--|\|\s+\S|\|__)")
+_LISTING_RE = re.compile(
+    r"\s*(?:[-*+]\s+)?/?[\w.\[\]@+-]+(?:/[\w.\[\]@+-]+)*/?\s*(?:(?:#|//|<-|--).*)?")
+
+
+def _tree(code: str) -> bool:
+    """Whether the block is a project tree (├── src/, |-- main.py, or an indented
+    listing of folders and names): it shows a layout, it is no file and no program."""
+    lines = [ln for ln in _sample(code).split("\n") if ln.strip()]
+    if len(lines) < 2:
+        return False
+    drawn = sum(1 for ln in lines if _TREE_CHARS & set(ln) or _TREE_LINE_RE.match(ln))
+    if drawn * 2 >= len(lines):
+        return True
+    listing = all(_LISTING_RE.fullmatch(ln) for ln in lines)
+    folders = any(ln.strip().split()[0].endswith("/") or ln.strip().startswith("/")
+                  for ln in lines)
+    indented = any(ln[:1].isspace() for ln in lines)
+    return listing and folders and indented

@@ -41,11 +41,17 @@ def _items(markdown: str, md: MarkdownIt, offset: int = 0) -> list[_Prose | _Fen
     lines = markdown.split("\n")
     items: list[_Prose | _Fence] = []
     tokens = md.parse(markdown)
+    lists: list[int] = []  # the lists the walk is in: a list's files are read in its order
     for i, tok in enumerate(tokens):
-        if tok.type == "inline" and i > 0 and tokens[i - 1].type in (
+        if tok.type in ("bullet_list_open", "ordered_list_open"):
+            lists.append(i + offset * 1_000_003)
+        elif tok.type in ("bullet_list_close", "ordered_list_close") and lists:
+            lists.pop()
+        elif tok.type == "inline" and i > 0 and tokens[i - 1].type in (
                 "paragraph_open", "heading_open"):
             start = line_of((tok.map or tokens[i - 1].map or [0])[0]) + offset + 1
-            items.append(_Prose(tok, start, tokens[i - 1].type == "heading_open", md))
+            items.append(_Prose(tok, start, tokens[i - 1].type == "heading_open", md,
+                                lists[0] if lists else None))
         elif tok.type == "fence":
             assert tok.map is not None
             end_line = lines[tok.map[1] - 1] if tok.map[1] - 1 < len(lines) else ""

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
-from verifybot_tui.core.answers.extract import Extraction
+from verifybot_tui.core.answers.extract import CodeBlock, Extraction
 from verifybot_tui.core.answers.languages import extension_for, language_named
 from verifybot_tui.core.base.ports import ProgramFile
 from verifybot_tui.core.store.workspace import Workspace, versioned
@@ -33,7 +33,7 @@ def program_files(ex: Extraction, slug: str,
     runnable: list[ProgramFile] = []
     names: set[str] = set()
     unnamed = 0
-    wanted = [b for b in ex.blocks if b.runnable or b.filename]
+    wanted = [b for b in ex.blocks if b.runnable or b.filename or _unnamed_source(b)]
     if len(wanted) > max_files:
         ex.notes.append(f"the answer holds {len(wanted)} files; only the first {max_files} "
                         f"are kept, {len(wanted) - max_files} more are left out "
@@ -44,8 +44,11 @@ def program_files(ex: Extraction, slug: str,
         if not name or name in names:
             unnamed += 1
             base = slug if unnamed == 1 and not name else f"{slug}_part{unnamed}"
-            name = base + extension_for(b.language)
+            name = base + (_SOURCE_EXTENSIONS.get(b.language) or extension_for(b.language))
         names.add(name)
+        if not b.runnable:
+            ex.notes.append(f"{name} (the block at line {b.line}) is saved as a file to lay "
+                            f"out, not run: {b.reason}")
         f = ProgramFile(name=name, saved_name=name, content=b.code,
                         language=b.language or "text")
         files.append(f)
@@ -60,6 +63,20 @@ def program_files(ex: Extraction, slug: str,
         if Path(f.name).stem.lower() in _ENTRY_STEMS:
             return files, f.name
     return files, runnable[0].name
+
+
+# Source files of languages VerifyBot does not run: an unnamed ```go block is still the
+# program a person would save (as answer.go), beside the ones it runs.
+_SOURCE_EXTENSIONS = {
+    "go": ".go", "rust": ".rs", "java": ".java", "kotlin": ".kt", "swift": ".swift",
+    "csharp": ".cs", "ruby": ".rb", "php": ".php", "typescript": ".ts", "tsx": ".tsx",
+    "jsx": ".jsx", "lua": ".lua", "scala": ".scala", "dart": ".dart",
+}
+
+
+def _unnamed_source(b: CodeBlock) -> bool:
+    """An unnamed block of source code in a language we know the extension of."""
+    return b.language in _SOURCE_EXTENSIONS and b.reason.endswith("not a language VerifyBot runs")
 
 
 def without_clashes(files: list[ProgramFile], notes: list[str],
