@@ -177,7 +177,7 @@ def _read_fence(fence: _Fence, index: int, items: list[_Prose | _Fence],
         language = hinted.name if hinted else ""
 
     reason = _neither_program_nor_file(code, language, after_output)
-    kind = "other" if reason else ""
+    kind = "other" if reason and code else ""  # an empty block may still name a file
     if not reason and not explicit and language in ("bash", "") and _command_lines(code):
         language = language or "bash"
         reason = "commands to set up or run the program, not a program"
@@ -301,7 +301,8 @@ def _name_blocks(pending: list[_Pending], items: list[_Prose | _Fence], ex: Extr
             named_language = data_language(hint.name)
             if not p.block.language and named_language and p.block.filename:
                 p.block.language = named_language
-                p.block.reason = f"`{named_language}` is not a language VerifyBot runs"
+                if p.block.code:  # an empty __init__.py stays "an empty block"
+                    p.block.reason = f"`{named_language}` is not a language VerifyBot runs"
 
 
 def _mark_commands(pending: list[_Pending], items: list[_Prose | _Fence],
