@@ -150,3 +150,13 @@ def test_a_name_alone_inside_a_fence_with_the_code_after_it() -> None:
     assert saved == {"src/app.py": "import os\n\n# Configure\nprint(os.sep)\n",
                      "requirements.txt": "requests\nrich\n"}
     assert sum("held only the name" in n for n in ex.notes) == 2
+
+
+@pytest.mark.parametrize("after", [
+    "Save this as factorial.cpp.", "Save the code as `factorial.cpp` and compile it:",
+    "Save it in a file called factorial.cpp, then build it with g++.",
+])
+def test_save_this_as_after_the_block_names_it(after: str) -> None:
+    text = (f"Here is the program:\n\n```cpp\n#include <iostream>\nint main() {{ return 0; }}\n"
+            f"```\n\n{after}\n")
+    assert list(_saved(text)) == ["factorial.cpp"]

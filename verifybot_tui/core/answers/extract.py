@@ -38,6 +38,7 @@ from verifybot_tui.core.answers.hints import (
     _parse_info,
     _Prose,
     data_language,
+    name_after,
 )
 from verifybot_tui.core.answers.kinds import (
     _OUTPUT_RE,
@@ -296,6 +297,10 @@ def _name_blocks(pending: list[_Pending], items: list[_Prose | _Fence], ex: Extr
                 ".sh", ".bash", ".ps1", ".bat", ".cmd"):
             hint.used = False  # set-up commands are saved only as the script they name
             continue
+        if hint is None and p.index + 1 < len(items) and isinstance(
+                after := items[p.index + 1], _Prose) and (
+                named := name_after(after.raw)) and _hint_fits(named, p.block.language):
+            hint = _Hint(named, after.line)  # "Save this as x.cpp." after the block
         if hint:
             _assign(p, hint.name, ex)
             named_language = data_language(hint.name)

@@ -158,6 +158,11 @@ class _Prose:
         return self._parsed
 
     @property
+    def raw(self) -> str:
+        """The paragraph's markdown source, as the answer wrote it."""
+        return self._inline.content
+
+    @property
     def text(self) -> str:
         return self._parse()[0]
 
@@ -365,6 +370,22 @@ def _normalise_language(word: str) -> str:
 _COMMENT_MARK_RE = re.compile(r"^\s*(?:#|//|--|;|/\*|<!--)\s*(.*?)\s*(?:\*/|-->)?\s*$")
 _COMMENT_SAYS_RE = re.compile(
     r"\b(?:file|called|named|as|save\w*\s+(?:this|it)\s+(?:as|in|to))\s+(?=`?([^\s`]+))", re.I)
+
+
+_SAVE_AFTER_RE = re.compile(
+    r"^\W*(?:save|store|put|name|call)\s+(?:this|it|that|the\s+(?:above\s+)?(?:code|file|"
+    r"program|script))(?:\s+(?:code|file|program|script))?\s+(?:as|in|to|into)\s+"
+    r"(?:a\s+file\s+(?:called|named)\s+)?(\S+)", re.I)
+
+
+def name_after(raw: str) -> str | None:
+    """The name a paragraph right after a block gives it: "Save this as factorial.cpp"."""
+    m = _SAVE_AFTER_RE.match(raw)
+    if m:
+        name = _clean_name(m.group(1))
+        if _looks_like_filename(name):
+            return name
+    return None
 
 
 def _comment_hint(code: str) -> tuple[str | None, str]:
