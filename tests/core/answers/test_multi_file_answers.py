@@ -144,7 +144,7 @@ def test_an_unclosed_block_does_not_swallow_the_next_file() -> None:
 
 def test_a_name_alone_inside_a_fence_with_the_code_after_it() -> None:
     text = ("```python\nsrc/app.py\n```\nimport os\n\n# Configure\nprint(os.sep)\n```\n\n"
-            "```\nrequirements.txt\n```\nrequests\nrich\n")
+            "```\nrequirements.txt\n```\nrequests\nrich\n\nThis concludes the whole program.\n")
     ex = extract(text)
     saved = {f.name: f.content for f in program_files(ex, "a")[0]}
     assert saved == {"src/app.py": "import os\n\n# Configure\nprint(os.sep)\n",

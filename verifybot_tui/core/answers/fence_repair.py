@@ -31,6 +31,8 @@ class _Line:
 
 
 def _fence_at(line: str) -> _Line | None:
+    if line[:4].lstrip(" ")[:1] not in ("`", "~"):
+        return None  # most lines: no regex (a 66 KB block is 4,000 lines)
     m = _FENCE_RE.match(line)
     if not m:
         return None
@@ -78,7 +80,31 @@ def _name_only_fence(lines: list[str], i: int, opening: _Line, notes: list[str])
         f"{opening.indent}{opening.fence}{opening.info}")
     notes.append(f"the fence at line {i + 1} held only the name {name}, with the code "
                  "after it outside: read as the code of that file")
+    _end_before_closing_words(lines, i + 3, opening)
     return True
+
+
+_CLOSING_WORDS_RE = re.compile(r"[A-Za-z][A-Za-z ,.'!-]*[.!]?")
+
+
+def _end_before_closing_words(lines: list[str], start: int, opening: _Line) -> None:
+    """The code after a name-only fence runs to the next bare fence; with none, the
+    answer's closing sentence ("this concludes a fully working implementation") after
+    the last blank line is prose, not the file's last line."""
+    j = start
+    while j < len(lines):
+        if _fence_at(lines[j]) is not None:
+            return
+        j += 1
+    end = len(lines)
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    last = [k for k in range(start, end) if not lines[k].strip()]
+    if not last:
+        return
+    tail = " ".join(ln.strip() for ln in lines[last[-1] + 1:end]).strip()
+    if len(tail.split()) >= 4 and _CLOSING_WORDS_RE.fullmatch(tail):
+        lines[last[-1]] = f"{opening.indent}{opening.fence}"
 
 
 def _read_body(lines: list[str], i: int, opening: _Line, notes: list[str]) -> int:

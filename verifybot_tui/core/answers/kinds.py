@@ -153,7 +153,7 @@ _LISTING_RE = re.compile(
 def _tree(code: str) -> bool:
     """Whether the block is a project tree (├── src/, |-- main.py, or an indented
     listing of folders and names): it shows a layout, it is no file and no program."""
-    lines = [ln for ln in _sample(code).split("\n") if ln.strip()]
+    lines = [ln for ln in code[:16_000].split("\n")[:200] if ln.strip()]  # trees are short
     if len(lines) < 2:
         return False
     drawn = sum(1 for ln in lines if _TREE_CHARS & set(ln) or _TREE_LINE_RE.match(ln))
