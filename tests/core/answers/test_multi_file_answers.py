@@ -41,6 +41,7 @@ def test_escaped_underscores_and_underscore_bold_are_read_as_rendered() -> None:
     "File: lib/stats.py", "### lib/stats.py", "#### `lib/stats.py`",
     "### 2. **Statistics (lib/stats.py)**", "Statistics module (lib/stats.py):",
     "Save this as lib/stats.py.", "Put the following in a file called lib/stats.py:",
+    "Here is the updated lib/stats.py file:",
 ])
 def test_every_hint_style_before_the_fence(line: str) -> None:
     saved = _saved(f"Here it is.\n\n{line}\n\n```python\ndef mean(v):\n    return sum(v)\n```\n")
@@ -160,3 +161,8 @@ def test_save_this_as_after_the_block_names_it(after: str) -> None:
     text = (f"Here is the program:\n\n```cpp\n#include <iostream>\nint main() {{ return 0; }}\n"
             f"```\n\n{after}\n")
     assert list(_saved(text)) == ["factorial.cpp"]
+
+
+def test_a_script_with_its_shebang_is_a_program_even_of_commands() -> None:
+    ex = extract("```bash\n#!/bin/bash\nls -la /tmp\ncat /etc/hostname\n```\n")
+    assert ex.blocks[0].runnable

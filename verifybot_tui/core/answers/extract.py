@@ -179,7 +179,8 @@ def _read_fence(fence: _Fence, index: int, items: list[_Prose | _Fence],
 
     reason = _neither_program_nor_file(code, language, after_output)
     kind = "other" if reason and code else ""  # an empty block may still name a file
-    if not reason and not explicit and language in ("bash", "") and _command_lines(code):
+    if (not reason and not explicit and language in ("bash", "") and not code.startswith("#!")
+            and _command_lines(code)):  # a script with its #! line is a program
         language = language or "bash"
         reason = "commands to set up or run the program, not a program"
         kind = "commands"

@@ -274,7 +274,9 @@ def raw_names(raw: str, heading: bool = False) -> list[str]:
     alone = len(_LEAD_WORDS_RE.sub("", masked.strip().strip("*_` ")).split()) == 1
     for i, m in enumerate(tokens):
         before = tokens[i - 1].group().strip(_STRIP).lower() if i else ""
-        if heading or alone or before in _TRIGGERS or before.rstrip(":") in _TRIGGERS:
+        after = tokens[i + 1].group().strip(_STRIP).lower() if i + 1 < len(tokens) else ""
+        if (heading or alone or before in _TRIGGERS or before.rstrip(":") in _TRIGGERS
+                or after == "file"):  # "the updated main.py file:"
             found.append((m.start(), _clean_name(m.group())))
     names: list[str] = []
     for _, name in sorted(found, key=lambda f: f[0]):
