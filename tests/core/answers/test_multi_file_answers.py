@@ -94,6 +94,7 @@ def test_named_files_of_any_language_are_laid_out_with_a_note() -> None:
     "myproj/\n├── src/\n│   └── main.c\n└── Makefile",
     "/my-app\n|-- /pages\n|   |-- index.js\n|-- package.json   // metadata",
     "proj/\n  pkg/\n    __init__.py\n    core.py\n  main.py",
+    "proj/\nsrc/\n__init__.py\napp.py\ntests/\ntest_app.py\nrequirements.txt",
 ])
 def test_a_project_tree_is_no_file_and_no_program(tree: str) -> None:
     for tag in ("", "sh", "plaintext", "bash"):
@@ -166,3 +167,8 @@ def test_save_this_as_after_the_block_names_it(after: str) -> None:
 def test_a_script_with_its_shebang_is_a_program_even_of_commands() -> None:
     ex = extract("```bash\n#!/bin/bash\nls -la /tmp\ncat /etc/hostname\n```\n")
     assert ex.blocks[0].runnable
+
+
+def test_a_gitignore_is_no_tree() -> None:
+    saved = _saved("**.gitignore**\n\n```\nnode_modules/\ndist/\n.env\nbuild/\n```\n")
+    assert saved == {".gitignore": "node_modules/\ndist/\n.env\nbuild/\n"}

@@ -159,8 +159,15 @@ def _tree(code: str) -> bool:
     drawn = sum(1 for ln in lines if _TREE_CHARS & set(ln) or _TREE_LINE_RE.match(ln))
     if drawn * 2 >= len(lines):
         return True
-    listing = all(_LISTING_RE.fullmatch(ln) for ln in lines)
-    folders = any(ln.strip().split()[0].endswith("/") or ln.strip().startswith("/")
-                  for ln in lines)
-    indented = any(ln[:1].isspace() for ln in lines)
-    return listing and folders and indented
+    if not all(_LISTING_RE.fullmatch(ln) for ln in lines):
+        return False
+    words = [ln.split()[0].lstrip("-*+ ") if ln.split()[0] in "-*+" else ln.split()[0]
+             for ln in lines]
+    folders = sum(1 for w in words if w.endswith("/") or w.startswith("/"))
+    if folders and any(ln[:1].isspace() for ln in lines):
+        return True
+    # flat, as gpt-engineer prints it: folders and source files, one a line (a
+    # .gitignore has folders too, but seldom names two source files)
+    named = sum(1 for w in words if not w.endswith("/") and _looks_like_filename(w)
+                and not w.startswith("."))
+    return folders >= 2 and named >= 2
