@@ -172,3 +172,17 @@ def test_a_script_with_its_shebang_is_a_program_even_of_commands() -> None:
 def test_a_gitignore_is_no_tree() -> None:
     saved = _saved("**.gitignore**\n\n```\nnode_modules/\ndist/\n.env\nbuild/\n```\n")
     assert saved == {".gitignore": "node_modules/\ndist/\n.env\nbuild/\n"}
+
+
+def test_files_named_without_their_folder_go_where_the_answer_s_tree_shows_them() -> None:
+    text = ("Layout:\n\n```\nproj/\n├── pkg/\n│   ├── __init__.py\n│   └── core.py\n"
+            "├── tests/\n│   └── __init__.py\n└── main.py\n```\n\n"
+            "**core.py**\n\n```python\nX = 1\n```\n\n"
+            "**__init__.py**\n\n```python\n```\n\n"
+            "**main.py**\n\n```python\nfrom pkg.core import X\nprint(X)\n```\n")
+    ex = extract(text)
+    files, entry = program_files(ex, "a")
+    # __init__.py is in two folders of the tree: which one is not said, so it stays
+    assert [f.name for f in files] == ["pkg/core.py", "__init__.py", "main.py"]
+    assert entry == "main.py"
+    assert any("core.py (block at line 15) is placed at pkg/core.py" in n for n in ex.notes)

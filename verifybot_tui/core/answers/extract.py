@@ -49,6 +49,7 @@ from verifybot_tui.core.answers.kinds import (
     _run_mentions,
     _transcript,
     _tree,
+    tree_paths,
 )
 from verifybot_tui.core.answers.languages import (
     NOT_PROGRAM_LANGUAGES,
@@ -127,6 +128,7 @@ def extract(markdown: str) -> Extraction:
             pending.append(_read_fence(item, index, items, ex))
 
     _name_blocks(pending, items, ex)
+    _place_by_tree(pending, ex)
     installs = _mark_commands(pending, items, ex)
     _supersede_duplicates(pending, ex)
     ex.blocks = [p.block for p in pending]
@@ -215,7 +217,7 @@ def _neither_program_nor_file(code: str, language: str, after_output: bool) -> s
     if _transcript(code):
         return "a console transcript (lines start with a prompt such as `$ ` or `>>> `)"
     if _tree(code):
-        return "a project tree: it shows the layout, it is no file and no program"
+        return _TREE_REASON
     if _TRACEBACK_RE.match(code):
         return "an error message (a Python traceback), not a program"
     if after_output and not _looks_like_code(code, language) and not _command_lines(code):
@@ -309,6 +311,29 @@ def _name_blocks(pending: list[_Pending], items: list[_Prose | _Fence], ex: Extr
                 p.block.language = named_language
                 if p.block.code:  # an empty __init__.py stays "an empty block"
                     p.block.reason = f"`{named_language}` is not a language VerifyBot runs"
+
+
+_TREE_REASON = "a project tree: it shows the layout, it is no file and no program"
+
+
+def _place_by_tree(pending: list[_Pending], ex: Extraction) -> None:
+    """A file named without its folder (**App.js**) goes where the answer's own project
+    tree shows it (src/App.js), when the tree shows it in one place only: its imports
+    (./components/WelcomePage) then find their files, as laid out by hand."""
+    shown: dict[str, list[str]] = {}
+    for p in pending:
+        if p.block.reason == _TREE_REASON:
+            for path in tree_paths(p.block.code):
+                shown.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+    for p in pending:
+        name = p.block.filename
+        if name and "/" not in name and len(places := shown.get(name, [])) == 1 and (
+                "/" in places[0]):
+            safe, _ = confine_name(places[0])
+            if safe:
+                p.block.filename = safe
+                ex.notes.append(f"{name} (block at line {p.block.line}) is placed at {safe}, "
+                                "where the answer's project tree shows it")
 
 
 def _mark_commands(pending: list[_Pending], items: list[_Prose | _Fence],

@@ -171,3 +171,40 @@ def _tree(code: str) -> bool:
     named = sum(1 for w in words if not w.endswith("/") and _looks_like_filename(w)
                 and not w.startswith("."))
     return folders >= 2 and named >= 2
+
+
+_TREE_PREFIX = frozenset(" \t│├└─┣┗┃━┬|`+-")
+
+
+def tree_paths(code: str) -> list[str]:
+    """The files a drawn or indented project tree shows, as paths below its root folder
+    (``spaced-repetition/`` then ``├── src/`` then ``│   └── App.js`` is src/App.js)."""
+    entries: list[tuple[int, str]] = []  # (depth in columns, name)
+    for line in code[:16_000].split("\n")[:400]:
+        if not line.strip():
+            continue
+        at = 0
+        while at < len(line) and line[at] in _TREE_PREFIX:
+            at += 1
+        words = line[at:].split()
+        if not words:
+            continue
+        word = words[0] if words[0].startswith("//") else words[0].split("//", 1)[0]
+        word = word.split("#", 1)[0]
+        name = word.strip("/") + ("/" if word.endswith("/") or word.startswith("/") else "")
+        if name.strip("/"):
+            entries.append((at, name))
+    paths: list[str] = []
+    stack: list[tuple[int, str]] = []  # the folders above the current line
+    for i, (depth, name) in enumerate(entries):
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        deeper = i + 1 < len(entries) and entries[i + 1][0] > depth
+        if name.endswith("/") or deeper:
+            stack.append((depth, name.rstrip("/")))
+        else:
+            paths.append("/".join([*(s[1] for s in stack), name]))
+    if entries and all(d > entries[0][0] for d, _ in entries[1:]):
+        root = entries[0][1].rstrip("/") + "/"  # one folder holds it all: the project
+        paths = [p[len(root):] for p in paths if p.startswith(root)]
+    return paths
