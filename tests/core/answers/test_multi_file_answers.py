@@ -124,10 +124,11 @@ def test_an_unnamed_go_program_is_saved_beside_its_sample_output() -> None:
 
 # --------------------------------------------------------------------------- broken fences
 
-def test_a_readme_with_nested_fences_is_read_whole() -> None:
+@pytest.mark.parametrize("tag", ["markdown", "md", ""])
+def test_a_readme_with_nested_fences_is_read_whole(tag: str) -> None:
     readme = ("# Tally\n\nInstall:\n\n```bash\npip install tally\n```\n\nUse:\n\n"
               "```python\nimport tally\n```\n\nThat is all.")
-    text = (f"**README.md**\n\n```markdown\n{readme}\n```\n\n"
+    text = (f"**README.md**\n\n```{tag}\n{readme}\n```\n\n"
             "**main.py**\n\n```python\nprint(1)\n```\n")
     ex = extract(text)
     saved = {f.name: f.content for f in program_files(ex, "a")[0]}

@@ -109,7 +109,8 @@ def _end_before_closing_words(lines: list[str], start: int, opening: _Line) -> N
 
 def _read_body(lines: list[str], i: int, opening: _Line, notes: list[str]) -> int:
     """Walk a fence's body from line ``i``; mend it; return the line after it."""
-    markdown_fence = opening.info.lower() in _MARKDOWN_INFO
+    markdown_fence = opening.info.lower() in _MARKDOWN_INFO or (
+        not opening.info and _after_markdown_name(lines, i))
     depth = nested = 0
     longest = len(opening.fence)
     j = i + 1
@@ -147,6 +148,15 @@ def _read_body(lines: list[str], i: int, opening: _Line, notes: list[str]) -> in
     notes.append(f"the markdown block at line {i + 1} holds fenced blocks of its own: "
                  f"read whole, to its closing fence at line {j + 1}")
     return j + 1
+
+
+def _after_markdown_name(lines: list[str], i: int) -> bool:
+    """Whether the untagged fence at ``i`` follows a name such as **README.md**."""
+    k = i - 1
+    while k >= 0 and not lines[k].strip():
+        k -= 1
+    name = _names_a_file(lines[k].lstrip("#").strip()) if k >= 0 else None
+    return bool(name) and name.lower().endswith((".md", ".markdown"))  # type: ignore[union-attr]
 
 
 def _unclosed_before(lines: list[str], start: int, j: int) -> int | None:
