@@ -3,7 +3,8 @@
 `verifybot run` (a subprocess, no --judge: same-chat is the default for browser LLMs)
 sends the task, feeds back the first program's failure, and after the second program
 passes asks for the judgement in the same conversation. The site receives it byte for
-byte as the transcript records it, in plain text, and its PASS ends the session VERIFIED.
+byte as the transcript records it, the output quoted exactly, and its PASS ends the
+session VERIFIED.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The LLM judge: the judgement prompt in plain text, and the strict first-line parse."""
+"""The LLM judge: the judgement prompt, quoted exactly, and the strict first-line parse."""
 
 from __future__ import annotations
 
