@@ -44,11 +44,11 @@ def test_example_transcript_fails_once_then_succeeds(tmp_path: Path) -> None:
     rows = db_rows(ws, "SELECT n, status, verdict, files FROM attempts ORDER BY n")
     assert [(r[0], r[1]) for r in rows] == [(1, "FAILED"), (2, "PASSED")]
     assert json.loads(rows[1][3]) == [f"programs/{SLUG}_2.py"]
-    # the feedback prompt is plain text with the run's facts, not the earlier answer
+    # the feedback prompt holds the run's facts, quoted in fences, not the earlier answer
     kinds = db_rows(ws, "SELECT kind, text FROM prompts ORDER BY id")
     assert [k for k, _ in kinds] == ["initial", "feedback"]
     feedback = kinds[1][1]
-    assert "TypeError" in feedback and "```" not in feedback and "**" not in feedback
+    assert "TypeError" in feedback and "Errors (stderr):\n```text\n" in feedback
     assert "from collections import Counter" not in feedback
     # the first prompt carried the machine's context and the rules
     first = kinds[0][1]

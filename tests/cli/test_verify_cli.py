@@ -83,7 +83,7 @@ def test_the_replayed_judge_walks_fail_revise_unparsable_and_pass(tmp_path):
     # FAIL from a separate judge: the coder gets the run's facts and the judge's reason.
     assert ("The program failed (attempt 1 of 4). It exited 0 but was judged a failure: 55 is "
             "the sum of 1 to 10, not the sum of their squares (385).\n\nExit status: 0\n\n"
-            "Output (stdout):\nSum of squares: 55") in text
+            "Output (stdout):\n```text\nSum of squares: 55") in text
     # REVISE: the judge's code was approved (stdin 'a') and ran as attempt 3.
     assert "## Decision 3\n\naccept" in text
     # The unparsable judgement was shown and the user's note went back as the failure.

@@ -3,7 +3,8 @@
 `verifybot run` (a subprocess, no --judge: same-chat is the default for browser LLMs)
 sends the task, feeds back the first program's failure, and after the second program
 passes asks for the judgement in the same conversation. The site receives it byte for
-byte as the transcript records it, in plain text, and its PASS ends the session VERIFIED.
+byte as the transcript records it, the output quoted exactly, and its PASS ends the
+session VERIFIED.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from chatsite.scenarios import FAILING, SCENARIOS, WORKING, Reply, Scenario
 from project import verifybot_cmd
 from test_browser_e2e import sent_prompts
 
+from verifybot_tui.core.base.chat_text import unquoted
+
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
 
@@ -30,7 +33,7 @@ def fenced_stdout(prompt: str) -> str:
     m = re.search(r"Output \(stdout\), between the lines (\S+)-BEGIN and \1-END[^\n]*\n"
                   r"\1-BEGIN\n(.*?)\n\1-END", prompt, flags=re.S)
     assert m, prompt
-    return m.group(2)
+    return unquoted(m.group(2))  # quoted exactly, in a fence (issue 29)
 
 def test_the_same_chat_judge_gets_the_judgement_prompt_in_the_same_conversation(
         chatsite: ChatSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -65,7 +68,7 @@ def test_the_same_chat_judge_gets_the_judgement_prompt_in_the_same_conversation(
     assert '- the output contains "True" (seen: line 1: "True")' in judge
     assert fenced_stdout(judge) == "True"  # between marker lines the output cannot forge
     assert "Files: print_whether_the_config_says_ok.py (run)" in judge
-    assert "```" not in judge and "**" not in judge  # plain text: nothing the box would format
+    assert "**" not in judge  # nothing the box would format, but the output, quoted exactly
 
 
 def test_a_separate_judge_opens_a_new_chat_for_each_judgement(

@@ -435,7 +435,8 @@ class LocalTarget(ReportsState):
         command = ""
         if lang.compile:
             cargv = languages.compile_argv(lang, entry=entry, sources=sources, exe=exe,
-                                           compiler=request.compiler, flags=request.flags)
+                                           compiler=request.compiler, flags=request.flags,
+                                           includes=languages.include_dirs(list(written)))
             command = shlex.join(cargv)
             try:
                 built = await self._exec(cargv, workdir, on_output, COMPILE_TIMEOUT, env,

@@ -31,6 +31,7 @@ import asyncssh
 from verifybot_tui.core.answers.languages import (
     build_argv,
     compile_argv,
+    include_dirs,
     language_for_filename,
     language_named,
 )
@@ -403,7 +404,8 @@ class SSHTarget(ReportsState):
             sources.insert(0, entry)
         if lang.compile:
             argv = compile_argv(lang, entry=entry, sources=sources, exe=exe,
-                                compiler=request.compiler, flags=request.flags)
+                                compiler=request.compiler, flags=request.flags,
+                                includes=include_dirs(names))
             built = await self._exec(argv, run_dir, max(request.timeout, self.compile_timeout),
                                      on_output, files=files)
             if built.exit_code != 0 or built.target_error:

@@ -6,6 +6,8 @@ import pytest
 from project import ROOT
 
 from verifybot_tui.core.answers import extract as extract_mod
+from verifybot_tui.core.answers import hints as hints_mod
+from verifybot_tui.core.answers import markdown_walk as walk_mod
 from verifybot_tui.core.answers.extract import confine_name, extract, guess_language
 
 # --------------------------------------------------------------------------- fences
@@ -161,7 +163,7 @@ def test_shebang_decides_the_language_first() -> None:
     ("#!/bin/sh", "bash"), ("#!/usr/bin/env node", "javascript"), ("#!/usr/bin/perl", ""),
 ])
 def test_shebang_forms(shebang: str, language: str) -> None:
-    from verifybot_tui.core.answers.extract import _shebang_language
+    from verifybot_tui.core.answers.guess import _shebang_language
     assert _shebang_language(f"{shebang}\nx\n") == language
 
 
@@ -484,9 +486,14 @@ def test_a_run_command_after_you_should_see_is_still_a_command() -> None:
     assert ex.blocks[0].filename == "blink.py"
 
 
-def test_a_lone_command_block_stays_runnable() -> None:
-    ex = extract("```bash\npip install requests\n```\n")
-    assert ex.blocks[0].runnable
+@pytest.mark.parametrize("code", [
+    "pip install requests", "yarn dev", "npm install\nnpm run dev",
+    "$ python3 main.py", "// Create the app.\nnpx create-react-app x"])
+def test_a_command_block_is_never_a_program(code: str) -> None:
+    """Issue 29: `yarn dev` alone became the program; commands are no program, ever."""
+    for text in (f"```bash\n{code}\n```\n", f"```\n{code}\n```\n", f"```sh\n{code}\n```\n"):
+        ex = extract(text)
+        assert not ex.blocks[0].runnable and ex.blocks[0].filename is None, text
 
 
 def test_declared_dependencies_win_over_pip_install_lines() -> None:
@@ -642,7 +649,7 @@ _PROSE = [
 def test_cutting_fence_bodies_and_inert_prose_out_changes_nothing(text: str,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     whole = extract(text)
-    monkeypatch.setattr(extract_mod, "COLLAPSE_ABOVE", -1)  # cut even small answers
+    monkeypatch.setattr(walk_mod, "COLLAPSE_ABOVE", -1)  # cut even small answers
     assert repr(extract(text)) == repr(whole)
 
 
@@ -657,7 +664,7 @@ def test_a_huge_answer_keeps_its_blocks_lines_and_directives(
     assert ex.blocks[0].code == code and ex.blocks[0].line == 5
     assert ex.blocks[1].line == 5 + 60_000 + 5  # body, closing, blank, "Then:", blank
     assert ex.timeout == 7 and ex.dependencies == ["requests"]
-    monkeypatch.setattr(extract_mod, "COLLAPSE_ABOVE", 1 << 40)  # markdown-it on it all
+    monkeypatch.setattr(walk_mod, "COLLAPSE_ABOVE", 1 << 40)  # markdown-it on it all
     assert repr(extract(text)) == repr(ex)
 
 
@@ -672,13 +679,13 @@ def test_fifty_megabytes_of_prose_parse_no_paragraph_inline(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Only the paragraph nearest the block is parsed (its text: sample output?)."""
     parsed: list[str] = []
-    real = extract_mod._prose_hints
+    real = hints_mod._prose_hints
 
     def counting(inline, line, heading):  # type: ignore[no-untyped-def]
         parsed.append(inline.content)
         return real(inline, line, heading)
 
-    monkeypatch.setattr(extract_mod, "_prose_hints", counting)
+    monkeypatch.setattr(hints_mod, "_prose_hints", counting)
     para = "Some prose with `inline` code and **bold** text. " * 20 + "\n\n"
     text = para * 2000 + "```python\nprint('hi')\n```\n"
     assert len(text) > extract_mod.COLLAPSE_ABOVE

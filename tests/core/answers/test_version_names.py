@@ -90,3 +90,25 @@ def test_the_clash_check_is_linear() -> None:
     from verifybot_tui.core.answers.programs import without_clashes
     kept = without_clashes(files, ex.notes)
     assert len(kept) == 40_000 and len(ex.notes) == 40_000
+
+
+def test_files_sharing_folders_are_all_kept_and_saved(tmp_path: Path) -> None:
+    """Issue 29: tally/report/text.py was refused after tally/counting.py."""
+    names = ("tally/__init__.py", "tally/counting.py", "tally/report/__init__.py",
+             "tally/report/text.py", "src/a.c", "include/a.h", "main.py")
+    from verifybot_tui.core.answers.programs import without_clashes
+    notes: list[str] = []
+    assert [f.name for f in without_clashes(_files(*names), notes)] == list(names)
+    assert notes == []
+    ws = Workspace(tmp_path / "ws").ensure()
+    n, saved = save_version(ws, _files(*names), "slug", 1, notes=notes)
+    assert notes == [] and len(saved) == len(names) and _count(ws.programs) == len(names)
+
+
+@pytest.mark.parametrize("names", [("a/b.py", "a"), ("a", "a/b.py"), ("x/y", "x/y/z.py")])
+def test_a_file_and_a_folder_of_one_name_is_a_true_clash(names: tuple[str, str]) -> None:
+    from verifybot_tui.core.answers.programs import without_clashes
+    notes: list[str] = []
+    kept = without_clashes(_files(*names), notes)
+    assert [f.name for f in kept] == [names[0]]
+    assert len(notes) == 1 and f"{names[1]} is left out: {names[0]}" in notes[0]

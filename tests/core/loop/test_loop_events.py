@@ -160,7 +160,7 @@ async def test_c_compile_error_is_fed_back_then_fixed(tmp_path: Path) -> None:
     assert (tmp_path / "ws" / "programs" / "hello_in_c_1.c").exists()
 
 
-async def test_a_hand_edit_is_told_to_the_llm_as_a_plain_diff(tmp_path: Path) -> None:
+async def test_a_hand_edit_is_told_to_the_llm_as_a_quoted_diff(tmp_path: Path) -> None:
     t = write_answers(tmp_path / "t.md", "import sys\nprint('a')\nsys.exit(2)",
                       "print('fixed')")
     loop = make_loop(tmp_path / "ws", t)
@@ -175,7 +175,8 @@ async def test_a_hand_edit_is_told_to_the_llm_as_a_plain_diff(tmp_path: Path) ->
         if isinstance(event, ev.PromptSent):
             sent.append(event.text)
     assert "I edited your code by hand" in sent[1]
-    assert "-print('a')" in sent[1] and "+print('b')" in sent[1] and "```" not in sent[1]
+    assert "-print('a')" in sent[1] and "+print('b')" in sent[1]
+    assert "\n```diff\n--- edit_me.py (yours)\n" in sent[1]  # quoted exactly, in a fence
     files = sorted(p.name for p in (tmp_path / "ws" / "programs").iterdir())
     assert files == ["edit_me_1.py", "edit_me_2.py", "edit_me_3.py"]
     assert "print('b')" in (tmp_path / "ws" / "programs" / "edit_me_2.py").read_text()

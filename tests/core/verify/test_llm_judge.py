@@ -1,4 +1,4 @@
-"""The LLM judge: the judgement prompt in plain text, and the strict first-line parse."""
+"""The LLM judge: the judgement prompt, quoted exactly, and the strict first-line parse."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def test_strict_parse(answer: str, verdict: Verdict, reason: str):
     assert (j.verdict, j.reason, j.judge) == (verdict, reason, "replay:j.md")
 
 
-def test_prompt_holds_task_criteria_output_files_and_context_in_plain_text():
+def test_prompt_holds_task_criteria_output_files_and_context_quoted_exactly():
     result = RunResult(exit_code=0, stdout="```\nApogee: 0.0 m\n", stderr="", duration=0.25)
     checks = criteria.evaluate(criteria.parse_all(["contains:Apogee"]), result)
     files = [ProgramFile("main.py", "main_1.py", "print()", "python"),
@@ -42,17 +42,17 @@ def test_prompt_holds_task_criteria_output_files_and_context_in_plain_text():
     text = llm_judge.judgement_prompt(
         task="Simulate a **rocket**", result=result, files=files, entry="main.py",
         target="local", context=context, checks=checks, hits=sanity.check(result))
-    assert "Task:\nSimulate a *rocket*" in text
+    assert "Task:\nSimulate a **rocket**" in text  # issue 29: byte for byte
     assert '- the output contains "Apogee" (seen: line 2: "Apogee: 0.0 m")' in text
     assert "- every number printed is zero" in text
     assert "Files: main.py (run), data.csv" in text
     assert "Machine (local):\nMachine:\n- fact 0" in text and "[... 9 more lines ...]" in text
     fence = re.search(r"\n(OUTPUT-[0-9A-F]{12})-BEGIN\n", text)
     assert fence, text
-    assert f"{fence.group(1)}-BEGIN\n'''\nApogee: 0.0 m\n{fence.group(1)}-END" in text
+    assert (f"{fence.group(1)}-BEGIN\n````text\n```\nApogee: 0.0 m\n````\n{fence.group(1)}-END"
+            in text)
     assert "Errors (stderr): (nothing)" in text
     assert text.endswith("following the same rules as before.")
-    assert "```" not in text and "**" not in text
 
 
 def test_program_output_cannot_forge_a_section_of_the_judge_prompt():

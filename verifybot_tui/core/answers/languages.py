@@ -81,13 +81,26 @@ def build_argv(template: tuple[str, ...], *, entry: str, sources: list[str],
     return argv
 
 
+_HEADER_EXTENSIONS = (".h", ".hpp", ".hh", ".hxx")
+
+
+def include_dirs(names: list[str] | set[str]) -> list[str]:
+    """``-I`` for every folder of the answer that holds a header (``include/``), as a
+    person builds a C project with its headers apart: ``gcc -Iinclude src/*.c``."""
+    dirs = {str(PurePosixPath(n).parent) for n in names
+            if PurePosixPath(n).suffix.lower() in _HEADER_EXTENSIONS}
+    return [f"-I{d}" for d in sorted(dirs - {"."})]
+
+
 def compile_argv(lang: Language, *, entry: str, sources: list[str], exe: str,
-                 compiler: str = "", flags: list[str] | None = None) -> list[str]:
+                 compiler: str = "", flags: list[str] | None = None,
+                 includes: list[str] | None = None) -> list[str]:
     """The build command: the language's own, or with a recipe's compiler and flags.
 
     The flags replace the default ones (so ``-Wall -Werror`` means exactly that);
     the output name, the sources and the link libraries (``-lm``) stay, since the
     run step needs them. No compiler and no flags: the language's own command.
+    ``includes`` (see :func:`include_dirs`) come just before the sources.
     """
     template = lang.compile or ()
     if flags:
@@ -95,4 +108,7 @@ def compile_argv(lang: Language, *, entry: str, sources: list[str], exe: str,
         template = (template[0], *flags, "-o", "{exe}", *template[at:])
     if compiler and template:
         template = (compiler, *template[1:])
+    if includes and "{sources}" in template:
+        at = template.index("{sources}")
+        template = (*template[:at], *includes, *template[at:])
     return build_argv(template, entry=entry, sources=sources, exe=exe)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
-from verifybot_tui.core.answers.extract import Extraction
+from verifybot_tui.core.answers.extract import CodeBlock, Extraction
 from verifybot_tui.core.answers.languages import extension_for, language_named
 from verifybot_tui.core.base.ports import ProgramFile
 from verifybot_tui.core.store.workspace import Workspace, versioned
@@ -33,7 +33,7 @@ def program_files(ex: Extraction, slug: str,
     runnable: list[ProgramFile] = []
     names: set[str] = set()
     unnamed = 0
-    wanted = [b for b in ex.blocks if b.runnable or b.filename]
+    wanted = [b for b in ex.blocks if b.runnable or b.filename or _unnamed_source(b)]
     if len(wanted) > max_files:
         ex.notes.append(f"the answer holds {len(wanted)} files; only the first {max_files} "
                         f"are kept, {len(wanted) - max_files} more are left out "
@@ -44,8 +44,11 @@ def program_files(ex: Extraction, slug: str,
         if not name or name in names:
             unnamed += 1
             base = slug if unnamed == 1 and not name else f"{slug}_part{unnamed}"
-            name = base + extension_for(b.language)
+            name = base + (_SOURCE_EXTENSIONS.get(b.language) or extension_for(b.language))
         names.add(name)
+        if not b.runnable:
+            ex.notes.append(f"{name} (the block at line {b.line}) is saved as a file to lay "
+                            f"out, not run: {b.reason}")
         f = ProgramFile(name=name, saved_name=name, content=b.code,
                         language=b.language or "text")
         files.append(f)
@@ -62,26 +65,43 @@ def program_files(ex: Extraction, slug: str,
     return files, runnable[0].name
 
 
+# Source files of languages VerifyBot does not run: an unnamed ```go block is still the
+# program a person would save (as answer.go), beside the ones it runs.
+_SOURCE_EXTENSIONS = {
+    "go": ".go", "rust": ".rs", "java": ".java", "kotlin": ".kt", "swift": ".swift",
+    "csharp": ".cs", "ruby": ".rb", "php": ".php", "typescript": ".ts", "tsx": ".tsx",
+    "jsx": ".jsx", "lua": ".lua", "scala": ".scala", "dart": ".dart",
+}
+
+
+def _unnamed_source(b: CodeBlock) -> bool:
+    """An unnamed block of source code in a language we know the extension of."""
+    return b.language in _SOURCE_EXTENSIONS and b.reason.endswith("not a language VerifyBot runs")
+
+
 def without_clashes(files: list[ProgramFile], notes: list[str],
                     path: Callable[[ProgramFile], str] = lambda f: f.name,
                     ) -> list[ProgramFile]:
     """A file named like another file's folder (main.py beside main.py/helper.py), or like
-    another file, cannot exist on disk: the later one is left out, with a note.
+    another file, cannot exist on disk: the later one is left out, with a note. Files that
+    share a folder (tally/counting.py, tally/report/text.py) do not clash.
 
     Linear in the length of the names: every kept path and every folder above one are
     kept in sets, so 80,000 names cost 80,000 look-ups, not 80,000 squared.
     """
     kept: list[ProgramFile] = []
-    owner: dict[str, str] = {}  # a kept path or a folder above one -> the file's name
+    file_at: dict[str, str] = {}  # a kept file's path -> its name
+    folder_of: dict[str, str] = {}  # a folder above a kept file -> the first such file's name
     for f in files:
         p = path(f)
         parents = [str(q) for q in PurePosixPath(p).parents if str(q) != "."]
-        clash = owner.get(p) or next((owner[q] for q in parents if q in owner), None)
+        clash = (file_at.get(p) or folder_of.get(p)
+                 or next((file_at[q] for q in parents if q in file_at), None))
         if clash is None:
             kept.append(f)
-            owner[p] = f.name
+            file_at[p] = f.name
             for q in parents:
-                owner.setdefault(q, f.name)
+                folder_of.setdefault(q, f.name)
         else:
             notes.append(f"{f.name} is left out: {clash} already uses that path for a "
                          "file or a folder (a file and a folder cannot share a name)")

@@ -1,16 +1,18 @@
 """The text VerifyBot sends to the LLM.
 
 The first prompt carries the target's context and the rules the older
-scripts learned the hard way. Every later prompt is plain text: the chat
-box turns fences, headings and bold into formatting and mangles them, so
-feedback carries only the failing run's facts, never an earlier answer.
+scripts learned the hard way. Every later prompt carries only the failing
+run's facts, never an earlier answer, and quotes them exactly: the output,
+the compiler's messages and the user's changes go in fenced blocks
+(chat_text.quoted), byte for byte, so the LLM reads `**`, `~~~` and `#` as
+they ran, and the chat box shows them as they are.
 """
 
 from __future__ import annotations
 
 import difflib
 
-from verifybot_tui.core.base.chat_text import flatten, head_tail, plain
+from verifybot_tui.core.base.chat_text import flatten, head_tail, quoted
 from verifybot_tui.core.base.ports import ProgramFile, RunResult
 
 RULES = """Rules for your answer:
@@ -39,7 +41,7 @@ def first_prompt(task: str, *, target: str, context: str, timeout: float) -> str
 
 def _section(name: str, text: str) -> str:
     text = text.strip("\n")
-    return f"{name}:\n{plain(head_tail(text))}" if text.strip() else f"{name}: (nothing)"
+    return f"{name}:\n{quoted(head_tail(text))}" if text.strip() else f"{name}: (nothing)"
 
 
 def _sentence(text: str) -> str:
@@ -79,11 +81,12 @@ def edit_note(before: list[ProgramFile], after: list[ProgramFile]) -> str:
     if not chunks:
         return ""
     body = head_tail("\n".join(chunks), head=40, tail=20, max_chars=3000)
-    return "Note: I edited your code by hand before running it. The changes:\n" + plain(body)
+    return ("Note: I edited your code by hand before running it. The changes:\n"
+            + quoted(body, "diff"))
 
 
 def reject_prompt(note: str) -> str:
-    return ("I did not run that version. " + plain(note.strip()) +
+    return ("I did not run that version. " + note.strip() +
             "\n\nPlease send a new complete program, following the same rules.")
 
 
