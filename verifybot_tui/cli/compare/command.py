@@ -58,7 +58,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
                         "wrong.md must fail (default: off)")
     p.add_argument("--trust", action="store_true",
                    help="approve what the recipes and their board files set that runs "
-                        "commands, without asking (--yes never does)")
+                        "commands, without asking (default: ask; --yes never does)")
 
 
 def find_recipes(paths: list[str]) -> list[Recipe]:
