@@ -160,7 +160,7 @@ def test_doctor_says_whether_runs_are_sandboxed(tmp_path: Path) -> None:
 def test_a_bad_sandbox_value_is_refused_with_the_key(tmp_path: Path) -> None:
     proc = run_program(tmp_path, "print(1)", sandbox="always")
     assert proc.returncode == 2
-    assert "targets.local.sandbox" in proc.stderr and '"auto" or "off"' in proc.stderr
+    assert "targets.local.sandbox" in proc.stderr and '"auto", "require" or "off"' in proc.stderr
 
 
 DAEMON = """

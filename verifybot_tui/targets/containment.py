@@ -57,6 +57,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from verifybot_tui.core.store.workspace import private_dir, write_private
+from verifybot_tui.targets import sandbox
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -429,8 +430,12 @@ def ticks_now() -> int:
 # -- the sandbox ---------------------------------------------------------------------
 
 _BWRAP: list[str | None] = []
-_SANDBOX_BASE = ["--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/",
-                 "--dev-bind", "/dev", "/dev", "--proc", "/proc"]
+
+
+def _base() -> list[str]:
+    """Every sandbox's options (targets.sandbox): powers dropped, the system read-only,
+    no home, a minimal /dev, a private /tmp."""
+    return [*sandbox.HARDEN, *sandbox.layout(), *sandbox.env_args()]
 
 # The sandbox's first process under bubblewrap's own init (pid 1): it runs the
 # program, and once the program has ended it names and KILLs what is still alive
@@ -505,7 +510,8 @@ def bwrap() -> str | None:
         path = shutil.which("bwrap") if sys.platform.startswith("linux") else None
         if path is not None:
             try:
-                ok = subprocess.run([path, *_SANDBOX_BASE, "--", *INIT_ARGV, "true"],
+                ok = subprocess.run([path, *_base(), "--remount-ro", "/", "--",
+                                     *INIT_ARGV, "true"],
                                     capture_output=True,
                                     timeout=30, stdin=subprocess.DEVNULL).returncode == 0
             except (OSError, subprocess.SubprocessError):
@@ -515,23 +521,59 @@ def bwrap() -> str | None:
     return _BWRAP[0]
 
 
-def sandbox_argv(workdir: Path, network: bool) -> list[str] | None:
+def why_no_sandbox() -> str:
+    """Why ``bwrap()`` found no sandbox here, in words for a message."""
+    if os.environ.get(NO_SANDBOX, "") not in ("", "0"):
+        return f"{NO_SANDBOX} is set"
+    if not sys.platform.startswith("linux"):
+        return "bubblewrap sandboxes exist on Linux only"
+    if shutil.which("bwrap") is None:
+        return "bubblewrap is not installed (apt install bubblewrap)"
+    return "bwrap cannot make namespaces here"
+
+
+def sandbox_argv(workdir: Path, network: bool, read_only: Iterable[str | Path] = (),
+                 writable: Iterable[str | Path] = ()) -> list[str] | None:
     """The bubblewrap prefix for a program run in ``workdir``; None where there is none.
 
-    Everything is read-only but the run folder, /tmp and the devices; /proc is
-    the namespace's own; ``network`` false leaves only a private loopback. The
+    The system read-only, no home, a private /tmp (targets.sandbox); ``workdir``
+    and ``writable`` (existing folders) writable, ``read_only`` (existing paths,
+    e.g. a venv, an interpreter's prefix, the board cache) shown read-only; /proc
+    is the namespace's own; ``network`` false leaves only a private loopback. The
     program runs under ``SANDBOX_INIT``: the process started with this prefix wants
     a pipe as stdin, whose other end ``escaped_in_sandbox`` reads once it ended."""
     path = bwrap()
     if path is None:
         return None
-    argv = [path, *_SANDBOX_BASE]
-    for rw in ("/tmp", str(workdir)):
+    argv = [path, *_base()]
+    for ro in read_only:
+        if os.path.exists(ro):
+            argv += ["--ro-bind", str(ro), str(ro)]
+    for rw in (*writable, workdir):
         if os.path.isdir(rw):
-            argv += ["--bind", rw, rw]
+            argv += ["--bind", str(rw), str(rw)]
     if not network:
         argv.append("--unshare-net")
-    return [*argv, "--chdir", str(workdir), "--", *INIT_ARGV]
+    return [*argv, "--remount-ro", "/", "--chdir", str(workdir), "--", *INIT_ARGV]
+
+
+def await_sandbox_end(cgroup: Path | None, token: str, wait: float = 1.0) -> None:
+    """Wait (bounded) for the sandbox's own pid 1 (bubblewrap's reaper) to end: it
+    tells its exit status to the outer bwrap before it has exited itself, and in a
+    session of its own it is not in the stopped tree, so it would be named as left."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        pids = cgroup_pids(cgroup) if cgroup is not None else marker_pids(token)
+        if not any(_comm(p) == "bwrap" and alive(p) for p in pids):
+            return
+        time.sleep(0.005)
+
+
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
 
 
 def escaped_in_sandbox(report: int) -> list[str]:
