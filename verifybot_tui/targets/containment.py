@@ -558,22 +558,16 @@ def sandbox_argv(workdir: Path, network: bool, read_only: Iterable[str | Path] =
 
 
 def await_sandbox_end(cgroup: Path | None, token: str, wait: float = 1.0) -> None:
-    """Wait (bounded) for the sandbox's own pid 1 (bubblewrap's reaper) to end: it
-    tells its exit status to the outer bwrap before it has exited itself, and in a
-    session of its own it is not in the stopped tree, so it would be named as left."""
+    """Wait (bounded) for every process of a sandbox to be gone once its outer bwrap
+    ended: bubblewrap's own pid 1 tells its exit status before it has exited itself,
+    and the kernel's kill of the namespace's other processes takes a moment. Without
+    this wait, they would be named as left running, or seen alive after the stop."""
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         pids = cgroup_pids(cgroup) if cgroup is not None else marker_pids(token)
-        if not any(_comm(p) == "bwrap" and alive(p) for p in pids):
+        if not any(alive(p) for p in pids):
             return
-        time.sleep(0.005)
-
-
-def _comm(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/comm").read_text().strip()
-    except OSError:
-        return ""
+        time.sleep(0.002)
 
 
 def escaped_in_sandbox(report: int) -> list[str]:

@@ -399,10 +399,11 @@ class LocalTarget(ReportsState):
         """One command here for another target (a firmware's build step, the answer's own
         ``make``): streamed, its whole tree stopped on a timeout or a cancel, as a program
         is, and in the sandbox with ``cwd`` as its only writable folder and ``read_only``
-        shown (the board cache). ``sandboxed=False`` is for VerifyBot's own tools that
+        and the board cache shown. ``sandboxed=False`` is for VerifyBot's own tools that
         need the host's devices (a flash tool and the serial port)."""
-        box = self._sandbox(cwd, [*read_only, *sandbox_env.tool_roots(
-            [shutil.which(argv[0]) or argv[0]])]) if sandboxed else None
+        shown = [*read_only, self.workspace / sandbox_env.BOARD_CACHE,
+                 *sandbox_env.tool_roots([shutil.which(argv[0]) or argv[0]])]
+        box = self._sandbox(cwd, shown) if sandboxed else None
         done = await self._exec(argv, cwd, on_output, timeout, self._env(self.python_for()),
                                 box)
         return _result(done, shlex.join(argv), cwd)

@@ -44,6 +44,9 @@ AGENT_VARS = ("SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "GNOME_KEYRING
 # Where a program would look for the user's own files: not in the sandbox.
 HOME_VARS = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME",
              "XDG_CONFIG_DIRS", "XDG_DATA_DIRS")
+# The board package's objects, compiled by VerifyBot from its own sources (never in
+# an answer's sandbox), relative to the workspace: read-only in every build.
+BOARD_CACHE = Path("runs") / ".vb_board_cache"
 SANDBOX_HOME = "/tmp"  # a program's HOME: its private /tmp
 MAX_MASKS = 400  # private files of /etc covered; a machine with more keeps the rest root-only
 _LAYOUT: list[list[str]] = []
