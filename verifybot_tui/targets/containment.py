@@ -521,6 +521,17 @@ def bwrap() -> str | None:
     return _BWRAP[0]
 
 
+def sandbox_label(kind: str, mode: str) -> str:
+    """What the status bar and the start say of a target's sandbox: "" where what an
+    answer brings runs sandboxed (or the target is another machine), "no sandbox"
+    where none can be made here, "sandbox off" where the config turned it off."""
+    if kind not in ("local", "mcu"):  # an mcu target builds here, whatever runs it
+        return ""
+    if mode == "off":
+        return "sandbox off"
+    return "" if bwrap() is not None else "no sandbox"
+
+
 def why_no_sandbox() -> str:
     """Why ``bwrap()`` found no sandbox here, in words for a message."""
     if os.environ.get(NO_SANDBOX, "") not in ("", "0"):
