@@ -52,6 +52,7 @@ def planted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Planted:
     p = Planted(tmp_path)
     monkeypatch.setenv("HOME", str(p.home))
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(p.home / "agent.sock"))
     return p
 
 
@@ -171,7 +172,7 @@ def tagged(tag: str) -> list[int]:
 async def test_semihosting_reaches_only_the_sandbox(make, planted: Planted, board: str,
                                                      tmp_path: Path) -> None:
     tag = f"1000.{uuid.uuid4().int % 10**9:09d}"  # sleep's argument, found again in /proc
-    cmd = (f"echo MARKER >> {planted.bashrc}; echo ran > ran.txt; "
+    cmd = (f"echo MARKER >> {planted.bashrc}; echo ran > ran.txt; env > env.txt; "
            f"setsid sleep {tag} > /dev/null 2>&1 &")
     code = SEMIHOSTING.replace("__KEY__", str(planted.key)).replace("__CMD__", cmd)
     try:
@@ -182,6 +183,8 @@ async def test_semihosting_reaches_only_the_sandbox(make, planted: Planted, boar
         assert "OPEN inside.txt read 10: INSIDE-OK" in r.stdout  # semihosting works inside
         assert "PLANTED" not in text_of(r) and planted.untouched()
         assert (Path(r.workdir) / "ran.txt").read_text() == "ran\n"  # SYS_SYSTEM ran, inside
+        env = (Path(r.workdir) / "env.txt").read_text()
+        assert API_KEY not in env and "SSH_AUTH_SOCK" not in env and "HOME=/tmp\n" in env
         # named in the verdict (as sleep, or as setsid when caught before its exec)
         assert any(re.fullmatch(r"\d+ \((sleep|setsid|sh)\) killed", e) for e in r.escaped), \
             (r.escaped, r.stdout, r.stderr, r.command[-80:])

@@ -334,6 +334,11 @@ class LocalTarget(ReportsState):
         env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ among the run's files
         return env
 
+    def program_env(self) -> dict[str, str]:
+        """The environment of what an answer brings (here: QEMU for the mcu target):
+        no secret variable, no agent socket."""
+        return self._env(self.python_for())
+
     async def _exec(self, argv: list[str], cwd: Path, on_output: OutputCallback,
                     timeout: float | None, env: dict[str, str],
                     sandbox: list[str] | None = None) -> _Outcome:

@@ -10,9 +10,10 @@ live. A run then gets its own folder writable, a private /tmp, and read-only
 what it needs from elsewhere: the interpreter or compiler it was given (its
 installation prefix, e.g. a pyenv version under the home), the workspace venv,
 the board package's cached objects. Files of /etc that other users cannot read
-(``/etc/shadow``, sshd's host keys) are covered with an empty file: a program
-run as root still has root's uid, and a uid owns its files without any
-capability.
+(``/etc/shadow``, sshd's host keys) are covered with an empty file when
+VerifyBot runs as root: a program run as root still has root's uid, and a uid
+owns its files without any capability. Each mount costs a run time, so there
+are few: no /sys, no /var.
 
 Its powers: every capability dropped (as root too), no new privileges (bwrap
 sets ``no_new_privs``, so a setuid program gains nothing), its own session with
@@ -120,9 +121,9 @@ def _private_etc() -> list[str]:
 def layout() -> list[str]:
     """The mounts every sandbox starts from (worked out once per process)."""
     if not _LAYOUT:
-        _LAYOUT.append([*_system(), *_resolver(), *_private_etc(),
-                        "--ro-bind-try", "/sys", "/sys", "--dev", "/dev", "--proc", "/proc",
-                        "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"])
+        masks = _private_etc() if os.geteuid() == 0 else []  # others cannot read them
+        _LAYOUT.append([*_system(), *_resolver(), *masks, "--dev", "/dev", "--proc", "/proc",
+                        "--tmpfs", "/tmp"])
     return _LAYOUT[0]
 
 

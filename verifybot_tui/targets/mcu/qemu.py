@@ -129,19 +129,21 @@ class _Session:
 
 async def run_qemu(board: Board, elf: Path, vectors: list[int], workdir: Path,
                    timeout: float, on_output: OutputCallback,
-                   closed: asyncio.Event | None = None, sandbox: str = "auto") -> FirmwareRun:
+                   closed: asyncio.Event | None = None, sandbox: str = "auto",
+                   env: dict[str, str] | None = None) -> FirmwareRun:
     """Run the firmware until its end, a fault or the timeout; QEMU is gone on return.
 
     ``closed`` set (the target's close()) ends the run at once, however far it got.
     QEMU runs in the sandbox (``sandbox``: the target's "auto", "require" or "off"),
     as the program it runs came from an answer: semihosting opens files and runs
     commands (SYS_SYSTEM) inside it, where only the run folder can be written and a
-    process it starts dies with the run."""
+    process it starts dies with the run; ``env`` (default: this one without secrets)
+    is what such a command sees."""
     closed = asyncio.Event() if closed is None else closed
     sockdir = tempfile.mkdtemp(prefix="vb-gdb-")
     try:
         return await _run_in(board, elf, vectors, workdir, timeout, on_output, closed,
-                             os.path.join(sockdir, "gdb"), sandbox)
+                             os.path.join(sockdir, "gdb"), sandbox, env)
     finally:
         shutil.rmtree(sockdir, ignore_errors=True)
 
@@ -161,7 +163,7 @@ def _sandbox(board: Board, workdir: Path, sock: str, mode: str) -> list[str] | N
 
 async def _run_in(board: Board, elf: Path, vectors: list[int], workdir: Path, timeout: float,
                   on_output: OutputCallback, closed: asyncio.Event, sock: str,
-                  mode: str = "auto") -> FirmwareRun:
+                  mode: str = "auto", env: dict[str, str] | None = None) -> FirmwareRun:
     argv = qemu_argv(board, elf, sock)
     if shutil.which(argv[0]) is None:  # as exec would say, not the sandbox's shell
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv[0])
@@ -170,7 +172,8 @@ async def _run_in(board: Board, elf: Path, vectors: list[int], workdir: Path, ti
     loop = asyncio.get_running_loop()
     started = time.monotonic()
     token = containment.new_token()
-    env = {**sandbox_env.scrub_env(program_env(os.environ, None)), containment.MARKER: token}
+    base = env if env is not None else sandbox_env.scrub_env(program_env(os.environ, None))
+    env = {**base, containment.MARKER: token}
     report = stdin = subprocess.DEVNULL  # the sandbox's init names what was left running
     if box is not None:
         report, stdin = os.pipe()

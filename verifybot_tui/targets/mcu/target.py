@@ -128,7 +128,8 @@ class McuTarget(ReportsState):
             try:
                 fw = await run_qemu(self.board, built.elf, info.vectors, workdir,
                                     request.timeout, on_output, self._closed,
-                                    sandbox=self.config.sandbox)
+                                    sandbox=self.config.sandbox,
+                                    env=self.local.program_env())
             except OSError as e:
                 why = f"cannot start {self.board.qemu[0]}: {e} (verifybot doctor says what to " \
                       "install)"
