@@ -173,7 +173,8 @@ async def test_semihosting_reaches_only_the_sandbox(make, planted: Planted, boar
                                                      tmp_path: Path) -> None:
     tag = f"1000.{uuid.uuid4().int % 10**9:09d}"  # sleep's argument, found again in /proc
     cmd = (f"echo MARKER >> {planted.bashrc}; echo ran > ran.txt; env > env.txt; "
-           f"setsid sleep {tag} > /dev/null 2>&1 &")
+           f"setsid sh -c 'echo up > up.txt; exec sleep {tag}' > /dev/null 2>&1 & "
+           "while [ ! -s up.txt ]; do :; done")  # returns once the daemon left the session
     code = SEMIHOSTING.replace("__KEY__", str(planted.key)).replace("__CMD__", cmd)
     try:
         r = await make(board).run(request("semi_1", {"main.c": code, "inside.txt":

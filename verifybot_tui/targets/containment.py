@@ -42,6 +42,7 @@ sandbox, three more keep up with what the namespace would have stopped:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
 import itertools
@@ -451,10 +452,13 @@ def _base() -> list[str]:
 # messages, such as "Segmentation fault", go to /dev/null); its exit status is
 # the init's, 128 + N for a signal as bubblewrap reports it. ``"$@"`` finds the
 # program by PATH as bubblewrap's execvp did (our commands are never shell
-# builtin names).
+# builtin names). Outside a PID namespace of its own (its pid is not 1 or 2, as
+# bubblewrap makes it) it only runs the program: ``kill -1`` there would signal
+# every process the user may signal, on the whole machine.
 SANDBOX_INIT = r"""exec 9>&0 0</dev/null 8>&2 2>/dev/null
 (exec "$@" 2>&8 8>&- 9>&-)
 vb_st=$?
+case $$ in 1|2) ;; *) exit $vb_st;; esac
 vb_live() {
     vb_ps=
     for vb_f in /proc/[0-9]*/stat; do
@@ -566,6 +570,18 @@ def sandbox_argv(workdir: Path, network: bool, read_only: Iterable[str | Path] =
     if not network:
         argv.append("--unshare-net")
     return [*argv, "--remount-ro", "/", "--chdir", str(workdir), "--", *INIT_ARGV]
+
+
+async def sandbox_ended(cgroup: Path | None, token: str, wait: float = 0.5) -> None:
+    """``await_sandbox_end`` without holding the event loop: once the program ended,
+    the sandbox winds down by itself in a few milliseconds; the stop that follows
+    then finds nothing to signal (and waits for nothing)."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        pids = cgroup_pids(cgroup) if cgroup is not None else marker_pids(token)
+        if not any(alive(p) for p in pids):
+            return
+        await asyncio.sleep(0.002)
 
 
 def await_sandbox_end(cgroup: Path | None, token: str, wait: float = 1.0) -> None:

@@ -23,7 +23,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -371,7 +371,8 @@ class LocalTarget(ReportsState):
         live = containment.record_live(self.workspace, root, cgroup, token)
         reaper = None if sandbox else asyncio.ensure_future(_reap_adopted())
         try:
-            timed_out = await _wait_and_stop(root, protocol, cancelled, timeout)
+            settle = (lambda: containment.sandbox_ended(cgroup, token)) if sandbox else None
+            timed_out = await _wait_and_stop(root, protocol, cancelled, timeout, settle)
         finally:
             if reaper is not None:
                 reaper.cancel()
@@ -561,8 +562,10 @@ class LocalTarget(ReportsState):
 
 
 async def _wait_and_stop(root: int, protocol: _Reader, cancelled: bool,
-                         timeout: float | None) -> bool:
-    """Wait for the program to end (or time out: True), then stop its whole tree."""
+                         timeout: float | None,
+                         settle: Callable[[], Awaitable[None]] | None = None) -> bool:
+    """Wait for the program to end (or time out: True), then stop its whole tree;
+    ``settle``, once it ended by itself, first lets a sandbox wind down on its own."""
     timed_out = stopped = False
     try:
         try:
@@ -571,6 +574,8 @@ async def _wait_and_stop(root: int, protocol: _Reader, cancelled: bool,
             await asyncio.wait_for(asyncio.shield(protocol.exited), timeout)
         except TimeoutError:
             timed_out = True
+        if settle is not None and not timed_out:
+            await asyncio.shield(settle())
         # Ended or timed out: nothing it started may outlive it.
         await asyncio.shield(stop_tree(root))
         stopped = True

@@ -18,6 +18,7 @@ import asyncio
 import errno
 import os
 import shutil
+import signal
 import struct
 import subprocess
 import tempfile
@@ -195,7 +196,8 @@ async def _run_in(board: Board, elf: Path, vectors: list[int], workdir: Path, ti
             raise asyncio.CancelledError
         run = await _watch(s, protocol, sock, timeout, closed)
     finally:
-        started_by_firmware = _firmware_children(pid, argv[0]) if box is not None else []
+        if box is not None:  # QEMU alone first: the sandbox's init then names the rest
+            await asyncio.shield(_end_emulator(pid, argv[0], token))
         await asyncio.shield(local.stop_tree(pid, QEMU_GRACE))
         if box is not None:
             escaped = containment.escaped_in_sandbox(report)
@@ -212,7 +214,7 @@ async def _run_in(board: Board, elf: Path, vectors: list[int], workdir: Path, ti
     run.command = " ".join(argv)
     if box is None:  # without the namespace: what semihosting started carries the marker
         escaped = [f"{n} killed" for n in containment.kill_marked(token)[0]]
-    run.escaped = [f"{n} killed" for n in started_by_firmware] or escaped
+    run.escaped = escaped
 
     if run.exit_code is None and not run.timed_out and run.ended_by == "emulator":
         run.exit_code = transport.get_returncode()
@@ -220,22 +222,18 @@ async def _run_in(board: Board, elf: Path, vectors: list[int], workdir: Path, ti
     return run
 
 
-def _firmware_children(root: int, qemu: str) -> list[str]:
-    """What the firmware started (semihosting SYS_SYSTEM) still running when the run
-    ends: the sandbox's processes but its own (bwrap, its init) and QEMU; named for the
-    verdict before the sandbox's end kills them."""
-    found = []
+async def _end_emulator(root: int, qemu: str, token: str) -> None:
+    """Stop QEMU in its sandbox and let the sandbox end by itself: its init then names
+    and kills what the firmware started (semihosting SYS_SYSTEM) before it ends, which
+    a stop of the whole tree at once would kill unnamed."""
     name = os.path.basename(qemu)[:15]  # a process's comm is cut at 15 characters
-    for p in sorted(local.tree_pids(root) - {root}):
+    for p in local.tree_pids(root):
         try:
-            comm = Path(f"/proc/{p}/comm").read_text().strip()
-            cmdline = Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")
+            if Path(f"/proc/{p}/comm").read_text().strip() == name:
+                os.kill(p, signal.SIGTERM)
         except OSError:
             continue
-        if comm in ("bwrap", name) or cmdline[3:4] == [b"sandbox-init"]:
-            continue
-        found.append(containment.describe(p))
-    return found
+    await containment.sandbox_ended(None, token, QEMU_GRACE + 0.5)
 
 
 async def _watch(s: _Session, protocol: local._Reader, sock: str, timeout: float,
