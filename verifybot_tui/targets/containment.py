@@ -23,7 +23,8 @@ everything a program starts unless a process both leaves the session
 
 Where bubblewrap works (any user, as long as the kernel lets unprivileged
 users make namespaces, or as root), a run goes into a sandbox with its own PID
-namespace (``sandbox_argv``): the program sees and signals only its own
+namespace (``sandbox_argv``; what it shows, the powers it drops and its
+environment are ``targets.sandbox``'s): the program sees and signals only its own
 processes, cannot leave the namespace by any setsid, cgroup move, environment
 wipe or uid change, and the kernel kills everything in it when its first
 process ends; before that, an init of ours in it (``SANDBOX_INIT``) names and
