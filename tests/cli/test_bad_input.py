@@ -172,7 +172,8 @@ def test_modes_are_private_even_in_an_existing_open_workspace(tmp_path: Path) ->
                 for f in fs if f.endswith('.json')]
         print("LIVE", " ".join(oct(os.stat(p).st_mode & 0o777) for p in live))
     """
-    proc = run_once(tmp_path, code, ws=ws)
+    # The program looks at runs/.live while it runs: outside the sandbox, which hides it.
+    proc = run_once(tmp_path, code, ws=ws, env={"VERIFYBOT_NO_SANDBOX": "1"})
     assert proc.returncode == 0, proc.stderr
     assert "LIVE 0o600" in proc.stdout, proc.stdout
     for sub in ("programs", "outputs", "raw_md", "context", "runs"):

@@ -165,7 +165,8 @@ def test_ctrl_c_at_the_host_key_question_ends_the_run_and_trusts_nothing(
 
 
 def _sleeper(tmp_path: Path) -> str:
-    code = f"import os, time\nopen({str(tmp_path / 'pid')!r}, 'w').write(str(os.getpid()))\n"
+    # its pid goes into its run folder, the one place a sandboxed program writes
+    code = "import os, time\nopen('pid', 'w').write(str(os.getpid()))\n"
     return python_answer(code + "print('started', flush=True)\ntime.sleep(300)")
 
 
@@ -174,11 +175,12 @@ def _pid(tmp_path: Path, ancestor: int, limit: float = 60) -> int:
     namespace it reads another number for itself: the host's is the process below
     ``ancestor`` (VerifyBot) whose last NSpid is the one it wrote."""
     end = time.monotonic() + limit
-    path = tmp_path / "pid"
-    while not (path.exists() and path.read_text().strip()):
+    found_files = list((tmp_path / "ws" / "runs").glob("*/pid"))
+    while not (found_files and found_files[0].read_text().strip()):
         assert time.monotonic() < end, "the program never started"
         time.sleep(0.05)
-    inner = int(path.read_text())
+        found_files = list((tmp_path / "ws" / "runs").glob("*/pid"))
+    inner = int(found_files[0].read_text())
     while True:
         found = [p for p in pids_seen_as(inner) if below(p, ancestor)]
         if found:

@@ -247,9 +247,9 @@ def test_a_signal_ends_the_app_and_its_running_program(tui, tmux: Tmux, tmp_path
                                                        sig: int, code: int):
     """Issue 21: TERM (and an INT from outside) end the app as a hang-up does: the
     program's tree stopped, the session INTERRUPTED, the app gone."""
-    pid_file = tmp_path / "pid"
+    # its pid goes into its run folder, the one place a sandboxed program writes
     ws = start_app(tui, tmux, tmp_path, "import os, time\n"
-                   f"open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+                   "open('pid', 'w').write(str(os.getpid()))\n"
                    "print('sleeping', flush=True)\ntime.sleep(300)")
     tmux.wait_for("connected")
     tmux("send-keys", "-t", "vb", "-l", "sleep")
@@ -257,9 +257,12 @@ def test_a_signal_ends_the_app_and_its_running_program(tui, tmux: Tmux, tmp_path
     tmux.wait_for(APPROVAL)
     tmux("send-keys", "-t", "vb", "a")
     deadline = time.monotonic() + 30
-    while not (pid_file.exists() and pid_file.read_text()):
+    pid_files = list((ws / "runs").glob("*/pid"))
+    while not (pid_files and pid_files[0].read_text()):
         assert time.monotonic() < deadline, "the program never started"
         time.sleep(0.1)
+        pid_files = list((ws / "runs").glob("*/pid"))
+    pid_file = pid_files[0]
     shell = int(tmux("display-message", "-p", "-t", "vb", "#{pane_pid}").strip())
     app = int(Path(f"/proc/{shell}/task/{shell}/children").read_text().split()[0])
     # In a sandbox the program reads another pid for itself: the host's is found by it.

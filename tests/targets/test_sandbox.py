@@ -151,16 +151,19 @@ def test_doctor_says_whether_runs_are_sandboxed(tmp_path: Path) -> None:
     assert "OK   target local: sandbox: bubblewrap" in on.stdout, on.stdout
     off = run_cli("doctor", "--config", str(local_config(tmp_path, sandbox="off")),
                   cwd=tmp_path)
-    assert "OK   target local: sandbox off" in off.stdout, off.stdout
+    assert "WARN target local: sandbox off" in off.stdout, off.stdout
     none = run_cli("doctor", "--config", str(local_config(tmp_path)), cwd=tmp_path,
                    env={"PATH": "/nonexistent"})
     assert "WARN target local: no sandbox: bubblewrap is not installed" in none.stdout
+    required = run_cli("doctor", "--config", str(local_config(tmp_path, sandbox="require")),
+                       cwd=tmp_path, env={"PATH": "/nonexistent"})
+    assert "FAIL target local: no sandbox: bubblewrap is not installed" in required.stdout
 
 
 def test_a_bad_sandbox_value_is_refused_with_the_key(tmp_path: Path) -> None:
     proc = run_program(tmp_path, "print(1)", sandbox="always")
     assert proc.returncode == 2
-    assert "targets.local.sandbox" in proc.stderr and '"auto" or "off"' in proc.stderr
+    assert "targets.local.sandbox" in proc.stderr and '"auto", "require" or "off"' in proc.stderr
 
 
 DAEMON = """
@@ -490,3 +493,38 @@ def test_cgroup_folders_are_removed_after_a_kill_9(tmp_path: Path, sandbox: str)
     finally:
         proc.kill()
         kill_tagged(tag)
+
+
+# -- where no sandbox can be made --------------------------------------------------------
+
+
+def test_a_run_without_a_sandbox_says_so_at_start(tmp_path: Path) -> None:
+    proc = run_program(tmp_path, "print('ran')", env={containment.NO_SANDBOX: "1"})
+    assert proc.returncode == 0 and "ran" in proc.stdout, proc.stderr
+    first = proc.stderr.index("[verifybot] target local: no sandbox here")
+    assert first < proc.stderr.index("sending the initial prompt"), proc.stderr
+    quiet = run_program(tmp_path, "print('ran')")
+    assert "no sandbox" not in quiet.stderr
+
+
+def test_sandbox_require_refuses_to_run_without_one(tmp_path: Path) -> None:
+    proc = run_program(tmp_path, "open('RAN', 'w').write('x')", sandbox="require",
+                       env={containment.NO_SANDBOX: "1"})
+    assert proc.returncode == 4, proc.stderr
+    assert 'sandbox = "require", but no sandbox can be made here' in proc.stderr
+    assert "sending the initial prompt" not in proc.stderr  # refused before anything went
+    assert not list((tmp_path / "ws").glob("runs/*/RAN"))
+    ok = run_program(tmp_path, "print('ran')", sandbox="require")  # with bubblewrap: runs
+    assert ok.returncode == 0 and "ran" in ok.stdout, ok.stderr
+
+
+async def test_a_target_with_sandbox_require_refuses_in_the_app_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The TUI's runs go through the target itself: it refuses rather than run bare."""
+    from verifybot_tui.core.base.errors import TargetError
+
+    monkeypatch.setenv(containment.NO_SANDBOX, "1")
+    target = LocalTarget(TargetConfig(name="local", sandbox="require"), tmp_path / "ws")
+    with pytest.raises(TargetError, match="no sandbox can be made here"):
+        await target.run(py_request("open('RAN', 'w').write('x')"), lambda s, t: None)
+    assert not (tmp_path / "ws" / "runs" / "prog_1" / "RAN").exists()

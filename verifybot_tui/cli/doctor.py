@@ -211,19 +211,24 @@ def needs_display() -> str | None:
 
 
 def _check_sandbox(r: _Report, what: str, mode: str) -> None:
-    """Whether programs run in the bubblewrap sandbox here, and what to do if not."""
+    """Whether what an answer brings (program, build, QEMU) runs in the bubblewrap
+    sandbox here, and what to do if not (README "What is contained where")."""
     from verifybot_tui.targets import containment
 
     if mode == "off":
-        r.line("OK", what, "sandbox off (sandbox = \"off\"): contained by process group, "
-                           "cgroup, marker and subreaper checks")
+        r.line("WARN", what, "sandbox off (sandbox = \"off\"): what an answer brings runs "
+                             "with your user's powers (your files, ~/.ssh, the network); "
+                             "contained by process group, cgroup, marker and subreaper checks")
     elif containment.bwrap() is not None:
-        r.line("OK", what, "sandbox: bubblewrap, each run in its own PID namespace")
+        r.line("OK", what, "sandbox: bubblewrap, each run in its own PID namespace, no home, "
+                           "no capabilities, the system read-only")
+    elif mode == "require":
+        r.line("FAIL", what, f"no sandbox: {containment.why_no_sandbox()}; sandbox = "
+                             "\"require\" refuses every run")
     else:
-        why = ("bubblewrap is not installed (apt install bubblewrap)"
-               if shutil.which("bwrap") is None else "bwrap cannot make namespaces here")
-        r.line("WARN", what, f"no sandbox: {why}; runs are contained by process group, "
-                             "cgroup, marker and subreaper checks only")
+        r.line("WARN", what, f"no sandbox: {containment.why_no_sandbox()}; what an answer "
+                             "brings runs with your user's powers, contained by process "
+                             "group, cgroup, marker and subreaper checks only")
 
 
 async def _check_target(r: _Report, config: Config, name: str,
@@ -273,6 +278,7 @@ async def _check_mcu(r: _Report, config: Config, name: str) -> None:
     findings = check_target(cfg, base)
     for level, text in findings:
         r.line(level, f"target {name}", text)
+    _check_sandbox(r, f"target {name}", cfg.sandbox)  # the build and QEMU run in it
     if not cfg.via or any(level == "FAIL" for level, _ in findings[:1]):
         return
     target = make_target(config, name, config.workspace)

@@ -27,6 +27,7 @@ from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
     EXIT_SUCCESS,
     ConfigError,
+    TargetError,
 )
 from verifybot_tui.core.base.toml_file import TomlFileError, read_text_file
 from verifybot_tui.core.settings.config import MAX_TIMEOUT, Config
@@ -68,6 +69,11 @@ async def cmd_run(args: argparse.Namespace) -> int:
     if why:
         printer.say(why)
     try:
+        _say_sandbox(cfg, target_name, printer)
+    except BaseException:
+        await close_all(llm, target)
+        raise
+    try:
         verification = build_verification(
             cfg, llm_spec=llm_name, judge=args.judge,
             expect=args.expect, criteria_file=args.criteria, workspace=ws)
@@ -106,6 +112,22 @@ def _resumed(cfg: Config, args: argparse.Namespace) -> dict[str, Any]:
 
 def _known(name: str | None, tables: dict[str, Any]) -> str | None:
     return name if name and name in tables else None
+
+
+def _say_sandbox(cfg: Config, name: str, printer: Printer) -> None:
+    """Where no sandbox can be made, say so before anything is sent; with
+    ``sandbox = "require"`` refuse (TargetError) instead."""
+    from verifybot_tui.targets import containment
+    from verifybot_tui.targets.local import no_sandbox_message
+
+    tcfg = cfg.targets.get(name)
+    if tcfg is None or containment.sandbox_label(tcfg.kind, tcfg.sandbox) != "no sandbox":
+        return
+    if tcfg.sandbox == "require":
+        raise TargetError(no_sandbox_message(name))
+    printer.say(f"target {name}: no sandbox here ({containment.why_no_sandbox()}): what an "
+                "answer brings runs with your user's powers, contained by process group "
+                "only (README \"What is contained where\")")
 
 
 async def _drive(args: argparse.Namespace, cfg: Config, llm: Any, target: Any,

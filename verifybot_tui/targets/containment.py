@@ -23,7 +23,8 @@ everything a program starts unless a process both leaves the session
 
 Where bubblewrap works (any user, as long as the kernel lets unprivileged
 users make namespaces, or as root), a run goes into a sandbox with its own PID
-namespace (``sandbox_argv``): the program sees and signals only its own
+namespace (``sandbox_argv``; what it shows, the powers it drops and its
+environment are ``targets.sandbox``'s): the program sees and signals only its own
 processes, cannot leave the namespace by any setsid, cgroup move, environment
 wipe or uid change, and the kernel kills everything in it when its first
 process ends; before that, an init of ours in it (``SANDBOX_INIT``) names and
@@ -42,6 +43,7 @@ sandbox, three more keep up with what the namespace would have stopped:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
 import itertools
@@ -57,6 +59,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from verifybot_tui.core.store.workspace import private_dir, write_private
+from verifybot_tui.targets import sandbox
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -429,8 +432,12 @@ def ticks_now() -> int:
 # -- the sandbox ---------------------------------------------------------------------
 
 _BWRAP: list[str | None] = []
-_SANDBOX_BASE = ["--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/",
-                 "--dev-bind", "/dev", "/dev", "--proc", "/proc"]
+
+
+def _base() -> list[str]:
+    """Every sandbox's options (targets.sandbox): powers dropped, the system read-only,
+    no home, a minimal /dev, a private /tmp."""
+    return [*sandbox.HARDEN, *sandbox.layout(), *sandbox.env_args()]
 
 # The sandbox's first process under bubblewrap's own init (pid 1): it runs the
 # program, and once the program has ended it names and KILLs what is still alive
@@ -446,10 +453,13 @@ _SANDBOX_BASE = ["--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/",
 # messages, such as "Segmentation fault", go to /dev/null); its exit status is
 # the init's, 128 + N for a signal as bubblewrap reports it. ``"$@"`` finds the
 # program by PATH as bubblewrap's execvp did (our commands are never shell
-# builtin names).
+# builtin names). Outside a PID namespace of its own (its pid is not 1 or 2, as
+# bubblewrap makes it) it only runs the program: ``kill -1`` there would signal
+# every process the user may signal, on the whole machine.
 SANDBOX_INIT = r"""exec 9>&0 0</dev/null 8>&2 2>/dev/null
 (exec "$@" 2>&8 8>&- 9>&-)
 vb_st=$?
+case $$ in 1|2) ;; *) exit $vb_st;; esac
 vb_live() {
     vb_ps=
     for vb_f in /proc/[0-9]*/stat; do
@@ -505,7 +515,8 @@ def bwrap() -> str | None:
         path = shutil.which("bwrap") if sys.platform.startswith("linux") else None
         if path is not None:
             try:
-                ok = subprocess.run([path, *_SANDBOX_BASE, "--", *INIT_ARGV, "true"],
+                ok = subprocess.run([path, *_base(), "--remount-ro", "/", "--",
+                                     *INIT_ARGV, "true"],
                                     capture_output=True,
                                     timeout=30, stdin=subprocess.DEVNULL).returncode == 0
             except (OSError, subprocess.SubprocessError):
@@ -515,23 +526,76 @@ def bwrap() -> str | None:
     return _BWRAP[0]
 
 
-def sandbox_argv(workdir: Path, network: bool) -> list[str] | None:
+def sandbox_label(kind: str, mode: str) -> str:
+    """What the status bar and the start say of a target's sandbox: "" where what an
+    answer brings runs sandboxed (or the target is another machine), "no sandbox"
+    where none can be made here, "sandbox off" where the config turned it off."""
+    if kind not in ("local", "mcu"):  # an mcu target builds here, whatever runs it
+        return ""
+    if mode == "off":
+        return "sandbox off"
+    return "" if bwrap() is not None else "no sandbox"
+
+
+def why_no_sandbox() -> str:
+    """Why ``bwrap()`` found no sandbox here, in words for a message."""
+    if os.environ.get(NO_SANDBOX, "") not in ("", "0"):
+        return f"{NO_SANDBOX} is set"
+    if not sys.platform.startswith("linux"):
+        return "bubblewrap sandboxes exist on Linux only"
+    if shutil.which("bwrap") is None:
+        return "bubblewrap is not installed (apt install bubblewrap)"
+    return "bwrap cannot make namespaces here"
+
+
+def sandbox_argv(workdir: Path, network: bool, read_only: Iterable[str | Path] = (),
+                 writable: Iterable[str | Path] = ()) -> list[str] | None:
     """The bubblewrap prefix for a program run in ``workdir``; None where there is none.
 
-    Everything is read-only but the run folder, /tmp and the devices; /proc is
-    the namespace's own; ``network`` false leaves only a private loopback. The
+    The system read-only, no home, a private /tmp (targets.sandbox); ``workdir``
+    and ``writable`` (existing folders) writable, ``read_only`` (existing paths,
+    e.g. a venv, an interpreter's prefix, the board cache) shown read-only; /proc
+    is the namespace's own; ``network`` false leaves only a private loopback. The
     program runs under ``SANDBOX_INIT``: the process started with this prefix wants
     a pipe as stdin, whose other end ``escaped_in_sandbox`` reads once it ended."""
     path = bwrap()
     if path is None:
         return None
-    argv = [path, *_SANDBOX_BASE]
-    for rw in ("/tmp", str(workdir)):
+    argv = [path, *_base()]
+    for ro in read_only:
+        if os.path.exists(ro):
+            argv += ["--ro-bind", str(ro), str(ro)]
+    for rw in (*writable, workdir):
         if os.path.isdir(rw):
-            argv += ["--bind", rw, rw]
+            argv += ["--bind", str(rw), str(rw)]
     if not network:
         argv.append("--unshare-net")
-    return [*argv, "--chdir", str(workdir), "--", *INIT_ARGV]
+    return [*argv, "--remount-ro", "/", "--chdir", str(workdir), "--", *INIT_ARGV]
+
+
+async def sandbox_ended(cgroup: Path | None, token: str, wait: float = 0.5) -> None:
+    """``await_sandbox_end`` without holding the event loop: once the program ended,
+    the sandbox winds down by itself in a few milliseconds; the stop that follows
+    then finds nothing to signal (and waits for nothing)."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        pids = cgroup_pids(cgroup) if cgroup is not None else marker_pids(token)
+        if not any(alive(p) for p in pids):
+            return
+        await asyncio.sleep(0.002)
+
+
+def await_sandbox_end(cgroup: Path | None, token: str, wait: float = 1.0) -> None:
+    """Wait (bounded) for every process of a sandbox to be gone once its outer bwrap
+    ended: bubblewrap's own pid 1 tells its exit status before it has exited itself,
+    and the kernel's kill of the namespace's other processes takes a moment. Without
+    this wait, they would be named as left running, or seen alive after the stop."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        pids = cgroup_pids(cgroup) if cgroup is not None else marker_pids(token)
+        if not any(alive(p) for p in pids):
+            return
+        time.sleep(0.002)
 
 
 def escaped_in_sandbox(report: int) -> list[str]:

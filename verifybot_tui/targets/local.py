@@ -23,7 +23,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -39,6 +39,7 @@ from verifybot_tui.core.settings.config import Config, TargetConfig
 from verifybot_tui.core.settings.secrets import program_env
 from verifybot_tui.core.store.workspace import PRIVATE_DIR, private_dir, write_private
 from verifybot_tui.targets import containment, venv
+from verifybot_tui.targets import sandbox as sandbox_env
 from verifybot_tui.targets.capture import OutputCapture
 from verifybot_tui.targets.probe_local import probe_local
 
@@ -331,7 +332,7 @@ class LocalTarget(ReportsState):
         return venv.python_for_runs(self.workspace, override)
 
     def _env(self, python: str) -> dict[str, str]:
-        env = program_env(os.environ, self.settings)
+        env = sandbox_env.scrub_env(program_env(os.environ, self.settings))
         env.pop(self.config.password_env, None)
         for key in ("VIRTUAL_ENV", "PYTHONHOME", "__PYVENV_LAUNCHER__"):
             env.pop(key, None)
@@ -344,6 +345,11 @@ class LocalTarget(ReportsState):
         env["PYTHONUNBUFFERED"] = "1"
         env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ among the run's files
         return env
+
+    def program_env(self) -> dict[str, str]:
+        """The environment of what an answer brings (here: QEMU for the mcu target):
+        no secret variable, no agent socket."""
+        return self._env(self.python_for())
 
     async def _exec(self, argv: list[str], cwd: Path, on_output: OutputCallback,
                     timeout: float | None, env: dict[str, str],
@@ -377,13 +383,16 @@ class LocalTarget(ReportsState):
         live = containment.record_live(self.workspace, root, cgroup, token)
         reaper = None if sandbox else asyncio.ensure_future(_reap_adopted())
         try:
-            timed_out = await _wait_and_stop(root, protocol, cancelled, timeout)
+            settle = (lambda: containment.sandbox_ended(cgroup, token)) if sandbox else None
+            timed_out = await _wait_and_stop(root, protocol, cancelled, timeout, settle)
         finally:
             if reaper is not None:
                 reaper.cancel()
             _LIVE_TOKENS.discard(token)
             escaped = [] if report < 0 else containment.escaped_in_sandbox(report)
             _close(report)
+            if sandbox:
+                containment.await_sandbox_end(cgroup, token)
             escaped += _leftover_check(cgroup, token, since)
             protocol.finish()
             transport.close()
@@ -403,10 +412,18 @@ class LocalTarget(ReportsState):
             interrupted=interrupted, escaped=escaped)
 
     async def command(self, argv: list[str], cwd: Path, on_output: OutputCallback,
-                      timeout: float) -> RunResult:
-        """One command here for another target (a firmware's build step, a flash tool):
-        streamed, its whole tree stopped on a timeout or a cancel, as a program is."""
-        done = await self._exec(argv, cwd, on_output, timeout, self._env(self.python_for()))
+                      timeout: float, *, read_only: Sequence[str | Path] = (),
+                      sandboxed: bool = True) -> RunResult:
+        """One command here for another target (a firmware's build step, the answer's own
+        ``make``): streamed, its whole tree stopped on a timeout or a cancel, as a program
+        is, and in the sandbox with ``cwd`` as its only writable folder and ``read_only``
+        and the board cache shown. ``sandboxed=False`` is for VerifyBot's own tools that
+        need the host's devices (a flash tool and the serial port)."""
+        shown = [*read_only, self.workspace / sandbox_env.BOARD_CACHE,
+                 *sandbox_env.tool_roots([shutil.which(argv[0]) or argv[0]])]
+        box = self._sandbox(cwd, shown) if sandboxed else None
+        done = await self._exec(argv, cwd, on_output, timeout, self._env(self.python_for()),
+                                box)
         return _result(done, shlex.join(argv), cwd)
 
     # -- Target protocol ------------------------------------------------------------
@@ -421,14 +438,15 @@ class LocalTarget(ReportsState):
                                      f"target knows {', '.join(_lang_names())}", workdir, on_output)
         python = self.python_for(request.python)
         env = self._env(python)
-        sandbox = self._sandbox(workdir)
         exe = "prog" if "prog" not in written else "prog.out"
         tool = python if lang.name == "python" else (
             request.compiler if lang.compile and request.compiler else lang.tool)
-        if not (os.access(tool, os.X_OK) if os.sep in tool else
-                shutil.which(tool, path=env["PATH"])):
+        found = tool if os.sep in tool else shutil.which(tool, path=env["PATH"])
+        if not found or not os.access(found, os.X_OK):
             return self._not_started(f"{tool} is not installed on this machine", workdir,
                                      on_output)
+        sandbox = self._sandbox(workdir, sandbox_env.tool_roots(
+            [found, python, shutil.which(lang.tool, path=env["PATH"]) or ""]))
         sources = [name for name in written if languages.language_for_filename(name) is lang]
         if entry not in sources:
             sources.insert(0, entry)
@@ -506,11 +524,18 @@ class LocalTarget(ReportsState):
                 f"{venv.output_tail(done.stdout + chr(10) + done.stderr)}")
         return str(python)
 
-    def _sandbox(self, workdir: Path) -> list[str] | None:
-        """The bubblewrap prefix for a run in ``workdir`` (None: sandbox off, or none here)."""
+    def _sandbox(self, workdir: Path, read_only: Sequence[str | Path] = ()
+                 ) -> list[str] | None:
+        """The bubblewrap prefix for a run in ``workdir`` (None: sandbox off, or none
+        here), showing ``read_only`` and the workspace venv; ``sandbox = "require"``
+        without a sandbox refuses (TargetError) rather than run unsandboxed."""
         if self.config.sandbox == "off":
             return None
-        return containment.sandbox_argv(workdir, self.config.network)
+        shown = [*read_only, venv.venv_dir(self.workspace)]
+        box = containment.sandbox_argv(workdir, self.config.network, shown)
+        if box is None and self.config.sandbox == "require":
+            raise TargetError(no_sandbox_message(self.name))
+        return box
 
     # -- files --------------------------------------------------------------------
 
@@ -550,8 +575,10 @@ class LocalTarget(ReportsState):
 
 
 async def _wait_and_stop(root: int, protocol: _Reader, cancelled: bool,
-                         timeout: float | None) -> bool:
-    """Wait for the program to end (or time out: True), then stop its whole tree."""
+                         timeout: float | None,
+                         settle: Callable[[], Awaitable[None]] | None = None) -> bool:
+    """Wait for the program to end (or time out: True), then stop its whole tree;
+    ``settle``, once it ended by itself, first lets a sandbox wind down on its own."""
     timed_out = stopped = False
     try:
         try:
@@ -560,6 +587,8 @@ async def _wait_and_stop(root: int, protocol: _Reader, cancelled: bool,
             await asyncio.wait_for(asyncio.shield(protocol.exited), timeout)
         except TimeoutError:
             timed_out = True
+        if settle is not None and not timed_out:
+            await asyncio.shield(settle())
         # Ended or timed out: nothing it started may outlive it.
         await asyncio.shield(stop_tree(root))
         stopped = True
@@ -608,6 +637,14 @@ def _close(fd: int) -> None:
     """Close one end of the sandbox's report pipe (DEVNULL, a negative number: none)."""
     if fd >= 0:
         os.close(fd)
+
+
+def no_sandbox_message(name: str) -> str:
+    """What ``sandbox = "require"`` says where no sandbox can be made."""
+    return (f"target {name}: sandbox = \"require\", but no sandbox can be made here "
+            f"({containment.why_no_sandbox()}); nothing was run. Install bubblewrap, let "
+            "users make namespaces, or set sandbox = \"auto\" to run contained by process "
+            "group only")
 
 
 def _lang_names() -> list[str]:

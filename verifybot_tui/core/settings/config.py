@@ -121,8 +121,9 @@ class TargetConfig:
     known_hosts: str = ""
     """Empty: ~/.ssh/known_hosts."""
     sandbox: str = "auto"
-    """local: "auto" runs each program in a bubblewrap sandbox (its own PID namespace,
-    the file system read-only but its run folder and /tmp) where bwrap works; "off" never."""
+    """local and mcu: "auto" runs each program, build and emulator in a bubblewrap sandbox
+    (README "What is contained where") where bwrap works, and says so where it does not;
+    "require" refuses to run without one; "off" never sandboxes."""
     network: bool = True
     """local, in the sandbox: false leaves the program no network but its own loopback."""
     # kind = "mcu": a microcontroller board (targets/mcu).
@@ -186,7 +187,7 @@ def key_env(llm: LLMConfig) -> str:
     """The variable an API provider's key is read from (never the key itself)."""
     return llm.api_key_env or DEFAULT_KEY_ENV.get(llm.kind, "")
 
-SANDBOX_MODES = ("auto", "off")
+SANDBOX_MODES = ("auto", "require", "off")
 MAX_TIMEOUT = 86400.0  # a day: a longer timeout is a typo, and 1e12 s overflows timers
 _MOST_MB = 1024 * 1024.0  # a terabyte: more is a typo, and 1e308 MB overflows a byte count
 _MOST_FILES = 100_000
@@ -288,8 +289,8 @@ def _check_semantics(cfg: Config, path: Path | str) -> None:
             _check_api_llm(name, llm, path)
     for name, target in cfg.targets.items():
         if target.sandbox not in SANDBOX_MODES:
-            raise ConfigError(f"{path}: key 'targets.{name}.sandbox' must be \"auto\" or "
-                              f"\"off\", got {target.sandbox!r}")
+            raise ConfigError(f"{path}: key 'targets.{name}.sandbox' must be \"auto\", "
+                              f"\"require\" or \"off\", got {target.sandbox!r}")
     if cfg.run.max_retries < 0:
         raise ConfigError(f"{path}: key 'run.max_retries' must be 0 or more")
     if not 0 < cfg.run.timeout <= MAX_TIMEOUT:

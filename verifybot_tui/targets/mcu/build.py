@@ -20,6 +20,7 @@ import hashlib
 import os
 import shlex
 import shutil
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,7 @@ from verifybot_tui.core.base.ports import OutputCallback, RunResult
 from verifybot_tui.targets.mcu import own_make
 from verifybot_tui.targets.mcu.boards import PACKAGE_DIR, Board
 from verifybot_tui.targets.mcu.elfcheck import read_symbols
+from verifybot_tui.targets.sandbox import BOARD_CACHE
 
 BUILD_TIMEOUT = 120.0
 MAKEFILES = ("Makefile", "makefile", "GNUmakefile")
@@ -256,23 +258,33 @@ async def _package_objects(runner: Runner, board: Board, workdir: Path, package:
 
     They are the same for every answer, so they are kept beside the runs (by a hash
     of the command and the source) and only linked: a firmware build is then one
-    compile of the answer and one link."""
-    cache = workdir.parent / ".vb_board_cache"
-    cache.mkdir(exist_ok=True)
-    objs: list[str] = []
-    for src in package:
-        argv = compile_argv(board, src, "OBJ", compiler=compiler, flags=PACKAGE_FLAGS,
-                            semihosting=semihosting)
-        key = hashlib.sha256("\0".join(argv).encode() + (workdir / src).read_bytes())
-        obj = cache / f"{board.name}-{Path(src).stem}-{key.hexdigest()[:16]}.o"
-        if not obj.exists():
-            tmp = f"vb_build/{Path(src).stem}.pkg.o"
-            built = await _steps(runner, workdir, [[*argv[:-1], tmp]], on_output, link=False)
-            if built.elf is None:
-                return built
-            os.replace(workdir / tmp, obj)  # whole or not at all, for parallel runs
-        objs.append(str(obj))
-    return objs
+    compile of the answer and one link. They are compiled from VerifyBot's own
+    package sources in a scratch folder of the cache (never from the run folder, where
+    the answer's files are), and every build sees the cache read-only (the sandbox):
+    an answer cannot change what later answers are linked with."""
+    cache = workdir.parent.parent / BOARD_CACHE
+    cache.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="build-", dir=cache))
+    try:
+        ours = install_package(board, scratch)
+        objs: list[str] = []
+        for src in ours:
+            argv = compile_argv(board, src, "OBJ", compiler=compiler, flags=PACKAGE_FLAGS,
+                                semihosting=semihosting)
+            key = hashlib.sha256("\0".join(argv).encode() + (scratch / src).read_bytes())
+            obj = cache / f"{board.name}-{Path(src).stem}-{key.hexdigest()[:16]}.o"
+            if not obj.exists():
+                tmp = f"{Path(src).stem}.pkg.o"
+                here = f"-fdebug-prefix-map={scratch}=."  # names as in a run's vb_board/
+                built = await _steps(runner, scratch, [[*argv[:-3], here, *argv[-3:-1], tmp]],
+                                     on_output, link=False)
+                if built.elf is None:
+                    return built
+                os.replace(scratch / tmp, obj)  # whole or not at all, for parallel runs
+            objs.append(str(obj))
+        return objs
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 async def _steps(runner: Runner, workdir: Path, steps: list[list[str]],

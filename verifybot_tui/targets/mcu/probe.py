@@ -116,9 +116,9 @@ async def run_on_board(target: McuTarget, elf: Path, workdir: Path, request: Run
     spec = helper_spec(target, elf, request.timeout, remote=target.via is not None)
     if target.via is None:
         (workdir / "vb_board.json").write_text(json.dumps(spec))
-        result = await target.local.command(
+        result = await target.local.command(  # the user's flash tool and serial port
             [sys.executable, str(HELPER), "vb_board.json"], workdir, route,
-            request.timeout + FLASH_ALLOWANCE)
+            request.timeout + FLASH_ALLOWANCE, sandboxed=False)
     else:
         python = await _remote_python(target, on_output)
         files = [ProgramFile("vb_board_helper.py", "vb_board_helper.py", HELPER.read_text(),

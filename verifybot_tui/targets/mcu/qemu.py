@@ -15,17 +15,23 @@ stderr pipe and is only counted (diagnose.QemuLog): bounded however it floods.
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import shutil
+import signal
 import struct
+import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from verifybot_tui.core.base.errors import TargetError
 from verifybot_tui.core.base.ports import OutputCallback
+from verifybot_tui.core.settings.secrets import program_env
 from verifybot_tui.targets import containment, local
+from verifybot_tui.targets import sandbox as sandbox_env
 from verifybot_tui.targets.mcu import diagnose
 from verifybot_tui.targets.mcu.boards import Board
 from verifybot_tui.targets.mcu.elfcheck import read_symbols
@@ -48,6 +54,7 @@ class FirmwareRun:
     broken: bool = False  # the emulator or the board's tools failed, not the firmware
     duration: float = 0.0
     command: str = ""
+    escaped: list[str] = field(default_factory=list)  # left running in the sandbox, killed
 
 
 def qemu_argv(board: Board, elf: Path, sock: str) -> list[str]:
@@ -150,36 +157,79 @@ class _Session:
 
 async def run_qemu(board: Board, elf: Path, vectors: list[int], workdir: Path,
                    timeout: float, on_output: OutputCallback,
-                   closed: asyncio.Event | None = None) -> FirmwareRun:
+                   closed: asyncio.Event | None = None, sandbox: str = "auto",
+                   env: dict[str, str] | None = None) -> FirmwareRun:
     """Run the firmware until its end, a fault or the timeout; QEMU is gone on return.
 
-    ``closed`` set (the target's close()) ends the run at once, however far it got."""
+    ``closed`` set (the target's close()) ends the run at once, however far it got.
+    QEMU runs in the sandbox (``sandbox``: the target's "auto", "require" or "off"),
+    as the program it runs came from an answer: semihosting opens files and runs
+    commands (SYS_SYSTEM) inside it, where only the run folder can be written and a
+    process it starts dies with the run; ``env`` (default: this one without secrets)
+    is what such a command sees."""
     closed = asyncio.Event() if closed is None else closed
     sockdir = tempfile.mkdtemp(prefix="vb-gdb-")
     try:
         return await _run_in(board, elf, vectors, workdir, timeout, on_output, closed,
-                             os.path.join(sockdir, "gdb"))
+                             os.path.join(sockdir, "gdb"), sandbox, env)
     finally:
         shutil.rmtree(sockdir, ignore_errors=True)
 
 
+def _sandbox(board: Board, workdir: Path, sock: str, mode: str) -> list[str] | None:
+    """The bubblewrap prefix for QEMU: no network, the socket's folder writable (the
+    stub connects to it from outside); None with the sandbox off."""
+    if mode == "off":
+        return None
+    qemu = shutil.which(board.qemu[0]) if board.qemu else None
+    box = containment.sandbox_argv(workdir, False, sandbox_env.tool_roots([qemu or ""]),
+                                   [os.path.dirname(sock)])
+    if box is None and mode == "require":
+        raise TargetError(local.no_sandbox_message("mcu (QEMU)"))
+    return box
+
+
 async def _run_in(board: Board, elf: Path, vectors: list[int], workdir: Path, timeout: float,
-                  on_output: OutputCallback, closed: asyncio.Event, sock: str) -> FirmwareRun:
+                  on_output: OutputCallback, closed: asyncio.Event, sock: str,
+                  mode: str = "auto", env: dict[str, str] | None = None) -> FirmwareRun:
     argv = qemu_argv(board, elf, sock)
+    if shutil.which(argv[0]) is None:  # as exec would say, not the sandbox's shell
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv[0])
+    box = _sandbox(board, workdir, sock, mode)
     s = _Session(board, elf, vectors, on_output)
     loop = asyncio.get_running_loop()
     started = time.monotonic()
-    transport, protocol, cancelled = await local._start(  # the start-race-safe spawn
-        loop, lambda: local._Reader(loop, s.on_pipe), argv, workdir, dict(os.environ), None)
+    token = containment.new_token()
+    base = env if env is not None else sandbox_env.scrub_env(program_env(os.environ, None))
+    env = {**base, containment.MARKER: token}
+    report = stdin = subprocess.DEVNULL  # the sandbox's init names what was left running
+    if box is not None:
+        report, stdin = os.pipe()
+    try:
+        transport, protocol, cancelled = await local._start(  # the start-race-safe spawn
+            loop, lambda: local._Reader(loop, s.on_pipe), [*(box or []), *argv], workdir,
+            env, None, stdin)
+    except BaseException:
+        local._close(report)
+        raise
+    finally:
+        local._close(stdin)
     pid = transport.get_pid()
     local._LIVE_ROOTS.add(pid)  # a second Ctrl+C KILLs it at once (local.kill_all_now)
-    live = containment.record_live(workdir.parent.parent, pid, None)
+    live = containment.record_live(workdir.parent.parent, pid, None, token)
+    escaped: list[str] = []
     try:
         if cancelled:
             raise asyncio.CancelledError
         run = await _watch(s, protocol, sock, timeout, closed)
     finally:
+        if box is not None:  # QEMU alone first: the sandbox's init then names the rest
+            await asyncio.shield(_end_emulator(pid, argv[0], token))
         await asyncio.shield(local.stop_tree(pid, QEMU_GRACE))
+        if box is not None:
+            escaped = containment.escaped_in_sandbox(report)
+            local._close(report)
+            containment.await_sandbox_end(None, token)
         protocol.finish()
         transport.close()
         local._LIVE_ROOTS.discard(pid)
@@ -189,10 +239,28 @@ async def _run_in(board: Board, elf: Path, vectors: list[int], workdir: Path, ti
     s.log.close()
     run.duration = time.monotonic() - started
     run.command = " ".join(argv)
+    if box is None:  # without the namespace: what semihosting started carries the marker
+        escaped = [f"{n} killed" for n in containment.kill_marked(token)[0]]
+    run.escaped = escaped
+
     if run.exit_code is None and not run.timed_out and run.ended_by == "emulator":
         run.exit_code = transport.get_returncode()
     _add_notes(s, run)
     return run
+
+
+async def _end_emulator(root: int, qemu: str, token: str) -> None:
+    """Stop QEMU in its sandbox and let the sandbox end by itself: its init then names
+    and kills what the firmware started (semihosting SYS_SYSTEM) before it ends, which
+    a stop of the whole tree at once would kill unnamed."""
+    name = os.path.basename(qemu)[:15]  # a process's comm is cut at 15 characters
+    for p in local.tree_pids(root):
+        try:
+            if Path(f"/proc/{p}/comm").read_text().strip() == name:
+                os.kill(p, signal.SIGTERM)
+        except OSError:
+            continue
+    await containment.sandbox_ended(None, token, QEMU_GRACE + 0.5)
 
 
 async def _watch(s: _Session, protocol: local._Reader, sock: str, timeout: float,

@@ -129,7 +129,9 @@ class McuTarget(ReportsState):
         if self.config.backend == "qemu":
             try:
                 fw = await run_qemu(self.board, built.elf, info.vectors, workdir,
-                                    request.timeout, on_output, self._closed)
+                                    request.timeout, on_output, self._closed,
+                                    sandbox=self.config.sandbox,
+                                    env=self.local.program_env())
             except OSError as e:
                 why = f"cannot start {self.board.qemu[0]}: {e} (verifybot doctor says what to " \
                       "install)"
@@ -166,7 +168,7 @@ class McuTarget(ReportsState):
             build_stderr=built.warnings, build_unchecked=built.unchecked,
             command=f"{command} && {fw.command}",
             workdir=str(workdir), stdout_bytes=fw.uart_bytes,
-            stderr_bytes=len(stderr.encode()), diagnosis=fw.diagnosis)
+            stderr_bytes=len(stderr.encode()), diagnosis=fw.diagnosis, escaped=fw.escaped)
 
     # -- files ------------------------------------------------------------------------
 

@@ -194,6 +194,7 @@ class MainScreen(Screen[None]):
         if not self.session.llm_spec.startswith("replay:"):
             self.conversation.loading = True  # a browser takes seconds
         self.start_llm()
+        self.show_sandbox(self.session.target_name)
         self.connect(self.session.target_name)
         prompt = getattr(self.app, "initial_prompt", None)
         if prompt:
@@ -240,6 +241,14 @@ class MainScreen(Screen[None]):
         self.target = name
         target = self.session.targets.get(name)
         self.target_state = target.state if target is not None else "disconnected"
+        self.show_sandbox(name)
+
+    def show_sandbox(self, name: str) -> None:
+        """The status bar says when what an answer brings would run unsandboxed there."""
+        from verifybot_tui.targets.containment import sandbox_label
+
+        cfg = self.session.config.targets.get(name)
+        self.status_bar.sandbox = sandbox_label(cfg.kind, cfg.sandbox) if cfg else ""
 
     # -- workers (they post messages; they never touch widgets) -------------------------
 
@@ -496,6 +505,7 @@ class MainScreen(Screen[None]):
         self.target_chosen = True
         self.target = name
         self.target_state = "connecting"
+        self.show_sandbox(name)
         self.notify(f"Connecting to {name}…")
         self.connect(name)
 

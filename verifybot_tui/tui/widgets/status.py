@@ -45,6 +45,7 @@ class StatusBar(Static):
     mode = reactive("")  # "new chat", "follow-up", "resume #n"
     usage = reactive("")  # an API backend's tokens (and cost) this session; "" for a browser
     renderer = reactive("")  # the chat page's layout a browser backend reads (a site renderer)
+    sandbox = reactive("")  # "no sandbox" / "sandbox off": answers run with the user's powers
 
     def render(self) -> str:
         t_mark = TARGET_MARKS.get(self.target_state, "?")
@@ -54,7 +55,8 @@ class StatusBar(Static):
                     "logged_out": "$error", "streaming": "$accent", "sent": "$accent",
                     **dict.fromkeys(CHECK_FAILED, "$error")}.get(self.llm_state, "$text-muted")
         parts = [
-            f"[{t_colour}]{t_mark}[/] target [b]{escape(self.target)}[/]: {self.target_state}",
+            f"[{t_colour}]{t_mark}[/] target [b]{escape(self.target)}[/]: {self.target_state}"
+            + (f" [$warning]({self.sandbox})[/]" if self.sandbox else ""),
             f"LLM [b]{escape(self.llm)}[/]"
             + (f" ({escape(self.renderer)} page)" if self.renderer else "") + ": "
             f"[{l_colour}]{LLM_LABELS.get(self.llm_state, self.llm_state)}[/]"
