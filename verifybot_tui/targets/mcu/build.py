@@ -22,13 +22,14 @@ import shlex
 import shutil
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from verifybot_tui.core.base.ports import OutputCallback, RunResult
 from verifybot_tui.targets.mcu import own_make
-from verifybot_tui.targets.mcu.boards import PACKAGE_DIR, Board
+from verifybot_tui.targets.mcu.boards import BUILTIN_DIR, PACKAGE_DIR, Board
 from verifybot_tui.targets.mcu.elfcheck import read_symbols
 from verifybot_tui.targets.sandbox import BOARD_CACHE
 
@@ -47,7 +48,31 @@ PACKAGE_FLAGS = ["-O1", "-g", "-Wall", "-Wextra"]
 
 class Runner(Protocol):
     async def command(self, argv: list[str], cwd: Path, on_output: OutputCallback,
-                      timeout: float) -> RunResult: ...
+                      timeout: float, *, read_only: Sequence[str | Path] = ()) -> RunResult: ...
+
+
+_PATH_FLAGS = ("-I", "-L", "-isystem", "-iquote", "-idirafter", "-include", "-imacros", "-T")
+
+
+def board_paths(board: Board) -> list[Path]:
+    """What a build must see of the board besides VerifyBot's own package: the user's
+    board file's folder (its UART source, its headers) and every absolute path its flags
+    name (a vendor HAL's include folder). The sandbox shows them read-only, nothing else."""
+    shown: list[Path] = []
+    if board.path and Path(board.path).parent != BUILTIN_DIR:
+        shown.append(Path(board.path).parent)
+    flags = [*board.cpu_flags, *board.hal_flags]
+    for i, flag in enumerate(flags):
+        for prefix in _PATH_FLAGS:
+            if flag == prefix and i + 1 < len(flags):
+                value = flags[i + 1]
+            elif flag.startswith(prefix) and len(flag) > len(prefix):
+                value = flag[len(prefix):]
+            else:
+                continue
+            if os.path.isabs(value) and os.path.exists(value):
+                shown.append(Path(value))
+    return shown
 
 
 @dataclass
@@ -225,7 +250,8 @@ async def _build(runner: Runner, board: Board, workdir: Path, names: list[str],
         steps.append(compile_argv(board, src, obj, compiler=compiler, semihosting=semihosting,
                                   flags=flags or DEFAULT_FLAGS))
         objs.append(obj)
-    compiled = await _steps(runner, workdir, steps, on_output, link=False)
+    shown = board_paths(board)
+    compiled = await _steps(runner, workdir, steps, on_output, link=False, read_only=shown)
     if compiled.elf is None:
         return compiled
     parts = compose(board, workdir, names, objs, package)
@@ -235,7 +261,7 @@ async def _build(runner: Runner, board: Board, workdir: Path, names: list[str],
         return cached
     linked = await _steps(runner, workdir, [link_argv(
         board, [*objs, *cached], compiler=compiler, script=parts.script,
-        cxx=any(s.endswith(CXX_EXT) for s in sources))], on_output)
+        cxx=any(s.endswith(CXX_EXT) for s in sources))], on_output, read_only=shown)
     linked.warnings = compiled.warnings + linked.warnings
     linked.command = " && ".join(c for c in (compiled.command, linked.command) if c)
     linked.parts = parts.said
@@ -266,7 +292,7 @@ async def _package_objects(runner: Runner, board: Board, workdir: Path, package:
     cache.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="build-", dir=cache))
     try:
-        ours = install_package(board, scratch)
+        ours = [src for src in install_package(board, scratch) if src in package]
         objs: list[str] = []
         for src in ours:
             argv = compile_argv(board, src, "OBJ", compiler=compiler, flags=PACKAGE_FLAGS,
@@ -277,7 +303,7 @@ async def _package_objects(runner: Runner, board: Board, workdir: Path, package:
                 tmp = f"{Path(src).stem}.pkg.o"
                 here = f"-fdebug-prefix-map={scratch}=."  # names as in a run's vb_board/
                 built = await _steps(runner, scratch, [[*argv[:-3], here, *argv[-3:-1], tmp]],
-                                     on_output, link=False)
+                                     on_output, link=False, read_only=board_paths(board))
                 if built.elf is None:
                     return built
                 os.replace(scratch / tmp, obj)  # whole or not at all, for parallel runs
@@ -288,14 +314,16 @@ async def _package_objects(runner: Runner, board: Board, workdir: Path, package:
 
 
 async def _steps(runner: Runner, workdir: Path, steps: list[list[str]],
-                 on_output: OutputCallback, link: bool = True) -> Built:
+                 on_output: OutputCallback, link: bool = True,
+                 read_only: Sequence[Path] = ()) -> Built:
     warnings: list[str] = []
     commands: list[str] = []
     result = RunResult(exit_code=0, stdout="", stderr="", duration=0.0)
     for argv in steps:
         if shutil.which(argv[0]) is None:
             return _missing(argv[0], workdir, on_output)
-        result = await runner.command(argv, workdir, on_output, BUILD_TIMEOUT)
+        result = await runner.command(argv, workdir, on_output, BUILD_TIMEOUT,
+                                      read_only=read_only)
         commands.append(result.command)
         if result.exit_code != 0:
             result.compile_failed = True
