@@ -137,6 +137,10 @@ class McuTarget(ReportsState):
                 return RunResult(exit_code=None, stdout="", stderr=why + "\n",
                                  duration=time.monotonic() - started, command=command,
                                  workdir=str(workdir), target_error=why)
+        elif self.config.backend == "labgrid":
+            from verifybot_tui.targets.mcu.farm.run import run_on_place
+
+            fw = await run_on_place(self, built.elf, workdir, request, on_output)
         else:
             fw = await probe.run_on_board(self, built.elf, workdir, request, on_output)
         return self._result(fw, built, info.warnings, command, workdir, on_output, started)
