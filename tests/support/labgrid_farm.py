@@ -78,9 +78,10 @@ class Farm:
     boards: dict[str, Path] = field(default_factory=dict)  # place -> its board's folder
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
-    def flash(self, place: str) -> str:
-        """The flash command template that loads an ELF into that place's board."""
-        return f"{sys.executable} {BOARD} flash {self.boards[place]} {{elf}}"
+    def flash(self) -> str:
+        """The flash command template that loads an ELF into the board of the place a run
+        got (its folder is named for the place: the backend fills in {place})."""
+        return f"{sys.executable} {BOARD} flash {self.folder}/{{place}} {{elf}}"
 
     def client(self, *args: str, user: str | None = None,
                check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -121,7 +122,7 @@ def _up(farm: Farm, places: tuple[str, ...], board: str) -> None:
     folder = farm.folder
     exported = {}
     for i, place in enumerate(places):
-        bfolder = folder / f"board{i}"
+        bfolder = folder / place
         bfolder.mkdir()
         farm.boards[place] = bfolder
         farm.procs.append(_start([sys.executable, str(BOARD), "serve", str(bfolder),

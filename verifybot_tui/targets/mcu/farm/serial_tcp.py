@@ -48,7 +48,8 @@ async def network_serial(session: Any, place_name: str, within: float = 10.0) ->
             break
         await asyncio.sleep(0.1)
         await session.sync_with_coordinator()
-    raise TargetError(f"labgrid place {place_name} holds no usable NetworkSerialPort (its resources: "
+    raise TargetError(f"labgrid place {place_name} holds no usable NetworkSerialPort "
+                      "(its resources: "
                       f"{', '.join(sorted(c for _, c in session.get_target_resources(place)))}"
                       " or none): the exporter must export the board's serial port")
 
