@@ -183,3 +183,22 @@ def test_place_keys_are_checked():
                                                   "acquire_timeout")):
         with pytest.raises(ConfigError, match=said):
             parse_config({"targets": {"a": {**base, **bad}}})
+
+
+def test_doctor_lists_the_places_and_who_holds_them_and_probe_reports_the_place(farm, tmp_path):
+    farm.client("-p", "f4-bench-2", "acquire", user="bob")
+    write_config(tmp_path, farm, place='"f4-bench-1"')
+    r = subprocess.run([*verifybot_cmd(), "doctor", "--config", "config.toml"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120, env=env(tmp_path))
+    out = r.stdout + r.stderr
+    assert f"labgrid coordinator {farm.address}: 2 place(s); place f4-bench-1 matches " \
+           "f4-bench-1" in out, out
+    assert re.search(r"place f4-bench-1 \(board netduinoplus2\): free; tags board="
+                     r"netduinoplus2, slot=0 <- this target", out), out
+    assert re.search(r"place f4-bench-2 \(board netduinoplus2\): held by \S+/bob", out), out
+    p = subprocess.run([*verifybot_cmd(), "probe", "--config", "config.toml", "--target", "lab"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       env=env(tmp_path))
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "place f4-bench-1 (board netduinoplus2): free" in p.stdout + p.stderr, p.stdout
+    farm.client("-p", "f4-bench-2", "release", user="bob")

@@ -329,8 +329,8 @@ def _check_mcu(cfg: Config, name: str, t: TargetConfig, path: Path | str) -> Non
         raise ConfigError(f"{where}.board' is missing: kind \"mcu\" needs a board (built in: "
                           "netduinoplus2, mps2-an385, lm3s6965evb, arduino-uno, or a board file)")
     if t.backend not in ("qemu", "probe", "labgrid"):
-        raise ConfigError(f"{where}.backend' must be \"qemu\", \"probe\" or \"labgrid\", "
-                          f"got {t.backend!r}")
+        raise ConfigError(f"{where}.backend' must be \"qemu\" or \"probe\" (a board here), or "
+                          f"\"labgrid\" (a board on a farm), got {t.backend!r}")
     if t.backend == "labgrid":
         if not t.place:
             raise ConfigError(f"{where}.place' is missing: backend \"labgrid\" needs a place "

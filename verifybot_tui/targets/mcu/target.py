@@ -75,6 +75,12 @@ class McuTarget(ReportsState):
     async def probe(self) -> str:
         where = (f"serial {self.config.serial} at {self.config.baud} baud, flashed with "
                  f"{self.config.flash}" + (f", on {self.config.via}" if self.config.via else ""))
+        if self.config.backend == "labgrid":
+            from verifybot_tui.targets.mcu.farm.session import farm_findings
+
+            where = "; ".join(t.replace(" <- this target", "")  # the place(s) it runs on
+                              for _, t in await farm_findings(self.config)
+                              if t.startswith("labgrid coordinator") or "<- this target" in t)
         text = board_context(self.board, backend=self.config.backend, where=where)
         if self.via is not None:
             text += "\n\n" + await self.via.probe()

@@ -103,3 +103,26 @@ async def list_places(address: str) -> list[PlaceInfo]:
         return [PlaceInfo(name, dict(p.tags), p.acquired or "",
                           [str(m) for m in p.matches])
                 for name, p in sorted(session.places.items())]
+
+
+async def farm_findings(cfg: TargetConfig) -> list[tuple[str, str]]:
+    """doctor's lines: the coordinator's places, their boards, who holds each, and which
+    the target would use."""
+    address = coordinator_address(cfg)
+    try:
+        places = await list_places(address)
+    except TargetError as e:
+        return [("FAIL", str(e))]
+    want = matching_names(cfg, places)
+    found = [("OK" if want else "FAIL",
+              f"labgrid coordinator {address}: {len(places)} place(s); {place_spec(cfg)} "
+              + (f"matches {', '.join(want)}" if want else "matches none"))]
+    for p in places:
+        found.append(("OK", p.line() + (" <- this target" if p.name in want else "")))
+    return found
+
+
+def matching_names(cfg: TargetConfig, places: list[PlaceInfo]) -> list[str]:
+    if isinstance(cfg.place, dict):
+        return [p.name for p in places if all(p.tags.get(k) == v for k, v in cfg.place.items())]
+    return [p.name for p in places if p.name == cfg.place]
