@@ -95,16 +95,19 @@ async def _try_place(session: Any, address: str, place: Any,
         elif place.acquired:
             _unlock(fd)
             return None, place.acquired
+        # the pid first: killed between here and the coordinator's answer, the place is
+        # still known as a VerifyBot's leftover
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         try:
             await session.stub.AcquirePlace(
                 labgrid_coordinator_pb2.AcquirePlaceRequest(placename=place.name))
             await session.sync_with_coordinator()
         except grpc.aio.AioRpcError as e:
+            os.ftruncate(fd, 0)
             _unlock(fd)
             holder = session.places[place.name].acquired if place.name in session.places else ""
             return None, holder or e.details()
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         return Claim(place.name, fd, path), ""
     except BaseException:
         _unlock(fd)
