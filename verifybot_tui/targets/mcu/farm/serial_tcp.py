@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,7 @@ from verifybot_tui.core.base.errors import TargetError
 from verifybot_tui.targets.mcu.uart import UartReader
 
 IAC, SB, SE = 0xFF, 0xFA, 0xF0
+SETTLE = 0.3  # seconds after connecting: ser2net opens (and flushes) the port after the accept
 
 
 @dataclass
@@ -93,10 +95,20 @@ async def open_reader(serial: NetworkSerial, uart: UartReader) -> asyncio.Task[N
         raise TargetError(f"the place's serial port {serial.url()} cannot be reached: "
                           f"{e or 'no answer within 10 s'}") from e
 
+    decode = codecs.getincrementaldecoder("utf-8")("replace").decode
+    telnet = TelnetFilter() if serial.protocol == "rfc2217" else None
+    # ser2net opens the device once a client is connected, and the open flushes what the
+    # board said before it: the flash (the board's reset) waits until the port is open
+    first = b""
+    if telnet is not None:  # its option negotiation comes once the connection is set up
+        with contextlib.suppress(TimeoutError):
+            first = await asyncio.wait_for(reader.read(4096), 2.0)
+    await asyncio.sleep(SETTLE)
+
     async def pump() -> None:
-        decode = codecs.getincrementaldecoder("utf-8")("replace").decode
-        telnet = TelnetFilter() if serial.protocol == "rfc2217" else None
         try:
+            if first:
+                uart.feed(decode(telnet.feed(first) if telnet else first))
             while data := await reader.read(4096):
                 if telnet is not None:
                     data = telnet.feed(data)
