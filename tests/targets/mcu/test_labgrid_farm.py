@@ -202,3 +202,21 @@ def test_doctor_lists_the_places_and_who_holds_them_and_probe_reports_the_place(
     assert p.returncode == 0, p.stderr[-2000:]
     assert "place f4-bench-1 (board netduinoplus2): free" in p.stdout + p.stderr, p.stdout
     farm.client("-p", "f4-bench-2", "release", user="bob")
+
+
+def test_an_unreachable_coordinator_is_said_plainly(tmp_path):
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    (tmp_path / "config.toml").write_text(
+        f'[run]\nworkspace = "ws"\n\n[targets.lab]\nkind = "mcu"\nboard = "netduinoplus2"\n'
+        f'backend = "labgrid"\nplace = "p"\ncoordinator = "127.0.0.1:{port}"\n'
+        f'flash = "true {{elf}}"\n')
+    r = subprocess.run([*verifybot_cmd(), "doctor", "--config", "config.toml"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120, env=env(tmp_path))
+    out = r.stdout + r.stderr
+    assert f"labgrid coordinator 127.0.0.1:{port} cannot be reached" in out, out
+    assert "ERROR:root" not in out and "coordinator is unavailable" not in out, out
+    code, _, err = finish(start_run(tmp_path, SUM, "nowhere"))
+    assert code == 4 and f"127.0.0.1:{port} cannot be reached" in err, err[-2000:]
+    assert "ERROR:root" not in err

@@ -9,6 +9,7 @@ shows, never its printed output.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -34,6 +35,12 @@ def place_spec(cfg: TargetConfig) -> str:
     return f"place {cfg.place}"
 
 
+def _labgrid_quiet(record: logging.LogRecord) -> bool:
+    """labgrid's client logs its errors on the root logger (they would land on the app's
+    screen); VerifyBot says them itself, in its TargetError."""
+    return "labgrid" not in record.pathname.replace("\\", "/").split("/")
+
+
 @asynccontextmanager
 async def farm_session(address: str) -> AsyncIterator[Any]:
     """A started labgrid ClientSession on ``address``, stopped and closed on the way out."""
@@ -43,6 +50,8 @@ async def farm_session(address: str) -> AsyncIterator[Any]:
     from labgrid.remote.client import ClientSession  # type: ignore[import-untyped]
     from labgrid.util.proxy import proxymanager  # type: ignore[import-untyped]
 
+    if _labgrid_quiet not in logging.getLogger().filters:
+        logging.getLogger().addFilter(_labgrid_quiet)
     grpc_address = proxymanager.get_grpc_address(address, default_port=20408)
     session = ClientSession(grpc_address, asyncio.get_running_loop())
     try:
