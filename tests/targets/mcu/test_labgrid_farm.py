@@ -220,3 +220,14 @@ def test_an_unreachable_coordinator_is_said_plainly(tmp_path):
     code, _, err = finish(start_run(tmp_path, SUM, "nowhere"))
     assert code == 4 and f"127.0.0.1:{port} cannot be reached" in err, err[-2000:]
     assert "ERROR:root" not in err
+
+
+def test_telnet_commands_are_dropped_from_an_rfc2217_stream():
+    from verifybot_tui.targets.mcu.farm.serial_tcp import TelnetFilter
+
+    f = TelnetFilter()
+    stream = (b"\xff\xfb\x01\xff\xfd\x2csum=55\n\xff\xfa\x2c\x01\x00\x01\xc2\x00\xff\xf0"
+              b"a\xff\xffb\nPAS")
+    # split anywhere, the same bytes come out
+    assert f.feed(stream[:5]) + f.feed(stream[5:20]) + f.feed(stream[20:]) + \
+        f.feed(b"SED\n") == b"sum=55\na\xffb\nPASSED\n"
