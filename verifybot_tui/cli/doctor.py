@@ -279,6 +279,12 @@ async def _check_mcu(r: _Report, config: Config, name: str) -> None:
     for level, text in findings:
         r.line(level, f"target {name}", text)
     _check_sandbox(r, f"target {name}", cfg.sandbox)  # the build and QEMU run in it
+    if cfg.backend == "labgrid":
+        from verifybot_tui.targets.mcu.farm.session import farm_findings
+
+        for level, text in await farm_findings(cfg):
+            r.line(level, f"target {name}", text)
+        return
     if not cfg.via or any(level == "FAIL" for level, _ in findings[:1]):
         return
     target = make_target(config, name, config.workspace)

@@ -139,6 +139,12 @@ class TargetConfig:
     baud: int = 115200
     via: str = ""
     """probe: an [targets.NAME] ssh target the board hangs off (the Pi flashes and reads)."""
+    place: str | dict[str, str] = ""
+    """labgrid: a place name, or tags ({ board = "netduinoplus2" }: any free matching place)."""
+    coordinator: str = ""
+    """labgrid: host:port of labgrid-coordinator; empty: LG_COORDINATOR, else 127.0.0.1:20408."""
+    acquire_timeout: float = 300.0
+    """labgrid: seconds to wait for a place someone else holds (0: fail at once)."""
 
 
 @dataclass
@@ -218,6 +224,8 @@ def _fill(obj: Any, table: Any, where: str, path: Path | str) -> Any:
             raise ConfigError(f"{path}: unknown key '{full}'; expected one of: "
                               f"{', '.join(sorted(known))}")
         default = getattr(obj, key)
+        if isinstance(value, dict) and "dict" in str(known[key].type):  # e.g. place tags
+            default = {}
         if isinstance(default, dict):
             value = _expect(path, full, value, dict)
             for k, v in value.items():
@@ -332,8 +340,18 @@ def _check_mcu(cfg: Config, name: str, t: TargetConfig, path: Path | str) -> Non
     if not t.board:
         raise ConfigError(f"{where}.board' is missing: kind \"mcu\" needs a board (built in: "
                           "netduinoplus2, mps2-an385, lm3s6965evb, arduino-uno, or a board file)")
-    if t.backend not in ("qemu", "probe"):
-        raise ConfigError(f"{where}.backend' must be \"qemu\" or \"probe\", got {t.backend!r}")
+    if t.backend not in ("qemu", "probe", "labgrid"):
+        raise ConfigError(f"{where}.backend' must be \"qemu\" or \"probe\" (a board here), or "
+                          f"\"labgrid\" (a board on a farm), got {t.backend!r}")
+    if t.backend == "labgrid":
+        if not t.place:
+            raise ConfigError(f"{where}.place' is missing: backend \"labgrid\" needs a place "
+                              "name, or tags such as { board = \"netduinoplus2\" }")
+        if not t.flash:
+            raise ConfigError(f"{where}.flash' is missing: backend \"labgrid\" flashes with a "
+                              "preset or a command template run for the place")
+        if not (math.isfinite(t.acquire_timeout) and t.acquire_timeout >= 0):
+            raise ConfigError(f"{where}.acquire_timeout' must be 0 or more seconds")
     if t.backend == "probe":
         for key in ("flash", "serial"):
             if not getattr(t, key):

@@ -113,6 +113,12 @@ def check_target(cfg: TargetConfig, base: str | None = None) -> list[Finding]:
         return [("FAIL", str(e))]
     found = [("OK", f"board {board.name}: {board.description}")]
     found += toolchain(board)
+    if cfg.backend == "labgrid":  # the place's board: doctor asks the coordinator (farm)
+        try:
+            probe.flash_command(board, cfg.flash)
+        except ConfigError as e:
+            found.append(("FAIL", str(e)))
+        return found
     found += emulator(board) if cfg.backend == "qemu" else real_board(cfg, board)
     return found
 

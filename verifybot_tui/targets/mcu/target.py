@@ -54,8 +54,11 @@ class McuTarget(ReportsState):
         self._idle = asyncio.Event()
         self._idle.set()
         self.state = "connected" if via is None else "disconnected"
+        self.notes: list[str] = []  # said at a start (a leftover place released), for the log
 
     async def connect(self) -> None:
+        if self.config.backend == "labgrid":
+            await self._release_leftovers()
         if self.via is not None:
             self.state = "connecting"
             try:
@@ -64,6 +67,19 @@ class McuTarget(ReportsState):
                 self.state = "error"
                 raise
         self.state = "connected"
+
+    async def _release_leftovers(self) -> None:
+        """At a start: a place a killed VerifyBot of this user left acquired is released (the
+        run says it too, if the coordinator cannot be reached now)."""
+        from verifybot_tui.targets.mcu.farm import claim, session
+
+        address = session.coordinator_address(self.config)
+        try:
+            async with session.farm_session(address) as s:
+                await claim.release_leftovers(s, address, lambda _stream, text: self.notes.append(
+                    text.strip()))
+        except TargetError:
+            pass
 
     async def close(self) -> None:
         self._closed.set()  # a run in the emulator ends at once, and says why
@@ -75,6 +91,12 @@ class McuTarget(ReportsState):
     async def probe(self) -> str:
         where = (f"serial {self.config.serial} at {self.config.baud} baud, flashed with "
                  f"{self.config.flash}" + (f", on {self.config.via}" if self.config.via else ""))
+        if self.config.backend == "labgrid":
+            from verifybot_tui.targets.mcu.farm.session import farm_findings
+
+            where = "; ".join(t.replace(" <- this target", "")  # the place(s) it runs on
+                              for _, t in await farm_findings(self.config)
+                              if t.startswith("labgrid coordinator") or "<- this target" in t)
         text = board_context(self.board, backend=self.config.backend, where=where)
         if self.via is not None:
             text += "\n\n" + await self.via.probe()
@@ -100,6 +122,9 @@ class McuTarget(ReportsState):
 
     async def _run(self, request: RunRequest, on_output: OutputCallback) -> RunResult:
         started = time.monotonic()
+        for note in self.notes:  # what the start did (a leftover place released)
+            on_output("stderr", note + "\n")
+        self.notes.clear()
         workdir = self._fresh_workdir(request.run_id)
         names = self._write_files(workdir, request)
         if not build.buildable(names):
@@ -139,6 +164,10 @@ class McuTarget(ReportsState):
                 return RunResult(exit_code=None, stdout="", stderr=why + "\n",
                                  duration=time.monotonic() - started, command=command,
                                  workdir=str(workdir), target_error=why)
+        elif self.config.backend == "labgrid":
+            from verifybot_tui.targets.mcu.farm.run import run_on_place
+
+            fw = await run_on_place(self, built.elf, workdir, request, on_output)
         else:
             fw = await probe.run_on_board(self, built.elf, workdir, request, on_output)
         return self._result(fw, built, info.warnings, command, workdir, on_output, started)

@@ -1,0 +1,233 @@
+"""Boards on a labgrid farm: real coordinator, exporter and ser2net on loopback, QEMU boards.
+
+Every run is a real ``verifybot`` process; who holds a place is read from the
+coordinator with labgrid's own session (tests/support/labgrid_farm.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from cli_runs import answers
+from labgrid_farm import loopback_farm
+from mcu_fixtures import ENDLESS, SUM, c_answer
+from project import need, verifybot_cmd
+
+from verifybot_tui.core.base.errors import TargetError
+from verifybot_tui.core.settings.config import ConfigError, parse_config
+from verifybot_tui.targets.mcu.farm import claim as claims
+from verifybot_tui.targets.mcu.farm.session import farm_session
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+ME = f"{socket.gethostname()}/{getpass.getuser()}"
+
+
+@pytest.fixture(autouse=True)
+def _tools() -> None:
+    need("arm-none-eabi-gcc", "qemu-system-arm", "/usr/sbin/ser2net")
+
+
+@pytest.fixture
+def farm():
+    with loopback_farm(("f4-bench-1", "f4-bench-2")) as f:
+        yield f
+
+
+def env(tmp: Path) -> dict[str, str]:
+    """This user, with a state folder of the test's own (the place lock files)."""
+    e = {k: v for k, v in os.environ.items() if not k.startswith("LG_")}
+    return {**e, "XDG_STATE_HOME": str(tmp / "state")}
+
+
+def write_config(tmp: Path, farm, place: str = '"f4-bench-1"', timeout: float = 60) -> None:
+    (tmp / "config.toml").write_text(
+        f'[run]\nworkspace = "ws"\n\n[targets.lab]\nkind = "mcu"\nboard = "netduinoplus2"\n'
+        f'backend = "labgrid"\nplace = {place}\ncoordinator = "{farm.address}"\n'
+        f'acquire_timeout = {timeout}\nflash = "{farm.flash()}"\n')
+
+
+def start_run(tmp: Path, code: str, name: str, timeout: float = 15,
+              config: str = "config.toml") -> subprocess.Popen[str]:
+    (tmp / f"{name}.md").write_text(answers(c_answer(code)))
+    return subprocess.Popen(
+        [*verifybot_cmd(), "run", "a firmware", "--config", config, "--target", "lab",
+         "--llm", f"replay:{name}.md", "--yes", "--judge", "off", "--max-retries", "0",
+         "--timeout", str(timeout), "--json"],
+        cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(tmp),
+        start_new_session=True)
+
+
+def finish(proc: subprocess.Popen[str]) -> tuple[int, dict, str]:
+    out, err = proc.communicate(timeout=180)
+    return proc.returncode, (json.loads(out) if out.strip() else {}), err
+
+
+def wait_held(farm, place: str, by: str = ME, within: float = 60) -> None:
+    deadline = time.monotonic() + within
+    while farm.holders()[place] != by:
+        assert time.monotonic() < deadline, f"{place} never held by {by}: {farm.holders()}"
+        time.sleep(0.1)
+
+
+def test_a_firmware_recipe_is_verified_through_the_loopback_farm(farm, tmp_path):
+    write_config(tmp_path, farm)
+    shutil.copy(EXAMPLES / "stm32_can.md", tmp_path)
+    recipe = (EXAMPLES / "stm32_can.toml").read_text()
+    (tmp_path / "r.toml").write_text(recipe.replace('board = "netduinoplus2"',
+                                                    'target = "lab"'))
+    r = subprocess.run([*verifybot_cmd(), "recipe", "run", "r.toml", "--config", "config.toml"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=240,
+                       env=env(tmp_path))
+    assert r.returncode == 0 and "VERIFIED" in r.stdout, r.stdout + r.stderr[-3000:]
+    # the firmware ran on that place's board (its flash step took the ELF), not in a local QEMU
+    assert list(farm.boards["f4-bench-1"].glob("fw-*.elf"))
+    assert not list(farm.boards["f4-bench-2"].glob("fw-*.elf"))
+    assert farm.holders() == {"f4-bench-1": "", "f4-bench-2": ""}
+    assert "Other threads are currently calling into gRPC" not in r.stderr
+
+
+def test_two_runs_on_one_place_take_turns(farm, tmp_path):
+    write_config(tmp_path, farm)
+    first = start_run(tmp_path, ENDLESS, "first", timeout=12)  # holds the board till its timeout
+    wait_held(farm, "f4-bench-1")
+    second = start_run(tmp_path, SUM, "second")
+    code2, rec2, err2 = finish(second)
+    code1, _, err1 = finish(first)
+    assert code2 == 0 and rec2["status"] == "PASSED", err2[-3000:]
+    assert "labgrid: waiting for place f4-bench-1, held (f4-bench-1 by another VerifyBot run " \
+           f"of yours ({ME}, pid {first.pid}))" in err2, err2[-3000:]
+    assert re.search(r"s left\n", err2)
+    # the second took the place only after the first gave it back
+    assert "labgrid: released place f4-bench-1" in err1, err1[-3000:]
+    assert "no end line" in err1
+    assert farm.holders() == {"f4-bench-1": "", "f4-bench-2": ""}
+
+
+def test_two_runs_on_two_matching_places_run_side_by_side(farm, tmp_path):
+    write_config(tmp_path, farm, place='{ board = "netduinoplus2" }')
+    first = start_run(tmp_path, ENDLESS, "first", timeout=10)
+    wait_held(farm, "f4-bench-1")
+    second = start_run(tmp_path, SUM, "second")
+    code2, rec2, err2 = finish(second)
+    assert code2 == 0 and rec2["status"] == "PASSED", err2[-3000:]
+    assert "labgrid: acquired place f4-bench-2" in err2 and "labgrid: waiting" not in err2
+    assert first.poll() is None  # the first still runs on f4-bench-1
+    finish(first)
+    assert list(farm.boards["f4-bench-2"].glob("fw-*.elf"))  # flashed where the place says
+    assert farm.holders() == {"f4-bench-1": "", "f4-bench-2": ""}
+
+
+def test_a_place_held_by_another_user_fails_at_once_naming_the_holder(farm, tmp_path):
+    farm.client("-p", "f4-bench-1", "acquire", user="alice")
+    write_config(tmp_path, farm, timeout=0)
+    code, rec, err = finish(start_run(tmp_path, SUM, "held"))
+    assert code == 4, err[-3000:]
+    assert "f4-bench-1 by " in err and "/alice" in err, err[-3000:]
+    # the wait itself, timed on labgrid's session: well within 2 s
+    cfg = parse_config({"targets": {"lab": {
+        "kind": "mcu", "board": "netduinoplus2", "backend": "labgrid", "place": "f4-bench-1",
+        "coordinator": farm.address, "acquire_timeout": 0, "flash": "x {elf}"}}}).targets["lab"]
+    said: list[str] = []
+
+    async def attempt() -> float:
+        async with farm_session(farm.address) as session:
+            started = time.monotonic()
+            with pytest.raises(TargetError, match=r"f4-bench-1 by \S+/alice"):
+                await claims.acquire(session, cfg, farm.address, lambda _s, t: said.append(t))
+            return time.monotonic() - started
+
+    os.environ["XDG_STATE_HOME"] = str(tmp_path / "state")
+    try:
+        assert asyncio.run(attempt()) < 2.0
+    finally:
+        del os.environ["XDG_STATE_HOME"]
+    assert farm.holders()["f4-bench-1"].endswith("/alice")  # never taken from them
+
+
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGHUP, signal.SIGKILL],
+                         ids=["ctrl-c", "closed-terminal", "kill-9"])
+def test_no_place_stays_acquired_however_verifybot_ends(farm, tmp_path, how):
+    write_config(tmp_path, farm, timeout=0)
+    run = start_run(tmp_path, ENDLESS, "endless", timeout=60)
+    wait_held(farm, "f4-bench-1")
+    time.sleep(0.5)  # into the firmware's run
+    os.kill(run.pid, how)
+    finish(run)
+    if how != signal.SIGKILL:
+        assert farm.holders()["f4-bench-1"] == ""
+        return
+    assert farm.holders()["f4-bench-1"] == ME  # killed: the coordinator still lists it
+    code, rec, err = finish(start_run(tmp_path, SUM, "next"))  # the next start
+    assert code == 0 and rec["status"] == "PASSED", err[-3000:]
+    assert (f"labgrid: place f4-bench-1 was left acquired by a VerifyBot that ended "
+            f"(pid {run.pid}): released") in err
+    assert farm.holders() == {"f4-bench-1": "", "f4-bench-2": ""}
+
+
+def test_place_keys_are_checked():
+    base = {"kind": "mcu", "board": "netduinoplus2", "backend": "labgrid", "flash": "x {elf}"}
+    cfg = parse_config({"targets": {"a": {**base, "place": {"board": "netduinoplus2"}}}})
+    assert cfg.targets["a"].place == {"board": "netduinoplus2"}
+    for bad, said in (({}, "place' is missing"), ({"place": "p", "acquire_timeout": -1},
+                                                  "acquire_timeout")):
+        with pytest.raises(ConfigError, match=said):
+            parse_config({"targets": {"a": {**base, **bad}}})
+
+
+def test_doctor_lists_the_places_and_who_holds_them_and_probe_reports_the_place(farm, tmp_path):
+    farm.client("-p", "f4-bench-2", "acquire", user="bob")
+    write_config(tmp_path, farm, place='"f4-bench-1"')
+    r = subprocess.run([*verifybot_cmd(), "doctor", "--config", "config.toml"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120, env=env(tmp_path))
+    out = r.stdout + r.stderr
+    assert f"labgrid coordinator {farm.address}: 2 place(s); place f4-bench-1 matches " \
+           "f4-bench-1" in out, out
+    assert re.search(r"place f4-bench-1 \(board netduinoplus2\): free; tags board="
+                     r"netduinoplus2, slot=0 <- this target", out), out
+    assert re.search(r"place f4-bench-2 \(board netduinoplus2\): held by \S+/bob", out), out
+    p = subprocess.run([*verifybot_cmd(), "probe", "--config", "config.toml", "--target", "lab"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       env=env(tmp_path))
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "place f4-bench-1 (board netduinoplus2): free" in p.stdout + p.stderr, p.stdout
+    farm.client("-p", "f4-bench-2", "release", user="bob")
+
+
+def test_an_unreachable_coordinator_is_said_plainly(tmp_path):
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    (tmp_path / "config.toml").write_text(
+        f'[run]\nworkspace = "ws"\n\n[targets.lab]\nkind = "mcu"\nboard = "netduinoplus2"\n'
+        f'backend = "labgrid"\nplace = "p"\ncoordinator = "127.0.0.1:{port}"\n'
+        f'flash = "true {{elf}}"\n')
+    r = subprocess.run([*verifybot_cmd(), "doctor", "--config", "config.toml"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120, env=env(tmp_path))
+    out = r.stdout + r.stderr
+    assert f"labgrid coordinator 127.0.0.1:{port} cannot be reached" in out, out
+    assert "ERROR:root" not in out and "coordinator is unavailable" not in out, out
+    code, _, err = finish(start_run(tmp_path, SUM, "nowhere"))
+    assert code == 4 and f"127.0.0.1:{port} cannot be reached" in err, err[-2000:]
+    assert "ERROR:root" not in err
+
+
+def test_telnet_commands_are_dropped_from_an_rfc2217_stream():
+    from verifybot_tui.targets.mcu.farm.serial_tcp import TelnetFilter
+
+    f = TelnetFilter()
+    stream = (b"\xff\xfb\x01\xff\xfd\x2csum=55\n\xff\xfa\x2c\x01\x00\x01\xc2\x00\xff\xf0"
+              b"a\xff\xffb\nPAS")
+    # split anywhere, the same bytes come out
+    assert f.feed(stream[:5]) + f.feed(stream[5:20]) + f.feed(stream[20:]) + \
+        f.feed(b"SED\n") == b"sum=55\na\xffb\nPASSED\n"

@@ -1,0 +1,188 @@
+"""Holding a place for one run: wait for it (with a countdown) or fail, release it always.
+
+The coordinator only knows that ``host/user`` holds a place, not which process:
+two VerifyBots of one user look the same to it, and a VerifyBot killed with -9
+leaves its place acquired. So while a VerifyBot holds a place it also holds a
+file lock in the user's state folder (the pid inside, for the message); the
+kernel drops the lock when that process dies, however it died. A place held by
+this user whose lock is free is a leftover: released and taken. A place whose
+lock is held is another run of ours: waited for, like one held by another user.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import hashlib
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from verifybot_tui.core.base.errors import TargetError
+from verifybot_tui.core.base.ports import OutputCallback
+from verifybot_tui.core.settings.config import TargetConfig
+from verifybot_tui.targets.mcu.farm.session import identity, matching, place_spec
+
+POLL = 0.25  # seconds between looks at the places while waiting
+
+
+def lock_folder() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "verifybot" / "labgrid"
+
+
+@dataclass
+class Claim:
+    name: str
+    fd: int
+    lock_path: Path
+    release: bool = True  # False: the user had acquired it themselves (labgrid-client)
+
+
+def _try_lock(address: str, place: str) -> tuple[int | None, Path]:
+    folder = lock_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    key = hashlib.sha256(f"{address}\0{place}".encode()).hexdigest()[:16]
+    path = folder / f"{place[:40].replace('/', '_')}-{key}.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None, path
+    return fd, path
+
+
+def _pid_in(path: Path) -> str:
+    try:
+        return path.read_text().strip() or "?"
+    except OSError:
+        return "?"
+
+
+def _unlock(fd: int) -> None:
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)
+
+
+async def _release(session: Any, name: str) -> None:
+    from labgrid.remote.generated import labgrid_coordinator_pb2  # type: ignore[import-untyped]
+
+    await session.stub.ReleasePlace(labgrid_coordinator_pb2.ReleasePlaceRequest(placename=name))
+    await session.sync_with_coordinator()
+
+
+async def _try_place(session: Any, address: str, place: Any,
+                     on_output: OutputCallback) -> tuple[Claim | None, str]:
+    """The place taken, or None and who holds it."""
+    import grpc  # type: ignore[import-untyped]
+    from labgrid.remote.generated import labgrid_coordinator_pb2
+
+    fd, path = _try_lock(address, place.name)
+    if fd is None:
+        return None, f"another VerifyBot run of yours ({identity(session)}, pid {_pid_in(path)})"
+    try:
+        if place.acquired == identity(session) and not path.stat().st_size:
+            on_output("stderr", f"labgrid: place {place.name} is acquired by you "
+                                f"({place.acquired}) outside VerifyBot: used, left acquired\n")
+            return Claim(place.name, fd, path, release=False), ""
+        if place.acquired == identity(session):  # a VerifyBot of ours took it and died
+            on_output("stderr", f"labgrid: place {place.name} was left acquired by a VerifyBot "
+                                f"that ended (pid {_pid_in(path)}): released\n")
+            await _release(session, place.name)
+        elif place.acquired:
+            _unlock(fd)
+            return None, place.acquired
+        # the pid first: killed between here and the coordinator's answer, the place is
+        # still known as a VerifyBot's leftover
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        try:
+            await session.stub.AcquirePlace(
+                labgrid_coordinator_pb2.AcquirePlaceRequest(placename=place.name))
+            await session.sync_with_coordinator()
+        except grpc.aio.AioRpcError as e:
+            os.ftruncate(fd, 0)
+            _unlock(fd)
+            holder = session.places[place.name].acquired if place.name in session.places else ""
+            return None, holder or e.details()
+        return Claim(place.name, fd, path), ""
+    except BaseException:
+        _unlock(fd)
+        raise
+
+
+async def acquire(session: Any, cfg: TargetConfig, address: str,
+                  on_output: OutputCallback) -> Claim:
+    """Take the place (or the first free match); wait up to acquire_timeout for one held by
+    someone else, saying so with a countdown; past it, a TargetError naming the holder."""
+    deadline = time.monotonic() + cfg.acquire_timeout
+    told = -1.0
+    while True:
+        places = matching(session, cfg)
+        if not places:
+            known = ", ".join(sorted(session.places)) or "none"
+            raise TargetError(f"labgrid coordinator {address} has no {place_spec(cfg)} "
+                              f"(its places: {known})")
+        holders = []
+        for place in places:
+            claim, holder = await _try_place(session, address, place, on_output)
+            if claim is not None:
+                on_output("stderr", f"labgrid: acquired place {claim.name} as "
+                                    f"{identity(session)}\n")
+                return claim
+            holders.append(f"{place.name} by {holder}")
+        left = deadline - time.monotonic()
+        held = "; ".join(holders)
+        if left <= 0:
+            waited = f" after waiting {cfg.acquire_timeout:g} s" if cfg.acquire_timeout else ""
+            raise TargetError(f"labgrid: {place_spec(cfg)} is held ({held}){waited}; "
+                              "acquire_timeout sets how long to wait")
+        step = 1.0 if left <= 10 else 5.0
+        if told < 0 or told - left >= step:
+            told = left
+            on_output("stderr", f"labgrid: waiting for {place_spec(cfg)}, held ({held}): "
+                                f"{left:.0f} s left\n")
+        await asyncio.sleep(min(POLL, left))
+        await session.sync_with_coordinator()
+
+
+async def release(session: Any, claim: Claim, on_output: OutputCallback) -> None:
+    """Give the place back (also on a cancel: shielded), then drop the lock."""
+    if not claim.release:
+        _unlock(claim.fd)
+        return
+    try:
+        await asyncio.wait_for(asyncio.shield(_release(session, claim.name)), 10)
+        os.ftruncate(claim.fd, 0)
+        on_output("stderr", f"labgrid: released place {claim.name}\n")
+    except (Exception, asyncio.CancelledError) as e:
+        on_output("stderr", f"labgrid: could not release place {claim.name}: {e!r} (the next "
+                            "VerifyBot start releases it)\n")
+    finally:
+        _unlock(claim.fd)
+
+
+async def release_leftovers(session: Any, address: str, on_output: OutputCallback) -> list[str]:
+    """At a start: release every place this user holds that no VerifyBot of theirs uses
+    (its lock file exists and is free: a VerifyBot took it and died)."""
+    freed = []
+    for name, place in sorted(session.places.items()):
+        if place.acquired != identity(session):
+            continue
+        fd, path = _try_lock(address, name)
+        if fd is None:
+            continue  # a live VerifyBot of ours holds it
+        try:
+            if not path.stat().st_size:
+                continue  # never held by a VerifyBot: the user's own labgrid-client session
+            on_output("stderr", f"labgrid: place {name} was left acquired by a VerifyBot that "
+                                f"ended (pid {_pid_in(path)}): released\n")
+            await _release(session, name)
+            os.ftruncate(fd, 0)
+            freed.append(name)
+        finally:
+            _unlock(fd)
+    return freed

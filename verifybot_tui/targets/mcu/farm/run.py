@@ -1,0 +1,80 @@
+"""A firmware run on a labgrid place: acquire, connect the UART, flash, read, release.
+
+The flash step is the target's ``flash`` (a preset or a command template, as for
+a board on this machine) with the place filled in: ``{serial}`` is the place's
+NetworkSerialPort as host:port, ``{host}`` the exporter's host, ``{place}`` its
+name. The verdict comes from the UART as for every backend (probe._outcome).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shlex
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from verifybot_tui.core.base.ports import OutputCallback, RunRequest
+from verifybot_tui.targets.mcu import probe
+from verifybot_tui.targets.mcu.farm import claim as claims
+from verifybot_tui.targets.mcu.farm.serial_tcp import network_serial, open_reader
+from verifybot_tui.targets.mcu.farm.session import coordinator_address, farm_session
+from verifybot_tui.targets.mcu.qemu import FirmwareRun
+from verifybot_tui.targets.mcu.uart import END_GRACE, UartReader
+
+if TYPE_CHECKING:
+    from verifybot_tui.targets.mcu.target import McuTarget
+
+FLASH_TIMEOUT = 120.0
+
+
+async def run_on_place(target: McuTarget, elf: Path, workdir: Path, request: RunRequest,
+                       on_output: OutputCallback) -> FirmwareRun:
+    address = coordinator_address(target.config)
+    uart = UartReader(on_output)
+    async with farm_session(address) as session:
+        held = await claims.acquire(session, target.config, address, on_output)
+        pump: asyncio.Task[None] | None = None
+        try:
+            serial = await network_serial(session, held.name)
+            pump = await open_reader(serial, uart)
+            on_output("stderr", f"labgrid: reading {serial.url()} of place {held.name}\n")
+            code, command = await _flash(target, elf, workdir, serial.host,
+                                         f"{serial.host}:{serial.port}", held.name, on_output)
+            if code == 0:
+                code = await _read(uart, pump, request.timeout)
+            command = f"{command} [labgrid place {held.name}, UART {serial.url()}]"
+        finally:
+            if pump is not None:
+                pump.cancel()
+                with contextlib.suppress(BaseException):
+                    await pump
+            await claims.release(session, held, on_output)
+    return probe._outcome(target, elf, uart, code, None, request.timeout, command)
+
+
+async def _flash(target: McuTarget, elf: Path, workdir: Path, host: str, serial: str,
+                 place: str, on_output: OutputCallback) -> tuple[int, str]:
+    template, _ = probe.flash_command(target.board, target.config.flash)
+    names = {k: str(v) for k, v in probe.images(target.board, elf, template).items()}
+    fill = {**names, "serial": serial, "host": host, "place": place}
+    argv = [part.format(**fill) for part in shlex.split(template)]
+    on_output("stderr", f"labgrid: flashing place {place}: {shlex.join(argv)}\n")
+    done = await target.local.command(argv, workdir, on_output, FLASH_TIMEOUT)
+    if done.exit_code != 0:
+        on_output("stderr", f"labgrid: the flash step exited with status {done.exit_code}\n")
+        return 4, done.command
+    return 0, done.command
+
+
+async def _read(uart: UartReader, pump: asyncio.Task[None], timeout: float) -> int:
+    """0/1 after the end line (and its grace), 124 on the timeout, 5 when the port closed."""
+    ended = asyncio.ensure_future(uart.ended.wait())
+    try:
+        await asyncio.wait([ended, pump], timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        ended.cancel()
+    if uart.end:
+        await asyncio.sleep(END_GRACE)
+        return 1 if uart.failed else 0
+    return 5 if pump.done() else 124
