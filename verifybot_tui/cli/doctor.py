@@ -44,6 +44,11 @@ async def run_doctor(config: Config, *, trust_new_host: bool = False) -> int:
         r.line("OK", "workspace", f"{ws} is writable")
     except OSError as e:
         r.line("FAIL", "workspace", f"{ws} is not writable ({e.strerror}): set [run] workspace")
+    if sys.platform == "linux":
+        from verifybot_tui.cli.packages import missing_packages, packages_line
+
+        level, text = packages_line(missing_packages())
+        r.line(level, "packages", text)
     for name, llm in sorted(config.llm.items()):
         if llm.kind == "browser":
             await _check_llm(r, name, llm)

@@ -38,11 +38,11 @@ def _install_line(missing: list[str]) -> str:
     return " and ".join(parts) or "install them"
 
 
-def _newlib(board: Board) -> str:
-    """Where newlib-nano is, as the compiler sees it ("" when it is not installed)."""
+def _newlib(board: Board, library: str = "libc_nano.a") -> str:
+    """Where a newlib-nano library is, as the compiler sees it ("" when it is not installed)."""
     try:
         out = subprocess.run([board.compiler, *board.cpu_flags, "--specs=nano.specs",
-                              "-print-file-name=libc_nano.a"], capture_output=True, text=True,
+                              f"-print-file-name={library}"], capture_output=True, text=True,
                              timeout=20).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         return ""
@@ -58,6 +58,10 @@ def toolchain(board: Board) -> list[Finding]:
     if board.arch == "cortex-m" and not _newlib(board):
         found.append(("FAIL", "newlib-nano is not installed for this compiler: "
                               "sudo apt install libnewlib-arm-none-eabi"))
+    elif board.arch == "cortex-m" and not _newlib(board, "libstdc++_nano.a"):
+        found.append(("WARN", "newlib's C++ library is not installed: C++ firmware will not "
+                              "build (cstdio: No such file): "
+                              "sudo apt install libstdc++-arm-none-eabi-newlib"))
     if board.arch == "avr" and not os.path.isdir("/usr/lib/avr/include"):
         found.append(("WARN", "avr-libc's headers were not found in /usr/lib/avr: "
                               "sudo apt install avr-libc"))
