@@ -138,12 +138,17 @@ async def test_switch_target_while_code_waits_runs_it_there(tui, tmp_path: Path)
 
     async with app.run_test(size=tui.SIZE, message_hook=hook) as pilot:
         await tui.type_prompt(pilot, "where am i")
-        await tui.wait_approval(pilot)
+        await tui.wait_approval(pilot, timeout=60)
         await pilot.press("ctrl+t")
-        await tui.wait_for(pilot, lambda: app.session.target_name == "other", what="the switch")
+        await tui.wait_for(pilot, lambda: app.session.target_name == "other", timeout=60,
+                           what="the switch")
         assert app.session.loop.target.name == "other"
+        # each step waits for what the app does next (the bar back in focus, the run
+        # started), so a loaded machine only makes it slower
+        await tui.wait_approval(pilot, timeout=60, what="the version still waiting")
         await pilot.press("a")
-        await tui.wait_idle(pilot)
+        await tui.wait_for(pilot, lambda: started, timeout=60, what="the run to start")
+        await tui.wait_idle(pilot, timeout=90)
     assert [s.target for s in started] == ["other"]
     assert os.path.isfile(ws / "context" / "other.md"), "the new target was probed"
 
