@@ -81,6 +81,8 @@ class MainScreen(Screen[None]):
         self.new_chat_next = True
         self.resume_id: int | None = None
         self.switching: str | None = None  # a target being connected to, not yet current
+        # the target the last switch could not reach: the next switch moves on past it
+        self.unreachable: str | None = None
         self.last_llm_check: ProviderCheck | None = None  # F8's test of an API provider
         # A target the user picked (--target, ctrl+t) is kept; the default one may give
         # way to the Pi when a prompt is about Pi hardware, as `verifybot run` does.
@@ -177,8 +179,7 @@ class MainScreen(Screen[None]):
             return self.narrow
         if action == "switch_llm":
             return not self.running and len(self.session.llm_names) > 1
-        if action == "switch_target":
-            return len(self.session.target_names) > 1
+        # switch_target always applies: with one target it says how to add another
         return True
 
     async def start_backends(self) -> None:
@@ -372,16 +373,21 @@ class MainScreen(Screen[None]):
             self.switching = None
         if message.error is None:
             if message.name != self.session.target_name:
+                self.unreachable = None
                 self.session.use_target(message.name)
                 self.notify(f"Target is now {message.name}: the next attempt runs there.")
             self.show_target(message.name)
             return
         where = message.name
         if message.name != self.session.target_name:
+            self.unreachable = where
             self.show_target(self.session.target_name)
+            after = self.session.next_target_name(where)
+            then = (f" {self._switch_key()} again tries {after}."
+                    if after not in (where, self.session.target_name) else "")
             self.notify(f"Could not switch to {where}: {one_line(str(message.error))}\n"
-                        f"Still on {self.session.target_name}.", severity="error", timeout=15,
-                        markup=False)
+                        f"Still on {self.session.target_name}.{then}", severity="error",
+                        timeout=15, markup=False)
         else:
             self.show_target(where)
             self.notify(f"{where}: {one_line(str(message.error))}", title="Target not ready",
@@ -480,13 +486,23 @@ class MainScreen(Screen[None]):
     # -- actions (keys) ------------------------------------------------------------------
 
     def action_switch_target(self) -> None:
-        name = self.session.next_target_name(self.switching)
+        name = self.session.next_target_name(self.switching or self.unreachable)
+        if name == self.session.target_name and len(self.session.target_names) > 1:
+            self.unreachable = None  # round the list: try them all again
+            name = self.session.next_target_name()
         if name == self.session.target_name and len(self.session.target_names) == 1:
             self.notify(f"Only one target is configured ({name}). To switch, add another to "
                         f"{self._config_name()}, such as [targets.pi] with kind = \"ssh\", "
                         "host and user (config.toml.example shows more).")
             return
         self.switch_to_target(name)
+
+    def _switch_key(self) -> str:
+        """The key that switches targets, as the footer shows it (it may be remapped)."""
+        for key, active in self.active_bindings.items():
+            if active.binding.action == "switch_target":
+                return self.app.get_key_display(active.binding) or key
+        return "Switching"
 
     def _config_name(self) -> str:
         path = self.session.config.path
@@ -495,8 +511,7 @@ class MainScreen(Screen[None]):
     def switch_to_target(self, name: str) -> None:
         self.target_chosen = True
         self.target = name
-        self.target_state = "connecting"
-        self.notify(f"Connecting to {name}…")
+        self.target_state = "connecting"  # the status bar says so; one notice at the end
         self.connect(name)
 
     def action_toggle_auto_accept(self) -> None:
