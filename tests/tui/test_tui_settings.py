@@ -100,8 +100,8 @@ async def test_keys_remap_from_config_and_help_lists_them(tui, tmp_path: Path, a
         help_screen = await tui.wait_screen(pilot, HelpScreen, what="help")
         table = help_screen.query_one("#help-table")
         rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
-        assert any(r[1] == "f10" and r[3] == "switch_target" for r in rows)
-        assert any(r[3] == "approval.accept" for r in rows)
+        assert any(r[0] == "F10" and r[1] == "switch_target" for r in rows)
+        assert any(r[1] == "approval.accept" for r in rows)
         await pilot.press("escape")
         await tui.wait_for(pilot, lambda: app.screen is tui.main(app), what="help to close")
 

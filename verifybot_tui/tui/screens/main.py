@@ -20,7 +20,7 @@ from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Input, TextArea
+from textual.widgets import Input, TextArea
 from textual.worker import Worker, WorkerState
 
 from verifybot_tui.core.base.ansi import one_line
@@ -44,6 +44,7 @@ from verifybot_tui.tui.widgets.approval import ApprovalBar
 from verifybot_tui.tui.widgets.code import CodePane
 from verifybot_tui.tui.widgets.conversation import ConversationPane
 from verifybot_tui.tui.widgets.feedback import FeedbackBar
+from verifybot_tui.tui.widgets.footer import FittingFooter
 from verifybot_tui.tui.widgets.history import HistoryPane
 from verifybot_tui.tui.widgets.output import OutputPane
 from verifybot_tui.tui.widgets.prompt import PromptBox
@@ -111,7 +112,7 @@ class MainScreen(Screen[None]):
                 yield OutputPane(self.output_buffer, id="output")
         with Vertical(id="bottom"):  # the bars join it after the first frame
             yield PromptBox(placeholder=self._prompt_hint(), id="prompt")
-        yield Footer()
+        yield FittingFooter()
 
     # The panes, typed (each a query when read).
     status_bar = Child("#status", StatusBar)
@@ -554,13 +555,20 @@ class MainScreen(Screen[None]):
         if self.narrow:  # an overlay over the panes, Esc or F2 closes it
             self.history_overlay = not self.history_overlay
             if self.history_overlay:
-                history.focus()
+                self._focus_history(history)
             else:
                 self.action_focus_decision()
             return
         history.display = not history.display
         if history.display:
-            history.focus()
+            self._focus_history(history)
+
+    @staticmethod
+    def _focus_history(history: HistoryPane) -> None:
+        """Focus the history with a row under the cursor: the first Enter opens it."""
+        history.focus()
+        if history.cursor_line < 0 and history.root.children:
+            history.cursor_line = 0
 
     async def action_toggle_diff(self) -> None:
         await self.code_pane.toggle_diff()
