@@ -112,7 +112,7 @@ async def test_command_palette_runs_the_apps_actions(tui, tmp_path: Path) -> Non
         await tui.wait_for(pilot, lambda: tui.main(app).is_mounted)
         provider = VerifyBotCommands(tui.main(app))
         titles = [hit.text async for hit in provider.search("target")]
-        assert "Switch to the next target" in titles and "Target: other" in titles
+        assert "Switch to the next target  (Ctrl+T)" in titles and "Target: other" in titles
         await pilot.press("ctrl+p")
         await tui.wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="palette")
         await pilot.press(*"toggle auto-accept")

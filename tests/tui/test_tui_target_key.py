@@ -84,7 +84,7 @@ async def test_with_one_target_the_key_and_the_palette_say_how_to_add_one(
     app = tui.make_app(tui.ws)
     async with tui.running(app, app_messages) as pilot:
         titles = [hit.text async for hit in VerifyBotCommands(tui.main(app)).search("target")]
-        assert "Switch to the next target" in titles
+        assert "Switch to the next target  (Ctrl+T)" in titles
         if how == "key":
             await pilot.press("ctrl+t")
         else:
