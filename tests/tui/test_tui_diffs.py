@@ -44,3 +44,20 @@ async def test_attempt_ones_detail_diff_is_against_the_next_version(tui) -> None
         await tui.wait_for(pilot, lambda: detail.diff_text, what="a diff")
         assert "-print(1 + '1')\n+print(1 + 1)\n" in detail.diff_text
         assert "compared with itself" not in str(detail.query_one("#diff-text", Static).render())
+
+
+async def test_a_sessions_only_version_opens_and_says_there_is_nothing_to_compare(
+        tui, app_messages) -> None:
+    app = tui.app_answering("print(1)")
+    async with tui.running(app, app_messages, size=(80, 24)) as pilot:
+        await tui.type_prompt(pilot, "count")
+        await tui.wait_approval(pilot)
+        await pilot.press("s")  # stopped: one version, never run
+        await tui.wait_idle(pilot)
+        await pilot.press("f2")
+        detail = await open_attempt(tui, pilot, tui.main(app).history_pane, 1)
+        await pilot.press("d")
+        text = detail.query_one("#diff-text", Static)
+        await tui.wait_for(pilot, lambda: "only version" in str(text.render()),
+                           what="the only-version note")
+        assert detail.diff_text == ""

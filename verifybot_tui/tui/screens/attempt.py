@@ -186,10 +186,10 @@ class AttemptScreen(ModalScreen[int | None]):
                     options, start, end = self._diff_choices()
                     with Horizontal(id="diff-pick"):
                         yield Label("from ", classes="diff-label")
-                        yield Select(options, value=start if start is not None else Select.BLANK,
+                        yield Select(options, value=start if start is not None else Select.NULL,
                                      prompt="version", id="diff-from")
                         yield Label(" to ", classes="diff-label")
-                        yield Select(options, value=end if end is not None else Select.BLANK,
+                        yield Select(options, value=end if end is not None else Select.NULL,
                                      prompt="version", id="diff-to")
                     with VerticalScroll(id="diff-view"):
                         yield Static("", id="diff-text", markup=False)

@@ -72,7 +72,8 @@ class StatusBar(Static):
         if short:  # the mark says the target's state; "connected" goes without saying
             parts = [f"[{t_colour}]{t_mark}[/] [b]{escape(self.target)}[/]"
                      + ("" if self.target_state == "connected" else f": {self.target_state}"),
-                     f"[b]{escape(llm)}[/]: [{l_colour}]{escape(state)}[/]"]
+                     f"[b]{escape(llm)}[/]: [{l_colour}]{escape(state)}[/]"
+                     + (f" ({escape(self.usage)})" if self.usage else "")]
         else:
             parts = [
                 f"[{t_colour}]{t_mark}[/] target [b]{escape(self.target)}[/]: "
