@@ -2,7 +2,9 @@
 
 The fixtures that tests in several folders use live here: the TUI's (below), and
 the chat site's, sshd's and the API server's, loaded as plugins from
-tests/support/ (on pytest's pythonpath with the other shared helpers).
+tests/support/ (on pytest's pythonpath with the other shared helpers), and
+``shared_gate``, which deselects the checks that read ../shared when a plain
+clone has no ../shared beside it and says so in the run's summary.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 import pytest
 from tui_support import AppMessages, TuiDriver
 
-pytest_plugins = ["browser_fixtures", "sshd_fixtures", "api_fixtures"]
+pytest_plugins = ["browser_fixtures", "sshd_fixtures", "api_fixtures", "shared_gate"]
 
 
 @pytest.fixture(autouse=True)

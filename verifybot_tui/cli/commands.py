@@ -110,12 +110,25 @@ async def cmd_history(args: argparse.Namespace) -> int:
     for s in sessions:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s["started_at"]))
         print(one_line(f"#{s['id']} {when} {status_text(s):<12} {s['target']:<8} "
-                       f"{s['prompt'][:60]!r}"))
+                       f"{shorten(s['prompt'], 60)!r}"))
         for a in s["attempts"]:
             files = ", ".join(a["files"])
             verdict = f"{a['verdict']}: {a['reason']}" if a["verdict"] else ""
-            print(one_line(f"    attempt {a['n']}: {a['status']:<12} {files}  {verdict[:80]}"))
+            print(one_line(f"    attempt {a['n']}: {a['status']:<12} {files}  "
+                           f"{shorten(verdict, 80)}"))
     return EXIT_SUCCESS
+
+
+def shorten(text: str, most: int) -> str:
+    """At most ``most`` characters, cut at a word boundary with an ellipsis
+    ("concatenate str…", never "concatenate str (")."""
+    text = " ".join(text.split())
+    if len(text) <= most:
+        return text
+    cut = text[:most - 1]
+    if " " in cut and not text[most - 1].isspace():
+        cut = cut[:cut.rindex(" ")]
+    return cut.rstrip(" ,;:(-") + "…"
 
 
 

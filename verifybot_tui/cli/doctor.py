@@ -47,6 +47,16 @@ async def run_doctor(config: Config, *, trust_new_host: bool = False,
         r.line("OK", "workspace", f"{ws} is writable")
     except OSError as e:
         r.line("FAIL", "workspace", f"{ws} is not writable ({e.strerror}): set [run] workspace")
+    if wsl():
+        r.line("OK", "system", "Windows (WSL2): the sandbox, QEMU and local runs work inside "
+                               "WSL; a visible login browser needs WSLg (Windows 11, or 10 "
+                               "with WSLg); serial ports of real boards come in with usbipd "
+                               "(usbipd attach --wsl), see the README's Windows section")
+    if sys.platform == "linux":
+        from verifybot_tui.cli.packages import missing_packages, packages_line
+
+        level, text = packages_line(missing_packages())
+        r.line(level, "packages", text)
     for name, llm in sorted(config.llm.items()):
         if llm.kind == "browser":
             await _check_llm(r, name, llm)
@@ -81,12 +91,32 @@ async def _check_llm(r: _Report, name: str, llm: LLMConfig) -> None:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp.stat().st_mtime))
         r.line("OK", what, f"profile {profile}: logged in with `verifybot login` on {when} "
                            "(whether it still is, each prompt checks)")
-    elif profile.is_dir() and any(profile.iterdir()):
+    elif _used_profile(profile):
         # A profile only says a browser ran with it, not that anyone logged in.
         r.line("WARN", what, f"profile {profile} exists, login not checked: run "
                              f"`verifybot login --llm {name}` once if the app says logged out")
+    elif profile.is_dir():
+        r.line("WARN", what, f"profile {profile} was never used (a browser start left only "
+                             f"its lock): run `verifybot login --llm {name}`")
     else:
         r.line("WARN", what, f"no profile at {profile}: run `verifybot login --llm {name}` once")
+
+
+def _used_profile(profile: Path) -> bool:
+    """Whether a browser got as far as writing a profile (Chromium's Singleton* lock
+    files are made first, and stay behind, stale, when it could not open a window)."""
+    try:
+        return any(not p.name.startswith("Singleton") for p in profile.iterdir())
+    except OSError:
+        return False
+
+
+def wsl(proc_version: Path = Path("/proc/version")) -> bool:
+    """Running inside Windows' WSL (its kernel says "microsoft")."""
+    try:
+        return "microsoft" in proc_version.read_text().lower()
+    except OSError:
+        return False
 
 
 def _own_config(config: Config, explicit: bool) -> bool:

@@ -19,6 +19,7 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any
 
 from verifybot_tui import __version__
@@ -219,6 +220,18 @@ _ARGS = {"run": _run_args, "login": _login_args, "probe": _probe_args,
          "selftest": _bridge_args("selftest"), "config": _config_args}
 
 
+def _absolute_replay(args: argparse.Namespace) -> None:
+    """``--llm replay:PATH`` (and ``--judge``) relative to where the command runs, made
+    absolute: history keeps it, and `recipe new` run from another folder must still
+    find the file (it writes it relative to the recipe's own folder)."""
+    for key in ("llm", "judge"):
+        spec = getattr(args, key, None)
+        if isinstance(spec, str) and spec.startswith("replay:"):
+            path = Path(spec.removeprefix("replay:")).expanduser()
+            if not path.is_absolute():
+                setattr(args, key, f"replay:{Path.cwd() / path}")
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
@@ -263,6 +276,7 @@ def _main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv[1:] if command else argv)
     except SystemExit as e:  # argparse exits 2 on usage errors, 0 on --help
         return int(e.code or 0)
+    _absolute_replay(args)
     if command is None and (why := _needs_terminal()) is not None:
         err(why)
         return EXIT_USAGE

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import re
 import subprocess
 import sys
 from typing import TypeVar
@@ -79,6 +80,11 @@ def _answer(fut: asyncio.Future[T], value: T) -> None:
         fut.set_result(value)
 
 
+# An escape sequence begun but not finished at the end of a chunk (CSI, or a lone ESC):
+# held for the next chunk, within a bound (a stray ESC holds back no more than this).
+_CUT_ESCAPE = re.compile(r"\x1b(?:\[[\x30-\x3f]{0,16}[\x20-\x2f]{0,4})?\Z")
+
+
 class Printer:
     """Shows the loop's events on the terminal and answers its questions from stdin.
 
@@ -96,6 +102,7 @@ class Printer:
         # With --json, stdout carries only the record: the program's stdout goes to stderr.
         self.prog_out = sys.stderr if json_mode else sys.stdout
         self._marks = {"stdout": _Marker(), "stderr": _Marker()}
+        self._held: dict[str, str] = {}  # an escape sequence cut by the end of a chunk
 
     def say(self, text: str) -> None:
         print(colour(self.info, "2", f"[verifybot] {one_line(text)}"), file=self.info,
@@ -181,11 +188,24 @@ class Printer:
         _answer(ev.decision, events.FeedbackDecision(True, ev.prompt))
 
     async def on_run_started(self, ev: events.RunStarted) -> None:
+        self._held.clear()
         self.say(f"running attempt {ev.attempt} on {ev.target}")
 
     async def on_output(self, ev: events.Output) -> None:
+        text = self._whole(ev.stream, ev.text)
         self._write(ev.stream, self._marks["stderr" if ev.stream == "stderr" else "stdout"]
-                    .feed(sanitize(ev.text)))
+                    .feed(sanitize(text)))
+
+    def _whole(self, stream: str, text: str) -> str:
+        """The chunk with the escape sequence the last one ended in, and without the one
+        it ends in: a UART's bytes come a few at a time, and ``\033[31m`` cut after
+        ``\033[3`` was sanitised away as a broken sequence, leaving ``1m``."""
+        text = self._held.pop(stream, "") + text
+        cut = _CUT_ESCAPE.search(text)
+        if cut:
+            self._held[stream] = cut.group(0)
+            text = text[:cut.start()]
+        return text
 
     def _write(self, stream: str, text: str) -> None:
         if not text:

@@ -9,11 +9,14 @@ as a bad config does; the browser and SSH are only started after the first.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
+from textual.screen import Screen
 
 from verifybot_tui.core.settings.config import Config
 from verifybot_tui.core.settings.ui_state import load_ui_state, save_ui_choice, state_path
@@ -41,6 +44,15 @@ class VerifyBotApp(App[int]):
     CSS_PATH = [Path(__file__).parent / "screens" / MainScreen.CSS_PATH]
     BINDINGS: list[Binding] = APP_BINDINGS
     COMMANDS = App.COMMANDS | {lambda: _commands_provider()}
+
+    # Textual's own palette entries that ours already hold: its Quit (ours asks first
+    # during a run), its Theme (ours lists our theme files, F9), its Keys (F1's help).
+    DUPLICATE_SYSTEM_COMMANDS = frozenset({"Quit", "Theme", "Keys"})
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        for command in super().get_system_commands(screen):
+            if command.title not in self.DUPLICATE_SYSTEM_COMMANDS:
+                yield command
 
     def __init__(self, *, config: Config, prompt: str | None = None, target: str | None = None,
                  llm: str | None = None, workspace: Path | None = None,

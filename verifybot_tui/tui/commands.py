@@ -6,13 +6,14 @@ command per configured target, so nothing has to be kept in step by hand.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
+from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from verifybot_tui.tui.keys import APP_BINDINGS, MAIN_BINDINGS
+from verifybot_tui.tui.keys import APP_BINDINGS, MAIN_BINDINGS, effective_key, readable_key
 
 # Footer labels are short; the palette has room to say what a command does.
 TITLES = {
@@ -35,13 +36,12 @@ class VerifyBotCommands(Provider):
         app = self.app
         main = getattr(app, "main_screen", None)
         found: list[tuple[str, str, Callable[[], object]]] = []
+        keymap = getattr(app, "keymap", {})
         for b in MAIN_BINDINGS:
             if main is not None:
-                found.append((TITLES.get(b.action, b.description), b.tooltip,
-                              partial(main.run_action, b.action)))
+                found.append((_titled(b, keymap), b.tooltip, partial(main.run_action, b.action)))
         for b in APP_BINDINGS:
-            found.append((TITLES.get(b.action, b.description), b.tooltip,
-                          partial(app.run_action, b.action)))
+            found.append((_titled(b, keymap), b.tooltip, partial(app.run_action, b.action)))
         session = getattr(app, "session", None)
         if main is not None and session is not None:
             found.append(("Success criteria…", "Edit the criteria every run is checked "
@@ -61,11 +61,21 @@ class VerifyBotCommands(Provider):
             yield DiscoveryHit(title, callback, help=help_text)
 
     async def search(self, query: str) -> Hits:
+        """Titles first; a command whose description matches is found too, a little lower."""
         matcher = self.matcher(query)
         for title, help_text, callback in self._commands():
             score = matcher.match(title)
             if score > 0:
                 yield Hit(score, matcher.highlight(title), callback, help=help_text)
+            elif (score := matcher.match(help_text or "")) > 0:
+                yield Hit(score * 0.8, title, callback, help=matcher.highlight(help_text))
+
+
+def _titled(binding: Binding, keymap: Mapping[str, str]) -> str:
+    """The palette's title for a key's action, its key beside it: "New chat  (Ctrl+N)"
+    (the user's remapped key, if any)."""
+    title = TITLES.get(binding.action, binding.description)
+    return f"{title}  ({readable_key(effective_key(binding, keymap))})"
 
 
 def edit_criteria(main: Any) -> None:

@@ -182,8 +182,45 @@ def effective_key(binding: Binding, keymap: Mapping[str, str]) -> str:
     return keymap.get(binding.id or "", binding.key)
 
 
+# Keys that are not bindings of keys.toml (a widget's own, or a screen's), listed in the
+# help all the same: (section, key, what). They cannot be remapped (no id).
+FIXED_ROWS = (
+    ("Prompt box", "enter", "Send the prompt"),
+    ("Prompt box", "shift+enter,ctrl+j", "A new line in the prompt"),
+    ("History pane", "enter", "Open the session or attempt under the cursor (its detail)"),
+    ("History pane", "up,down", "Move between sessions and their attempts"),
+    ("Attempt detail", "d", "Diff this attempt's version against the one before it"),
+    ("Attempt detail", "r", "Resume this session"),
+    ("Attempt detail", "escape,q", "Close the detail"),
+)
+
+
 def help_rows(keymap: Mapping[str, str]) -> Iterable[tuple[str, str, str, str]]:
-    """(section, keys, what, id) for the help screen."""
+    """(section, keys, what, id) for the help screen: every binding, then the fixed keys
+    in their sections."""
     for section, bindings in ALL_BINDINGS.items():
         for b in bindings:
             yield section, effective_key(b, keymap), b.tooltip or b.description, b.id or ""
+        for where, key, what in FIXED_ROWS:
+            if where == section:
+                yield where, key, what, ""
+    for where, key, what in FIXED_ROWS:
+        if where not in ALL_BINDINGS:
+            yield where, key, what, ""
+
+
+_KEY_NAMES = {"question_mark": "?", "slash": "/", "plus": "+", "minus": "-", "escape": "Esc",
+              "enter": "Enter", "space": "Space", "full_stop": ".", "comma": ",",
+              "tab": "Tab", "home": "Home", "end": "End", "pageup": "PgUp", "pagedown": "PgDn",
+              "up": "↑", "down": "↓", "left": "←", "right": "→", "delete": "Del"}
+
+
+def readable_key(keys: str) -> str:
+    """"f1,question_mark" as a person reads it: "F1 / ?"; "ctrl+t" as "Ctrl+T"."""
+    def one(key: str) -> str:
+        *mods, last = key.strip().split("+")
+        name = _KEY_NAMES.get(last) or (last.upper() if len(last) == 1 and mods
+                                        else last.upper() if last[:1] == "f" and last[1:].isdigit()
+                                        else last)
+        return "+".join([*(m.capitalize() for m in mods), name])
+    return " / ".join(one(k) for k in keys.split(",") if k.strip())

@@ -2,11 +2,13 @@
 
 The captures live in ../shared/reference/real-pages/ (saved by users of a public
 exporter; not ours to copy into the repository, so they are read from there: the
-CI clone has ../shared beside it). The real page is the standard: the renderer
-that claims each page, the finished answer and the assistant's own copy button
-(not the user's, which carries the same test id on the older page), every code
-block exact, and the app-shell answer's inline code. The expected code is read
-from the saved HTML itself, independently of the driver's page script.
+CI clone has ../shared beside it; the tests that read them carry ``needs_shared``,
+and a plain clone without ../shared deselects them and says so in the summary).
+The real page is the standard: the renderer that claims each page, the finished
+answer and the assistant's own copy button (not the user's, which carries the
+same test id on the older page), every code block exact, and the app-shell
+answer's inline code. The expected code is read from the saved HTML itself,
+independently of the driver's page script.
 """
 
 from __future__ import annotations
@@ -21,13 +23,15 @@ from pathlib import Path
 import pytest
 from browser_fixtures import open_llm
 from chatsite import SCENARIOS, ChatSite
-from project import ROOT, verifybot_cmd
+from project import verifybot_cmd
+from shared_data import REFERENCE
 
 from verifybot_tui.core.answers.extract import extract
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
-REAL = ROOT.parent / "shared" / "reference" / "real-pages"
+REAL = REFERENCE / "real-pages"
+needs_shared = pytest.mark.needs_shared
 PAGES = {
     "chatgpt-legacy/code-heavy.html": ("legacy", True),
     "chatgpt-legacy/short.html": ("legacy", True),
@@ -53,10 +57,11 @@ def saved_code(page: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def real() -> Path:
-    assert REAL.is_dir(), f"the real captures are not at {REAL}: ../shared goes beside the clone"
+    assert REAL.is_dir(), f"../shared/reference is there but holds no {REAL.name}/"
     return REAL
 
 
+@needs_shared
 @pytest.mark.parametrize("name", sorted(PAGES))
 def test_doctor_page_json_on_the_real_captures(real: Path, name: str) -> None:
     renderer, has_answer = PAGES[name]
@@ -80,6 +85,7 @@ def test_doctor_page_json_on_the_real_captures(real: Path, name: str) -> None:
         assert got["signals"]["copy_button"] == "not testable here"
 
 
+@needs_shared
 @pytest.mark.parametrize("name", ["chatgpt-legacy/code-heavy.html", "chatgpt-legacy/short.html"])
 def test_every_code_block_of_the_real_older_page_exactly(real: Path, name: str) -> None:
     expected = saved_code(real / name)
@@ -93,6 +99,7 @@ def test_every_code_block_of_the_real_older_page_exactly(real: Path, name: str) 
             ("python", 80), ("javascript", 78), ("bash", 2)]
 
 
+@needs_shared
 def test_the_real_app_shell_answer_keeps_its_inline_code(real: Path) -> None:
     got = json.loads(doctor(real / "chatgpt-app-shell/attachment.html", "--json").stdout)
     assert "`fixture-note.txt`" in got["answer"]
@@ -101,6 +108,7 @@ def test_the_real_app_shell_answer_keeps_its_inline_code(real: Path) -> None:
     assert got["signals"]["action_row"] == "HIT"
 
 
+@needs_shared
 def test_doctor_page_lines_say_renderer_state_signals_and_answer(real: Path) -> None:
     proc = doctor(real / "chatgpt-app-shell/attachment.html")
     out = proc.stdout

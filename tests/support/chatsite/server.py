@@ -64,6 +64,9 @@ class Options:
     flash_actions: bool = False  # the action row flashes while the model thinks
     answer_now: bool = False  # Pro's "Answer now" placeholder while the model thinks
     no_stop_while_thinking: bool = False  # only the activity header says "busy"
+    # the model thinks until the test calls release_thinking() (not for a time: a test
+    # that watches the thinking state waits for what it saw, on a loaded machine too)
+    hold_thinking: bool = False
     bot_scripts: bool = False  # bot-management markers on a normal page
     artifact_api: bool = True  # claude: the conversation JSON (with artifacts) answers
     models: tuple[str, ...] = ("GPT-5 Instant", "GPT-5 Thinking", "GPT-5 Pro")
@@ -109,6 +112,7 @@ class ChatSite:
         self.prompts: list[Received] = []
         self.finishes: list[dict[str, Any]] = []
         self.conversations: dict[str, Conversation] = {}
+        self.thinking_released = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
 
     # --- control -----------------------------------------------------------------
@@ -139,6 +143,11 @@ class ChatSite:
         options.setdefault("renderer", self.renderer)
         with self.lock:
             self.options = Options(scenario=scenario, **options)
+            self.thinking_released.clear()
+
+    def release_thinking(self) -> None:
+        """hold_thinking: the model stops thinking and answers."""
+        self.thinking_released.set()
 
     def reset(self) -> None:
         with self.lock:
@@ -207,6 +216,7 @@ class ChatSite:
                 "cm_stuck": o.cm_stuck, "flash_actions": o.flash_actions and live,
                 "answer_now": o.answer_now and live,
                 "no_stop_while_thinking": o.no_stop_while_thinking and live,
+                "hold_thinking": o.hold_thinking and live,
                 "multi_node": o.multi_node}
 
     def regenerate(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -331,6 +341,10 @@ class _Handler(BaseHTTPRequestHandler):
         if path.startswith("/api/conversation/"):
             data = site.conversation_json(path.rsplit("/", 1)[-1])
             self._json(data or {"error": "not found"}, 200 if data else 404)
+            return
+        if path == "/api/thinking":
+            held = site.options.hold_thinking and not site.thinking_released.is_set()
+            self._json({"held": held})
             return
         if path == "/api/auth/session":
             self._json({"user": {"name": "Test"}} if self._logged_in() else {})

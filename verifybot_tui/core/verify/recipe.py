@@ -102,7 +102,7 @@ class Recipe:
         if spec and spec.startswith("replay:"):
             p = Path(spec.removeprefix("replay:")).expanduser()
             if not p.is_absolute():
-                p = self.path.parent / p
+                p = self.path.resolve().parent / p
             return f"replay:{p}"
         return spec
 
@@ -115,7 +115,8 @@ def with_board(cfg: Config, r: Recipe) -> tuple[Config, str]:
         return cfg, name
     board = r.board
     if board.endswith(".toml") and not Path(board).expanduser().is_absolute():
-        board = str(r.path.parent / board)
+        # absolute: a relative one would later be read against the config's folder
+        board = str(r.path.resolve().parent / board)
     base = cfg.targets.get(name)
     if r.target is None and (base is None or base.kind != "mcu"):
         name, base = f"mcu-{Path(r.board).stem}", TargetConfig(kind="mcu")
@@ -173,7 +174,9 @@ def load_recipe(path: Path, *, check_trust: bool = True) -> Recipe:
         data = parse_toml(text)
     except TomlFileError as e:
         raise ConfigError(f"{path}: {e}") from None
-    recipe = parse_recipe(data, path)
+    # Its folder is what its relative paths (replay:, board) are read against: made
+    # absolute now, while the current folder is the one the path was given in.
+    recipe = parse_recipe(data, path.absolute())
     recipe.digest = trust.digest(text.encode("utf-8"))
     if check_trust:
         trust.require([recipe.to_trust], "verifybot recipe run --trust")

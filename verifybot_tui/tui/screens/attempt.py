@@ -159,7 +159,11 @@ class AttemptScreen(ModalScreen[int | None]):
         if to is not None and isinstance(original, dict) and original.get("files"):
             return options, int(original["version"]), to
         earlier = [v for v in sorted(self.versions) if to is not None and v < to]
-        return options, (earlier[-1] if earlier else to), to
+        if earlier:
+            return options, earlier[-1], to
+        # The first version: against the one after it (never against itself).
+        later = [v for v in sorted(self.versions) if to is not None and v > to]
+        return options, to, (later[0] if later else None)
 
     def compose(self):
         s, a = self.session_row, self.attempt
@@ -182,10 +186,10 @@ class AttemptScreen(ModalScreen[int | None]):
                     options, start, end = self._diff_choices()
                     with Horizontal(id="diff-pick"):
                         yield Label("from ", classes="diff-label")
-                        yield Select(options, value=start if start is not None else Select.BLANK,
+                        yield Select(options, value=start if start is not None else Select.NULL,
                                      prompt="version", id="diff-from")
                         yield Label(" to ", classes="diff-label")
-                        yield Select(options, value=end if end is not None else Select.BLANK,
+                        yield Select(options, value=end if end is not None else Select.NULL,
                                      prompt="version", id="diff-to")
                     with VerticalScroll(id="diff-view"):
                         yield Static("", id="diff-text", markup=False)
@@ -229,6 +233,8 @@ class AttemptScreen(ModalScreen[int | None]):
         self.diff_text = ""
         if not isinstance(start, int) or not isinstance(end, int):
             view.update("This session kept no version to compare." if not self.versions
+                        else f"v{next(iter(self.versions))} is this session's only version: "
+                             "nothing to compare." if len(self.versions) == 1
                         else "Pick a version to compare from and one to compare to.")
             return
         if start == end:

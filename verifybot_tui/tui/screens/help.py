@@ -7,7 +7,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Label
 
-from verifybot_tui.tui.keys import help_rows
+from verifybot_tui.tui.keys import help_rows, readable_key
 
 
 class HelpScreen(ModalScreen[None]):
@@ -23,14 +23,37 @@ class HelpScreen(ModalScreen[None]):
             yield Label("Keys — remap any of them in [ui.keys] of the config: id = \"key\"",
                         id="help-title", markup=False)
             table: DataTable = DataTable(id="help-table", cursor_type="row", zebra_stripes=True)
-            table.add_columns("Where", "Key", "What it does", "Id")
-            for where, key, what, binding_id in help_rows(self.keymap):
-                # Text, not str: a DataTable reads str cells as markup, and "[ui] theme"
-                # in a tooltip would vanish.
-                table.add_row(*(Text(cell) for cell in (where, key, what, binding_id)))
             yield table
             yield Label("Esc closes this. ctrl+p opens the command palette.", id="help-foot")
         yield Footer()
 
+    def fill(self, width: int) -> None:
+        """Each pane's keys under its name, the Id (what [ui.keys] remaps) before the
+        text, and the text wrapped to what is left of ``width``: at 80 columns every
+        column shows, a key on two or three lines."""
+        table = self.query_one("#help-table", DataTable)
+        table.clear(columns=True)
+        key_w, id_w = 16, 22
+        room = max(20, width - key_w - id_w - 3 * 2 - 2)  # cell padding, scrollbar
+        table.add_column("Key", width=key_w)
+        table.add_column("Id", width=id_w)
+        table.add_column("What it does", width=room)
+        section = ""
+        for where, key, what, binding_id in help_rows(self.keymap):
+            if where != section:
+                section = where
+                table.add_row(Text(where, style="bold"), Text(""), Text(""))
+            # Text, not str: a DataTable reads str cells as markup, and "[ui] theme"
+            # in a tooltip would vanish.
+            table.add_row(Text(readable_key(key)), Text(binding_id), Text(what), height=None)
+
     def on_mount(self) -> None:
+        self.set_class(self.app.size.width < 110, "-narrow")
+        box = 1.0 if self.app.size.width < 110 else 0.9
+        self.fill(int(self.app.size.width * box) - 4)  # #help's width, before layout
         self.query_one(DataTable).focus()
+
+    def on_resize(self) -> None:
+        self.set_class(self.app.size.width < 110, "-narrow")
+        box = self.query_one("#help")
+        self.fill(box.content_size.width or self.app.size.width - 4)

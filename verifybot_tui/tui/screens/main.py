@@ -20,7 +20,7 @@ from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Input, TextArea
+from textual.widgets import Input, TextArea
 from textual.worker import Worker, WorkerState
 
 from verifybot_tui.core.base.ansi import one_line
@@ -44,6 +44,7 @@ from verifybot_tui.tui.widgets.approval import ApprovalBar
 from verifybot_tui.tui.widgets.code import CodePane
 from verifybot_tui.tui.widgets.conversation import ConversationPane
 from verifybot_tui.tui.widgets.feedback import FeedbackBar
+from verifybot_tui.tui.widgets.footer import FittingFooter
 from verifybot_tui.tui.widgets.history import HistoryPane
 from verifybot_tui.tui.widgets.output import OutputPane
 from verifybot_tui.tui.widgets.prompt import PromptBox
@@ -81,6 +82,8 @@ class MainScreen(Screen[None]):
         self.new_chat_next = True
         self.resume_id: int | None = None
         self.switching: str | None = None  # a target being connected to, not yet current
+        # the target the last switch could not reach: the next switch moves on past it
+        self.unreachable: str | None = None
         self.last_llm_check: ProviderCheck | None = None  # F8's test of an API provider
         # A target the user picked (--target, ctrl+t) is kept; the default one may give
         # way to the Pi when a prompt is about Pi hardware, as `verifybot run` does.
@@ -109,7 +112,7 @@ class MainScreen(Screen[None]):
                 yield OutputPane(self.output_buffer, id="output")
         with Vertical(id="bottom"):  # the bars join it after the first frame
             yield PromptBox(placeholder=self._prompt_hint(), id="prompt")
-        yield Footer()
+        yield FittingFooter()
 
     # The panes, typed (each a query when read).
     status_bar = Child("#status", StatusBar)
@@ -177,8 +180,7 @@ class MainScreen(Screen[None]):
             return self.narrow
         if action == "switch_llm":
             return not self.running and len(self.session.llm_names) > 1
-        if action == "switch_target":
-            return len(self.session.target_names) > 1
+        # switch_target always applies: with one target it says how to add another
         return True
 
     async def start_backends(self) -> None:
@@ -381,16 +383,21 @@ class MainScreen(Screen[None]):
             self.switching = None
         if message.error is None:
             if message.name != self.session.target_name:
+                self.unreachable = None
                 self.session.use_target(message.name)
                 self.notify(f"Target is now {message.name}: the next attempt runs there.")
             self.show_target(message.name)
             return
         where = message.name
         if message.name != self.session.target_name:
+            self.unreachable = where
             self.show_target(self.session.target_name)
+            after = self.session.next_target_name(where)
+            then = (f" {self._switch_key()} again tries {after}."
+                    if after not in (where, self.session.target_name) else "")
             self.notify(f"Could not switch to {where}: {one_line(str(message.error))}\n"
-                        f"Still on {self.session.target_name}.", severity="error", timeout=15,
-                        markup=False)
+                        f"Still on {self.session.target_name}.{then}", severity="error",
+                        timeout=15, markup=False)
         else:
             self.show_target(where)
             self.notify(f"{where}: {one_line(str(message.error))}", title="Target not ready",
@@ -489,13 +496,23 @@ class MainScreen(Screen[None]):
     # -- actions (keys) ------------------------------------------------------------------
 
     def action_switch_target(self) -> None:
-        name = self.session.next_target_name(self.switching)
+        name = self.session.next_target_name(self.switching or self.unreachable)
+        if name == self.session.target_name and len(self.session.target_names) > 1:
+            self.unreachable = None  # round the list: try them all again
+            name = self.session.next_target_name()
         if name == self.session.target_name and len(self.session.target_names) == 1:
             self.notify(f"Only one target is configured ({name}). To switch, add another to "
                         f"{self._config_name()}, such as [targets.pi] with kind = \"ssh\", "
                         "host and user (config.toml.example shows more).")
             return
         self.switch_to_target(name)
+
+    def _switch_key(self) -> str:
+        """The key that switches targets, as the footer shows it (it may be remapped)."""
+        for key, active in self.active_bindings.items():
+            if active.binding.action == "switch_target":
+                return self.app.get_key_display(active.binding) or key
+        return "Switching"
 
     def _config_name(self) -> str:
         path = self.session.config.path
@@ -504,9 +521,8 @@ class MainScreen(Screen[None]):
     def switch_to_target(self, name: str) -> None:
         self.target_chosen = True
         self.target = name
-        self.target_state = "connecting"
+        self.target_state = "connecting"  # the status bar says so; one notice at the end
         self.show_sandbox(name)
-        self.notify(f"Connecting to {name}…")
         self.connect(name)
 
     def action_toggle_auto_accept(self) -> None:
@@ -549,13 +565,20 @@ class MainScreen(Screen[None]):
         if self.narrow:  # an overlay over the panes, Esc or F2 closes it
             self.history_overlay = not self.history_overlay
             if self.history_overlay:
-                history.focus()
+                self._focus_history(history)
             else:
                 self.action_focus_decision()
             return
         history.display = not history.display
         if history.display:
-            history.focus()
+            self._focus_history(history)
+
+    @staticmethod
+    def _focus_history(history: HistoryPane) -> None:
+        """Focus the history with a row under the cursor: the first Enter opens it."""
+        history.focus()
+        if history.cursor_line < 0 and history.root.children:
+            history.cursor_line = 0
 
     async def action_toggle_diff(self) -> None:
         await self.code_pane.toggle_diff()

@@ -98,9 +98,14 @@ class CodePane(Widget):
         from textual.widgets import TabbedContent, TabPane, TextArea
 
         if self.mode == "diff":
-            diff = unified_diff(self.previous, self.current_files()) if self.previous else ""
+            # After an edit: the LLM's version against the edit; else the previous version.
+            before = self.files if self.edits else self.previous
+            diff = unified_diff(before, self.current_files()) if before else ""
             with VerticalScroll(id="code-diff"):
-                if diff:
+                if diff and self.edits:
+                    yield Static("Your edit against the LLM's version:", id="code-diff-what")
+                    yield _highlighted(diff, "diff", "changes.diff")
+                elif diff:
                     yield _highlighted(diff, "diff", "changes.diff")
                 elif self.previous:
                     yield Static("No changes from the previous version.", id="code-empty")

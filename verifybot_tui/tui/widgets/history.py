@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
@@ -145,6 +146,19 @@ class HistoryPane(Tree[Row]):
             self._add_children(node, s)
         if cursor is not None:
             self._restore_cursor(cursor)
+
+    def render_label(self, node: TreeNode[Row], base_style: Style, style: Style) -> Text:
+        """A row longer than the pane ends in an ellipsis, not mid-word at the edge
+        ("(local, 2 tri" at 80 columns)."""
+        text = super().render_label(node, base_style, style)
+        depth = 0
+        parent = node.parent
+        while parent is not None and parent is not self.root:
+            depth, parent = depth + 1, parent.parent
+        room = self.scrollable_content_region.width - (depth + 1) * self.guide_depth
+        if room > 8 and text.cell_len > room:
+            text.truncate(room, overflow="ellipsis")
+        return text
 
     def _add_children(self, node: TreeNode[Row], s: dict[str, Any]) -> None:
         """Attempts in order, each follow-up prompt before the attempts it led to."""

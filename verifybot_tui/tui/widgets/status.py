@@ -48,29 +48,63 @@ class StatusBar(Static):
     sandbox = reactive("")  # "no sandbox" / "sandbox off": answers run with the user's powers
 
     def render(self) -> str:
+        """Every field, in short forms when the full ones do not fit the bar's width
+        (80 columns: the last fields stay), the LLM's name cut with an ellipsis last."""
+        width = self.content_size.width
+        parts = self._parts(short=False)
+        if not width or _cells(parts) <= width:
+            return " │ ".join(parts)
+        parts = self._parts(short=True)
+        over = _cells(parts) - width
+        if over > 0:
+            parts = self._parts(short=True, name_cells=max(8, len(self.llm) - over))
+        return " │ ".join(parts)
+
+    def _parts(self, short: bool, name_cells: int = 0) -> list[str]:
         t_mark = TARGET_MARKS.get(self.target_state, "?")
         t_colour = {"connected": "$success", "error": "$error"}.get(self.target_state,
                                                                      "$warning")
         l_colour = {"idle": "$success", "ok": "$success", "error": "$error",
                     "logged_out": "$error", "streaming": "$accent", "sent": "$accent",
                     **dict.fromkeys(CHECK_FAILED, "$error")}.get(self.llm_state, "$text-muted")
-        parts = [
-            f"[{t_colour}]{t_mark}[/] target [b]{escape(self.target)}[/]: {self.target_state}"
-            + (f" [$warning]({self.sandbox})[/]" if self.sandbox else ""),
-            f"LLM [b]{escape(self.llm)}[/]"
-            + (f" ({escape(self.renderer)} page)" if self.renderer else "") + ": "
-            f"[{l_colour}]{LLM_LABELS.get(self.llm_state, self.llm_state)}[/]"
-            + (f" ({escape(self.usage)})" if self.usage else ""),
-        ]
-        if self.attempt:
-            parts.append(f"attempt {self.attempt} of {self.max_attempts}")
-        if self.auto_accept:  # feedback then goes unreviewed, whatever F3 says
-            parts.append("auto-accept [b]on[/] (feedback unreviewed)" if self.review_feedback
-                         else "auto-accept [b]on[/]")
+        llm = self.llm if not name_cells or len(self.llm) <= name_cells else (
+            self.llm[:name_cells - 1] + "…")
+        state = LLM_LABELS.get(self.llm_state, self.llm_state)
+        if short:  # the mark says the target's state; "connected" goes without saying
+            parts = [f"[{t_colour}]{t_mark}[/] [b]{escape(self.target)}[/]"
+                     + ("" if self.target_state == "connected" else f": {self.target_state}")
+                     + (f" [$warning]({self.sandbox})[/]" if self.sandbox else ""),
+                     f"[b]{escape(llm)}[/]: [{l_colour}]{escape(state)}[/]"
+                     + (f" ({escape(self.usage)})" if self.usage else "")]
         else:
-            parts.append("auto-accept off")
+            parts = [
+                f"[{t_colour}]{t_mark}[/] target [b]{escape(self.target)}[/]: "
+                f"{self.target_state}"
+                + (f" [$warning]({self.sandbox})[/]" if self.sandbox else ""),
+                f"LLM [b]{escape(llm)}[/]"
+                + (f" ({escape(self.renderer)} page)" if self.renderer else "") + ": "
+                f"[{l_colour}]{escape(state)}[/]"
+                + (f" ({escape(self.usage)})" if self.usage else ""),
+            ]
+        if self.attempt:
+            parts.append(f"try {self.attempt}/{self.max_attempts}" if short
+                         else f"attempt {self.attempt} of {self.max_attempts}")
+        auto = "auto" if short else "auto-accept"
+        if self.auto_accept:  # feedback then goes unreviewed, whatever F3 says
+            parts.append(f"{auto} [b]on[/]" + ("" if not self.review_feedback else
+                                              " (no review)" if short
+                                              else " (feedback unreviewed)"))
+        else:
+            parts.append(f"{auto} off")
             if self.review_feedback:
-                parts.append("review feedback")
+                parts.append("review" if short else "review feedback")
         if self.mode:
             parts.append(self.mode)
-        return " │ ".join(parts)
+        return parts
+
+
+def _cells(parts: list[str]) -> int:
+    """The cells the joined fields take on screen (markup left out)."""
+    from textual.content import Content
+
+    return Content.from_markup(" │ ".join(parts)).cell_length

@@ -785,6 +785,8 @@
       }, 90);
     }
     await wait(secs);
+    while (render.hold_thinking && !stopped?.is
+           && (await (await fetch("/api/thinking")).json()).held) await wait(0.05);
     if (flash) clearInterval(flash);
     turn.actions.replaceChildren();
     if (answerNow) answerNow.remove();
