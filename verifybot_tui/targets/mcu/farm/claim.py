@@ -12,6 +12,7 @@ lock is held is another run of ours: waited for, like one held by another user.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import hashlib
 import os
@@ -108,6 +109,13 @@ async def _try_place(session: Any, address: str, place: Any,
             _unlock(fd)
             holder = session.places[place.name].acquired if place.name in session.places else ""
             return None, holder or e.details()
+        except asyncio.CancelledError:
+            # Stopped (Ctrl+C, a closed terminal) with the request on its way: the
+            # coordinator may have given us the place. Give it back before going.
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(_release(session, place.name)), 10)
+            os.ftruncate(fd, 0)
+            raise
         return Claim(place.name, fd, path), ""
     except BaseException:
         _unlock(fd)
