@@ -4,13 +4,15 @@ Recipes run headless (every version accepted, like ``run --yes``): nobody is at 
 terminal to approve, which is what CI needs. An unparsable judgement therefore counts
 as a failure, never as a success. Every recipe file is checked before the first one
 runs, so a typo in the tenth file costs nothing (exit 2, naming the file and the key).
-With ``--parallel N`` up to N recipes run at once, never two on the same target.
+With ``--parallel N`` up to N recipes run at once, never two on the same target (a
+labgrid farm's target excepted: its coordinator hands out the places).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import sys
 import time
@@ -224,7 +226,12 @@ async def run_recipes(cfg: Config, recipes: list[Recipe], parallel: int,
     per_target: dict[str, asyncio.Lock] = {}
 
     async def one(r: Recipe) -> RecipeResult:
-        lock = per_target.setdefault(r.target or cfg.run.default_target, asyncio.Lock())
+        name = r.target or cfg.run.default_target
+        t = cfg.targets.get(name)
+        # A labgrid target is a farm: its coordinator gives each run a free matching place
+        # (or a countdown while they are all held), so runs on it are not taken in turns here.
+        farm = t is not None and t.kind == "mcu" and t.backend == "labgrid"
+        lock = contextlib.nullcontext() if farm else per_target.setdefault(name, asyncio.Lock())
         async with gate, lock:
             if stops is not None and stops.status is not None:
                 return RecipeResult(r.name, str(r.path), str(stops.status), EXIT_INTERRUPTED,

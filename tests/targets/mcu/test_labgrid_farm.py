@@ -128,6 +128,48 @@ def test_two_runs_on_two_matching_places_run_side_by_side(farm, tmp_path):
     assert farm.holders() == {"f4-bench-1": "", "f4-bench-2": ""}
 
 
+LONG = """\
+#include <stdio.h>
+
+volatile unsigned long counter;
+
+int main(void)
+{
+    printf("counting\\n");
+    while (counter < 60000000UL)
+        counter++;
+    printf("loops done\\n");
+    printf("PASSED\\n");
+    return 0;
+}
+"""
+
+
+def test_recipe_run_parallel_spreads_over_the_free_matching_places(farm, tmp_path):
+    """Two recipes at once on a target that names tags: each takes a free place that
+    matches, none waits for the other (each holds its place for a firmware's long loop)."""
+    write_config(tmp_path, farm, place='{ board = "netduinoplus2" }')
+    for name in ("one", "two"):
+        (tmp_path / f"{name}.md").write_text(answers(c_answer(LONG)))
+        (tmp_path / f"{name}.toml").write_text(
+            f'name = "{name}"\nprompt = "count"\nllm = "replay:{name}.md"\ntarget = "lab"\n'
+            'criteria = ["contains:loops done"]\njudge = "off"\nmax_retries = 0\n'
+            'timeout = 60\n')
+    r = subprocess.run([*verifybot_cmd(), "recipe", "run", "one.toml", "two.toml",
+                        "--parallel", "2", "--config", "config.toml"],
+                       cwd=tmp_path, capture_output=True, text=True, env=env(tmp_path),
+                       timeout=300)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    assert "2 of 2 verified" in r.stdout, r.stdout
+    said = "".join(p.read_text() for p in (tmp_path / "ws" / "outputs").glob("*.txt"))
+    assert "labgrid: acquired place f4-bench-1" in said, said[-3000:]
+    assert "labgrid: acquired place f4-bench-2" in said, said
+    assert "labgrid: waiting" not in said
+    for place in ("f4-bench-1", "f4-bench-2"):  # flashed where each place says
+        assert list(farm.boards[place].glob("fw-*.elf")), place
+    assert farm.holders() == {"f4-bench-1": "", "f4-bench-2": ""}
+
+
 def test_a_place_held_by_another_user_fails_at_once_naming_the_holder(farm, tmp_path):
     farm.client("-p", "f4-bench-1", "acquire", user="alice")
     write_config(tmp_path, farm, timeout=0)

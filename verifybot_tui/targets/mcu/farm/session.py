@@ -41,9 +41,36 @@ def _labgrid_quiet(record: logging.LogRecord) -> bool:
     return "labgrid" not in record.pathname.replace("\\", "/").split("/")
 
 
+# One session per coordinator and event loop: runs side by side in one VerifyBot
+# (recipe run --parallel, compare) share it; a second session of the same name from
+# the same process is refused by the coordinator ("Could not connect").
+_SESSIONS: dict[tuple[int, str], list[Any]] = {}  # (loop, address) -> [opening task, users]
+
+
 @asynccontextmanager
 async def farm_session(address: str) -> AsyncIterator[Any]:
-    """A started labgrid ClientSession on ``address``, stopped and closed on the way out."""
+    """A started labgrid ClientSession on ``address`` (shared by this process's runs on
+    it), stopped and closed when its last user is done."""
+    key = (id(asyncio.get_running_loop()), address)
+    entry = _SESSIONS.get(key)
+    if entry is None or (entry[0].done() and entry[0].exception() is not None):
+        entry = _SESSIONS[key] = [asyncio.ensure_future(_open(address)), 0]
+    entry[1] += 1
+    try:
+        yield await asyncio.shield(entry[0])
+    finally:
+        entry[1] -= 1
+        if entry[1] == 0:
+            if _SESSIONS.get(key) is entry:
+                del _SESSIONS[key]
+            opening = entry[0]
+            if opening.done() and not opening.cancelled() and opening.exception() is None:
+                await _shut(opening.result())
+            elif not opening.done():
+                opening.cancel()
+
+
+async def _open(address: str) -> Any:
     # gRPC's fork handlers log a line at each fork (a build step, the flash tool): off
     os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
@@ -61,10 +88,7 @@ async def farm_session(address: str) -> AsyncIterator[Any]:
         raise TargetError(f"labgrid coordinator {address} cannot be reached: "
                           f"{e or 'no answer within 10 s'} (is labgrid-coordinator running? "
                           "set coordinator or LG_COORDINATOR)") from e
-    try:
-        yield session
-    finally:
-        await _shut(session)
+    return session
 
 
 async def _shut(session: Any) -> None:
