@@ -1,11 +1,13 @@
 """The model that answered, and an answer that outlives the wait: `verifybot run` as a
-subprocess against the test site, on chatgpt's legacy and app-shell pages.
+subprocess against the test site, on chatgpt's legacy and app-shell pages and on
+claude's 2025-26 and hub pages.
 
 The model the page names for the answer (legacy: the answer's own metadata; app-shell:
-the picker's label) is kept in the transcript, the history and the --json record; one
-that is not the model asked for is a notice, and an error with strict_model. An answer
-still being written at the answer timeout keeps its conversation: `run --resume N`
-reopens it and reads that same answer whole, without sending the prompt again.
+the picker's label; claude: the picker's name, without its grey mode) is kept in the
+transcript, the history and the --json record; one that is not the model asked for is a
+notice, and an error with strict_model. An answer still being written at the answer
+timeout keeps its conversation: `run --resume N` reopens it and reads that same answer
+whole, without sending the prompt again.
 """
 
 from __future__ import annotations
@@ -76,6 +78,42 @@ def test_another_model_answering_is_recorded_and_refused_with_strict_model(
     assert record["model"] == SEEN[page] and record["attempts"] == []
     assert history(tmp_path, "SELECT model FROM sessions ORDER BY id DESC LIMIT 1") == \
         [(SEEN[page],)]
+
+
+@pytest.mark.parametrize("layout", ["2025", "hub"])
+def test_another_claude_model_answering_is_recorded_and_refused_with_strict_model(
+        chatsite: ChatSite, tmp_path: Path, layout: str) -> None:
+    models = ("Sonnet 4.5", "Opus 4.1", "Haiku 4.5")
+    chatsite.configure("answer", claude_layout=layout, models=models, answered_by="Opus 4.1")
+    site_config_file(tmp_path, chatsite.claude_url, site="claude", model="Sonnet 4.5")
+    proc = run(tmp_path, "Print a greeting", "--llm", "site", "--target", "local")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert chatsite.prompts[-1].model == "Sonnet 4.5"  # the one picked was asked for
+    record = json.loads(proc.stdout)
+    assert record["model"] == "Opus 4.1"  # the picker's name, not "Opus 4.1 Extended"
+    assert "the answer came from 'Opus 4.1', not from the model asked for " \
+           "('Sonnet 4.5')" in proc.stderr
+    transcript = (tmp_path / "ws" / record["transcript"]).read_text(encoding="utf-8")
+    assert "- model that answered: Opus 4.1" in transcript
+    assert history(tmp_path, "SELECT model FROM prompts") == [("Opus 4.1",)]
+
+    # the model asked for answers: recorded, no notice
+    chatsite.configure("answer", claude_layout=layout, models=models)
+    proc = run(tmp_path, "Print a greeting", "--llm", "site", "--target", "local")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout)["model"] == "Sonnet 4.5"
+    assert "not from the model asked for" not in proc.stderr
+
+    # strict_model: refused, exit 3, the answer still recorded with its model
+    chatsite.configure("answer", claude_layout=layout, models=models, answered_by="Opus 4.1")
+    site_config_file(tmp_path, chatsite.claude_url, site="claude", model="Sonnet 4.5",
+                     strict_model=True)
+    proc = run(tmp_path, "Print a greeting", "--llm", "site", "--target", "local")
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    record = json.loads(proc.stdout)
+    assert record["status"] == "LLM_ERROR"
+    assert "strict_model = true refuses it" in record["message"]
+    assert record["model"] == "Opus 4.1" and record["attempts"] == []
 
 
 @pytest.mark.parametrize("page", ["legacy", "app_shell"])

@@ -10,7 +10,15 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from verifybot_tui.llm.api_common import ApiLLM, Piece, StreamCut, Usage
+from verifybot_tui.llm.api_common import (
+    ApiLLM,
+    Content,
+    Message,
+    Piece,
+    StreamCut,
+    Usage,
+    base64_png,
+)
 
 DEFAULT_MAX_TOKENS = 8192
 
@@ -20,7 +28,7 @@ class AnthropicChat(ApiLLM):
     library = "anthropic"
     client_class = "AsyncAnthropic"
 
-    def request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+    def request(self, messages: list[Message]) -> dict[str, Any]:
         max_tokens = self.cfg.max_tokens or DEFAULT_MAX_TOKENS
         args: dict[str, Any] = {"model": self.cfg.model, "messages": messages,
                                 "max_tokens": max_tokens, "stream": True}
@@ -32,7 +40,15 @@ class AnthropicChat(ApiLLM):
             args["extra_body"] = {"temperature": self.cfg.temperature}
         return args
 
-    async def stream(self, messages: list[dict[str, str]]) -> AsyncGenerator[Piece, None]:
+    def image_content(self, prompt: str, images: list[bytes]) -> Content:
+        """Messages API content blocks: each image (base64, as the API guide advises,
+        before the text that asks about it), then the text."""
+        return [*({"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                               "data": base64_png(image)}}
+                  for image in images),
+                {"type": "text", "text": prompt}]
+
+    async def stream(self, messages: list[Message]) -> AsyncGenerator[Piece, None]:
         stopped = False
         stop_reason = ""
         model = ""

@@ -14,6 +14,7 @@ echo keys back ("Incorrect API key provided: sk-...").
 from __future__ import annotations
 
 import asyncio
+import base64
 import datetime
 import email.utils
 import importlib
@@ -34,6 +35,22 @@ from verifybot_tui.llm.api_limits import BoundedTransport, is_odd_body
 OFFICIAL_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 MAX_RETRY_AFTER = 120.0  # a longer wait is reported, not slept through
 _KEYISH = re.compile(r"\b(sk|key|pk|rk)-[A-Za-z0-9_\-*.]{6,}")
+
+
+# A message's content: its text, or (a prompt with images) this API's content parts.
+Content = str | list[dict[str, Any]]
+Message = dict[str, Any]  # {"role": ..., "content": Content}
+
+
+def text_of(content: Content) -> str:
+    """The text parts of a message's content (an image counts for nothing)."""
+    if isinstance(content, str):
+        return content
+    return "".join(str(p.get("text", "")) for p in content if p.get("type") == "text")
+
+
+def base64_png(image: bytes) -> str:
+    return base64.b64encode(image).decode("ascii")
 
 
 @dataclass
@@ -139,7 +156,7 @@ class ApiLLM(ReportsState):
         self.name = cfg.name
         self.state = "stopped"
         self.conversation_url: str | None = None
-        self.messages: list[dict[str, str]] = []
+        self.messages: list[Message] = []
         # Tokens and cost of this backend's session, for the status bar; on_usage is
         # called with it after each answer.
         self.usage = Usage()
@@ -179,8 +196,18 @@ class ApiLLM(ReportsState):
         self.conversation_url = conversation_url
 
     async def ask(self, prompt: str, on_text: TextCallback | None = None) -> Answer:
+        return await self._ask(prompt, prompt, on_text)
+
+    async def ask_with_images(self, prompt: str, images: list[bytes],
+                              on_text: TextCallback | None = None) -> Answer:
+        """The prompt with PNG images in the same user turn (doctor --repair sends a
+        screenshot of the page). The conversation keeps the prompt's text only: an
+        image goes once, with the prompt it belongs to."""
+        return await self._ask(prompt, self.image_content(prompt, images), on_text)
+
+    async def _ask(self, prompt: str, content: Content, on_text: TextCallback | None) -> Answer:
         await self.start()
-        messages = [*self.messages, {"role": "user", "content": prompt}]
+        messages = [*self.messages, {"role": "user", "content": content}]
         text, thinking = "", ""
         self.state = "sent"  # "streaming" once the first text has come, not before
         try:
@@ -227,7 +254,8 @@ class ApiLLM(ReportsState):
                            f"{len(text)} characters; raise max_tokens in [llm.{self.name}]")
         if not self.conversation_url:
             self.conversation_url = f"api:{self.name}/{uuid.uuid4().hex[:12]}"
-        self.messages = [*messages, {"role": "assistant", "content": text}]
+        self.messages = [*self.messages, {"role": "user", "content": prompt},
+                         {"role": "assistant", "content": text}]
         usage = final.usage or Usage()
         self.usage.add(usage)
         if self.on_usage:
@@ -254,7 +282,7 @@ class ApiLLM(ReportsState):
     # -- errors -------------------------------------------------------------------
 
     async def _stream_with_retry(
-            self, messages: list[dict[str, str]]) -> AsyncGenerator[Piece, None]:
+            self, messages: list[Message]) -> AsyncGenerator[Piece, None]:
         """The stream; a 429 is retried once after its Retry-After, then reported."""
         for attempt in (1, 2):
             started = False
@@ -294,7 +322,7 @@ class ApiLLM(ReportsState):
     def key(self) -> str:
         return secret_env(key_env(self.cfg)) or ""
 
-    async def describe(self, e: Exception, messages: list[dict[str, str]],
+    async def describe(self, e: Exception, messages: list[Message],
                        wait: float | None) -> LLMError:
         """One error, one message that says what to do; never the key."""
         status = getattr(e, "status_code", None)
@@ -321,7 +349,7 @@ class ApiLLM(ReportsState):
                                wait <= MAX_RETRY_AFTER else "")
                             + "Try again later or use another model")
         if status in (400, 413) and _context_error(server):
-            chars = sum(len(m["content"]) for m in messages) + len(self.cfg.system)
+            chars = sum(len(text_of(m["content"])) for m in messages) + len(self.cfg.system)
             return LLMError(f"{where}: the prompt is too long for the model: the conversation "
                             f"is {chars:,} characters (about {chars // 4:,} tokens) in "
                             f"{len(messages)} messages. Start a new chat (ctrl+n) or use a "
@@ -384,7 +412,11 @@ class ApiLLM(ReportsState):
             http_client=http,
             default_headers={h: lib.Omit() for h in QUIET_HEADERS} | {"User-Agent": "verifybot"})
 
-    def stream(self, messages: list[dict[str, str]]) -> AsyncGenerator[Piece, None]:
+    def stream(self, messages: list[Message]) -> AsyncGenerator[Piece, None]:
+        raise NotImplementedError
+
+    def image_content(self, prompt: str, images: list[bytes]) -> Content:
+        """A user turn's content: the prompt and the images, as this API's parts."""
         raise NotImplementedError
 
 

@@ -12,7 +12,15 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from verifybot_tui.llm.api_common import ApiLLM, Piece, StreamCut, Usage
+from verifybot_tui.llm.api_common import (
+    ApiLLM,
+    Content,
+    Message,
+    Piece,
+    StreamCut,
+    Usage,
+    base64_png,
+)
 
 
 class OpenAIChat(ApiLLM):
@@ -20,7 +28,7 @@ class OpenAIChat(ApiLLM):
     library = "openai"
     client_class = "AsyncOpenAI"
 
-    def request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+    def request(self, messages: list[Message]) -> dict[str, Any]:
         if self.cfg.system:
             messages = [{"role": "system", "content": self.system_prompt}, *messages]
         args: dict[str, Any] = {"model": self.cfg.model, "messages": messages, "stream": True,
@@ -33,7 +41,14 @@ class OpenAIChat(ApiLLM):
             args[name] = self.cfg.max_tokens
         return args
 
-    async def stream(self, messages: list[dict[str, str]]) -> AsyncGenerator[Piece, None]:
+    def image_content(self, prompt: str, images: list[bytes]) -> Content:
+        """Chat completions' content parts: the text, then each image as a data: URL."""
+        return [{"type": "text", "text": prompt},
+                *({"type": "image_url",
+                   "image_url": {"url": "data:image/png;base64," + base64_png(image)}}
+                  for image in images)]
+
+    async def stream(self, messages: list[Message]) -> AsyncGenerator[Piece, None]:
         finish = ""
         model = ""
         usage: Usage | None = None

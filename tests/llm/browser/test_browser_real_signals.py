@@ -1,8 +1,11 @@
-"""The driver's newer signals on pages saved from the real chatgpt.com (../shared).
+"""The driver's newer signals on pages saved from the real chatgpt.com and claude.ai
+(../shared).
 
 The model that answered is read where the real page shows it: the legacy page's
 answer carries data-message-model-slug; the app-shell capture's picker shows a
-reasoning level, not a model, so its model is unknown (never the level's words).
+reasoning level, not a model, so its model is unknown (never the level's words);
+Claude's picker names the model, with its grey mode or effort ("Extended", "Max")
+left out.
 A finished real answer is never taken for a failed one with a Retry button, and an
 empty composer reads as empty (the proof that a prompt went depends on it).
 """
@@ -29,6 +32,9 @@ EXPECTED = {  # page -> (renderer, model the page names for its last answer)
     "chatgpt-legacy/short.html": ("legacy", "gpt-5-6-thinking"),
     "chatgpt-legacy/empty.html": ("legacy", ""),
     "chatgpt-app-shell/attachment.html": ("app_shell", ""),
+    "claude/tochi-claude.html": ("claude_2026", "Sonnet 4.5"),
+    "claude/ylce-claude-001.html": ("claude_2026", "Fable 5"),
+    "claude/ylce-claude-2025-code.html": ("claude_2026", ""),  # no picker in the fragment
 }
 
 
@@ -36,7 +42,8 @@ async def snapshot(name: str) -> dict[str, Any]:
     from playwright.async_api import async_playwright
 
     html = strip_scripts((PAGES / name).read_text(encoding="utf-8"))
-    profile = load_site_profile("chatgpt")
+    site = name.split("-")[0].split("/")[0]
+    profile = load_site_profile(site)
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(
             executable_path=find_browser(LLMConfig(name="t")), headless=True,
@@ -53,7 +60,8 @@ async def snapshot(name: str) -> dict[str, Any]:
                     await route.abort()
 
             await page.route("**/*", serve)
-            await page.goto("https://chatgpt.com/", wait_until="domcontentloaded")
+            await page.goto("https://chatgpt.com/" if site == "chatgpt" else "https://claude.ai/",
+                            wait_until="domcontentloaded")
             await page.evaluate(init_script(profile))
             return await page.evaluate("() => window.__vb.snapshot()")
         finally:

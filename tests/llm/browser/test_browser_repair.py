@@ -7,8 +7,9 @@ wrong selectors (the whole thread's divs, the user's message), which are rejecte
 with their reasons; asked again with those reasons, it proposes the right one,
 which is written to the user's own profile (never the built-in one) once accepted;
 `doctor --page` with that profile then reads the answer exactly. The LLM is a
-replayed transcript, then the loopback API server (a real HTTP backend): what it
-received is an outline with no more of the conversation than first words. Then
+replayed transcript, then the loopback API server (a real HTTP backend, both APIs):
+what it received is an outline with no more of the conversation than first words,
+and a PNG screenshot of the page as the API's image part. Then
 `doctor --site --repair` on the live test site (Claude's hub layout, a broken copy
 button selector in the user's own site file).
 """
@@ -133,10 +134,12 @@ def test_declined_writes_nothing(tmp_path: Path, page: Path) -> None:
     assert not (tmp_path / "sites").exists()
 
 
-def test_the_loopback_api_server_as_the_llm(tmp_path: Path, page: Path) -> None:
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_the_loopback_api_server_as_the_llm(tmp_path: Path, page: Path, kind: str) -> None:
     server = ApiServer(key=KEY, answers=[WRONG, RIGHT]).start()
     try:
-        config = write_config(tmp_path, llm_table("api", "openai", server.url, "coder"),
+        url = server.url if kind == "openai" else server.anthropic_url
+        config = write_config(tmp_path, llm_table("api", kind, url, "coder"),
                               default_llm="api")
         # the user's own file, already there: the fix goes into it, next to its lists
         override = tmp_path / "my-claude.toml"
@@ -148,10 +151,28 @@ def test_the_loopback_api_server_as_the_llm(tmp_path: Path, page: Path) -> None:
         assert proc.returncode == 0, out + proc.stderr
         assert 'REJECT [data-testid="user-message"]: matches the user\'s message' in out
         assert "OK     .prose-markdown" in out
-        prompts = [json.dumps(r.body) for r in server.requests if r.method == "POST"]
+        assert "KB screenshot" in out
+        bodies = [r.body for r in server.chats()]
+        prompts = [json.dumps(b) for b in bodies]
     finally:
         server.stop()
     assert len(prompts) == 2
+    # the screenshot went with each round's prompt, as this API's image part, a PNG
+    part = {"openai": {"type": "image_url"}, "anthropic": {"type": "image"}}[kind]
+    for body in bodies:
+        asked = body["messages"][-1]["content"]
+        assert [p["type"] for p in asked] == \
+            (["text", "image_url"] if kind == "openai" else ["image", "text"])
+        assert any(p.items() >= part.items() for p in asked)
+    if kind == "openai":
+        assert bodies[0]["messages"][-1]["content"][1]["image_url"]["url"].startswith(
+            "data:image/png;base64,iVBORw0KGgo")
+    else:
+        assert bodies[0]["messages"][-1]["content"][0]["source"]["media_type"] == "image/png"
+    assert isinstance(bodies[1]["messages"][0]["content"], str)  # kept as text, sent once
+    assert len(server.images) == 2
+    assert all(media == "image/png" and png.startswith(b"\x89PNG\r\n\x1a\n")
+               and len(png) > 1000 for media, png in server.images)
     assert "prose-markdown" in prompts[0] and "assistant_message" in prompts[0]
     assert LONG not in prompts[0]  # the conversation's text cut to its first words
     assert "matches the user's message" in prompts[1]  # the reason went back

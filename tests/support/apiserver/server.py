@@ -25,11 +25,16 @@ The model name picks the behaviour:
 - any other name: 404, no such model.
 
 Every request is recorded (method, path, headers, JSON body) and so is a
-client that hangs up during a stream.
+client that hangs up during a stream. A user turn may hold images as each API
+takes them (chat completions: ``image_url`` parts with a base64 ``data:`` URL;
+Messages: ``image`` blocks with a base64 ``source``); each is decoded and kept in
+``images`` as (media type, bytes), and a malformed one is a 400, as the services do.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import socket
 import time
@@ -65,6 +70,7 @@ class ApiServer:
     rate_limited: int = 0
     models_route: bool = True  # False: like a server without GET /models
     extra_models: list[str] = field(default_factory=list)  # listed too (hostile ids)
+    images: list[tuple[str, bytes]] = field(default_factory=list)  # (media type, data)
     _httpd: ThreadingHTTPServer | None = None
 
     def start(self) -> ApiServer:
@@ -217,6 +223,10 @@ class _Handler(BaseHTTPRequestHandler):
                         code="rate_limit_exceeded", headers={"Retry-After": wait})
             return
         messages = body.get("messages") or []
+        bad = _images(messages, anthropic, api.images)
+        if bad:
+            self._error(anthropic, 400, "invalid_request_error", bad)
+            return
         chars = sum(len(_text_of(m.get("content"))) for m in messages)
         chars += len(_text_of(body.get("system")))
         tokens = max(1, chars // 4)
@@ -389,4 +399,38 @@ def _text_of(content: Any) -> str:
         return content
     if isinstance(content, list):
         return "".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return ""
+
+
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+
+
+def _images(messages: list[Any], anthropic: bool, into: list[tuple[str, bytes]]) -> str:
+    """Decode every image part of the messages into ``into``; the first fault's message
+    (what the service would answer with a 400), or "" when all are well formed."""
+    for m in messages:
+        content = m.get("content") if isinstance(m, dict) else None
+        for part in content if isinstance(content, list) else []:
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind == "text":
+                continue
+            if anthropic and kind == "image":
+                source = part.get("source") or {}
+                media, data = source.get("media_type", ""), source.get("data", "")
+                if source.get("type") != "base64":
+                    return "messages: image source type must be base64"
+            elif not anthropic and kind == "image_url":
+                url = str((part.get("image_url") or {}).get("url", ""))
+                head, _, data = url.partition(",")
+                if not head.startswith("data:") or not head.endswith(";base64"):
+                    return "Invalid image URL: expected a base64 data: URL"
+                media = head.removeprefix("data:").removesuffix(";base64")
+            else:
+                return f"messages: content part type {kind!r} is not supported"
+            if media not in IMAGE_TYPES:
+                return f"Invalid image media type {media!r}"
+            try:
+                into.append((media, base64.b64decode(data, validate=True)))
+            except (binascii.Error, ValueError):
+                return "Invalid image: the base64 data does not decode"
     return ""

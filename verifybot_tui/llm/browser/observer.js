@@ -369,7 +369,8 @@ if (window.top === window && !window.__vb) {
   }
   // The model that answered, as the page names it: the answer's own metadata (an
   // attribute of the renderer's model_attributes on the answer or inside it), else the
-  // text of a model_label element (a picker that names the model, not an effort level).
+  // text of a model_label element (a picker that names the model, not an effort level),
+  // without its parts in model_label_exclude (claude's grey "Extended" / "Max" beside the name).
   function answerModel(answer) {
     if (!answer) return "";
     for (const a of R.modelAttrs || []) {
@@ -379,7 +380,10 @@ if (window.top === window && !window.__vb) {
       if (v) return v.slice(0, 80);
     }
     const label = firstVisible(S.model_label || []);
-    return label ? (label.textContent || "").trim().replace(/\s+/g, " ").slice(0, 80) : "";
+    if (!label) return "";
+    const name = label.cloneNode(true);
+    for (const e of union(S.model_label_exclude || [], name)) e.remove();
+    return (name.textContent || "").trim().replace(/\s+/g, " ").slice(0, 80);
   }
 
   function matchText(text, list) {

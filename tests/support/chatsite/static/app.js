@@ -124,7 +124,15 @@
       : '<button type="button" class="__composer-pill __composer-pill--neutral" ' +
         'aria-haspopup="menu" aria-expanded="false"></button>');
   if (CLAUDE || APPSHELL) route.appendChild(picker);
-  picker.textContent = currentModel;
+  // Claude's picker as on its real pages: the name, a grey mode beside it, an icon.
+  function showModel(name) {
+    if (!CLAUDE) { picker.textContent = name; return; }
+    picker.setAttribute("aria-label", "Model: " + name + " Extended");
+    picker.innerHTML = '<div class="whitespace-nowrap select-none"></div>' +
+      '<span class="text-text-500">Extended</span><span aria-hidden="true">\ue027</span>';
+    picker.firstChild.textContent = name;
+  }
+  showModel(currentModel);
   picker.addEventListener("click", openModelMenu);
   const thread = APPSHELL
     ? route.appendChild(el('<div data-app-action-timeline-scroll class="timeline">' +
@@ -229,7 +237,7 @@
       item.setAttribute("aria-checked", String(name === currentModel));
       item.addEventListener("click", () => {
         currentModel = name;
-        picker.textContent = name;
+        showModel(name);
         menu.remove();
       });
     }
@@ -736,10 +744,10 @@
     hideStop = r.render.no_stop_while_thinking;
     addUserTurn(text);
     updateButtons();
-    if (r.model && r.model !== currentModel && !CLAUDE) {
+    if (r.model && r.model !== currentModel) {
       // The site answered with another model than the one picked, and says so.
       currentModel = r.model;
-      picker.textContent = r.model;
+      showModel(r.model);
     }
     answerModel = r.model || currentModel;
     if (!conversationId) {
