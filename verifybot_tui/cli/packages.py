@@ -37,6 +37,7 @@ PACKAGES: tuple[tuple[str, str, str], ...] = (
     ("gcc-avr", "AVR firmware", "avr-gcc"),
     ("binutils-avr", "AVR crash lines", "avr-addr2line"),
     ("avr-libc", "AVR firmware's C library", "/usr/lib/avr/include"),
+    ("ser2net", "labgrid farms (an exporter's serial ports)", "/usr/sbin/ser2net|ser2net"),
 )
 
 
