@@ -229,6 +229,28 @@ def mcu_config(board: str = "netduinoplus2", **extra: object):  # type: ignore[n
     return parse_config({"targets": {"board": {"kind": "mcu", "board": board, **extra}}})
 
 
+# A semihosting call QEMU does not support (operation 0x99): QEMU aborts, and the
+# feedback must tell it as the call and its line, not a register dump.
+UNSUPPORTED_SEMIHOSTING = """\
+#include <stdio.h>
+
+static void odd_call(void)
+{
+    register unsigned r0 __asm("r0") = 0x99;
+    register unsigned r1 __asm("r1") = 0;
+    __asm volatile("bkpt 0xab" : "+r"(r0) : "r"(r1) : "memory");
+}
+
+int main(void)
+{
+    printf("calling\\n");
+    odd_call();
+    printf("PASSED\\n");
+    return 0;
+}
+"""
+
+
 def c_answer(code: str, name: str = "main.c", prose: str = "Here is the firmware:") -> str:
     return f"{prose}\n\n**{name}**\n```c\n{textwrap.dedent(code).strip()}\n```\n"
 

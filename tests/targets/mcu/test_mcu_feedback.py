@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from cli_runs import answers, db_rows, run_cli
-from mcu_fixtures import SUM, c_answer, qemu_pids
+from mcu_fixtures import SUM, UNSUPPORTED_SEMIHOSTING, c_answer, qemu_pids
 from project import need
 
 # The bug is the warning: r0 is computed, then a wrong variable is printed.
@@ -20,25 +20,6 @@ int main(void)
         r0 = r1 + i;
     printf("sum=%d\\n", r1);
     printf(r1 == 55 ? "PASSED\\n" : "FAILED\\n");
-    return 0;
-}
-"""
-
-ODD_SEMIHOSTING = """\
-#include <stdio.h>
-
-static void odd_call(void)
-{
-    register unsigned r0 __asm("r0") = 0x99;
-    register unsigned r1 __asm("r1") = 0;
-    __asm volatile("bkpt 0xab" : "+r"(r0) : "r"(r1) : "memory");
-}
-
-int main(void)
-{
-    printf("calling\\n");
-    odd_call();
-    printf("PASSED\\n");
     return 0;
 }
 """
@@ -69,7 +50,7 @@ def test_a_failed_runs_feedback_carries_the_builds_warnings(tmp_path):
 
 
 def test_a_qemu_abort_is_told_as_the_call_and_its_line(tmp_path):
-    text = _feedback(tmp_path, ODD_SEMIHOSTING)
+    text = _feedback(tmp_path, UNSUPPORTED_SEMIHOSTING)
     assert "a semihosting call the emulator does not support (operation 0x99 in r0" in text
     assert "in odd_call() (main.c:7)" in text
     assert "R00=" not in text and "status -6" not in text

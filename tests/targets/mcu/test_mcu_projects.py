@@ -10,7 +10,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-from mcu_fixtures import Recorder, mcu_config, own_project, qemu_pids, request
+from mcu_fixtures import (
+    UNSUPPORTED_SEMIHOSTING,
+    Recorder,
+    mcu_config,
+    own_project,
+    qemu_pids,
+    request,
+)
 from project import need
 
 from verifybot_tui.core.settings import trust
@@ -212,25 +219,6 @@ int main(void)
     semihosting_exit(STATUS);
     for (;;) {
     }
-}
-"""
-
-UNSUPPORTED_SEMIHOSTING = """\
-#include <stdio.h>
-
-static void odd_call(void)
-{
-    register unsigned r0 __asm("r0") = 0x99;
-    register unsigned r1 __asm("r1") = 0;
-    __asm volatile("bkpt 0xab" : "+r"(r0) : "r"(r1) : "memory");
-}
-
-int main(void)
-{
-    printf("calling\\n");
-    odd_call();
-    printf("PASSED\\n");
-    return 0;
 }
 """
 
