@@ -273,3 +273,28 @@ def test_telnet_commands_are_dropped_from_an_rfc2217_stream():
     # split anywhere, the same bytes come out
     assert f.feed(stream[:5]) + f.feed(stream[5:20]) + f.feed(stream[20:]) + \
         f.feed(b"SED\n") == b"sum=55\na\xffb\nPASSED\n"
+
+
+def test_a_place_given_back_is_taken_again_at_once_even_without_waiting(farm, tmp_path):
+    """Released, the place's resources stay marked acquired until the exporter says
+    otherwise; an acquire right then (acquire_timeout 0) must not call the place held.
+    This is how a kill -9's leftover is taken over at the next start."""
+    cfg = parse_config({"targets": {"lab": {
+        "kind": "mcu", "board": "netduinoplus2", "backend": "labgrid", "place": "f4-bench-1",
+        "coordinator": farm.address, "acquire_timeout": 0, "flash": "x {elf}"}}}).targets["lab"]
+    said: list[str] = []
+
+    async def turns() -> None:
+        async with farm_session(farm.address) as session:
+            for _ in range(5):
+                claim = await claims.acquire(session, cfg, farm.address,
+                                             lambda _s, t: said.append(t))
+                await claims.release(session, claim, lambda _s, t: said.append(t))
+
+    os.environ["XDG_STATE_HOME"] = str(tmp_path / "state")
+    try:
+        asyncio.run(turns())
+    finally:
+        del os.environ["XDG_STATE_HOME"]
+    assert sum("acquired place f4-bench-1" in t for t in said) == 5, said
+    assert farm.holders()["f4-bench-1"] == ""

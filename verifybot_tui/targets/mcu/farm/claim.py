@@ -27,6 +27,11 @@ from verifybot_tui.core.settings.config import TargetConfig
 from verifybot_tui.targets.mcu.farm.session import identity, matching, place_spec
 
 POLL = 0.25  # seconds between looks at the places while waiting
+# A place just released (by us, a leftover, or its last user) still has its resources
+# marked acquired until the exporter reports them free: the coordinator answers
+# "Failed to acquire resources" meanwhile. Nobody holds the place, so this is retried
+# for a moment whatever acquire_timeout says (0 means "don't wait for a holder").
+SETTLE = 5.0
 
 
 def lock_folder() -> Path:
@@ -75,11 +80,38 @@ async def _release(session: Any, name: str) -> None:
     await session.sync_with_coordinator()
 
 
+class _Taken(Exception):
+    """The place went to someone else while its resources were settling."""
+
+
+async def _acquire_settling(session: Any, name: str) -> None:
+    """AcquirePlace, asked again while the exporter is still freeing the place's
+    resources from its last holder (see SETTLE); any other refusal is raised at once."""
+    import grpc  # type: ignore[import-untyped]
+    from labgrid.remote.generated import labgrid_coordinator_pb2
+
+    settle_until = time.monotonic() + SETTLE
+    while True:
+        try:
+            await session.stub.AcquirePlace(
+                labgrid_coordinator_pb2.AcquirePlaceRequest(placename=name))
+            await session.sync_with_coordinator()
+            return
+        except grpc.aio.AioRpcError as e:
+            settling = "Failed to acquire resources" in (e.details() or "")
+            if not settling or time.monotonic() >= settle_until:
+                raise
+        await asyncio.sleep(0.1)
+        await session.sync_with_coordinator()
+        place = session.places.get(name)
+        if place is not None and place.acquired:  # someone else got it meanwhile
+            raise _Taken(place.acquired)
+
+
 async def _try_place(session: Any, address: str, place: Any,
                      on_output: OutputCallback) -> tuple[Claim | None, str]:
     """The place taken, or None and who holds it."""
-    import grpc  # type: ignore[import-untyped]
-    from labgrid.remote.generated import labgrid_coordinator_pb2
+    import grpc
 
     fd, path = _try_lock(address, place.name)
     if fd is None:
@@ -101,14 +133,13 @@ async def _try_place(session: Any, address: str, place: Any,
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         try:
-            await session.stub.AcquirePlace(
-                labgrid_coordinator_pb2.AcquirePlaceRequest(placename=place.name))
-            await session.sync_with_coordinator()
-        except grpc.aio.AioRpcError as e:
+            await _acquire_settling(session, place.name)
+        except (grpc.aio.AioRpcError, _Taken) as e:
             os.ftruncate(fd, 0)
             _unlock(fd)
             holder = session.places[place.name].acquired if place.name in session.places else ""
-            return None, holder or e.details()
+            said = e.details() if isinstance(e, grpc.aio.AioRpcError) else str(e)
+            return None, holder or said
         except asyncio.CancelledError:
             # Stopped (Ctrl+C, a closed terminal) with the request on its way: the
             # coordinator may have given us the place. Give it back before going.
