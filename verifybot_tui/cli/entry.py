@@ -104,6 +104,10 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
                        help="a first prompt to send when the app starts (default: none)")
         p.add_argument("--target", metavar="NAME", help=TARGET_HELP)
         p.add_argument("--llm", metavar="NAME", help=LLM_HELP)
+        p.add_argument("--trust", action="store_true",
+                       help="approve what files from others set that runs commands (a board "
+                            "file's qemu or compiler, a recipe's risky flags) without asking "
+                            "(default: the app shows each such file and asks)")
         p.add_argument("-v", "--verbose", action="store_true",
                        help="show every prompt in full, as sent (default: the app's last "
                             "choice; long prompts folded)")
@@ -337,7 +341,7 @@ def _tui(args: argparse.Namespace) -> int:
 
     app = VerifyBotApp(config=cfg, prompt=args.prompt,
                        target=args.target or cfg.run.default_target,
-                       llm=args.llm or cfg.run.default_llm)
+                       llm=args.llm or cfg.run.default_llm, trust=args.trust)
     if args.verbose:  # this start only: the palette's choice is what is remembered
         app.ui_state["verbose_prompts"] = True
     _tui_hangup(app)

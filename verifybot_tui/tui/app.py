@@ -56,7 +56,8 @@ class VerifyBotApp(App[int]):
 
     def __init__(self, *, config: Config, prompt: str | None = None, target: str | None = None,
                  llm: str | None = None, workspace: Path | None = None,
-                 review_feedback: bool = True, theme_dirs: list[Path] | None = None) -> None:
+                 review_feedback: bool = True, theme_dirs: list[Path] | None = None,
+                 trust: bool = False) -> None:
         super().__init__()
         self.config = config
         self.initial_prompt = prompt
@@ -64,7 +65,10 @@ class VerifyBotApp(App[int]):
         self.session = AppSession(config, llm_spec=llm or config.run.default_llm,
                                   target_name=target or config.run.default_target,
                                   workspace=workspace, review_feedback=review_feedback)
-        self.session.prompter = DialogPrompter(self)
+        prompter = DialogPrompter(self, trust_all=trust)
+        self.session.prompter = prompter
+        # A run that needs a file from others that sets commands asks in a dialog first.
+        self.session.ask_trust = prompter.approve_files
         self.main_screen: MainScreen | None = None
         self._theme_dirs = theme_dirs
         self._theme_ready = False

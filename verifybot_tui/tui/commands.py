@@ -120,6 +120,7 @@ async def apply_recipe(main: Any, recipe: Any) -> None:
     then its prompt is sent. A name the config lacks stops it with a message."""
     from verifybot_tui.core.base.errors import VerifyBotError
     from verifybot_tui.core.settings.config import check_llm_spec, check_target_name
+    from verifybot_tui.core.settings.trust import RefusedFile
 
     session = main.session
     spec = recipe.resolve(recipe.llm)
@@ -130,6 +131,8 @@ async def apply_recipe(main: Any, recipe: Any) -> None:
             check_llm_spec(session.config, spec)
         if recipe.target:
             check_target_name(session.config, recipe.target)
+        # A compiler or flags that run programs: asked about before anything is applied.
+        await session.approve_files([recipe.to_trust])
         if spec and spec != session.llm_spec:
             await main.switch_llm_to(spec)
         if recipe.target and recipe.target != session.target_name:
@@ -138,6 +141,8 @@ async def apply_recipe(main: Any, recipe: Any) -> None:
             main.show_target(recipe.target)
             main.connect(recipe.target)
         session.use_recipe(recipe)
+    except RefusedFile:
+        return  # the dialog's answer was told where it was given
     except VerifyBotError as e:
         main.notify(f"{recipe.name}: {e}", title="Recipe not opened", severity="error",
                     timeout=12)

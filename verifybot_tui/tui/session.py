@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, TypeVar
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.base.ports import LLMBackend, Prompter, Target
 from verifybot_tui.core.loop.recorder import sweep
+from verifybot_tui.core.settings import trust
 from verifybot_tui.core.settings.config import (
     API_KINDS,
     Config,
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
     from verifybot_tui.core.verify.recipe import Recipe
 
 T = TypeVar("T")
+# What a refusal tells the user to do to run such a file after all.
+TRUST_HOW = "in the app: answer \"Run it\" when asked, or start it with verifybot --trust"
 
 
 class AppSession:
@@ -61,6 +64,10 @@ class AppSession:
         self.targets: dict[str, Target] = {}
         self.loop: VerifyLoop | None = None
         self.prompter: Prompter | None = None
+        # Files from others that set commands (a board file's qemu, a recipe's flags): the
+        # app's dialog asks (True: run it; with --trust it says yes unasked); None refuses.
+        self.ask_trust: Callable[[list[trust.FileToTrust]], Awaitable[bool]] | None = None
+        self._asking: dict[frozenset[str], asyncio.Task[bool]] = {}
         # Called as (kind, name, state) when the LLM ("llm") or a target ("target") changes
         # state; the main screen turns it into a message for its status bar.
         self.on_backend_state: Callable[[str, str, str], None] = lambda kind, name, state: None
@@ -140,17 +147,61 @@ class AppSession:
 
     async def connect(self, name: str) -> Target:
         """Connect and probe a target once at a time; a failed try can be repeated."""
-        target = self.make_target(name)
         task = self._connecting.get(name)
         if task is None or (task.done() and (task.cancelled() or task.exception() is not None
-                                             or target.state != "connected")):
+                                             or self.targets[name].state != "connected")):
             async def go() -> Target:
+                target = await self.prepare_target(name)
                 await target.connect()
                 await target.probe()
                 return target
             task = asyncio.ensure_future(go())
             self._connecting[name] = task
         return await asyncio.shield(task)
+
+    async def prepare_target(self, name: str) -> Target:
+        """The target, built once its files from others are approved: an mcu target's
+        board file that sets commands is asked about before it is even read for use."""
+        if name not in self.targets:
+            await self.approve_files(self.files_to_trust(name))
+        return self.make_target(name)
+
+    def files_to_trust(self, name: str) -> list[trust.FileToTrust]:
+        """The board files of an mcu target that set commands nobody approved yet."""
+        t = self.config.targets.get(name)
+        if t is None or t.kind != "mcu" or not t.board:
+            return []
+        from verifybot_tui.targets.mcu.boards import board_files_to_trust
+
+        base = self.config.path.parent if self.config.path else None
+        return board_files_to_trust(t.board, Path(base) if base else None)
+
+    async def approve_files(self, files: list[trust.FileToTrust]) -> None:
+        """Approve ``files`` that set commands (asked in the app's dialog, or --trust), or
+        raise trust.RefusedFile (the user said no) / trust.UntrustedFile (nobody to ask).
+
+        One question per content at a time: a connect and a run that need the same
+        board file wait for the one answer."""
+        todo = trust.once_per_content(files)
+        if not todo:
+            return
+        if self.ask_trust is None:
+            raise trust.UntrustedFile(todo, TRUST_HOW)
+        key = frozenset(f.digest for f in todo)
+        task = self._asking.get(key)
+        if task is None or task.done():
+            task = asyncio.ensure_future(self._ask(self.ask_trust, todo))
+            self._asking[key] = task
+        if not await asyncio.shield(task):
+            raise trust.RefusedFile(todo, TRUST_HOW)
+
+    async def _ask(self, ask: Callable[[list[trust.FileToTrust]], Awaitable[bool]],
+                   todo: list[trust.FileToTrust]) -> bool:
+        yes = await ask(todo)
+        if yes:
+            for f in todo:
+                trust.approve(f)
+        return yes
 
     async def _shared(self, attr: str, start: Callable[[], Awaitable[None]], value: T) -> T:
         task: asyncio.Task[None] | None = getattr(self, attr)
@@ -219,13 +270,13 @@ class AppSession:
         if self.loop is not None:
             self.loop.review_feedback = on
 
-    def use_target(self, name: str) -> Target:
-        """Make ``name`` current: the loop runs on it from its next attempt."""
-        target = self.make_target(name)
+    def use_target(self, name: str) -> None:
+        """Make ``name`` current: the loop runs on it from its next attempt (a target not
+        built yet is built, its files from others asked about, when a run needs it)."""
         self.target_name = name
-        if self.loop is not None:
+        target = self.targets.get(name)
+        if self.loop is not None and target is not None:
             self.loop.set_target(target)
-        return target
 
     async def close(self) -> None:
         if self.loop is not None and self.loop.running:

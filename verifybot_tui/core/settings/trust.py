@@ -67,6 +67,18 @@ class UntrustedFile(ConfigError):
             + (f" ({how})" if how else "") + ". --yes does not approve commands")
 
 
+class RefusedFile(UntrustedFile):
+    """The user was shown such a file and said no: nothing of it ran, nothing is kept.
+
+    A front end that asked has already told the user; it need not say it again."""
+
+
+def once_per_content(files: list[FileToTrust]) -> list[FileToTrust]:
+    """The files that set commands nobody approved, each content once (two targets on
+    one board file, or a file asked about twice at once, make one question)."""
+    return list({f.digest: f for f in unapproved(files)}.values())
+
+
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

@@ -122,6 +122,12 @@ class LoopController:
         for worker in [w for w in self.screen.workers if w.group == "ui" and w.is_running]:
             with contextlib.suppress(Exception):
                 await worker.wait()
+        try:
+            # Its board file that sets commands is asked about before anything of it runs.
+            await self.session.prepare_target(self.session.target_name)
+        except VerifyBotError as e:
+            self.screen.post_message(LoopEnded(e))
+            return
         loop = self.session.ensure_loop()
         self.session.stopping = False
         # One start of the browser and one connection at a time: wait for those under

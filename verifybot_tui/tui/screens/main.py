@@ -27,6 +27,7 @@ from verifybot_tui.core.base.ansi import one_line
 from verifybot_tui.core.base.errors import VerifyBotError
 from verifybot_tui.core.loop.events import ApprovalNeeded, FeedbackReady, dispatch
 from verifybot_tui.core.settings.config import LLMConfig
+from verifybot_tui.core.settings.trust import RefusedFile
 from verifybot_tui.tui.keys import APPROVAL_BINDINGS, MAIN_BINDINGS
 from verifybot_tui.tui.messages import (
     BackendState,
@@ -286,7 +287,7 @@ class MainScreen(Screen[None]):
     async def _loop_ended(self, message: LoopEnded) -> None:
         self.running = False
         self.controller.close_decisions()
-        if message.error is not None:
+        if message.error is not None and not isinstance(message.error, RefusedFile):
             self.notify(f"The loop stopped on an error: {one_line(str(message.error))}",
                         severity="error", timeout=10, markup=False)
 
@@ -389,6 +390,9 @@ class MainScreen(Screen[None]):
             self.show_target(message.name)
             return
         where = message.name
+        if isinstance(message.error, RefusedFile):  # "Don't run": told by the dialog
+            self.show_target(self.session.target_name)
+            return
         if message.name != self.session.target_name:
             self.unreachable = where
             self.show_target(self.session.target_name)

@@ -32,7 +32,8 @@ class RecipeScreen(FormDialog[Recipe]):
 
     def read(self) -> Recipe:
         text = self.query_one("#recipe-path", Input).value.strip()
-        return load_recipe(Path(text).expanduser())
+        # One that sets commands is asked about when it is applied (tui.commands).
+        return load_recipe(Path(text).expanduser(), check_trust=False)
 
     @on(Input.Submitted, "#recipe-path")
     @on(Button.Pressed, "#open")
