@@ -182,3 +182,26 @@ async def test_trust_at_the_start_approves_without_asking(tui, tmp_path: Path,
     assert trust.digest(board.read_bytes()) in stored()
     said = [n.message for n in app_messages.notices if n.title == "--trust"]
     assert said and f"{board}: qemu = qemu-system-arm" in said[0]
+
+
+async def test_the_question_fits_80x24_with_many_findings(tui, tmp_path: Path) -> None:
+    board = tmp_path / "many.toml"
+    board.write_text(
+        'extends = "netduinoplus2"\ncompiler = "/opt/elsewhere/bin/cc"\n'
+        f'qemu = ["qemu-system-arm", "-M", "netduinoplus2", "-D", "{tmp_path}/{"x" * 90}.log"]\n'
+        'cpu_flags = ["-mthumb", "-wrapper", "/bin/sh,-c,true", "-fplugin=/tmp/p.so", '
+        '"-B/tmp/b", "@/tmp/args", "--specs=/tmp/s.specs"]\n', encoding="utf-8")
+    app = tui.make_app(tui.ws, data=with_board(board), target="board")
+    async with tui.running(app, size=(80, 24)) as pilot:
+        screen = await the_question(tui, pilot)
+        assert len(screen.files[0].findings) == 7
+        box = screen.query_one("#dialog").region
+        assert box.y >= 0 and box.bottom <= 24 and box.right <= 80
+        for button in ("#yes", "#no"):  # both answers on screen, inside the dialog
+            region = screen.query_one(button).region
+            assert box.contains_region(region) and region.bottom <= 24
+        findings = screen.query_one("#trust-files")
+        assert findings.max_scroll_y > 0  # the rest scrolls
+        # the long value wraps inside the dialog: no line wider than the dialog
+        assert all(w.region.right <= box.right for w in screen.query(".trust-findings"))
+        await pilot.press("n")

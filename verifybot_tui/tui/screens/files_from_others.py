@@ -10,6 +10,7 @@ in the terminal (cli/approval.py).
 
 from __future__ import annotations
 
+from textual import events
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Label, Static
 
@@ -34,6 +35,11 @@ def refused_text(files: list[FileToTrust]) -> str:
 def trusted_text(files: list[FileToTrust]) -> str:
     """The notice when --trust said yes in the user's place."""
     return "--trust: running what " + "; ".join(f.describe() for f in files)
+
+
+# The dialog's rows around its list of findings: border, padding, title, question, the
+# note and the buttons. The list scrolls in what the terminal leaves (80x24 included).
+AROUND_FINDINGS = 15
 
 
 class FilesFromOthersScreen(ConfirmScreen):
@@ -61,3 +67,13 @@ class FilesFromOthersScreen(ConfirmScreen):
                 yield Button("Run it (asked once for this content) \\[y]", id="yes",
                              variant="warning")
                 yield Button("Don't run \\[n]", id="no", variant="primary")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self._fit(self.app.size.height)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit(event.size.height)
+
+    def _fit(self, height: int) -> None:
+        self.query_one("#trust-files").styles.max_height = max(3, height - AROUND_FINDINGS)
