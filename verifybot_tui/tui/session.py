@@ -281,7 +281,7 @@ class AppSession:
     async def close(self) -> None:
         if self.loop is not None and self.loop.running:
             self.loop.stop()
-        for task in [self._llm_start, *self._connecting.values()]:
+        for task in [self._llm_start, *self._connecting.values(), *self._asking.values()]:
             if task is not None and not task.done():
                 task.cancel()
         closers = [t.close() for t in self.targets.values()]
