@@ -83,7 +83,9 @@ async def test_dont_run_runs_nothing_and_approves_nothing(tui, tmp_path: Path,
                                                           app_messages) -> None:
     board = board_file(tmp_path)
     answers = tui.write_answers(tmp_path / "fw.md", SUM, lang="c")
-    app = tui.make_app(tui.ws, answers, data=with_board(board))
+    data = with_board(board)
+    data["run"]["auto_accept"] = True  # as --yes: it answers no question about commands
+    app = tui.make_app(tui.ws, answers, data=data)
     asked = counting(app)
     async with tui.running(app, app_messages) as pilot:
         await tui.wait_for(pilot, lambda: "local" in app.session.targets, timeout=60,
