@@ -50,6 +50,7 @@ import itertools
 import json
 import os
 import secrets
+import shlex
 import shutil
 import signal
 import subprocess
@@ -456,8 +457,27 @@ def _base() -> list[str]:
 # builtin names). Outside a PID namespace of its own (its pid is not 1 or 2, as
 # bubblewrap makes it) it only runs the program: ``kill -1`` there would signal
 # every process the user may signal, on the whole machine.
+#
+# ``BUILD`` first (``build_then_run``): a compiled program's build and run share this
+# one sandbox, which halves what the sandbox costs a C program. The subshell runs the
+# build command (shell-quoted by ``shlex.join``, stdout and stderr the real ones, no
+# fd 9), says "built STATUS" on fd 9 and, when the build passed, waits there for
+# "go": VerifyBot reads what the compiler wrote to the end, notes the run folder and
+# starts the program's own timeout before the program exists. fd 9 is a socket
+# (VerifyBot's side of a socketpair), so the build's status and the "go" share it,
+# and neither the compiler nor the program can reopen it through /proc; the program
+# starts only after the status was read, so nothing it prints or writes is taken
+# for one. A failed build ends the sandbox with the build's status.
 SANDBOX_INIT = r"""exec 9>&0 0</dev/null 8>&2 2>/dev/null
-(exec "$@" 2>&8 8>&- 9>&-)
+(if [ "$1" = --vb-build ]; then
+    (eval "exec $2" 2>&8 8>&- 9>&-)
+    vb_b=$?
+    echo "built $vb_b" >&9
+    [ $vb_b = 0 ] || exit $vb_b
+    read -r vb_go <&9 && [ "$vb_go" = go ] || exit 125
+    shift 2
+fi
+exec "$@" 2>&8 8>&- 9>&-)
 vb_st=$?
 case $$ in 1|2) ;; *) exit $vb_st;; esac
 vb_live() {
@@ -505,6 +525,15 @@ fi
 exit $vb_st
 """
 INIT_ARGV = ["/bin/sh", "-c", SANDBOX_INIT, "sandbox-init"]
+BUILD = "--vb-build"
+BUILT = "built "  # the init's line once the build ended: "built STATUS"
+GO = b"go\n"  # VerifyBot's answer: start the program
+
+
+def build_then_run(build: list[str], run: list[str]) -> list[str]:
+    """What follows a sandbox prefix to build with ``build`` and then, once VerifyBot
+    says "go" on the init's socket, run ``run`` in the same sandbox."""
+    return [BUILD, shlex.join(build), *run]
 
 
 def bwrap() -> str | None:
