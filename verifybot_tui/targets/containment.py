@@ -29,7 +29,9 @@ processes, cannot leave the namespace by any setsid, cgroup move, environment
 wipe or uid change, and the kernel kills everything in it when its first
 process ends; before that, an init of ours in it (``SANDBOX_INIT``) names and
 kills what the program left running, so the verdict still says a daemon was
-left. The guards above stay on as a second line. Where there is no
+left. The guards above stay on as a second line wherever the sandbox was not
+seen to end as a whole (its cgroup empty, or no process with its marker left):
+once it was, the namespace's end has killed all of it. Where there is no
 sandbox, three more keep up with what the namespace would have stopped:
 
 - VerifyBot makes itself a child subreaper, so a double-forked process that
@@ -602,28 +604,34 @@ def sandbox_argv(workdir: Path, network: bool, read_only: Iterable[str | Path] =
     return [*argv, "--remount-ro", "/", "--chdir", str(workdir), "--", *INIT_ARGV]
 
 
-async def sandbox_ended(cgroup: Path | None, token: str, wait: float = 0.5) -> None:
+async def sandbox_ended(cgroup: Path | None, token: str, wait: float = 0.5) -> bool:
     """``await_sandbox_end`` without holding the event loop: once the program ended,
     the sandbox winds down by itself in a few milliseconds; the stop that follows
-    then finds nothing to signal (and waits for nothing)."""
+    then finds nothing to signal (and waits for nothing). True once nothing of it
+    is alive (False: still there after ``wait``)."""
     deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
+    while True:
         pids = cgroup_pids(cgroup) if cgroup is not None else marker_pids(token)
         if not any(alive(p) for p in pids):
-            return
+            return True
+        if time.monotonic() >= deadline:
+            return False
         await asyncio.sleep(0.002)
 
 
-def await_sandbox_end(cgroup: Path | None, token: str, wait: float = 1.0) -> None:
+def await_sandbox_end(cgroup: Path | None, token: str, wait: float = 1.0) -> bool:
     """Wait (bounded) for every process of a sandbox to be gone once its outer bwrap
     ended: bubblewrap's own pid 1 tells its exit status before it has exited itself,
     and the kernel's kill of the namespace's other processes takes a moment. Without
-    this wait, they would be named as left running, or seen alive after the stop."""
+    this wait, they would be named as left running, or seen alive after the stop.
+    True once nothing of it is alive: in its cgroup, or (none) carrying its marker."""
     deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
+    while True:
         pids = cgroup_pids(cgroup) if cgroup is not None else marker_pids(token)
         if not any(alive(p) for p in pids):
-            return
+            return True
+        if time.monotonic() >= deadline:
+            return False
         time.sleep(0.002)
 
 

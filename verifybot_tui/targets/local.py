@@ -435,9 +435,8 @@ class LocalTarget(ReportsState):
             _LIVE_TOKENS.discard(token)
             escaped = [] if report < 0 else containment.escaped_in_sandbox(report)
             _close(report)
-            if sandbox:
-                containment.await_sandbox_end(cgroup, token)
-            escaped += _leftover_check(cgroup, token, since)
+            ended = bool(sandbox) and containment.await_sandbox_end(cgroup, token)
+            escaped += _leftover_check(cgroup, token, since, ended)
             protocol.finish()
             transport.close()
             self._running.discard(root)
@@ -631,9 +630,10 @@ class LocalTarget(ReportsState):
 
 async def _wait_and_stop(root: int, protocol: _Reader, cancelled: bool,
                          timeout: float | None,
-                         settle: Callable[[], Awaitable[None]] | None = None) -> bool:
+                         settle: Callable[[], Awaitable[bool]] | None = None) -> bool:
     """Wait for the program to end (or time out: True), then stop its whole tree;
-    ``settle``, once it ended by itself, first lets a sandbox wind down on its own."""
+    ``settle``, once it ended by itself, first lets a sandbox wind down on its own
+    (True: all of it is gone, so there is nothing to stop)."""
     timed_out = stopped = False
     try:
         try:
@@ -642,10 +642,13 @@ async def _wait_and_stop(root: int, protocol: _Reader, cancelled: bool,
             await asyncio.wait_for(asyncio.shield(protocol.exited), timeout)
         except TimeoutError:
             timed_out = True
+        settled = False
         if settle is not None and not timed_out:
-            await asyncio.shield(settle())
-        # Ended or timed out: nothing it started may outlive it.
-        await asyncio.shield(stop_tree(root))
+            settled = await asyncio.shield(settle())
+        # Ended or timed out: nothing it started may outlive it (a sandbox seen gone
+        # as a whole has nothing left to stop: that costs a scan of /proc).
+        if not settled:
+            await asyncio.shield(stop_tree(root))
         stopped = True
         # Pipes close once every holder is dead; one that escaped keeps them open.
         await asyncio.wait([protocol.closed], timeout=1.0)
@@ -741,11 +744,21 @@ async def _reap_adopted() -> None:
         await asyncio.sleep(0.05)
 
 
-def _leftover_check(cgroup: Path | None, token: str, since: int) -> list[str]:
+def _leftover_check(cgroup: Path | None, token: str, since: int,
+                    sandbox_ended: bool = False) -> list[str]:
     """Processes still alive once the run's tree was stopped: they escaped it (a
     setsid double fork). Found in the run's cgroup, by the run's marker variable,
     or (without a sandbox) as orphans adopted by VerifyBot since the run started;
-    named for the verdict, then killed."""
+    named for the verdict, then killed.
+
+    ``sandbox_ended``: the run's sandbox was seen gone as a whole: its cgroup empty
+    (a sandboxed process cannot leave it: no cgroup file system in there, no
+    capability to mount one), or without a cgroup no process carrying its marker.
+    Nothing leaves a PID namespace and the kernel kills what is in it when it ends,
+    so the marker's freeze scans (which catch a daemon hopping from pid to pid
+    outside one) have nothing to find; each reads all of /proc, and together they
+    were most of what a short run cost after it ended. Orphans adopted by VerifyBot
+    are still looked for."""
     names: list[str] = []
     left: list[int] = []
     if cgroup is not None:  # a zombie there (a sandbox's pid 1 not yet reaped) ran nothing
@@ -757,8 +770,13 @@ def _leftover_check(cgroup: Path | None, token: str, since: int) -> list[str]:
             time.sleep(0.01)
         left = containment.cgroup_pids(cgroup)
         containment.remove_cgroup(cgroup)
-    killed, unkillable = containment.kill_marked(
-        token, lambda: containment.adopted(since, _LIVE_ROOTS, _LIVE_TOKENS))
+    def extra() -> set[int]:
+        return containment.adopted(since, _LIVE_ROOTS, _LIVE_TOKENS)
+
+    killed: list[str] = []
+    unkillable: list[str] = []
+    if not sandbox_ended or extra():
+        killed, unkillable = containment.kill_marked(token, extra)
     seen = {n.split(" ", 1)[0] for n in names}
     names += [n for n in killed if n.split(" ", 1)[0] not in seen]
     containment.reap_adopted(_LIVE_ROOTS)
