@@ -284,3 +284,17 @@ def test_an_ordinary_user_gets_one_sandbox_too(tmp_path: Path) -> None:
         assert "TTY refused" in out and "AGENT unset" in out
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
+async def test_without_a_sandbox_the_build_is_a_step_of_its_own(tmp_path: Path) -> None:
+    """``sandbox = "off"``: the build and the program are two processes, as before;
+    compile errors, warnings and the program's own output are told apart the same."""
+    plain = LocalTarget(TargetConfig(name="local", sandbox="off"), tmp_path / "ws")
+    broken = await plain.run(c_run("int main(void){ return undeclared_y; }\n"), Chunks())
+    assert broken.compile_failed and "undeclared_y" in broken.stderr
+    assert judge(broken, []).status == "compile_error"
+    code = ('#include <stdio.h>\nint main(void){int unused_two; printf("built 1\\n");'
+            'return 1;}\n')
+    result = await plain.run(c_run(code), Chunks())
+    assert (result.exit_code, result.compile_failed, result.stdout) == (1, False, "built 1\n")
+    assert "unused_two" in result.build_stderr and result.stderr == ""
