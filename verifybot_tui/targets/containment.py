@@ -588,7 +588,8 @@ def sandbox_argv(workdir: Path, network: bool, read_only: Iterable[str | Path] =
     e.g. a venv, an interpreter's prefix, the board cache) shown read-only; /proc
     is the namespace's own; ``network`` false leaves only a private loopback. The
     program runs under ``SANDBOX_INIT``: the process started with this prefix wants
-    a pipe as stdin, whose other end ``escaped_in_sandbox`` reads once it ended."""
+    a pipe as stdin (a socket where a build comes first: ``build_then_run``), whose
+    other end ``escaped_in_sandbox`` reads once it ended."""
     path = bwrap()
     if path is None:
         return None
