@@ -2,7 +2,8 @@
 and how often stdout and stderr lines written with no pause between them arrive swapped
 (both pipes are read in one place, but two pipes share no clock: see the README).
 
-Run: .venv/bin/python bench/local_target.py   (prints figures; asserts nothing)
+Run: .venv/bin/python bench/local_target.py   (prints figures; asserts nothing;
+     VB_BENCH_PAIRS=N sets the sandbox on/off pairs per language, default 30)
 Before/after a change, run by run: bench/local_pairs.py.
 """
 
@@ -65,13 +66,21 @@ DAEMON = ("import os, subprocess\n"
 
 
 async def start_up(target: LocalTarget, plain: LocalTarget, runs: int) -> None:
-    """Trivial runs, in and out of the sandbox, then one that leaves a daemon behind."""
+    """Trivial runs, in and out of the sandbox, paired run by run (the order alternating)
+    so the machine's load hits both alike: what the sandbox adds is the median of the
+    paired differences. Then one that leaves a daemon behind."""
     for lang, name, code in (("python", "m.py", "pass\n"), ("bash", "m.sh", "true\n"),
                              ("c", "m.c", "int main(void){return 0;}\n")):
-        for label, where in (("sandbox auto", target), ("sandbox off", plain)):
-            times = [(await timed(where, request(code, name, lang)))[0] for _ in range(runs)]
-            print(f"{lang} trivial run ({label}): median "
-                  f"{statistics.median(times) * 1000:.1f} ms")
+        times: dict[str, list[float]] = {"auto": [], "off": []}
+        sides = {"auto": target, "off": plain}
+        for i in range(runs):
+            for side in ("auto", "off") if i % 2 == 0 else ("off", "auto"):
+                times[side].append((await timed(sides[side], request(code, name, lang)))[0])
+        diffs = [a - b for a, b in zip(times["auto"], times["off"], strict=True)]
+        print(f"{lang} trivial run, {runs} pairs: sandbox auto median "
+              f"{statistics.median(times['auto']) * 1000:.1f} ms, sandbox off median "
+              f"{statistics.median(times['off']) * 1000:.1f} ms; the sandbox adds (paired "
+              f"difference median) {statistics.median(diffs) * 1000:+.1f} ms")
     for label, where in (("sandbox auto", target), ("sandbox off", plain)):
         runs_left = [await timed(where, request(DAEMON)) for _ in range(max(3, runs // 3))]
         escaped = getattr(runs_left[-1][1], "escaped", [])
@@ -104,7 +113,7 @@ async def main() -> None:
     target = LocalTarget(TargetConfig(name="local"), Path(tempfile.mkdtemp(prefix="vb-bench-")))
     plain = LocalTarget(TargetConfig(name="local", sandbox="off"), target.workspace)
     init_cost()
-    await start_up(target, plain, 10)
+    await start_up(target, plain, int(os.environ.get("VB_BENCH_PAIRS", "30")))
     scans = []
     for _ in range(50):
         t0 = time.perf_counter()

@@ -29,7 +29,9 @@ processes, cannot leave the namespace by any setsid, cgroup move, environment
 wipe or uid change, and the kernel kills everything in it when its first
 process ends; before that, an init of ours in it (``SANDBOX_INIT``) names and
 kills what the program left running, so the verdict still says a daemon was
-left. The guards above stay on as a second line. Where there is no
+left. The guards above stay on as a second line wherever the sandbox was not
+seen to end as a whole (its cgroup empty, or no process with its marker left):
+once it was, the namespace's end has killed all of it. Where there is no
 sandbox, three more keep up with what the namespace would have stopped:
 
 - VerifyBot makes itself a child subreaper, so a double-forked process that
@@ -50,6 +52,7 @@ import itertools
 import json
 import os
 import secrets
+import shlex
 import shutil
 import signal
 import subprocess
@@ -456,8 +459,27 @@ def _base() -> list[str]:
 # builtin names). Outside a PID namespace of its own (its pid is not 1 or 2, as
 # bubblewrap makes it) it only runs the program: ``kill -1`` there would signal
 # every process the user may signal, on the whole machine.
+#
+# ``BUILD`` first (``build_then_run``): a compiled program's build and run share this
+# one sandbox, which halves what the sandbox costs a C program. The subshell runs the
+# build command (shell-quoted by ``shlex.join``, stdout and stderr the real ones, no
+# fd 9), says "built STATUS" on fd 9 and, when the build passed, waits there for
+# "go": VerifyBot reads what the compiler wrote to the end, notes the run folder and
+# starts the program's own timeout before the program exists. fd 9 is a socket
+# (VerifyBot's side of a socketpair), so the build's status and the "go" share it,
+# and neither the compiler nor the program can reopen it through /proc; the program
+# starts only after the status was read, so nothing it prints or writes is taken
+# for one. A failed build ends the sandbox with the build's status.
 SANDBOX_INIT = r"""exec 9>&0 0</dev/null 8>&2 2>/dev/null
-(exec "$@" 2>&8 8>&- 9>&-)
+(if [ "$1" = --vb-build ]; then
+    (eval "exec $2" 2>&8 8>&- 9>&-)
+    vb_b=$?
+    echo "built $vb_b" >&9
+    [ $vb_b = 0 ] || exit $vb_b
+    read -r vb_go <&9 && [ "$vb_go" = go ] || exit 125
+    shift 2
+fi
+exec "$@" 2>&8 8>&- 9>&-)
 vb_st=$?
 case $$ in 1|2) ;; *) exit $vb_st;; esac
 vb_live() {
@@ -505,6 +527,15 @@ fi
 exit $vb_st
 """
 INIT_ARGV = ["/bin/sh", "-c", SANDBOX_INIT, "sandbox-init"]
+BUILD = "--vb-build"
+BUILT = "built "  # the init's line once the build ended: "built STATUS"
+GO = b"go\n"  # VerifyBot's answer: start the program
+
+
+def build_then_run(build: list[str], run: list[str]) -> list[str]:
+    """What follows a sandbox prefix to build with ``build`` and then, once VerifyBot
+    says "go" on the init's socket, run ``run`` in the same sandbox."""
+    return [BUILD, shlex.join(build), *run]
 
 
 def bwrap() -> str | None:
@@ -557,7 +588,8 @@ def sandbox_argv(workdir: Path, network: bool, read_only: Iterable[str | Path] =
     e.g. a venv, an interpreter's prefix, the board cache) shown read-only; /proc
     is the namespace's own; ``network`` false leaves only a private loopback. The
     program runs under ``SANDBOX_INIT``: the process started with this prefix wants
-    a pipe as stdin, whose other end ``escaped_in_sandbox`` reads once it ended."""
+    a pipe as stdin (a socket where a build comes first: ``build_then_run``), whose
+    other end ``escaped_in_sandbox`` reads once it ended."""
     path = bwrap()
     if path is None:
         return None
@@ -573,28 +605,34 @@ def sandbox_argv(workdir: Path, network: bool, read_only: Iterable[str | Path] =
     return [*argv, "--remount-ro", "/", "--chdir", str(workdir), "--", *INIT_ARGV]
 
 
-async def sandbox_ended(cgroup: Path | None, token: str, wait: float = 0.5) -> None:
+async def sandbox_ended(cgroup: Path | None, token: str, wait: float = 0.5) -> bool:
     """``await_sandbox_end`` without holding the event loop: once the program ended,
     the sandbox winds down by itself in a few milliseconds; the stop that follows
-    then finds nothing to signal (and waits for nothing)."""
+    then finds nothing to signal (and waits for nothing). True once nothing of it
+    is alive (False: still there after ``wait``)."""
     deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
+    while True:
         pids = cgroup_pids(cgroup) if cgroup is not None else marker_pids(token)
         if not any(alive(p) for p in pids):
-            return
+            return True
+        if time.monotonic() >= deadline:
+            return False
         await asyncio.sleep(0.002)
 
 
-def await_sandbox_end(cgroup: Path | None, token: str, wait: float = 1.0) -> None:
+def await_sandbox_end(cgroup: Path | None, token: str, wait: float = 1.0) -> bool:
     """Wait (bounded) for every process of a sandbox to be gone once its outer bwrap
     ended: bubblewrap's own pid 1 tells its exit status before it has exited itself,
     and the kernel's kill of the namespace's other processes takes a moment. Without
-    this wait, they would be named as left running, or seen alive after the stop."""
+    this wait, they would be named as left running, or seen alive after the stop.
+    True once nothing of it is alive: in its cgroup, or (none) carrying its marker."""
     deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
+    while True:
         pids = cgroup_pids(cgroup) if cgroup is not None else marker_pids(token)
         if not any(alive(p) for p in pids):
-            return
+            return True
+        if time.monotonic() >= deadline:
+            return False
         time.sleep(0.002)
 
 

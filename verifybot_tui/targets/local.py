@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import fcntl
 import os
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
+import sys
+import termios
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -214,6 +218,17 @@ class _Reader(asyncio.SubprocessProtocol):
         if not self.exited.done():
             self.exited.set_result(None)
 
+    def split(self) -> tuple[dict[str, OutputCapture], dict[str, int]]:
+        """The output so far (a build's, in the sandbox the program shares with it) is
+        done: a character begun is given up as at a pipe's end, and what follows
+        (the program's) is kept apart. Returns the captures and byte counts so far."""
+        for stream in list(self._open):
+            self._deliver(stream, self._decoders[stream].decode(b"", final=True))
+        captures, counts = self.captures, self.counts
+        self.captures = {name: OutputCapture() for name in self.STREAMS.values()}
+        self.counts = {name: 0 for name in self.STREAMS.values()}
+        return captures, counts
+
     def finish(self) -> None:
         """No more output is passed on (the run is over); a pipe an escaped child still
         holds gives up the bytes of a character it had begun."""
@@ -289,6 +304,19 @@ class _Outcome:
     escaped: list[str] = field(default_factory=list)  # found in the cgroup after the stop
 
 
+@dataclass
+class _Build:
+    """A compile step run first in the program's own sandbox (one sandbox, not two:
+    each costs a run about 20 ms). ``on_built`` is called once the build passed,
+    before the program starts; ``outcome`` is then the build's own. It stays None
+    where the build failed, timed out or was stopped: the run's outcome is the build's."""
+
+    argv: list[str]
+    timeout: float
+    on_built: Callable[[], None]
+    outcome: _Outcome | None = None
+
+
 def _result(run: _Outcome, command: str, workdir: Path, *, compile_failed: bool = False,
             files_changed: list[str] | None = None) -> RunResult:
     """The RunResult of a finished (build or program) process."""
@@ -353,13 +381,19 @@ class LocalTarget(ReportsState):
 
     async def _exec(self, argv: list[str], cwd: Path, on_output: OutputCallback,
                     timeout: float | None, env: dict[str, str],
-                    sandbox: list[str] | None = None) -> _Outcome:
+                    sandbox: list[str] | None = None, build: _Build | None = None
+                    ) -> _Outcome:
         """Run one process (in ``sandbox``, a bubblewrap prefix, when given) and stop
-        whatever it started once it ends or times out."""
+        whatever it started once it ends or times out; with ``build`` (sandbox only),
+        the build first, in the same sandbox, then the process on its own timeout."""
         loop = asyncio.get_running_loop()
         started, since = time.monotonic(), containment.ticks_now()
         report = stdin = subprocess.DEVNULL  # the sandbox's init reports on a pipe
-        if sandbox:
+        if sandbox and build is not None:  # a socket: the build's status, then "go"
+            argv = [*sandbox, *containment.build_then_run(build.argv, argv)]
+            ours, theirs = socket.socketpair()
+            report, stdin = ours.detach(), theirs.detach()
+        elif sandbox:
             argv = [*sandbox, *argv]
             report, stdin = os.pipe()
         else:
@@ -384,6 +418,16 @@ class LocalTarget(ReportsState):
         reaper = None if sandbox else asyncio.ensure_future(_reap_adopted())
         try:
             settle = (lambda: containment.sandbox_ended(cgroup, token)) if sandbox else None
+            if sandbox and build is not None and not cancelled:
+                try:
+                    passed = await _await_build(transport, protocol, report, build, started)
+                except asyncio.CancelledError:
+                    cancelled = True  # the stop below stops the build's tree, then raises
+                else:
+                    if passed:
+                        started = time.monotonic()  # the program's own time from here
+                    else:  # the build's outcome is the run's: on the build's own time
+                        timeout = max(0.0, build.timeout - (time.monotonic() - started))
             timed_out = await _wait_and_stop(root, protocol, cancelled, timeout, settle)
         finally:
             if reaper is not None:
@@ -391,9 +435,8 @@ class LocalTarget(ReportsState):
             _LIVE_TOKENS.discard(token)
             escaped = [] if report < 0 else containment.escaped_in_sandbox(report)
             _close(report)
-            if sandbox:
-                containment.await_sandbox_end(cgroup, token)
-            escaped += _leftover_check(cgroup, token, since)
+            ended = bool(sandbox) and containment.await_sandbox_end(cgroup, token)
+            escaped += _leftover_check(cgroup, token, since, ended)
             protocol.finish()
             transport.close()
             self._running.discard(root)
@@ -450,33 +493,44 @@ class LocalTarget(ReportsState):
         sources = [name for name in written if languages.language_for_filename(name) is lang]
         if entry not in sources:
             sources.insert(0, entry)
-        command = ""
+        argv = languages.build_argv(lang.run, entry=entry, sources=sources, exe=exe,
+                                    python=python)
+        command, built, stage = "", None, None
+        before: dict[str, tuple[int, int]] = {}
         if lang.compile:
             cargv = languages.compile_argv(lang, entry=entry, sources=sources, exe=exe,
                                            compiler=request.compiler, flags=request.flags,
                                            includes=languages.include_dirs(list(written)))
             command = shlex.join(cargv)
+            written[exe] = None
+        if lang.compile and sandbox is not None:
+            # Built and run in one sandbox: the run folder is looked at in between.
+            stage = _Build(cargv, COMPILE_TIMEOUT, lambda: before.update(_snapshot(workdir)))
+        elif lang.compile:
             try:
-                built = await self._exec(cargv, workdir, on_output, COMPILE_TIMEOUT, env,
-                                         sandbox)
+                built = await self._exec(cargv, workdir, on_output, COMPILE_TIMEOUT, env)
             except OSError as e:
                 return self._not_started(f"cannot start {lang.tool}: {e}", workdir, on_output)
             if built.timed_out or built.exit_code != 0:
                 return _result(built, command, workdir, compile_failed=True)
-            written[exe] = None
-        argv = languages.build_argv(lang.run, entry=entry, sources=sources, exe=exe,
-                                    python=python)
-        command = f"{command} && {shlex.join(argv)}" if command else shlex.join(argv)
-        before = _snapshot(workdir)
+        if stage is None:
+            before = _snapshot(workdir)
         try:
-            done = await self._exec(argv, workdir, on_output, request.timeout, env, sandbox)
+            done = await self._exec(argv, workdir, on_output, request.timeout, env, sandbox,
+                                    stage)
         except OSError as e:
-            return self._not_started(f"cannot start {argv[0]}: {e}", workdir, on_output)
+            tool = lang.tool if stage is not None else argv[0]
+            return self._not_started(f"cannot start {tool}: {e}", workdir, on_output)
+        if stage is not None:
+            if stage.outcome is None:
+                return _result(done, command, workdir, compile_failed=True)
+            built = stage.outcome
+        command = f"{command} && {shlex.join(argv)}" if command else shlex.join(argv)
         after = _snapshot(workdir)
         changed = sorted(name for name, stat in after.items()
                          if before.get(name) != stat and name not in written)
         result = _result(done, command, workdir, files_changed=changed)
-        if lang.compile:
+        if built is not None:
             result.build_stderr = built.stderr  # the warnings of a build that passed
         return result
 
@@ -576,9 +630,10 @@ class LocalTarget(ReportsState):
 
 async def _wait_and_stop(root: int, protocol: _Reader, cancelled: bool,
                          timeout: float | None,
-                         settle: Callable[[], Awaitable[None]] | None = None) -> bool:
+                         settle: Callable[[], Awaitable[bool]] | None = None) -> bool:
     """Wait for the program to end (or time out: True), then stop its whole tree;
-    ``settle``, once it ended by itself, first lets a sandbox wind down on its own."""
+    ``settle``, once it ended by itself, first lets a sandbox wind down on its own
+    (True: all of it is gone, so there is nothing to stop)."""
     timed_out = stopped = False
     try:
         try:
@@ -587,10 +642,13 @@ async def _wait_and_stop(root: int, protocol: _Reader, cancelled: bool,
             await asyncio.wait_for(asyncio.shield(protocol.exited), timeout)
         except TimeoutError:
             timed_out = True
+        settled = False
         if settle is not None and not timed_out:
-            await asyncio.shield(settle())
-        # Ended or timed out: nothing it started may outlive it.
-        await asyncio.shield(stop_tree(root))
+            settled = await asyncio.shield(settle())
+        # Ended or timed out: nothing it started may outlive it (a sandbox seen gone
+        # as a whole has nothing left to stop: that costs a scan of /proc).
+        if not settled:
+            await asyncio.shield(stop_tree(root))
         stopped = True
         # Pipes close once every holder is dead; one that escaped keeps them open.
         await asyncio.wait([protocol.closed], timeout=1.0)
@@ -600,6 +658,85 @@ async def _wait_and_stop(root: int, protocol: _Reader, cancelled: bool,
     return timed_out
 
 
+async def _await_build(transport: asyncio.SubprocessTransport, protocol: _Reader,
+                       report: int, build: _Build, started: float) -> bool:
+    """Wait (up to the build's timeout) for the sandbox's "built STATUS" line; once
+    the build passed, take in all it wrote, keep its outcome, call ``on_built`` and
+    say "go". False: it failed, timed out or the sandbox ended without a word."""
+    line = asyncio.ensure_future(_status_line(report))
+    try:
+        await asyncio.wait([line, protocol.exited], timeout=build.timeout,
+                           return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not line.done():
+            line.cancel()
+    text = line.result() if line.done() and not line.cancelled() else ""
+    if text.strip() != f"{containment.BUILT}0":
+        return False
+    await _drained(transport)
+    captures, counts = protocol.split()
+    build.outcome = _Outcome(
+        exit_code=0, stdout=captures["stdout"].text, stderr=captures["stderr"].text,
+        duration=time.monotonic() - started, timed_out=False,
+        stdout_bytes=counts["stdout"], stderr_bytes=counts["stderr"])
+    build.on_built()
+    try:
+        os.write(report, containment.GO)
+    except OSError:
+        return False  # the sandbox is gone: its end says the rest
+    return True
+
+
+async def _status_line(fd: int) -> str:
+    """One line from the sandbox init's socket, read byte by byte (nothing past it is
+    taken: what follows is the init's report of what it killed)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[str] = loop.create_future()
+    data = bytearray()
+    os.set_blocking(fd, False)
+
+    def readable() -> None:
+        while not done.done():
+            try:
+                byte = os.read(fd, 1)
+            except BlockingIOError:
+                return
+            except OSError:
+                byte = b""
+            if not byte or byte == b"\n" or len(data) > 64:
+                done.set_result(data.decode("ascii", "replace"))
+            else:
+                data.extend(byte)
+
+    loop.add_reader(fd, readable)
+    try:
+        return await done
+    finally:
+        loop.remove_reader(fd)
+
+
+async def _drained(transport: asyncio.SubprocessTransport, rounds: int = 1000) -> None:
+    """Until the output pipes hold nothing unread: the build has ended, so what is in
+    them is its own, and the program (not started yet) adds nothing meanwhile."""
+    fds = []
+    for n in (1, 2):
+        pipe = transport.get_pipe_transport(n)
+        if pipe is not None and pipe.get_extra_info("pipe") is not None:
+            fds.append(pipe.get_extra_info("pipe").fileno())
+    buf = bytearray(4)
+    for _ in range(rounds):
+        waiting = 0
+        for fd in fds:
+            try:
+                fcntl.ioctl(fd, termios.FIONREAD, buf)
+            except OSError:
+                continue
+            waiting += int.from_bytes(buf, sys.byteorder)
+        if not waiting:
+            return
+        await asyncio.sleep(0)
+
+
 async def _reap_adopted() -> None:
     """While a run without a sandbox goes on: collect its adopted orphans' zombies."""
     while True:
@@ -607,11 +744,21 @@ async def _reap_adopted() -> None:
         await asyncio.sleep(0.05)
 
 
-def _leftover_check(cgroup: Path | None, token: str, since: int) -> list[str]:
+def _leftover_check(cgroup: Path | None, token: str, since: int,
+                    sandbox_ended: bool = False) -> list[str]:
     """Processes still alive once the run's tree was stopped: they escaped it (a
     setsid double fork). Found in the run's cgroup, by the run's marker variable,
     or (without a sandbox) as orphans adopted by VerifyBot since the run started;
-    named for the verdict, then killed."""
+    named for the verdict, then killed.
+
+    ``sandbox_ended``: the run's sandbox was seen gone as a whole: its cgroup empty
+    (a sandboxed process cannot leave it: no cgroup file system in there, no
+    capability to mount one), or without a cgroup no process carrying its marker.
+    Nothing leaves a PID namespace and the kernel kills what is in it when it ends,
+    so the marker's freeze scans (which catch a daemon hopping from pid to pid
+    outside one) have nothing to find; each reads all of /proc, and together they
+    were most of what a short run cost after it ended. Orphans adopted by VerifyBot
+    are still looked for."""
     names: list[str] = []
     left: list[int] = []
     if cgroup is not None:  # a zombie there (a sandbox's pid 1 not yet reaped) ran nothing
@@ -623,8 +770,13 @@ def _leftover_check(cgroup: Path | None, token: str, since: int) -> list[str]:
             time.sleep(0.01)
         left = containment.cgroup_pids(cgroup)
         containment.remove_cgroup(cgroup)
-    killed, unkillable = containment.kill_marked(
-        token, lambda: containment.adopted(since, _LIVE_ROOTS, _LIVE_TOKENS))
+    def extra() -> set[int]:
+        return containment.adopted(since, _LIVE_ROOTS, _LIVE_TOKENS)
+
+    killed: list[str] = []
+    unkillable: list[str] = []
+    if not sandbox_ended or extra():
+        killed, unkillable = containment.kill_marked(token, extra)
     seen = {n.split(" ", 1)[0] for n in names}
     names += [n for n in killed if n.split(" ", 1)[0] not in seen]
     containment.reap_adopted(_LIVE_ROOTS)

@@ -76,11 +76,20 @@ def _system() -> list[str]:
     return args
 
 
+_SYSTEM_REAL: list[list[str]] = []
+
+
+def _system_real() -> list[str]:
+    """The system folders, resolved (once per process: a run asks for every tool)."""
+    if not _SYSTEM_REAL:
+        _SYSTEM_REAL.append([os.path.realpath(p) for p in SYSTEM if os.path.exists(p)])
+    return _SYSTEM_REAL[0]
+
+
 def visible(path: str | Path) -> bool:
     """Whether ``path`` (resolved) lies in the system folders every sandbox shows."""
     real = os.path.realpath(path)
-    return any(real == s or real.startswith(s.rstrip("/") + "/")
-               for s in (os.path.realpath(p) for p in SYSTEM if os.path.exists(p)))
+    return any(real == s or real.startswith(s.rstrip("/") + "/") for s in _system_real())
 
 
 def _resolver() -> list[str]:
