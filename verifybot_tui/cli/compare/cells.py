@@ -33,13 +33,24 @@ def say(text: str) -> None:
     print(f"[verifybot] {one_line(text)}", file=sys.stderr, flush=True)
 
 
+Progress = Callable[["Plan", str, "Cell | None"], None]
+"""What a front end hears of a cell as it goes: ``running``, ``attempt N``, then ``done``
+(with the cell), ``stopped`` or ``not run``. The CLI says a line per finished cell; the
+app's compare table redraws the cell."""
+
+
 class _Notes(_Headless):
     """recipe run's headless front end, quieter, that also keeps the matrix's facts."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, progress: Callable[[str], None] | None = None) -> None:
         super().__init__(name)
         self.failures: list[str] = []
         self._result: Any = None
+        self._progress = progress
+
+    async def on_prompt_sent(self, ev: events.PromptSent) -> None:
+        if self._progress is not None:
+            self._progress(f"attempt {ev.attempt}")
 
     def _kind(self, kind: str | None) -> None:
         if kind and kind not in self.failures:
@@ -132,13 +143,15 @@ def _fallback_model(cfg: Config, spec: str) -> str:
     return ""
 
 
-async def run_cell(cfg: Config, plan: Plan, stops: _Stops, out: Path) -> Cell:
+async def run_cell(cfg: Config, plan: Plan, stops: _Stops, out: Path,
+                   progress: Progress | None = None) -> Cell:
     from verifybot_tui.core.base.errors import EXIT_FAILED
 
     plan.folder.mkdir(parents=True, exist_ok=True)
     cell_cfg = replace(cfg, run=replace(cfg.run, workspace=str(plan.folder)))
     recipe = replace(plan.recipe, llm=plan.spec)
-    notes = _Notes(f"{plan.recipe.name} x {plan.llm} #{plan.run}")
+    notes = _Notes(f"{plan.recipe.name} x {plan.llm} #{plan.run}",
+                   (lambda text: progress(plan, text, None)) if progress else None)
     t0 = time.monotonic()
     watch: dict[str, Watched] = {}
 
@@ -173,9 +186,12 @@ async def run_cell(cfg: Config, plan: Plan, stops: _Stops, out: Path) -> Cell:
 
 
 async def run_cells(cfg: Config, plans: list[Plan], parallel: int, stops: _Stops, out: Path,
-                    on_cell: Callable[[Cell], None]) -> tuple[list[Cell], int]:
-    """Run the plans; ``on_cell`` gets each finished cell as it ends. Returns the finished
-    cells and how many did not finish (stopped or never started)."""
+                    on_cell: Callable[[Cell], None], progress: Progress | None = None
+                    ) -> tuple[list[Cell], int]:
+    """Run the plans; ``on_cell`` gets each finished cell as it ends, ``progress`` (the
+    app's table) every change of a cell. Returns the finished cells and how many did not
+    finish (stopped or never started)."""
+    tell: Progress = progress or (lambda plan, state, cell: None)
     gate = asyncio.Semaphore(max(1, parallel))
     locks: dict[str, asyncio.Lock] = {}
     finished: list[Cell] = []
@@ -190,16 +206,20 @@ async def run_cells(cfg: Config, plans: list[Plan], parallel: int, stops: _Stops
             try:
                 if stops.status is not None:
                     not_run[0] += 1
+                    tell(plan, "not run", None)
                     return
-                cell = await run_cell(cfg, plan, stops, out)
+                tell(plan, "running", None)
+                cell = await run_cell(cfg, plan, stops, out, progress)
             finally:
                 if lock is not None:
                     lock.release()
         if cell.status in (Status.INTERRUPTED, Status.STOPPED) and stops.status is not None:
             not_run[0] += 1
             say(f"{plan.recipe.name} x {plan.llm} #{plan.run}: stopped, left out of the report")
+            tell(plan, "stopped", None)
             return
         finished.append(cell)
+        tell(plan, "done", cell)
         at = f" at attempt {cell.verified_at}" if cell.verified_at else ""
         say(f"cell {plan.recipe.name} x {plan.llm} #{plan.run}: {cell.status}{at} "
             f"({cell.attempts} attempt(s), {cell.seconds:.1f} s"

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from verifybot_tui.cli.common import EXIT_HANGUP, SIGNALS, install_stop_signals
-from verifybot_tui.cli.compare.cells import Plan, run_cells, safe_name, say
+from verifybot_tui.cli.compare.cells import Plan, Progress, run_cells, safe_name, say
 from verifybot_tui.cli.recipes import _check_names, _Stops, approve_recipes
 from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
@@ -128,7 +128,7 @@ def write_report(m: Matrix, out: Path) -> None:
 
 async def run_matrix(cfg: Config, recipes: list[Recipe], llms: list[tuple[str, list[str]]],
                      *, repeat: int, parallel: int, out: Path, stops: _Stops,
-                     label: str = "compare") -> Matrix:
+                     label: str = "compare", progress: Progress | None = None) -> Matrix:
     """Every (recipe, llm, run) cell; ``llms`` pairs each label with one spec per recipe."""
     started = dt.datetime.now(dt.UTC).astimezone().isoformat(timespec="seconds")
     m = Matrix(started=started, recipes=[r.name for r in recipes],
@@ -145,7 +145,7 @@ async def run_matrix(cfg: Config, recipes: list[Recipe], llms: list[tuple[str, l
         m.cells.append(cell)
         write_report(m, out)
 
-    _, not_run = await run_cells(cfg, plans, parallel, stops, out, on_cell)
+    _, not_run = await run_cells(cfg, plans, parallel, stops, out, on_cell, progress)
     m.not_run = not_run
     m.interrupted = stops.status is not None
     write_report(m, out)
@@ -182,13 +182,9 @@ async def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
     if not args.llm:
         raise ConfigError("name the LLMs to compare: --llm A --llm B (an [llm.NAME], "
                           "replay:PATH or replay:DIR/)")
-    if len(set(args.llm)) != len(args.llm):
-        raise ConfigError("an --llm is given twice: use --repeat for more runs of one LLM")
     recipes = find_recipes(args.recipes)
     await approve_recipes(cfg, recipes, args.trust, "verifybot compare --trust")
-    for r in recipes:
-        _check_names(cfg, replace_llm(r))
-    llms = [(name, [llm_spec_for(cfg, name, r) for r in recipes]) for name in args.llm]
+    llms = check_compare(cfg, recipes, args.llm)
     out = out_folder(cfg, args.out)
     stops = _Stops()
     install_stop_signals(stops)
@@ -202,6 +198,22 @@ async def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
     if stops.status is not None:
         return EXIT_HANGUP if SIGNALS["hangup"] else EXIT_INTERRUPTED
     return EXIT_SUCCESS
+
+
+def check_compare(cfg: Config, recipes: list[Recipe], names: list[str]
+                  ) -> list[tuple[str, list[str]]]:
+    """Everything the recipes and the LLMs name is found before a cell runs (the CLI and
+    the app's "Compare LLMs…" alike); returns each LLM's label with one spec per recipe."""
+    if len(set(names)) != len(names):
+        raise ConfigError("an --llm is given twice: use --repeat for more runs of one LLM")
+    for r in recipes:
+        _check_names(cfg, replace_llm(r))
+    return [(name, [llm_spec_for(cfg, name, r) for r in recipes]) for name in names]
+
+
+def record(cfg: Config, m: Matrix, out: Path) -> int | None:
+    """The comparison in history (the app records its compares as the CLI does)."""
+    return _record(cfg, m, out)
 
 
 def list_comparisons(cfg: Config, *, json_out: bool) -> int:
