@@ -51,6 +51,9 @@ class VerifyBotCommands(Provider):
                           partial(toggle_verbose, main)))
             found.append(("Open recipe…", "Load a recipe (LLM, target, criteria, judge) and "
                           "send its prompt", partial(open_recipe, main)))
+            found.append(("Compare LLMs…", "Run recipes with several LLMs; a table fills "
+                          "in as cells finish (as verifybot compare)",
+                          partial(compare_llms, main)))
             for name in session.target_names:
                 found.append((f"Target: {name}", f"Run on {name} from the next attempt on",
                               partial(main.switch_to_target, name)))
@@ -150,3 +153,9 @@ async def apply_recipe(main: Any, recipe: Any) -> None:
                 f"{len(recipe.criteria)} criteria, judge {session.verification.judge}, "
                 f"{accept}", title="Recipe")
     main.submit(recipe.task, new_chat=True)
+
+
+def compare_llms(main: Any) -> None:
+    from verifybot_tui.tui.screens.compare import open_compare
+
+    open_compare(main)

@@ -1,0 +1,159 @@
+"""Compare LLMs in the app (issue 32): the palette's "Compare LLMs…", a table that fills
+in as cells finish, Escape stops the running cells and keeps the finished ones in a
+compare.json that validates, and history records the comparison.
+
+The real app under Pilot, two replay LLMs with different answers, real local programs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import jsonschema
+import pytest
+from cli_runs import answers, python_answer
+from textual.command import CommandPalette
+from textual.widgets import Input
+
+from verifybot_tui.core.store.history import History
+from verifybot_tui.tui.screens.compare import CompareForm, CompareScreen
+
+pytestmark = [pytest.mark.usefixtures("tui_env"), pytest.mark.timeout(180)]
+
+
+def _recipe(folder: Path, name: str, expect: str, timeout: float = 20) -> None:
+    (folder / f"{name}.toml").write_text(
+        f'name = "{name}"\nprompt = "print {expect}"\ntarget = "local"\n'
+        f'criteria = ["contains:{expect}"]\njudge = "off"\nmax_retries = 1\n'
+        f"timeout = {timeout}\n", encoding="utf-8")
+
+
+def setup_compare(tmp_path: Path, slow: str) -> tuple[Path, str]:
+    """Two recipes (sum, and ``slow``'s program in team_a), two replays:
+    team_a (one file per recipe) verifies both at attempt 1; b.md (one file for all)
+    prints SUM=7 first, then everything: verified at 2."""
+    recipes = tmp_path / "recipes"
+    recipes.mkdir()
+    _recipe(recipes, "sum", "SUM=6")
+    _recipe(recipes, "slow", "DONE")
+    team = tmp_path / "team_a"
+    team.mkdir()
+    (team / "sum.md").write_text(answers(python_answer('print("SUM=6")')))
+    (team / "slow.md").write_text(answers(python_answer(slow)))
+    (tmp_path / "b.md").write_text(answers(python_answer('print("SUM=7")'),
+                                           python_answer('print("SUM=6 DONE")')))
+    return recipes, f"replay:{team}/, replay:{tmp_path / 'b.md'}"
+
+
+async def start_compare(tui, pilot, recipes: Path, llms: str, parallel: str) -> CompareScreen:
+    app = pilot.app
+    await pilot.press("ctrl+p")
+    await tui.wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="palette")
+    await pilot.press(*"Compare LLMs")
+    await tui.wait_for(pilot, lambda: app.screen.query("CommandList").first().option_count,
+                       what="the entry")
+    await pilot.press("enter")
+    form = await tui.wait_screen(pilot, CompareForm, what="the compare form")
+    await pilot.press(*str(recipes))
+    form.query_one("#compare-llms", Input).value = llms
+    form.query_one("#compare-parallel", Input).value = parallel
+    await pilot.press("enter")
+    return await tui.wait_screen(pilot, CompareScreen, what="the compare screen")
+
+
+def schema_errors(out: Path) -> list[str]:
+    schema = json.loads((tui_root() / "schemas" / "compare.schema.json").read_text())
+    data = json.loads((out / "compare.json").read_text())
+    return [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(data)]
+
+
+def tui_root() -> Path:
+    from project import ROOT
+
+    return ROOT
+
+
+async def test_the_table_fills_in_as_cells_finish(tui, tmp_path: Path) -> None:
+    recipes, llms = setup_compare(tmp_path, 'import time\ntime.sleep(2)\nprint("DONE")')
+    app = tui.make_app(tui.ws)
+    async with tui.running(app, size=(80, 24)) as pilot:
+        screen = await start_compare(tui, pilot, recipes, llms, "2")
+        table = screen.table
+        team = screen.request.llms[0][0]
+        seen: list[str] = []
+
+        def slow_done() -> bool:
+            text = table.text_of("slow", 1, team)
+            if not seen or seen[-1] != text:
+                seen.append(text)
+            return not screen.running
+        await tui.wait_for(pilot, slow_done, timeout=120, what="the compare to end")
+        # the cell was seen running, then its verdict came while the screen was open
+        assert "run attempt 1" in seen, seen
+        assert seen[-1] == "VERIFIED@1" and seen.index("run attempt 1") < len(seen) - 1, seen
+        b = screen.request.llms[1][0]
+        assert [table.text_of(r, 1, b) for r in ("sum", "slow")] == ["VERIFIED@2"] * 2
+        assert table.get_cell("pass@1", team) == "100% of 2"
+        assert table.get_cell("pass@1", b) == "0% of 2"
+        status = str(screen.query_one("#compare-status").render())
+        assert "Done: 4 of 4 cell(s) verified" in status and "index.html" in status
+        out = screen.out
+        assert out is not None and schema_errors(out) == []
+        data = json.loads((out / "compare.json").read_text())
+        assert (len(data["cells"]), data["interrupted"]) == (4, False)
+        await pilot.press("escape")
+        await tui.wait_for(pilot, lambda: not isinstance(app.screen, CompareScreen),
+                           what="the screen closed")
+    history = History(tui.ws)
+    try:
+        rows = history.comparisons()
+    finally:
+        history.close()
+    assert [(r["cells"], r["verified"], r["out_dir"]) for r in rows] == [(4, 4, str(out))]
+
+
+def _processes_under(folder: Path) -> list[int]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            continue
+        if cwd.startswith(str(folder)):
+            found.append(int(pid))
+    return found
+
+
+async def test_escape_stops_running_cells_and_keeps_the_finished(tui, tmp_path: Path) -> None:
+    recipes, llms = setup_compare(tmp_path, 'import time\ntime.sleep(120)\nprint("DONE")')
+    app = tui.make_app(tui.ws)
+    async with tui.running(app) as pilot:
+        screen = await start_compare(tui, pilot, recipes, llms, "4")
+        table = screen.table
+        team, b = (name for name, _ in screen.request.llms)
+
+        def finished_and_hanging() -> bool:
+            return (table.text_of("sum", 1, team) == "VERIFIED@1"
+                    and table.text_of("sum", 1, b) == "VERIFIED@2"
+                    and table.text_of("slow", 1, b) == "VERIFIED@2"
+                    and table.text_of("slow", 1, team) == "run attempt 1"
+                    and bool(_processes_under(screen.out or tmp_path)))
+        await tui.wait_for(pilot, finished_and_hanging, timeout=90,
+                           what="three verdicts and a hanging program")
+        await pilot.press("escape")
+        await tui.wait_for(pilot, lambda: not screen.running, timeout=30, what="the stop")
+        assert table.text_of("slow", 1, team) == "stopped"
+        out = screen.out
+        assert out is not None and schema_errors(out) == []
+        data = json.loads((out / "compare.json").read_text())
+        kept = sorted((c["recipe"], c["verified_at"]) for c in data["cells"])
+        assert kept == [("slow", 2), ("sum", 1), ("sum", 2)]
+        assert (data["interrupted"], data["not_run"]) == (True, 1)
+        assert (out / "index.html").is_file() and (out / "compare.md").is_file()
+        assert "Stopped: 3 of 3 cell(s) verified, 1 not run" in str(
+            screen.query_one("#compare-status").render())
+        assert _processes_under(out) == []
