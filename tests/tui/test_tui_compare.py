@@ -19,6 +19,7 @@ from textual.widgets import Input
 
 from verifybot_tui.core.store.history import History
 from verifybot_tui.tui.screens.compare import CompareForm, CompareScreen
+from verifybot_tui.tui.widgets.history import HistoryPane
 
 pytestmark = [pytest.mark.usefixtures("tui_env"), pytest.mark.timeout(180)]
 
@@ -47,14 +48,19 @@ def setup_compare(tmp_path: Path, slow: str) -> tuple[Path, str]:
     return recipes, f"replay:{team}/, replay:{tmp_path / 'b.md'}"
 
 
-async def start_compare(tui, pilot, recipes: Path, llms: str, parallel: str) -> CompareScreen:
+async def palette(tui, pilot, entry: str) -> None:
+    """Pick ``entry`` in the command palette as a user does: Ctrl+P, type, Enter."""
     app = pilot.app
     await pilot.press("ctrl+p")
     await tui.wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="palette")
-    await pilot.press(*"Compare LLMs")
+    await pilot.press(*entry)
     await tui.wait_for(pilot, lambda: app.screen.query("CommandList").first().option_count,
-                       what="the entry")
+                       what=f"the entry {entry}")
     await pilot.press("enter")
+
+
+async def start_compare(tui, pilot, recipes: Path, llms: str, parallel: str) -> CompareScreen:
+    await palette(tui, pilot, "Compare LLMs")
     form = await tui.wait_screen(pilot, CompareForm, what="the compare form")
     await pilot.press(*str(recipes))
     form.query_one("#compare-llms", Input).value = llms
@@ -157,3 +163,57 @@ async def test_escape_stops_running_cells_and_keeps_the_finished(tui, tmp_path: 
         assert "Stopped: 3 of 3 cell(s) verified, 1 not run" in str(
             screen.query_one("#compare-status").render())
         assert _processes_under(out) == []
+
+
+def pane_labels(pane: HistoryPane) -> list[str]:
+    out: list[str] = []
+
+    def visit(node) -> None:  # noqa: ANN001
+        for child in node.children:
+            out.append(str(child.label))
+            visit(child)
+
+    visit(pane.root)
+    return out
+
+
+async def test_history_filter_shows_one_comparison(tui, tmp_path: Path) -> None:
+    recipes, llms = setup_compare(tmp_path, 'print("DONE")')
+    history = History(tui.ws)
+    try:  # an earlier comparison (compare 1): not to be shown under compare:2
+        history.add_comparison({"started": "earlier", "recipes": ["other"], "llms": ["zz"],
+                                "cells": [{"recipe": "other", "llm": "zz", "run": 1,
+                                           "status": "FAILED", "session": 9,
+                                           "workspace": "cells/o"}]}, "/nowhere")
+    finally:
+        history.close()
+    app = tui.app_answering('print("hi there")', data={"run": {"auto_accept": True}},
+                            review_feedback=False)
+    async with tui.running(app) as pilot:
+        await tui.type_prompt(pilot, "say hi")
+        await tui.wait_idle(pilot)
+        screen = await start_compare(tui, pilot, recipes, llms, "2")
+        await tui.wait_for(pilot, lambda: not screen.running, timeout=120, what="the compare")
+        await pilot.press("escape")
+        main = tui.main(app)
+        pane = main.query_one(HistoryPane)
+        await tui.wait_for(pilot, lambda: pane.comparison_ids == [2, 1], what="two compares")
+        assert any("say" in label for label in pane_labels(pane)), pane_labels(pane)
+        await palette(tui, pilot, "Show a comparison: 2")
+        await tui.wait_for(pilot, lambda: pane.filter_text == "compare:2", what="the filter")
+        shown = pane_labels(pane)
+        assert shown[0].startswith("compare 2 ") and "(4 of 4 verified)" in shown[0], shown
+        cells = shown[1:5]
+        assert sorted(c.split(":")[0] for c in cells) == sorted(
+            f"✔ {r} x {n} #1" for r in ("sum", "slow") for n in ("team_a", "b"))
+        assert len(shown) == 6 and shown[5].startswith("report: "), shown
+        assert not any("say" in x or "other" in x for x in shown), shown
+        assert "4 cell(s)" in str(pane.border_subtitle)
+        # typed by hand: an unknown id says which are known; Esc restores every session
+        pane.focus()
+        await pilot.press("slash", *"compare:7")
+        assert pane_labels(pane) == ["No comparison '7'; known: 2, 1 (Esc clears)"]
+        await pilot.press("escape")
+        await tui.wait_for(pilot, lambda: any("say" in x for x in pane_labels(pane)),
+                           what="every session back")
+        assert not any(x.startswith("compare ") for x in pane_labels(pane))

@@ -54,6 +54,10 @@ class VerifyBotCommands(Provider):
             found.append(("Compare LLMs…", "Run recipes with several LLMs; a table fills "
                           "in as cells finish (as verifybot compare)",
                           partial(compare_llms, main)))
+            for cid in main.history_pane.comparison_ids[:20]:
+                found.append((f"Show a comparison: {cid}", f"The history pane shows "
+                              f"comparison {cid}'s cells (its filter compare:{cid})",
+                              partial(show_comparison, main, cid)))
             for name in session.target_names:
                 found.append((f"Target: {name}", f"Run on {name} from the next attempt on",
                               partial(main.switch_to_target, name)))
@@ -159,3 +163,14 @@ def compare_llms(main: Any) -> None:
     from verifybot_tui.tui.screens.compare import open_compare
 
     open_compare(main)
+
+
+def show_comparison(main: Any, cid: int) -> None:
+    """The history pane, shown, filtered to one comparison (Esc in it clears)."""
+    pane = main.history_pane
+    shown = main.history_overlay if main.narrow else pane.display
+    if not shown:
+        main.action_toggle_history()
+    pane.filtering = False
+    pane.set_filter(f"compare:{cid}")
+    pane.focus()
