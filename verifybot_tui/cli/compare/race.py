@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -47,15 +48,35 @@ def contenders(text: str) -> list[str]:
     return names
 
 
+Progress = Callable[[str, str], None]
+"""What a front end hears of a contender as it goes: its name and its state (asking,
+answer N, running attempt N, then its final status). The app's race view shows it."""
+
+
 class _Contender(_Headless):
     """One contender's front end: recipe run's answers, and the race told of its end."""
 
-    def __init__(self, name: str, race: _Race) -> None:
+    def __init__(self, name: str, race: _Race, progress: Progress | None = None) -> None:
         super().__init__(name)
         self.race = race
         self.status = ""
         self.record: dict[str, Any] = {}
         self.ended = 0.0
+        self.session: int | None = None
+        self._tell: Progress = progress or (lambda name, state: None)
+
+    async def on_session_started(self, ev: events.SessionStarted) -> None:
+        await super().on_session_started(ev)
+        self.session = ev.session_id
+
+    async def on_prompt_sent(self, ev: events.PromptSent) -> None:
+        self._tell(self.name, f"asking (attempt {ev.attempt})")
+
+    async def on_answer_done(self, ev: events.AnswerDone) -> None:
+        self._tell(self.name, "answer came")
+
+    async def on_run_started(self, ev: events.RunStarted) -> None:
+        self._tell(self.name, f"running attempt {ev.attempt}")
 
     async def on_permission_needed(self, ev: events.PermissionNeeded) -> None:
         ev.answer.set_result(self.race.installs)
@@ -66,6 +87,7 @@ class _Contender(_Headless):
         await super().on_finished(ev)
         self.status, self.record, self.ended = str(ev.status), ev.record, time.monotonic()
         self.race.finished(self)
+        self._tell(self.name, self.status)
 
 
 class _Race:
@@ -126,11 +148,13 @@ async def _contend(cfg: Any, args: argparse.Namespace, name: str, race: _Race,
             outcome = Outcome.of_error(e)
             handler.status, handler.ended = str(outcome.status), time.monotonic()
             say(f"{name}: {outcome.status}: {outcome.message}")
+            handler._tell(name, handler.status)
 
 
-async def cmd_race(args: argparse.Namespace) -> int:
-    check_prompt(args.prompt, "verifybot run")
-    cfg = config_for(args, writes=True)
+def make_race(cfg: Any, args: argparse.Namespace, progress: Progress | None = None
+              ) -> tuple[_Race, dict[str, _Contender]]:
+    """The race and its contenders, checked (the CLI and the app's "Race LLMs…" alike):
+    with no criteria and no judge nothing can be VERIFIED, so a PASSED run wins."""
     names = contenders(args.race)
     for name in names:
         check_llm_spec(cfg, name)
@@ -139,19 +163,32 @@ async def cmd_race(args: argparse.Namespace) -> int:
     plain = not args.expect and not args.criteria and (args.judge or "off") == "off"
     wins = (Status.VERIFIED, Status.PASSED) if plain else (Status.VERIFIED,)
     race = _Race(names, tuple(str(w) for w in wins), installs=bool(args.yes))
-    handlers = {n: _Contender(n, race) for n in names}
-    install_stop_signals(race.stop)
+    return race, {n: _Contender(n, race, progress) for n in names}
+
+
+async def run_race(cfg: Any, args: argparse.Namespace, race: _Race,
+                   handlers: dict[str, _Contender]) -> list[dict[str, Any]]:
+    """Every contender at once to its end (or its stop); a row per contender."""
     started = time.monotonic()
-    await asyncio.gather(*(_contend(cfg, args, n, race, handlers[n]) for n in names))
+    await asyncio.gather(*(_contend(cfg, args, n, race, handlers[n]) for n in race.names))
     rows = []
-    for n in names:
+    for n in race.names:
         h = handlers[n]
         after = (h.ended - race.won_at) if race.winner and h is not race.winner else None
         rows.append({"llm": n, "status": h.status, "winner": h is race.winner,
                      "seconds": round((h.ended or time.monotonic()) - started, 3),
                      "stopped_after_win": round(after, 3) if after is not None else None,
-                     "session": h.record.get("session"),
+                     "session": h.record.get("session", h.session),
                      "transcript": h.record.get("transcript", "")})
+    return rows
+
+
+async def cmd_race(args: argparse.Namespace) -> int:
+    check_prompt(args.prompt, "verifybot run")
+    cfg = config_for(args, writes=True)
+    race, handlers = make_race(cfg, args)
+    install_stop_signals(race.stop)
+    rows = await run_race(cfg, args, race, handlers)
     for r in rows:
         note = " (winner)" if r["winner"] else (
             f" (stopped {r['stopped_after_win']:.2f} s after the win)"
