@@ -54,6 +54,9 @@ class VerifyBotCommands(Provider):
             found.append(("Compare LLMs…", "Run recipes with several LLMs; a table fills "
                           "in as cells finish (as verifybot compare)",
                           partial(compare_llms, main)))
+            found.append(("Race LLMs…", "Send one prompt to several LLMs at once; the first "
+                          "VERIFIED wins, the others stop (as run --race)",
+                          partial(race_llms, main)))
             for cid in main.history_pane.comparison_ids[:20]:
                 found.append((f"Show a comparison: {cid}", f"The history pane shows "
                               f"comparison {cid}'s cells (its filter compare:{cid})",
@@ -174,3 +177,9 @@ def show_comparison(main: Any, cid: int) -> None:
     pane.filtering = False
     pane.set_filter(f"compare:{cid}")
     pane.focus()
+
+
+def race_llms(main: Any) -> None:
+    from verifybot_tui.tui.screens.race import open_race
+
+    open_race(main)
