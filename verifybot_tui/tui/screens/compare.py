@@ -77,13 +77,7 @@ class CompareForm(FormDialog[CompareRequest]):
 
     FIELD = "#compare-recipes"
     BINDINGS = [Binding("escape", "cancel", "Cancel", show=False)]
-    # Four fields and the buttons fit 24 rows: no blank lines between them.
-    DEFAULT_CSS = """
-    CompareForm #dialog { padding: 0 1; }
-    CompareForm #dialog-title, CompareForm #dialog-question { margin-bottom: 0; }
-    CompareForm #compare-numbers { height: 3; }
-    CompareForm #compare-numbers Input { width: 1fr; }
-    """
+    CSS_PATH = ["dialogs.tcss", "compare.tcss"]  # compact: the form fits 80x24
 
     def __init__(self, config: Config) -> None:
         super().__init__(classes="dialog")
@@ -206,7 +200,10 @@ class CompareScreen(Screen[None]):
         text = (f"{how}: {verified} of {len(m.cells)} cell(s) verified"
                 + (f", {m.not_run} not run" if m.not_run else "")
                 + f". Report: {message.out / 'index.html'}{cid}")
-        self.query_one("#compare-status", Static).update(text + "  (Esc closes)")
+        self.query_one("#compare-status", Static).update(text)
+        self.query_one("#compare-keys", Static).update("Esc: close (the history pane's "
+                                                       f"/compare:{message.compare_id} "
+                                                       "shows it again)")
         self.notify(text, title="Compare", timeout=15)
 
     def action_stop_or_close(self) -> None:

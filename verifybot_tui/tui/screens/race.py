@@ -43,10 +43,7 @@ class RaceForm(FormDialog[argparse.Namespace]):
     """The prompt, the contenders (the configured LLMs by default), a criterion."""
 
     FIELD = "#race-prompt"
-    DEFAULT_CSS = """
-    RaceForm #dialog { padding: 0 1; }
-    RaceForm #dialog-title, RaceForm #dialog-question { margin-bottom: 0; }
-    """
+    CSS_PATH = ["dialogs.tcss", "compare.tcss"]  # compact: the form fits 80x24
 
     def __init__(self, config: Config, target: str) -> None:
         super().__init__(classes="dialog")
@@ -180,7 +177,9 @@ class RaceScreen(Screen[int | None]):
                 f"the others stopped, their transcripts kept" if won
                 else "Nobody won: " + ", ".join(f"{short(r['llm'])} {r['status']}"
                                                  for r in message.rows))
-        self.query_one("#race-status", Static).update(text + "  (Esc closes)")
+        self.query_one("#race-status", Static).update(text)
+        self.query_one("#race-keys", Static).update("Esc: close (the main panes show the "
+                                                    "winner's session)")
         self.notify(text, title="Race", timeout=12)
 
     @property
