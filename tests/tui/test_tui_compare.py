@@ -94,7 +94,7 @@ async def test_the_table_fills_in_as_cells_finish(tui, tmp_path: Path) -> None:
             text = table.text_of("slow", 1, team)
             if not seen or seen[-1] != text:
                 seen.append(text)
-            return not screen.running
+            return screen.matrix is not None
         await tui.wait_for(pilot, slow_done, timeout=120, what="the compare to end")
         # the cell was seen running, then its verdict came while the screen was open
         assert "run attempt 1" in seen, seen
@@ -151,7 +151,7 @@ async def test_escape_stops_running_cells_and_keeps_the_finished(tui, tmp_path: 
         await tui.wait_for(pilot, finished_and_hanging, timeout=90,
                            what="three verdicts and a hanging program")
         await pilot.press("escape")
-        await tui.wait_for(pilot, lambda: not screen.running, timeout=30, what="the stop")
+        await tui.wait_for(pilot, lambda: screen.matrix is not None, timeout=30, what="the stop")
         assert table.text_of("slow", 1, team) == "stopped"
         out = screen.out
         assert out is not None and schema_errors(out) == []
@@ -193,7 +193,7 @@ async def test_history_filter_shows_one_comparison(tui, tmp_path: Path) -> None:
         await tui.type_prompt(pilot, "say hi")
         await tui.wait_idle(pilot)
         screen = await start_compare(tui, pilot, recipes, llms, "2")
-        await tui.wait_for(pilot, lambda: not screen.running, timeout=120, what="the compare")
+        await tui.wait_for(pilot, lambda: screen.matrix is not None, timeout=120, what="the compare")
         await pilot.press("escape")
         main = tui.main(app)
         pane = main.query_one(HistoryPane)
@@ -217,3 +217,29 @@ async def test_history_filter_shows_one_comparison(tui, tmp_path: Path) -> None:
         await tui.wait_for(pilot, lambda: any("say" in x for x in pane_labels(pane)),
                            what="every session back")
         assert not any(x.startswith("compare ") for x in pane_labels(pane))
+
+
+async def test_quitting_mid_compare_keeps_the_finished_cells(tui, tmp_path: Path) -> None:
+    """Ctrl+Q while a cell runs: the app ends, the program with it, and the report and
+    history keep the cells that finished (as Esc would have)."""
+    recipes, llms = setup_compare(tmp_path, 'import time\ntime.sleep(120)\nprint("DONE")')
+    app = tui.make_app(tui.ws)
+    async with tui.running(app) as pilot:
+        screen = await start_compare(tui, pilot, recipes, llms.split(",")[0], "2")
+        team = screen.request.llms[0][0]
+        await tui.wait_for(pilot, lambda: screen.table.text_of("sum", 1, team) == "VERIFIED@1"
+                           and bool(_processes_under(screen.out or tmp_path)),
+                           timeout=90, what="one verdict and a hanging program")
+        await pilot.press("ctrl+q")
+        await tui.wait_for(pilot, lambda: not app.is_running, what="the app to end")
+    out = screen.out
+    assert out is not None and schema_errors(out) == []
+    data = json.loads((out / "compare.json").read_text())
+    assert [c["recipe"] for c in data["cells"]] == ["sum"]
+    assert (data["interrupted"], data["not_run"]) == (True, 1)
+    history = History(tui.ws)
+    try:
+        assert [(r["cells"], r["interrupted"]) for r in history.comparisons()] == [(1, 1)]
+    finally:
+        history.close()
+    assert _processes_under(out) == []

@@ -63,6 +63,7 @@ class _Contender(_Headless):
         self.record: dict[str, Any] = {}
         self.ended = 0.0
         self.session: int | None = None
+        self.attempt = 0
         self._tell: Progress = progress or (lambda name, state: None)
 
     async def on_session_started(self, ev: events.SessionStarted) -> None:
@@ -70,10 +71,11 @@ class _Contender(_Headless):
         self.session = ev.session_id
 
     async def on_prompt_sent(self, ev: events.PromptSent) -> None:
+        self.attempt = ev.attempt
         self._tell(self.name, f"asking (attempt {ev.attempt})")
 
     async def on_answer_done(self, ev: events.AnswerDone) -> None:
-        self._tell(self.name, "answer came")
+        self._tell(self.name, f"answer {self.attempt}")
 
     async def on_run_started(self, ev: events.RunStarted) -> None:
         self._tell(self.name, f"running attempt {ev.attempt}")

@@ -138,7 +138,8 @@ class CompareScreen(Screen[None]):
         self.config = config
         self.request = request
         self.stops: Any = None
-        self.cells: list[Cell] = []
+        self.cells: list[Cell] = []  # as the table has shown them
+        self.finished: list[Cell] = []  # as the engine has finished them
         self.states: dict[tuple[str, int, str], str] = {}
         self.out: Path | None = None
         self.matrix: Matrix | None = None
@@ -175,8 +176,35 @@ class CompareScreen(Screen[None]):
         self.query_one("#compare-status", Static).update(f"Report: {self.out}")
         m = await run_matrix(self.config, r.recipes, r.llms, repeat=r.repeat,
                              parallel=r.parallel, out=self.out, stops=self.stops,
-                             progress=lambda p, s, c: self.post_message(CellChanged(p, s, c)))
+                             progress=self._heard)
+        self.running = False
         self.post_message(CompareDone(m, self.out, record(self.config, m, self.out)))
+
+    def _heard(self, plan: Plan, state: str, cell: Cell | None) -> None:
+        """The engine's hook (in the worker): kept, and told to the table by a message."""
+        if cell is not None:
+            self.finished.append(cell)
+        self.post_message(CellChanged(plan, state, cell))
+
+    def on_unmount(self) -> None:
+        """The app quits mid-compare (Ctrl+Q, a hangup): the running cells are stopped,
+        and the report and history keep the finished ones, as Esc would have."""
+        if not self.running or self.out is None or self.stops is None:
+            return
+        import json
+
+        from verifybot_tui.cli.compare.command import record, write_report
+        from verifybot_tui.core.base.outcome import Status
+        from verifybot_tui.core.verify.matrix import from_json
+
+        self.running = False
+        self.stops(Status.INTERRUPTED)
+        r = self.request
+        m = from_json(json.loads((self.out / "compare.json").read_text(encoding="utf-8")))
+        m.cells, m.interrupted = list(self.finished), True
+        m.not_run = len(r.recipes) * len(r.llms) * r.repeat - len(m.cells)
+        write_report(m, self.out)
+        record(self.config, m, self.out)
 
     @on(CellChanged)
     def _cell_changed(self, message: CellChanged) -> None:
