@@ -193,7 +193,8 @@ async def test_history_filter_shows_one_comparison(tui, tmp_path: Path) -> None:
         await tui.type_prompt(pilot, "say hi")
         await tui.wait_idle(pilot)
         screen = await start_compare(tui, pilot, recipes, llms, "2")
-        await tui.wait_for(pilot, lambda: screen.matrix is not None, timeout=120, what="the compare")
+        await tui.wait_for(pilot, lambda: screen.matrix is not None, timeout=120,
+                           what="the compare")
         await pilot.press("escape")
         main = tui.main(app)
         pane = main.query_one(HistoryPane)
