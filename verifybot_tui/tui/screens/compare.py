@@ -1,7 +1,7 @@
 """Compare LLMs in the app: the form that asks what to compare, and the screen whose
 table fills in as the cells finish.
 
-The cells run through the same engine as ``verifybot compare`` (cli/compare: each
+The cells run through the same engine as ``verifybot compare`` (verifybot_tui.batch: each
 recipe with each LLM, each cell its own chat and workspace folder, one browser profile
 one cell at a time), in a worker; the engine's progress hook becomes a message, and
 the table shows it. The report (compare.json, compare.md, index.html) is written
@@ -22,7 +22,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Button, Input, Label, Static
 
-from verifybot_tui.cli.compare.cells import Plan
+from verifybot_tui.batch.cells import Plan
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.settings.config import Config
 from verifybot_tui.core.verify.matrix import Cell, Matrix
@@ -45,10 +45,9 @@ def check_request(cfg: Config, paths: str, names: str, parallel: str,
                   repeat: str = "1") -> CompareRequest:
     """The form's fields as the CLI's arguments would be read (the same checks, the same
     messages); files from others that set commands must be approved already."""
-    from verifybot_tui.cli.approval import board_files
-    from verifybot_tui.cli.compare.command import check_compare, find_recipes
+    from verifybot_tui.batch.compare import check_compare, find_recipes
+    from verifybot_tui.batch.headless import files_to_trust
     from verifybot_tui.core.settings import trust
-    from verifybot_tui.core.verify.recipe import with_board
 
     if not paths.split():
         raise ConfigError("name a recipe file or a folder of them")
@@ -62,11 +61,7 @@ def check_request(cfg: Config, paths: str, names: str, parallel: str,
     if at_once < 1 or runs < 1:
         raise ConfigError("cells at once and runs must be 1 or more")
     recipes = find_recipes(paths.split())
-    files = [r.to_trust for r in recipes]
-    for r in recipes:
-        rcfg, target = with_board(cfg, r)
-        files += board_files(rcfg, target)
-    todo = trust.unapproved(files)
+    todo = files_to_trust(cfg, recipes)
     if todo:
         raise trust.UntrustedFile(todo, "verifybot compare --trust")
     return CompareRequest(recipes, check_compare(cfg, recipes, llms), at_once, runs)
@@ -167,11 +162,11 @@ class CompareScreen(Screen[None]):
 
     @work(group="compare", exclusive=True, exit_on_error=False)
     async def _run(self) -> None:
-        from verifybot_tui.cli.compare.command import out_folder, record, run_matrix
-        from verifybot_tui.cli.recipes import _Stops
+        from verifybot_tui.batch.compare import out_folder, record, run_matrix
+        from verifybot_tui.batch.headless import Stops
 
         r = self.request
-        self.stops = _Stops()
+        self.stops = Stops()
         self.out = out_folder(self.config, None)
         self.query_one("#compare-status", Static).update(f"Report: {self.out}")
         m = await run_matrix(self.config, r.recipes, r.llms, repeat=r.repeat,
@@ -193,7 +188,7 @@ class CompareScreen(Screen[None]):
             return
         import json
 
-        from verifybot_tui.cli.compare.command import record, write_report
+        from verifybot_tui.batch.compare import record, write_report
         from verifybot_tui.core.base.outcome import Status
         from verifybot_tui.core.verify.matrix import from_json
 

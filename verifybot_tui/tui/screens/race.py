@@ -1,6 +1,6 @@
 """Race LLMs in the app (best of n): the form, and a view of the contenders as they go.
 
-The same engine as ``verifybot run PROMPT --race A,B`` (cli/compare/race): the prompt
+The same engine as ``verifybot run PROMPT --race A,B`` (verifybot_tui.batch.race): the prompt
 goes to every contender at once, each its own chat, target connection, session and
 transcript, every version accepted; the first VERIFIED (PASSED when nothing can
 verify) wins and the others are stopped. The engine's progress hook becomes a message
@@ -65,7 +65,7 @@ class RaceForm(FormDialog[argparse.Namespace]):
                 yield Button("Cancel", id="cancel")
 
     def read(self) -> argparse.Namespace:
-        from verifybot_tui.cli.compare.race import make_race
+        from verifybot_tui.batch.race import make_race
 
         value = {i: self.query_one(f"#race-{i}", Input).value for i in ("prompt", "llms",
                                                                           "expect")}
@@ -118,7 +118,7 @@ class RaceScreen(Screen[int | None]):
                      "shows)", id="race-keys")
 
     def on_mount(self) -> None:
-        from verifybot_tui.cli.compare.race import make_race
+        from verifybot_tui.batch.race import make_race
 
         table = self.query_one(DataTable)
         table.add_column("LLM", key="llm")
@@ -137,7 +137,7 @@ class RaceScreen(Screen[int | None]):
 
     @work(group="race", exclusive=True, exit_on_error=False)
     async def _run(self, handlers: dict[str, Any]) -> None:
-        from verifybot_tui.cli.compare.race import run_race
+        from verifybot_tui.batch.race import run_race
 
         self.query_one("#race-status", Static).update(
             f"{len(handlers)} contenders on {self.args.target}; the first "
@@ -217,7 +217,7 @@ def open_race(main: Any, prompt: str = "", names: str = "") -> None:
     if prompt and names:
         try:
             args = race_args(prompt, names, session.target_name)
-            from verifybot_tui.cli.compare.race import make_race
+            from verifybot_tui.batch.race import make_race
 
             make_race(cfg, args)
         except ConfigError as e:

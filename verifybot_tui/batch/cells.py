@@ -1,7 +1,7 @@
 """Running the cells of a compare: each recipe with each LLM, each run its own chat
 and its own workspace folder.
 
-A cell is ``recipe run``'s ``_run_one`` (the same loop, the same headless answers)
+A cell is ``recipe run``'s ``run_one`` (the same loop, the same headless answers)
 with three things added: a handler that notes what the matrix needs (failure kinds,
 judge FAILs), a watch around the LLM (the model that answered, the time to the first
 answer), and a workspace folder of its own under the compare folder. Cells run up to
@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from verifybot_tui.cli.recipes import _Headless, _run_one, _Stops
+from verifybot_tui.batch.headless import Headless, Stops, run_one
 from verifybot_tui.core.base.ansi import one_line
 from verifybot_tui.core.base.outcome import Status
 from verifybot_tui.core.loop import events
@@ -39,7 +39,7 @@ Progress = Callable[["Plan", str, "Cell | None"], None]
 app's compare table redraws the cell."""
 
 
-class _Notes(_Headless):
+class _Notes(Headless):
     """recipe run's headless front end, quieter, that also keeps the matrix's facts."""
 
     def __init__(self, name: str, progress: Callable[[str], None] | None = None) -> None:
@@ -85,6 +85,8 @@ class Watched:
     ``on_thinking``) reach the backend itself."""
 
     _OWN = ("_inner", "_t0", "first_answer", "model", "fallback_model")
+    first_answer: float | None
+    model: str
 
     def __init__(self, inner: Any, t0: float, fallback_model: str = "") -> None:
         object.__setattr__(self, "_inner", inner)
@@ -143,7 +145,7 @@ def _fallback_model(cfg: Config, spec: str) -> str:
     return ""
 
 
-async def run_cell(cfg: Config, plan: Plan, stops: _Stops, out: Path,
+async def run_cell(cfg: Config, plan: Plan, stops: Stops, out: Path,
                    progress: Progress | None = None) -> Cell:
     from verifybot_tui.core.base.errors import EXIT_FAILED
 
@@ -160,9 +162,9 @@ async def run_cell(cfg: Config, plan: Plan, stops: _Stops, out: Path,
         return watch["llm"]
 
     try:
-        result = await _run_one(cell_cfg, recipe, stops, handler=notes, wrap=wrap)
+        result = await run_one(cell_cfg, recipe, stops, handler=notes, wrap=wrap)
     except Exception as e:  # noqa: BLE001 - one cell must not end the compare
-        from verifybot_tui.cli.recipes import RecipeResult
+        from verifybot_tui.core.verify.reports import RecipeResult
 
         result = RecipeResult(plan.recipe.name, str(plan.recipe.path), "ERROR", EXIT_FAILED,
                               time.monotonic() - t0, str(e))
@@ -185,7 +187,7 @@ async def run_cell(cfg: Config, plan: Plan, stops: _Stops, out: Path,
                 transcript=transcript, message=one_line(result.message)[:300])
 
 
-async def run_cells(cfg: Config, plans: list[Plan], parallel: int, stops: _Stops, out: Path,
+async def run_cells(cfg: Config, plans: list[Plan], parallel: int, stops: Stops, out: Path,
                     on_cell: Callable[[Cell], None], progress: Progress | None = None
                     ) -> tuple[list[Cell], int]:
     """Run the plans; ``on_cell`` gets each finished cell as it ends, ``progress`` (the
