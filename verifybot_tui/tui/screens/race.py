@@ -187,6 +187,14 @@ class RaceScreen(Screen[int | None]):
         won = next((r for r in self.rows if r["winner"]), None)
         return int(won["session"]) if won and won["session"] is not None else None
 
+    def on_unmount(self) -> None:
+        """The app quits mid-race: every contender is stopped (its program's tree too),
+        as Esc would have."""
+        from verifybot_tui.core.base.outcome import Status
+
+        if self.running and self.race is not None and self.race.stopped is None:
+            self.race.stop(Status.STOPPED)
+
     def action_stop_or_close(self) -> None:
         from verifybot_tui.core.base.outcome import Status
 
