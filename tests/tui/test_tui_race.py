@@ -82,7 +82,8 @@ async def test_race_in_the_app_stops_the_loser_and_keeps_both(tui, tmp_path: Pat
         assert rows[slow]["stopped_after_win"] <= 2.0, rows
         for r in rows.values():  # each keeps its transcript
             assert r["transcript"] and (tui.ws / r["transcript"]).is_file(), r
-        assert "won (VERIFIED" in str(screen.query_one("#race-status").render())
+        status = str(screen.query_one("#race-status").render())
+        assert "won (VERIFIED" in status and "the others stopped within " in status, status
         assert _sleepers(str(tui.ws)) == []
         await pilot.press("escape")
         main = tui.main(app)

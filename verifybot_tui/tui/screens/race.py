@@ -173,8 +173,11 @@ class RaceScreen(Screen[int | None]):
             table.update_cell(r["llm"], "seconds", f"{r['seconds']:.1f}")
             table.update_cell(r["llm"], "session", str(r["session"] or ""))
         won = next((r for r in message.rows if r["winner"]), None)
+        after = max((r["stopped_after_win"] for r in message.rows
+                     if r["stopped_after_win"] is not None), default=None)
+        within = f" within {after:.2f} s" if after is not None else ""
         text = (f"{short(won['llm'], 30)} won ({won['status']}, session {won['session']}); "
-                f"the others stopped, their transcripts kept" if won
+                f"the others stopped{within}, their transcripts kept" if won
                 else "Nobody won: " + ", ".join(f"{short(r['llm'])} {r['status']}"
                                                  for r in message.rows))
         self.query_one("#race-status", Static).update(text)
