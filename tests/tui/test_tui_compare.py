@@ -83,6 +83,9 @@ def tui_root() -> Path:
 
 async def test_the_table_fills_in_as_cells_finish(tui, tmp_path: Path) -> None:
     recipes, llms = setup_compare(tmp_path, 'import time\ntime.sleep(2)\nprint("DONE")')
+    # b is wrong twice here: its cells end FAILED, the kind of failure shown
+    (tmp_path / "b.md").write_text(answers(python_answer('print("SUM=7")'),
+                                           python_answer('print("nothing")')))
     app = tui.make_app(tui.ws)
     async with tui.running(app, size=(80, 24)) as pilot:
         screen = await start_compare(tui, pilot, recipes, llms, "2")
@@ -100,11 +103,11 @@ async def test_the_table_fills_in_as_cells_finish(tui, tmp_path: Path) -> None:
         assert "run attempt 1" in seen, seen
         assert seen[-1] == "VERIFIED@1" and seen.index("run attempt 1") < len(seen) - 1, seen
         b = screen.request.llms[1][0]
-        assert [table.text_of(r, 1, b) for r in ("sum", "slow")] == ["VERIFIED@2"] * 2
+        assert [table.text_of(r, 1, b) for r in ("sum", "slow")] == ["FAILED output"] * 2
         assert table.get_cell("pass@1", team) == "100% of 2"
         assert table.get_cell("pass@1", b) == "0% of 2"
         status = str(screen.query_one("#compare-status").render())
-        assert "Done: 4 of 4 cell(s) verified" in status and "index.html" in status
+        assert "Done: 2 of 4 cell(s) verified" in status and "index.html" in status
         out = screen.out
         assert out is not None and schema_errors(out) == []
         data = json.loads((out / "compare.json").read_text())
@@ -117,7 +120,7 @@ async def test_the_table_fills_in_as_cells_finish(tui, tmp_path: Path) -> None:
         rows = history.comparisons()
     finally:
         history.close()
-    assert [(r["cells"], r["verified"], r["out_dir"]) for r in rows] == [(4, 4, str(out))]
+    assert [(r["cells"], r["verified"], r["out_dir"]) for r in rows] == [(4, 2, str(out))]
 
 
 def _processes_under(folder: Path) -> list[int]:
