@@ -247,3 +247,26 @@ async def test_quitting_mid_compare_keeps_the_finished_cells(tui, tmp_path: Path
     finally:
         history.close()
     assert _processes_under(out) == []
+
+
+def test_an_llm_on_the_app_chats_browser_profile_is_refused_first(tmp_path: Path) -> None:
+    """Chromium takes one browser per profile: a cell (or a contender) on the profile the
+    app's own chat has open could only end LLM_ERROR, so the form says so instead."""
+    from verifybot_tui.core.base.errors import ConfigError
+    from verifybot_tui.core.settings.config import parse_config
+    from verifybot_tui.tui.screens.compare import check_request
+    from verifybot_tui.tui.screens.race import check_race, race_args
+
+    recipes, llms = setup_compare(tmp_path, 'print("DONE")')
+    cfg = parse_config({"run": {"workspace": str(tmp_path / "ws")}}, "<test>")
+    assert cfg.llm["chatgpt"].kind == "browser"
+    names = f"chatgpt, {llms.split(',')[1]}"
+    with pytest.raises(ConfigError, match="chatgpt needs the browser profile the app's chat"):
+        check_request(cfg, str(recipes), names, "2", app_llm="chatgpt")
+    with pytest.raises(ConfigError, match="chatgpt needs the browser profile"):
+        check_race(cfg, race_args("p", names, "local"), "chatgpt")
+    # the app on another LLM (a replay, or claude's own profile): nothing held
+    for app_llm in (llms.split(",")[0], "claude"):
+        request = check_request(cfg, str(recipes), names, "2", app_llm=app_llm)
+        assert [n for n, _ in request.llms] == ["chatgpt", llms.split(",")[1].strip()]
+        check_race(cfg, race_args("p", names, "local"), app_llm)

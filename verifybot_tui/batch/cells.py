@@ -130,7 +130,7 @@ class Plan:
     folder: Path
 
 
-def _profile_key(cfg: Config, spec: str) -> str | None:
+def profile_key(cfg: Config, spec: str) -> str | None:
     """Cells that must not overlap: those on one browser profile (one browser, one tab)."""
     llm = cfg.llm.get(spec)
     if llm is None or llm.kind != "browser":
@@ -200,7 +200,7 @@ async def run_cells(cfg: Config, plans: list[Plan], parallel: int, stops: Stops,
     not_run = [0]
 
     async def one(plan: Plan) -> None:
-        key = _profile_key(cfg, plan.spec)
+        key = profile_key(cfg, plan.spec)
         lock = locks.setdefault(key, asyncio.Lock()) if key else None
         async with gate:
             if lock is not None:
@@ -230,3 +230,19 @@ async def run_cells(cfg: Config, plans: list[Plan], parallel: int, stops: Stops,
 
     await asyncio.gather(*(one(p) for p in plans))
     return finished, not_run[0]
+
+
+def check_profile_free(cfg: Config, specs: list[tuple[str, list[str]]], held_by: str) -> None:
+    """No LLM of ``specs`` uses the browser profile ``held_by`` (an LLM the app's chat
+    has open) has: Chromium refuses a second browser on one profile, so such a cell or
+    contender could only end LLM_ERROR. Said before anything runs instead."""
+    from verifybot_tui.core.base.errors import ConfigError
+
+    held = profile_key(cfg, held_by)
+    if held is None:
+        return
+    for name, names in specs:
+        if any(profile_key(cfg, s) == held for s in names):
+            raise ConfigError(f"{name} needs the browser profile the app's chat has open "
+                              f"({held_by}): switch the app's LLM first (F8), or run it "
+                              "in a terminal (verifybot compare / run --race)")

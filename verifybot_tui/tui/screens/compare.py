@@ -42,9 +42,11 @@ class CompareRequest:
 
 
 def check_request(cfg: Config, paths: str, names: str, parallel: str,
-                  repeat: str = "1") -> CompareRequest:
+                  repeat: str = "1", app_llm: str = "") -> CompareRequest:
     """The form's fields as the CLI's arguments would be read (the same checks, the same
-    messages); files from others that set commands must be approved already."""
+    messages); files from others that set commands must be approved already, and no
+    LLM may need the browser profile the app's own chat (``app_llm``) has open."""
+    from verifybot_tui.batch.cells import check_profile_free
     from verifybot_tui.batch.compare import check_compare, find_recipes
     from verifybot_tui.batch.headless import files_to_trust
     from verifybot_tui.core.settings import trust
@@ -64,7 +66,10 @@ def check_request(cfg: Config, paths: str, names: str, parallel: str,
     todo = files_to_trust(cfg, recipes)
     if todo:
         raise trust.UntrustedFile(todo, "verifybot compare --trust")
-    return CompareRequest(recipes, check_compare(cfg, recipes, llms), at_once, runs)
+    checked = check_compare(cfg, recipes, llms)
+    if app_llm:
+        check_profile_free(cfg, checked, app_llm)
+    return CompareRequest(recipes, checked, at_once, runs)
 
 
 class CompareForm(FormDialog[CompareRequest]):
@@ -74,9 +79,10 @@ class CompareForm(FormDialog[CompareRequest]):
     BINDINGS = [Binding("escape", "cancel", "Cancel", show=False)]
     CSS_PATH = ["dialogs.tcss", "compare.tcss"]  # compact: the form fits 80x24
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, app_llm: str = "") -> None:
         super().__init__(classes="dialog")
         self.config = config
+        self.app_llm = app_llm
 
     def compose(self):
         with Vertical(id="dialog"):
@@ -98,7 +104,7 @@ class CompareForm(FormDialog[CompareRequest]):
         value = {i: self.query_one(f"#compare-{i}", Input).value.strip()
                  for i in ("recipes", "llms", "parallel", "repeat")}
         return check_request(self.config, value["recipes"], value["llms"], value["parallel"],
-                             value["repeat"])
+                             value["repeat"], self.app_llm)
 
     @on(Input.Submitted)
     @on(Button.Pressed, "#compare-start")
@@ -253,4 +259,4 @@ def open_compare(main: Any) -> None:
             main.app.push_screen(CompareScreen(cfg, request),
                                  callback=lambda _: main.refresh_history())
 
-    main.app.push_screen(CompareForm(cfg), callback=chosen)
+    main.app.push_screen(CompareForm(cfg, session.llm_spec), callback=chosen)

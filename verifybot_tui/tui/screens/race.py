@@ -45,10 +45,11 @@ class RaceForm(FormDialog[argparse.Namespace]):
     FIELD = "#race-prompt"
     CSS_PATH = ["dialogs.tcss", "compare.tcss"]  # compact: the form fits 80x24
 
-    def __init__(self, config: Config, target: str) -> None:
+    def __init__(self, config: Config, target: str, app_llm: str = "") -> None:
         super().__init__(classes="dialog")
         self.config = config
         self.target = target
+        self.app_llm = app_llm
 
     def compose(self):
         with Vertical(id="dialog"):
@@ -65,18 +66,26 @@ class RaceForm(FormDialog[argparse.Namespace]):
                 yield Button("Cancel", id="cancel")
 
     def read(self) -> argparse.Namespace:
-        from verifybot_tui.batch.race import make_race
-
         value = {i: self.query_one(f"#race-{i}", Input).value for i in ("prompt", "llms",
                                                                           "expect")}
         args = race_args(value["prompt"], value["llms"], self.target, value["expect"])
-        make_race(self.config, args)  # every name checked before the view opens
+        check_race(self.config, args, self.app_llm)
         return args
 
     @on(Input.Submitted)
     @on(Button.Pressed, "#race-start")
     def _start(self) -> None:
         self.action_submit()
+
+
+def check_race(cfg: Config, args: argparse.Namespace, app_llm: str) -> None:
+    """Every name checked before the view opens, as ``run --race`` checks them; none may
+    need the browser profile the app's own chat has open."""
+    from verifybot_tui.batch.cells import check_profile_free
+    from verifybot_tui.batch.race import make_race
+
+    race, _ = make_race(cfg, args)
+    check_profile_free(cfg, [(n, [n]) for n in race.names], app_llm)
 
 
 class ContenderChanged(Message):
@@ -228,13 +237,12 @@ def open_race(main: Any, prompt: str = "", names: str = "") -> None:
     if prompt and names:
         try:
             args = race_args(prompt, names, session.target_name)
-            from verifybot_tui.batch.race import make_race
-
-            make_race(cfg, args)
+            check_race(cfg, args, session.llm_spec)
         except ConfigError as e:
             main.notify(f"--race: {e}", title="Race not started", severity="error",
                         timeout=12)
             return
         chosen(args)
         return
-    main.app.push_screen(RaceForm(cfg, session.target_name), callback=chosen)
+    main.app.push_screen(RaceForm(cfg, session.target_name, session.llm_spec),
+                         callback=chosen)
