@@ -112,6 +112,9 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
                        help="show every prompt in full, as sent (default: the app's last "
                             "choice; long prompts folded)")
         p.add_argument("--version", action="version", version=f"verifybot {__version__}")
+        p.add_argument("--race", metavar="A,B[,C]",
+                       help="race the prompt on these LLMs at once in the app: the first "
+                            "VERIFIED wins, the others stop (default: off)")
         _common(p)
         return p
     p = argparse.ArgumentParser(prog=f"verifybot {command}")
@@ -339,9 +342,15 @@ def _tui(args: argparse.Namespace) -> int:
     cfg = config_for(args, writes=True)
     from verifybot_tui.tui.app import VerifyBotApp
 
-    app = VerifyBotApp(config=cfg, prompt=args.prompt,
+    if args.race and not args.prompt:
+        from verifybot_tui.core.base.errors import ConfigError
+
+        raise ConfigError("--race A,B needs a prompt: verifybot \"PROMPT\" --race A,B")
+    app = VerifyBotApp(config=cfg, prompt=None if args.race else args.prompt,
                        target=args.target or cfg.run.default_target,
                        llm=args.llm or cfg.run.default_llm, trust=args.trust)
+    if args.race:
+        app.initial_race = (args.prompt, args.race)
     if args.verbose:  # this start only: the palette's choice is what is remembered
         app.ui_state["verbose_prompts"] = True
     _tui_hangup(app)

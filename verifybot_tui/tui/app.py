@@ -75,6 +75,7 @@ class VerifyBotApp(App[int]):
         self._theme_problems: list[str] = []
         self.keymap, self._keymap_problems = check_keymap(config.ui.keys)
         self.background_since: float | None = None  # when the terminal lost focus
+        self.initial_race: tuple[str, str] | None = None  # (prompt, "A,B"): --race
         # The user's choices made in the app win over config.toml's [ui] (the contract).
         self.ui_state = load_ui_state()
         # Before the first stylesheet is built: a theme set later rebuilds it all.
@@ -89,6 +90,11 @@ class VerifyBotApp(App[int]):
         """The first frame is on the terminal: now the slow starts (browser, SSH)."""
         if self.main_screen is not None:
             self.main_screen.call_later(self.main_screen.start_backends)
+        race = self.initial_race  # verifybot PROMPT --race A,B
+        if race and self.main_screen is not None:
+            from verifybot_tui.tui.screens.race import open_race
+
+            self.main_screen.call_later(open_race, self.main_screen, *race)
 
     def on_mount(self) -> None:
         for problem in self._theme_problems:

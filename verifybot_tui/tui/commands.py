@@ -51,6 +51,16 @@ class VerifyBotCommands(Provider):
                           partial(toggle_verbose, main)))
             found.append(("Open recipe…", "Load a recipe (LLM, target, criteria, judge) and "
                           "send its prompt", partial(open_recipe, main)))
+            found.append(("Compare LLMs…", "Run recipes with several LLMs; a table fills "
+                          "in as cells finish (as verifybot compare)",
+                          partial(compare_llms, main)))
+            found.append(("Race LLMs…", "Send one prompt to several LLMs at once; the first "
+                          "VERIFIED wins, the others stop (as run --race)",
+                          partial(race_llms, main)))
+            for cid in main.history_pane.comparison_ids[:20]:
+                found.append((f"Show a comparison: {cid}", f"The history pane shows "
+                              f"comparison {cid}'s cells (its filter compare:{cid})",
+                              partial(show_comparison, main, cid)))
             for name in session.target_names:
                 found.append((f"Target: {name}", f"Run on {name} from the next attempt on",
                               partial(main.switch_to_target, name)))
@@ -155,3 +165,26 @@ async def apply_recipe(main: Any, recipe: Any) -> None:
                 f"{len(recipe.criteria)} criteria, judge {session.verification.judge}, "
                 f"{accept}", title="Recipe")
     main.submit(recipe.task, new_chat=True)
+
+
+def compare_llms(main: Any) -> None:
+    from verifybot_tui.tui.screens.compare import open_compare
+
+    open_compare(main)
+
+
+def show_comparison(main: Any, cid: int) -> None:
+    """The history pane, shown, filtered to one comparison (Esc in it clears)."""
+    pane = main.history_pane
+    shown = main.history_overlay if main.narrow else pane.display
+    if not shown:
+        main.action_toggle_history()
+    pane.filtering = False
+    pane.set_filter(f"compare:{cid}")
+    pane.focus()
+
+
+def race_llms(main: Any) -> None:
+    from verifybot_tui.tui.screens.race import open_race
+
+    open_race(main)

@@ -1,9 +1,9 @@
 """``verifybot compare`` and ``run --race``: LLMs side by side on the same tasks.
 
-``command`` (the compare command, its report and its benchmark check), ``cells`` (one
-cell: a recipe with one LLM in its own workspace folder), ``check`` (a benchmark's
-solutions must verify, its wrong answers must fail), ``race`` (one prompt to several
-LLMs at once, the first VERIFIED wins).
+``command`` (the compare command, its report and its history listing), ``check`` (a
+benchmark's solutions must verify, its wrong answers must fail), ``race`` (``run
+--race``'s printing). The engine they print is in ``verifybot_tui.batch`` (the cells,
+the matrix run, the race), shared with the app's compare table and race view.
 """
 
 from __future__ import annotations

@@ -16,10 +16,11 @@ import datetime as dt
 from dataclasses import replace
 from pathlib import Path
 
+from verifybot_tui.batch.cells import say
+from verifybot_tui.batch.compare import out_folder, run_matrix
+from verifybot_tui.batch.headless import Stops, check_names
 from verifybot_tui.cli.common import EXIT_HANGUP, SIGNALS, install_stop_signals
-from verifybot_tui.cli.compare.cells import say
-from verifybot_tui.cli.compare.command import out_folder, run_matrix
-from verifybot_tui.cli.recipes import _check_names, _Stops, approve_recipes
+from verifybot_tui.cli.recipes import approve_recipes
 from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -55,12 +56,12 @@ async def check_benchmark(cfg: Config, folder: Path, args: argparse.Namespace) -
     tasks = benchmark_tasks(folder)
     await approve_recipes(cfg, tasks, args.trust, "verifybot compare --check DIR --trust")
     for t in tasks:
-        _check_names(cfg, t)
+        check_names(cfg, t)
     llms = [(which, [f"replay:{(t.path.parent / f'{which}.md').resolve()}" for t in tasks])
             for which in ("solution", "wrong")]
     out = out_folder(cfg, args.out or str(
         cfg.workspace / "compare" / f"check-{dt.datetime.now():%Y%m%d-%H%M%S}"))
-    stops = _Stops()
+    stops = Stops()
     install_stop_signals(stops)
     m = await run_matrix(cfg, tasks, llms, repeat=1, parallel=args.parallel, out=out,
                          stops=stops, label="check")

@@ -10,25 +10,32 @@ solution verified and every wrong one failed, else 1), 130 when interrupted.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from verifybot_tui.batch.cells import say
+from verifybot_tui.batch.compare import (
+    check_compare,
+    find_recipes,
+    out_folder,
+    record,
+    run_matrix,
+    write_report,
+)
+from verifybot_tui.batch.headless import Stops
 from verifybot_tui.cli.common import EXIT_HANGUP, SIGNALS, install_stop_signals
-from verifybot_tui.cli.compare.cells import Plan, run_cells, safe_name, say
-from verifybot_tui.cli.recipes import _check_names, _Stops, approve_recipes
+from verifybot_tui.cli.recipes import approve_recipes
 from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_SUCCESS,
     ConfigError,
 )
-from verifybot_tui.core.settings.config import Config, check_llm_spec
+from verifybot_tui.core.settings.config import Config
 from verifybot_tui.core.verify import compare_report
-from verifybot_tui.core.verify.matrix import Cell, Matrix, from_json
-from verifybot_tui.core.verify.recipe import Recipe, load_recipe
+from verifybot_tui.core.verify.matrix import from_json
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
@@ -61,112 +68,6 @@ def add_args(p: argparse.ArgumentParser) -> None:
                         "commands, without asking (default: ask; --yes never does)")
 
 
-def find_recipes(paths: list[str]) -> list[Recipe]:
-    """Recipe files as given; a folder gives every *.toml under it, in name order."""
-    files: list[Path] = []
-    for item in paths:
-        p = Path(item).expanduser()
-        if p.is_dir():
-            found = sorted(p.rglob("*.toml"))
-            if not found:
-                raise ConfigError(f"{item}: a folder without recipes (*.toml)")
-            files += found
-        elif p.is_file():
-            files.append(p)
-        else:
-            raise ConfigError(f"{item}: no such recipe file or folder")
-    recipes = [load_recipe(f, check_trust=False) for f in files]  # approved in cmd_compare
-    names = [r.name for r in recipes]
-    dup = next((n for n in names if names.count(n) > 1), None)
-    if dup:
-        raise ConfigError(f"two recipes are named {dup!r}: names must differ in the matrix")
-    return recipes
-
-
-def llm_spec_for(cfg: Config, llm: str, recipe: Recipe) -> str:
-    """What a recipe's llm becomes for this --llm (replay paths made absolute, a replay
-    folder turned into the recipe's own file in it)."""
-    if not llm.startswith("replay:"):
-        check_llm_spec(cfg, llm)
-        return llm
-    path = Path(llm.removeprefix("replay:")).expanduser().resolve()
-    if path.is_dir():
-        path = path / f"{recipe.name}.md"
-        if not path.is_file():
-            raise ConfigError(f"--llm {llm}: the folder has no {recipe.name}.md for the "
-                              f"recipe {recipe.name!r} ({recipe.path})")
-    spec = f"replay:{path}"
-    check_llm_spec(cfg, spec)
-    return spec
-
-
-def out_folder(cfg: Config, given: str | None) -> Path:
-    if given:
-        out = Path(given).expanduser().resolve()
-        if out.exists() and not out.is_dir():
-            raise ConfigError(f"--out {given}: is a file; give a folder")
-    else:
-        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        out = cfg.workspace / "compare" / stamp
-        n = 1
-        while out.exists():
-            n += 1
-            out = cfg.workspace / "compare" / f"{stamp}-{n}"
-    out.mkdir(parents=True, exist_ok=True)
-    return out
-
-
-def write_report(m: Matrix, out: Path) -> None:
-    """compare.json, compare.md and index.html, each written whole (then renamed)."""
-    for name, text in (("compare.json", m.json_text()),
-                       ("compare.md", compare_report.markdown(m)),
-                       ("index.html", compare_report.index_html(m))):
-        tmp = out / f".{name}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(out / name)
-
-
-async def run_matrix(cfg: Config, recipes: list[Recipe], llms: list[tuple[str, list[str]]],
-                     *, repeat: int, parallel: int, out: Path, stops: _Stops,
-                     label: str = "compare") -> Matrix:
-    """Every (recipe, llm, run) cell; ``llms`` pairs each label with one spec per recipe."""
-    started = dt.datetime.now(dt.UTC).astimezone().isoformat(timespec="seconds")
-    m = Matrix(started=started, recipes=[r.name for r in recipes],
-               llms=[name for name, _ in llms], repeat=repeat)
-    plans = [Plan(r, name, specs[i], run,
-                  out / "cells" / safe_name(r.name) / f"{safe_name(name)}-{run}")
-             for run in range(1, repeat + 1)
-             for i, r in enumerate(recipes) for name, specs in llms]
-    say(f"{label}: {len(recipes)} recipe(s) x {len(llms)} LLM(s) x {repeat} = {len(plans)} "
-        f"cell(s), {parallel} at once; report in {out}")
-    write_report(m, out)
-
-    def on_cell(cell: Cell) -> None:
-        m.cells.append(cell)
-        write_report(m, out)
-
-    _, not_run = await run_cells(cfg, plans, parallel, stops, out, on_cell)
-    m.not_run = not_run
-    m.interrupted = stops.status is not None
-    write_report(m, out)
-    return m
-
-
-def _record(cfg: Config, m: Matrix, out: Path) -> int | None:
-    """The comparison in the workspace's history: a compare id over its cells' sessions."""
-    from verifybot_tui.core.store.history import History
-
-    try:
-        history = History(cfg.workspace)
-    except Exception as e:  # noqa: BLE001 - the report is on disk whatever happens here
-        say(f"history: not recorded: {e}")
-        return None
-    try:
-        return history.add_comparison(m.to_json(), str(out))
-    finally:
-        history.close()
-
-
 async def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
     if args.report:
         return _report(Path(args.report))
@@ -182,19 +83,15 @@ async def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
     if not args.llm:
         raise ConfigError("name the LLMs to compare: --llm A --llm B (an [llm.NAME], "
                           "replay:PATH or replay:DIR/)")
-    if len(set(args.llm)) != len(args.llm):
-        raise ConfigError("an --llm is given twice: use --repeat for more runs of one LLM")
     recipes = find_recipes(args.recipes)
     await approve_recipes(cfg, recipes, args.trust, "verifybot compare --trust")
-    for r in recipes:
-        _check_names(cfg, replace_llm(r))
-    llms = [(name, [llm_spec_for(cfg, name, r) for r in recipes]) for name in args.llm]
+    llms = check_compare(cfg, recipes, args.llm)
     out = out_folder(cfg, args.out)
-    stops = _Stops()
+    stops = Stops()
     install_stop_signals(stops)
     m = await run_matrix(cfg, recipes, llms, repeat=args.repeat, parallel=args.parallel,
                          out=out, stops=stops)
-    cid = _record(cfg, m, out)
+    cid = record(cfg, m, out)
     print(compare_report.markdown(m), file=sys.stderr if args.json else sys.stdout)
     if args.json:
         print(m.json_text(), end="")
@@ -231,13 +128,6 @@ def list_comparisons(cfg: Config, *, json_out: bool) -> int:
             print(visible(f"    {c['recipe']} x {c['llm']} #{c['run']}: {c['status']}"
                           f"  session {c['session']} in {c['workspace']}"))
     return EXIT_SUCCESS
-
-
-def replace_llm(r: Recipe) -> Recipe:
-    """The recipe as compare checks it: its own llm does not matter (--llm replaces it)."""
-    from dataclasses import replace
-
-    return replace(r, llm=None)
 
 
 def _report(folder: Path) -> int:

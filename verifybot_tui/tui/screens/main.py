@@ -429,6 +429,7 @@ class MainScreen(Screen[None]):
         attempts = {s["id"]: history.attempts(s["id"]) for s in sessions[:50]}
         prompts = {s["id"]: history.prompts(s["id"]) for s in sessions[:50]}
         self.history_pane.show_sessions(sessions, attempts, prompts)
+        self.history_pane.show_comparisons(history.comparisons(limit=50))
 
     @on(HistoryPane.Picked)
     def _history_picked(self, message: HistoryPane.Picked) -> None:

@@ -21,6 +21,7 @@ from textual.widgets.tree import TreeNode
 from verifybot_tui.core.store.history import kept_success, unanswered
 from verifybot_tui.tui.keys import HISTORY_BINDINGS
 from verifybot_tui.tui.widget_message import WidgetMessage
+from verifybot_tui.tui.widgets.compare_table import short
 
 MARKS = {
     "VERIFIED": "✔", "PASSED": "✔", "SUCCESS": "✔", "FAILED": "✘", "STOPPED": "■",
@@ -57,7 +58,8 @@ class HistoryPane(Tree[Row]):
 
     ``/`` filters the sessions by text (prompt, follow-ups, reject notes),
     status and target, typed straight into the pane as in less or vim:
-    Enter keeps the filter, Esc clears it.
+    Enter keeps the filter, Esc clears it. ``compare:ID`` shows one comparison's
+    cells instead (each ran in its own workspace, so they are rows of their own).
     """
 
     BINDINGS: list[Binding] = HISTORY_BINDINGS
@@ -89,6 +91,7 @@ class HistoryPane(Tree[Row]):
         self._sessions: list[dict[str, Any]] = []
         self._attempts: dict[int, list[dict[str, Any]]] = {}
         self._prompts: dict[int, list[dict[str, Any]]] = {}
+        self._comparisons: dict[int, dict[str, Any]] = {}
 
     def show_sessions(self, sessions: list[dict[str, Any]],
                       attempts: dict[int, list[dict[str, Any]]],
@@ -98,6 +101,16 @@ class HistoryPane(Tree[Row]):
         self._attempts = dict(attempts)
         self._prompts = dict(prompts or {})
         self._rebuild()
+
+    def show_comparisons(self, rows: list[dict[str, Any]]) -> None:
+        """The comparisons history.db keeps (``History.comparisons``), for ``compare:ID``."""
+        self._comparisons = {int(r["id"]): r for r in rows}
+        if compare_filter(self.filter_text) is not None:
+            self._rebuild()
+
+    @property
+    def comparison_ids(self) -> list[int]:
+        return sorted(self._comparisons, reverse=True)
 
     def matches(self, s: dict[str, Any]) -> bool:
         """Every word of the filter is in the session's text, status or target."""
@@ -119,6 +132,10 @@ class HistoryPane(Tree[Row]):
                     if n.data is not None and n.is_expanded}
         cursor = self.cursor_node.data if self.cursor_node is not None else None
         self.clear()
+        wanted = compare_filter(self.filter_text)
+        if wanted is not None:
+            self._show_comparison(wanted)
+            return
         shown = [s for s in self._sessions if self.matches(s)]
         self._show_filter(len(shown))
         if not self._sessions:
@@ -146,6 +163,29 @@ class HistoryPane(Tree[Row]):
             self._add_children(node, s)
         if cursor is not None:
             self._restore_cursor(cursor)
+
+    def _show_comparison(self, wanted: str) -> None:
+        """``compare:ID``: that comparison, and under it its cells (recipe x LLM, verdict,
+        the session in the cell's own workspace)."""
+        row = self._comparisons.get(int(wanted)) if wanted.isdigit() else None
+        cells = row["cell_rows"] if row is not None else []
+        self._show_filter(len(cells), f"{len(cells)} cell(s)")
+        if row is None:
+            known = ", ".join(str(i) for i in self.comparison_ids) or "none yet"
+            self.root.add_leaf(Text(f"No comparison {wanted!r}; known: {known} (Esc clears)"))
+            return
+        note = ", interrupted" if row.get("interrupted") else ""
+        head = Text(f"compare {row['id']} {row.get('started') or ''} ")
+        head.append(f"({row['verified']} of {row['cells']} verified{note})", style="dim")
+        node = self.root.add(head, expand=True)
+        for c in cells:
+            at = f" at {c['verified_at']}" if c.get("verified_at") else ""
+            label = Text(f"{mark(c.get('status'))} {c['recipe']} x {short(c['llm'], 24)} "
+                         f"#{c['run']}: "
+                         f"{c.get('status')}{at} ")
+            label.append(f"(session {c.get('session')} in {c.get('workspace')})", style="dim")
+            node.add_leaf(label)
+        self.root.add_leaf(Text(f"report: {row.get('out_dir')}", style="dim"))
 
     def render_label(self, node: TreeNode[Row], base_style: Style, style: Style) -> Text:
         """A row longer than the pane ends in an ellipsis, not mid-word at the edge
@@ -211,12 +251,12 @@ class HistoryPane(Tree[Row]):
 
     # -- the filter ---------------------------------------------------------------------
 
-    def _show_filter(self, shown: int) -> None:
+    def _show_filter(self, shown: int, count: str = "") -> None:
         """The filter, as typed, on the pane's bottom border."""
         if self.filtering or self.filter_text:
             cursor = "▏" if self.filtering else ""
             self.border_subtitle = escape(f"/{self.filter_text}{cursor} "
-                                          f"{shown} of {len(self._sessions)}")
+                                          f"{count or f'{shown} of {len(self._sessions)}'}")
         else:
             self.border_subtitle = "/ filters"
 
@@ -330,6 +370,12 @@ class HistoryPane(Tree[Row]):
             self.notify("No session is selected: pick one with the arrow keys or a click, "
                         "then r resumes it." if self._sessions else
                         "No session to resume yet: send a prompt first.", severity="warning")
+
+
+def compare_filter(text: str) -> str | None:
+    """The ID of a ``compare:ID`` filter (as typed so far), or None for a text filter."""
+    text = text.strip()
+    return text[8:].strip() if text.lower().startswith("compare:") else None
 
 
 def _tries(n: int) -> str:

@@ -1,7 +1,7 @@
 """Running the cells of a compare: each recipe with each LLM, each run its own chat
 and its own workspace folder.
 
-A cell is ``recipe run``'s ``_run_one`` (the same loop, the same headless answers)
+A cell is ``recipe run``'s ``run_one`` (the same loop, the same headless answers)
 with three things added: a handler that notes what the matrix needs (failure kinds,
 judge FAILs), a watch around the LLM (the model that answered, the time to the first
 answer), and a workspace folder of its own under the compare folder. Cells run up to
@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from verifybot_tui.cli.recipes import _Headless, _run_one, _Stops
+from verifybot_tui.batch.headless import Headless, Stops, run_one
 from verifybot_tui.core.base.ansi import one_line
 from verifybot_tui.core.base.outcome import Status
 from verifybot_tui.core.loop import events
@@ -33,13 +33,24 @@ def say(text: str) -> None:
     print(f"[verifybot] {one_line(text)}", file=sys.stderr, flush=True)
 
 
-class _Notes(_Headless):
+Progress = Callable[["Plan", str, "Cell | None"], None]
+"""What a front end hears of a cell as it goes: ``running``, ``attempt N``, then ``done``
+(with the cell), ``stopped`` or ``not run``. The CLI says a line per finished cell; the
+app's compare table redraws the cell."""
+
+
+class _Notes(Headless):
     """recipe run's headless front end, quieter, that also keeps the matrix's facts."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, progress: Callable[[str], None] | None = None) -> None:
         super().__init__(name)
         self.failures: list[str] = []
         self._result: Any = None
+        self._progress = progress
+
+    async def on_prompt_sent(self, ev: events.PromptSent) -> None:
+        if self._progress is not None:
+            self._progress(f"attempt {ev.attempt}")
 
     def _kind(self, kind: str | None) -> None:
         if kind and kind not in self.failures:
@@ -74,6 +85,8 @@ class Watched:
     ``on_thinking``) reach the backend itself."""
 
     _OWN = ("_inner", "_t0", "first_answer", "model", "fallback_model")
+    first_answer: float | None
+    model: str
 
     def __init__(self, inner: Any, t0: float, fallback_model: str = "") -> None:
         object.__setattr__(self, "_inner", inner)
@@ -117,7 +130,7 @@ class Plan:
     folder: Path
 
 
-def _profile_key(cfg: Config, spec: str) -> str | None:
+def profile_key(cfg: Config, spec: str) -> str | None:
     """Cells that must not overlap: those on one browser profile (one browser, one tab)."""
     llm = cfg.llm.get(spec)
     if llm is None or llm.kind != "browser":
@@ -132,13 +145,15 @@ def _fallback_model(cfg: Config, spec: str) -> str:
     return ""
 
 
-async def run_cell(cfg: Config, plan: Plan, stops: _Stops, out: Path) -> Cell:
+async def run_cell(cfg: Config, plan: Plan, stops: Stops, out: Path,
+                   progress: Progress | None = None) -> Cell:
     from verifybot_tui.core.base.errors import EXIT_FAILED
 
     plan.folder.mkdir(parents=True, exist_ok=True)
     cell_cfg = replace(cfg, run=replace(cfg.run, workspace=str(plan.folder)))
     recipe = replace(plan.recipe, llm=plan.spec)
-    notes = _Notes(f"{plan.recipe.name} x {plan.llm} #{plan.run}")
+    notes = _Notes(f"{plan.recipe.name} x {plan.llm} #{plan.run}",
+                   (lambda text: progress(plan, text, None)) if progress else None)
     t0 = time.monotonic()
     watch: dict[str, Watched] = {}
 
@@ -147,9 +162,9 @@ async def run_cell(cfg: Config, plan: Plan, stops: _Stops, out: Path) -> Cell:
         return watch["llm"]
 
     try:
-        result = await _run_one(cell_cfg, recipe, stops, handler=notes, wrap=wrap)
+        result = await run_one(cell_cfg, recipe, stops, handler=notes, wrap=wrap)
     except Exception as e:  # noqa: BLE001 - one cell must not end the compare
-        from verifybot_tui.cli.recipes import RecipeResult
+        from verifybot_tui.core.verify.reports import RecipeResult
 
         result = RecipeResult(plan.recipe.name, str(plan.recipe.path), "ERROR", EXIT_FAILED,
                               time.monotonic() - t0, str(e))
@@ -172,17 +187,20 @@ async def run_cell(cfg: Config, plan: Plan, stops: _Stops, out: Path) -> Cell:
                 transcript=transcript, message=one_line(result.message)[:300])
 
 
-async def run_cells(cfg: Config, plans: list[Plan], parallel: int, stops: _Stops, out: Path,
-                    on_cell: Callable[[Cell], None]) -> tuple[list[Cell], int]:
-    """Run the plans; ``on_cell`` gets each finished cell as it ends. Returns the finished
-    cells and how many did not finish (stopped or never started)."""
+async def run_cells(cfg: Config, plans: list[Plan], parallel: int, stops: Stops, out: Path,
+                    on_cell: Callable[[Cell], None], progress: Progress | None = None
+                    ) -> tuple[list[Cell], int]:
+    """Run the plans; ``on_cell`` gets each finished cell as it ends, ``progress`` (the
+    app's table) every change of a cell. Returns the finished cells and how many did not
+    finish (stopped or never started)."""
+    tell: Progress = progress or (lambda plan, state, cell: None)
     gate = asyncio.Semaphore(max(1, parallel))
     locks: dict[str, asyncio.Lock] = {}
     finished: list[Cell] = []
     not_run = [0]
 
     async def one(plan: Plan) -> None:
-        key = _profile_key(cfg, plan.spec)
+        key = profile_key(cfg, plan.spec)
         lock = locks.setdefault(key, asyncio.Lock()) if key else None
         async with gate:
             if lock is not None:
@@ -190,16 +208,20 @@ async def run_cells(cfg: Config, plans: list[Plan], parallel: int, stops: _Stops
             try:
                 if stops.status is not None:
                     not_run[0] += 1
+                    tell(plan, "not run", None)
                     return
-                cell = await run_cell(cfg, plan, stops, out)
+                tell(plan, "running", None)
+                cell = await run_cell(cfg, plan, stops, out, progress)
             finally:
                 if lock is not None:
                     lock.release()
         if cell.status in (Status.INTERRUPTED, Status.STOPPED) and stops.status is not None:
             not_run[0] += 1
             say(f"{plan.recipe.name} x {plan.llm} #{plan.run}: stopped, left out of the report")
+            tell(plan, "stopped", None)
             return
         finished.append(cell)
+        tell(plan, "done", cell)
         at = f" at attempt {cell.verified_at}" if cell.verified_at else ""
         say(f"cell {plan.recipe.name} x {plan.llm} #{plan.run}: {cell.status}{at} "
             f"({cell.attempts} attempt(s), {cell.seconds:.1f} s"
@@ -208,3 +230,19 @@ async def run_cells(cfg: Config, plans: list[Plan], parallel: int, stops: _Stops
 
     await asyncio.gather(*(one(p) for p in plans))
     return finished, not_run[0]
+
+
+def check_profile_free(cfg: Config, specs: list[tuple[str, list[str]]], held_by: str) -> None:
+    """No LLM of ``specs`` uses the browser profile ``held_by`` (an LLM the app's chat
+    has open) has: Chromium refuses a second browser on one profile, so such a cell or
+    contender could only end LLM_ERROR. Said before anything runs instead."""
+    from verifybot_tui.core.base.errors import ConfigError
+
+    held = profile_key(cfg, held_by)
+    if held is None:
+        return
+    for name, names in specs:
+        if any(profile_key(cfg, s) == held for s in names):
+            raise ConfigError(f"{name} needs the browser profile the app's chat has open "
+                              f"({held_by}): switch the app's LLM first (F8), or run it "
+                              "in a terminal (verifybot compare / run --race)")

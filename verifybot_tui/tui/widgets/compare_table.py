@@ -1,0 +1,83 @@
+"""The compare table: recipes (x run) down, LLMs across, each cell's state as it goes,
+and a summary (pass@1, median seconds per LLM) at the bottom.
+
+It only shows what it is given (the compare screen's worker tells it); names are cut
+short so two LLMs and their verdicts fit 80 columns, and the table scrolls beyond.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+NAME_WIDTH = 14  # a recipe's or an LLM's name in the table, at most
+SHORT_KIND = {"compile": "compile", "fault": "fault", "timeout": "timeout",
+              "output": "output", "judge": "judge"}
+STYLE = {"VERIFIED": "bold green", "PASSED": "green", "FAILED": "bold red",
+         "ERROR": "red", "LLM_ERROR": "red", "TARGET_ERROR": "red", "running": "yellow",
+         "stopped": "magenta", "not run": "dim", "queued": "dim"}
+
+
+def short(name: str, width: int = NAME_WIDTH) -> str:
+    """A name that fits a column: ``replay:/x/team_a/`` is ``team_a``; long ones end in …"""
+    if name.startswith("replay:"):
+        name = Path(name.removeprefix("replay:").rstrip("/")).stem or name
+    return name if len(name) <= width else name[:width - 1] + "…"
+
+
+def cell_text(state: str, cell: Any = None) -> Text:
+    """What one cell says: queued, running (attempt n), VERIFIED@k, FAILED kind."""
+    if cell is not None:
+        if cell.verified_at is not None:
+            return Text(f"VERIFIED@{cell.verified_at}", style=STYLE["VERIFIED"])
+        kind = SHORT_KIND.get(cell.failures[-1], "") if cell.failures else ""
+        status = str(cell.status)
+        return Text(f"{status} {kind}".strip(), style=STYLE.get(status, "red"))
+    if state.startswith("attempt"):
+        return Text(f"run {state}", style=STYLE["running"])
+    return Text(state, style=STYLE.get(state, ""))
+
+
+def row_key(recipe: str, run: int) -> str:
+    return f"{recipe}\x00{run}"
+
+
+class CompareTable(DataTable[Any]):
+    """One row per (recipe, run), one column per LLM; two summary rows under them."""
+
+    def setup(self, recipes: list[str], llms: list[str], repeat: int) -> None:
+        self.cursor_type = "row"
+        self.zebra_stripes = True
+        self.add_column("recipe", key="recipe")
+        for llm in llms:
+            self.add_column(short(llm), key=llm)
+        for run in range(1, repeat + 1):
+            for recipe in recipes:
+                label = short(recipe) + (f" #{run}" if repeat > 1 else "")
+                self.add_row(label, *(cell_text("queued") for _ in llms),
+                             key=row_key(recipe, run))
+        self.add_row(Text("pass@1", style="bold"), *("-" for _ in llms), key="pass@1")
+        self.add_row(Text("median s", style="bold"), *("-" for _ in llms), key="median")
+
+    def show_state(self, recipe: str, run: int, llm: str, state: str, cell: Any = None) -> None:
+        self.update_cell(row_key(recipe, run), llm, cell_text(state, cell),
+                         update_width=True)
+
+    def show_summary(self, summary: list[dict[str, Any]]) -> None:
+        """The matrix's summary rows: pass@1 as a share, the median wall time."""
+        for row in summary:
+            if not row["cells"]:
+                continue
+            p1 = row["pass_at"].get("1")
+            self.update_cell("pass@1", row["llm"],
+                             f"{p1 * 100:.0f}% of {row['cells']}" if p1 is not None else "-")
+            med = row["median_seconds"]
+            self.update_cell("median", row["llm"], f"{med:.1f}" if med is not None else "-")
+
+    def text_of(self, recipe: str, run: int, llm: str) -> str:
+        """The cell's words as shown (tests and the screen's status read them)."""
+        value = self.get_cell(row_key(recipe, run), llm)
+        return value.plain if isinstance(value, Text) else str(value)
