@@ -328,6 +328,24 @@ def _result(run: _Outcome, command: str, workdir: Path, *, compile_failed: bool 
         target_error="stopped: the target was closed" if run.interrupted else None)
 
 
+def _wrapped(argv: list[str], sandbox: list[str] | None, build: _Build | None
+             ) -> tuple[list[str], int, int]:
+    """The argv to start, the end we read the sandbox's reports on and the child's stdin.
+
+    The sandbox's init reports on a pipe; with a build in the same sandbox, on a socket
+    that carries the build's status to us and "go" back. Unsandboxed, orphans are
+    adopted by us (a subreaper), not by init."""
+    if sandbox and build is not None:
+        ours, theirs = socket.socketpair()
+        return ([*sandbox, *containment.build_then_run(build.argv, argv)],
+                ours.detach(), theirs.detach())
+    if sandbox:
+        report, stdin = os.pipe()
+        return [*sandbox, *argv], report, stdin
+    containment.become_subreaper()
+    return argv, subprocess.DEVNULL, subprocess.DEVNULL
+
+
 class LocalTarget(ReportsState):
     """Runs programs here, in ``<workspace>/runs/<run_id>/``."""
 
@@ -388,16 +406,7 @@ class LocalTarget(ReportsState):
         the build first, in the same sandbox, then the process on its own timeout."""
         loop = asyncio.get_running_loop()
         started, since = time.monotonic(), containment.ticks_now()
-        report = stdin = subprocess.DEVNULL  # the sandbox's init reports on a pipe
-        if sandbox and build is not None:  # a socket: the build's status, then "go"
-            argv = [*sandbox, *containment.build_then_run(build.argv, argv)]
-            ours, theirs = socket.socketpair()
-            report, stdin = ours.detach(), theirs.detach()
-        elif sandbox:
-            argv = [*sandbox, *argv]
-            report, stdin = os.pipe()
-        else:
-            containment.become_subreaper()  # orphans come to us, not to init
+        argv, report, stdin = _wrapped(argv, sandbox, build)
         cgroup = containment.new_cgroup()
         env = {**env, containment.MARKER: containment.new_token()}  # see _leftover_check
         try:
@@ -419,15 +428,8 @@ class LocalTarget(ReportsState):
         try:
             settle = (lambda: containment.sandbox_ended(cgroup, token)) if sandbox else None
             if sandbox and build is not None and not cancelled:
-                try:
-                    passed = await _await_build(transport, protocol, report, build, started)
-                except asyncio.CancelledError:
-                    cancelled = True  # the stop below stops the build's tree, then raises
-                else:
-                    if passed:
-                        started = time.monotonic()  # the program's own time from here
-                    else:  # the build's outcome is the run's: on the build's own time
-                        timeout = max(0.0, build.timeout - (time.monotonic() - started))
+                cancelled, started, timeout = await _build_first(
+                    transport, protocol, report, build, started, timeout)
             timed_out = await _wait_and_stop(root, protocol, cancelled, timeout, settle)
         finally:
             if reaper is not None:
@@ -525,14 +527,8 @@ class LocalTarget(ReportsState):
             if stage.outcome is None:
                 return _result(done, command, workdir, compile_failed=True)
             built = stage.outcome
-        command = f"{command} && {shlex.join(argv)}" if command else shlex.join(argv)
-        after = _snapshot(workdir)
-        changed = sorted(name for name, stat in after.items()
-                         if before.get(name) != stat and name not in written)
-        result = _result(done, command, workdir, files_changed=changed)
-        if built is not None:
-            result.build_stderr = built.stderr  # the warnings of a build that passed
-        return result
+        return _ran(done, f"{command} && {shlex.join(argv)}" if command else shlex.join(argv),
+                    workdir, before, set(written), built)
 
     async def missing_modules(self, modules: list[str], python: str | None = None) -> list[str]:
         if not modules:
@@ -656,6 +652,35 @@ async def _wait_and_stop(root: int, protocol: _Reader, cancelled: bool,
         if not stopped:
             await asyncio.shield(stop_tree(root))
     return timed_out
+
+
+def _ran(done: _Outcome, command: str, workdir: Path, before: dict[str, tuple[int, int]],
+         written: set[str], built: _Outcome | None) -> RunResult:
+    """A program's result: the files it changed in its run folder (not those we wrote)
+    and the warnings of a build that passed."""
+    after = _snapshot(workdir)
+    changed = sorted(name for name, stat in after.items()
+                     if before.get(name) != stat and name not in written)
+    result = _result(done, command, workdir, files_changed=changed)
+    if built is not None:
+        result.build_stderr = built.stderr
+    return result
+
+
+async def _build_first(transport: asyncio.SubprocessTransport, protocol: _Reader, report: int,
+                       build: _Build, started: float, timeout: float | None
+                       ) -> tuple[bool, float, float | None]:
+    """The build's part of a build-then-run sandbox: (cancelled, the program's start,
+    its timeout). A build that passed starts the program's own time; one that failed
+    is the run's outcome, on the build's own time. A cancel here is passed on to the
+    stop that follows, which stops the build's tree and then raises."""
+    try:
+        passed = await _await_build(transport, protocol, report, build, started)
+    except asyncio.CancelledError:
+        return True, started, timeout
+    if passed:
+        return False, time.monotonic(), timeout
+    return False, started, max(0.0, build.timeout - (time.monotonic() - started))
 
 
 async def _await_build(transport: asyncio.SubprocessTransport, protocol: _Reader,
