@@ -13,13 +13,11 @@ per page, would only slow the suite, and what is checked is what happens at the 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from browser_fixtures import *  # noqa: F403
+from browser_fixtures import with_settings
 from chatsite import SCENARIOS, ChatSite
 
 from verifybot_tui.core.base.errors import EXIT_LLM, LLMError
@@ -31,18 +29,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module"),
 
 BIG = 120.0  # the answer timeout in these tests: nothing here may wait for it
 SEND = 3.0  # [llm] send_timeout where a send check runs out (the default is 10 s)
-
-
-@contextmanager
-def settings(llm: BrowserLLM, **fields: object) -> Iterator[None]:
-    """[llm.site] keys read at each ask (send_timeout, auto_retry), for the prompts
-    sent inside, on the module's browser (a launch of its own costs seconds)."""
-    default = llm.config
-    llm.config = replace(default, **fields)
-    try:
-        yield
-    finally:
-        llm.config = default
 
 
 def assert_evidence(err: LLMError) -> None:
@@ -69,7 +55,7 @@ async def test_a_send_the_page_swallowed_is_clicked_once_more(site_llm: BrowserL
     chatsite.configure("answer", swallow_send=1)
     await site_llm.new_chat()
     sent = len(chatsite.prompts)
-    with settings(site_llm, send_timeout=4.0):  # clicked again after 2 s
+    with with_settings(site_llm, send_timeout=4.0):  # clicked again after 2 s
         answer = await site_llm.ask("the first click is lost")
     assert answer.markdown == SCENARIOS["answer"].replies[0].markdown
     assert chatsite.received()[sent:] == ["the first click is lost"]  # sent once, not twice
@@ -81,7 +67,7 @@ async def test_a_send_that_does_nothing_fails_with_evidence_not_at_the_timeout(
     chatsite.configure("answer", swallow_send=99)
     await site_llm.new_chat()
     sent = len(chatsite.prompts)
-    with settings(site_llm, send_timeout=SEND):
+    with with_settings(site_llm, send_timeout=SEND):
         err, took = await ask_timed(site_llm, "nobody hears this")
     assert LLMConfig().send_timeout == 10  # the default
     assert "The prompt was not sent" in err.message
@@ -99,7 +85,7 @@ async def test_a_message_shown_with_the_composer_still_full_is_not_proof(
         site_llm: BrowserLLM, chatsite: ChatSite) -> None:
     chatsite.configure("answer", keep_box=True)
     await site_llm.new_chat()
-    with settings(site_llm, send_timeout=SEND):
+    with with_settings(site_llm, send_timeout=SEND):
         err, took = await ask_timed(site_llm, "shown, but still in the box")
     assert "The prompt shows on the page, but the prompt box still holds 27 characters" \
         f" {SEND:g} s after sending" in err.message
@@ -169,7 +155,7 @@ async def test_auto_retry_clicks_retry_once_and_reads_the_answer(
     sent = len(chatsite.prompts)
     site_llm.answer_timeout = BIG
     try:
-        with settings(site_llm, auto_retry=True):
+        with with_settings(site_llm, auto_retry=True):
             answer = await site_llm.ask("fails once, then works")
     finally:
         site_llm.answer_timeout = 30
