@@ -17,7 +17,8 @@ import shutil
 import signal
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,8 @@ from verifybot_tui.llm.browser.chromium import profile_dir, read_lock
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 __all__ = ["CHROMIUM", "RENDERERS", "chatsite", "renderer", "site_llm", "site_config",
-           "site_config_file", "open_llm", "kill_browser", "finished_when_returned"]
+           "site_config_file", "open_llm", "with_settings", "kill_browser",
+           "finished_when_returned"]
 
 RENDERERS = ["legacy", "app_shell"]
 
@@ -78,6 +80,21 @@ async def open_llm(site: ChatSite, tmp: Path, variant: str = "chatgpt", *, start
         yield llm
     finally:
         await llm.close()
+
+
+@contextmanager
+def with_settings(llm: BrowserLLM, **fields: Any) -> Iterator[None]:
+    """[llm.NAME] keys the driver reads at each prompt or new chat (send_timeout,
+    auto_retry, auto_continue, regenerate_on_error, temporary, model) set on a running
+    browser for what is done inside, then put back: a test needing one of them can use
+    its module's browser, where a launch of its own costs seconds. Keys read at start
+    (site, profile_dir, headless, browser_path) need a browser of their own."""
+    default = llm.config
+    llm.config = replace(default, **fields)
+    try:
+        yield
+    finally:
+        llm.config = default
 
 
 def kill_browser(llm: BrowserLLM) -> int:

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
 
 import pytest
+import pytest_asyncio
 from browser_fixtures import open_llm
 from chatsite import SCENARIOS, ChatSite
 
@@ -128,18 +130,27 @@ async def test_follow_ups_and_resume_stay_in_one_conversation(site_llm: BrowserL
     assert site_llm.state == "idle"
 
 
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def claude(chatsite: ChatSite,
+                 tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[BrowserLLM]:
+    """One claude browser for the module (a launch costs seconds)."""
+    chatsite.configure("answer")
+    async with open_llm(chatsite, tmp_path_factory.mktemp("claude"), "claude") as llm:
+        yield llm
+
+
 @pytest.mark.parametrize("copy", [True, False], ids=["copy-button", "dom-fallback"])
-async def test_claude_variant_end_to_end(chatsite: ChatSite, tmp_path, copy: bool) -> None:  # noqa: ANN001
-    chatsite.configure("code_blocks", copy_button=copy)
-    async with open_llm(chatsite, tmp_path, "claude") as llm:
-        texts: list[str] = []
-        answer = await llm.ask("claude, write code", texts.append)
-        assert answer.markdown == script("code_blocks")
-        assert texts, "no streamed text"
-        assert "/claude/chat/" in answer.conversation_url
-        chatsite.configure("two_answers")
-        follow = await llm.ask("and a follow-up")
-        assert follow.markdown == script("code_blocks")  # the conversation keeps its script
-        assert follow.conversation_url == answer.conversation_url
+async def test_claude_variant_end_to_end(chatsite: ChatSite, claude: BrowserLLM,
+                                         copy: bool) -> None:
+    texts: list[str] = []
+    answer = await ask_new(claude, chatsite, "code_blocks", "claude, write code", texts.append,
+                           copy_button=copy)
+    assert answer.markdown == script("code_blocks")
+    assert texts, "no streamed text"
+    assert "/claude/chat/" in answer.conversation_url
+    chatsite.configure("two_answers")
+    follow = await claude.ask("and a follow-up")
+    assert follow.markdown == script("code_blocks")  # the conversation keeps its script
+    assert follow.conversation_url == answer.conversation_url
     assert [p.text for p in chatsite.prompts[-2:]] == ["claude, write code", "and a follow-up"]
     assert {p.variant for p in chatsite.prompts[-2:]} == {"claude"}

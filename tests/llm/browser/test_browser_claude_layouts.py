@@ -18,17 +18,40 @@ import json
 import os
 import re
 import subprocess
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 from browser_fixtures import open_llm, site_config_file
 from chatsite import SCENARIOS, ChatSite
 from chatsite.scenarios import ARTIFACT_ANSWER, FAILING, WORKING, Reply, Scenario
 from project import verifybot_cmd
 
+from verifybot_tui.llm.browser import BrowserLLM
+
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
+# The tests on the module's one browser run on the module's event loop.
+on_module_loop = pytest.mark.asyncio(loop_scope="module")
 
 THOUGHT = "THINKING: the user wants a program"
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def claude(chatsite: ChatSite,
+                 tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[BrowserLLM]:
+    """One browser for the tests on the live pages (a launch costs seconds): each
+    sets its layout and scenario, then opens a new chat, as a user does."""
+    chatsite.configure("answer")
+    async with open_llm(chatsite, tmp_path_factory.mktemp("claude"), "claude") as llm:
+        yield llm
+
+
+async def ask_new(llm: BrowserLLM, site: ChatSite, scenario: str, prompt: str,
+                  on_text=None, **options):  # noqa: ANN001, ANN003, ANN201
+    site.configure(scenario, **options)
+    await llm.new_chat()
+    return await llm.ask(prompt, on_text)
 
 
 def script(name: str) -> str:
@@ -46,51 +69,52 @@ def sent_prompts(transcript: Path) -> list[str]:
     return out
 
 
+@on_module_loop
 @pytest.mark.parametrize("copy", [True, False], ids=["copy-button", "dom-fallback"])
 @pytest.mark.parametrize("layout", ["2025", "hub"])
-async def test_claude_answer_exact_without_its_thinking(chatsite: ChatSite, tmp_path: Path,
+async def test_claude_answer_exact_without_its_thinking(chatsite: ChatSite, claude: BrowserLLM,
                                                         layout: str, copy: bool) -> None:
-    chatsite.configure("code_blocks", copy_button=copy, claude_layout=layout)
-    async with open_llm(chatsite, tmp_path, "claude") as llm:
-        texts: list[str] = []
-        answer = await llm.ask("claude, write code", texts.append)
-        on_page = await llm.page.evaluate("() => document.body.textContent")
-        renderer = llm.renderer
+    texts: list[str] = []
+    answer = await ask_new(claude, chatsite, "code_blocks", "claude, write code", texts.append,
+                           copy_button=copy, claude_layout=layout)
+    on_page = await claude.page.evaluate("() => document.body.textContent")
+    renderer = claude.renderer
     assert renderer == ("claude_hub" if layout == "hub" else "claude_2026")
     assert answer.markdown == script("code_blocks")
     assert THOUGHT in on_page  # the thinking row is there, and read by nobody
     assert texts and not any(THOUGHT in t for t in texts)
 
 
+@on_module_loop
 @pytest.mark.parametrize("layout", ["2025", "hub"])
 async def test_claude_copy_button_is_the_assistants_not_the_users(
-        chatsite: ChatSite, tmp_path: Path, layout: str) -> None:
-    chatsite.configure("answer", claude_layout=layout)
-    async with open_llm(chatsite, tmp_path, "claude") as llm:
-        answer = await llm.ask("the user's own text")
-        probe = await llm.page.evaluate("() => window.__vb.probe()")
-        copies = await llm.page.evaluate(
-            "() => document.querySelectorAll('button[aria-label=\"Copy\"]').length")
+        chatsite: ChatSite, claude: BrowserLLM, layout: str) -> None:
+    answer = await ask_new(claude, chatsite, "answer", "the user's own text",
+                           claude_layout=layout)
+    probe = await claude.page.evaluate("() => window.__vb.probe()")
+    copies = await claude.page.evaluate(
+        "() => document.querySelectorAll('button[aria-label=\"Copy\"]').length")
     assert answer.markdown == script("answer")
     assert copies == 2  # the user's and the answer's
     assert probe["signals"]["copy_button"]["count"] == 1
     assert probe["signals"]["finished_markers"]["count"] == 1
 
 
+@on_module_loop
 async def test_claude_hub_artifact_code_comes_from_the_conversation_json(
-        chatsite: ChatSite, tmp_path: Path) -> None:
-    chatsite.configure("artifact", claude_layout="hub")
-    async with open_llm(chatsite, tmp_path, "claude") as llm:
-        answer = await llm.ask("an artifact please")
+        chatsite: ChatSite, claude: BrowserLLM) -> None:
+    answer = await ask_new(claude, chatsite, "artifact", "an artifact please",
+                           claude_layout="hub")
     assert answer.markdown == ARTIFACT_ANSWER
 
 
-async def test_doctor_page_reads_a_saved_hub_page(chatsite: ChatSite, tmp_path: Path) -> None:
-    chatsite.configure("code_blocks", claude_layout="hub")
-    async with open_llm(chatsite, tmp_path, "claude") as llm:
-        answer = await llm.ask("claude, write code")
-        saved = tmp_path / "hub.html"
-        saved.write_text(await llm.page.content(), encoding="utf-8")
+@on_module_loop
+async def test_doctor_page_reads_a_saved_hub_page(chatsite: ChatSite, claude: BrowserLLM,
+                                                  tmp_path: Path) -> None:
+    answer = await ask_new(claude, chatsite, "code_blocks", "claude, write code",
+                           claude_layout="hub")
+    saved = tmp_path / "hub.html"
+    saved.write_text(await claude.page.content(), encoding="utf-8")
     proc = await asyncio.to_thread(
         subprocess.run, [*verifybot_cmd(), "doctor", "--page", str(saved), "--site", "claude",
                          "--json"], capture_output=True, text=True, timeout=150)

@@ -15,6 +15,7 @@ import html
 import json
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,24 @@ def doctor(page: Path, *extra: str) -> subprocess.CompletedProcess[str]:
                           stdin=subprocess.DEVNULL)
 
 
+DoctorJson = Callable[[Path], subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="module")
+def doctor_json() -> DoctorJson:
+    """`doctor --page PAGE --site claude --json`, run once per page in the module:
+    several tests check different parts of the same report, and a run costs a
+    browser launch."""
+    runs: dict[Path, subprocess.CompletedProcess[str]] = {}
+
+    def run(page: Path) -> subprocess.CompletedProcess[str]:
+        if page not in runs:
+            runs[page] = doctor(page, "--json")
+        return runs[page]
+
+    return run
+
+
 def saved_code(page: Path) -> list[tuple[str, str]]:
     """(language, code) of each block as the saved HTML holds it."""
     text = page.read_text(encoding="utf-8")
@@ -48,8 +67,9 @@ def saved_code(page: Path) -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("name", PAGES)
-def test_copy_button_finished_and_no_thinking_on_every_real_claude_page(name: str) -> None:
-    proc = doctor(CLAUDE / name, "--json")
+def test_copy_button_finished_and_no_thinking_on_every_real_claude_page(
+        doctor_json: DoctorJson, name: str) -> None:
+    proc = doctor_json(CLAUDE / name)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     got = json.loads(proc.stdout)
     assert got["renderer"] == "claude_2026"
@@ -62,20 +82,20 @@ def test_copy_button_finished_and_no_thinking_on_every_real_claude_page(name: st
     assert not [line for line in got["answer"].splitlines() if line.strip() == "javascript"]
 
 
-def test_the_answers_read_are_the_last_turns_text() -> None:
-    got = json.loads(doctor(CLAUDE / "tochi-claude.html", "--json").stdout)
+def test_the_answers_read_are_the_last_turns_text(doctor_json: DoctorJson) -> None:
+    got = json.loads(doctor_json(CLAUDE / "tochi-claude.html").stdout)
     assert got["answer"] == "Hey! What's on your mind?"
-    got = json.loads(doctor(CLAUDE / "ylce-claude-001.html", "--json").stdout)
+    got = json.loads(doctor_json(CLAUDE / "ylce-claude-001.html").stdout)
     # five .standard-markdown blocks, in order, the first and the last
     assert got["answer"].startswith("좋은 범위의 질문이라 말하고 싶지만")
     assert got["answer"].count("### ") >= 5
 
 
-def test_every_code_block_of_the_real_claude_page_exactly() -> None:
+def test_every_code_block_of_the_real_claude_page_exactly(doctor_json: DoctorJson) -> None:
     page = CLAUDE / "ylce-claude-2025-code.html"
     expected = saved_code(page)
     assert len(expected) == 5 and "```" in expected[4][1]  # Claude's own fences in the 5th
-    got = json.loads(doctor(page, "--json").stdout)
+    got = json.loads(doctor_json(page).stdout)
     blocks = extract(got["answer"]).blocks
     assert [(b.language, b.code.removesuffix("\n")) for b in blocks] == expected
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from browser_fixtures import RENDERERS, finished_when_returned, open_llm
+from browser_fixtures import RENDERERS, finished_when_returned, open_llm, with_settings
 from chatsite import SCENARIOS, ChatSite
 from chatsite.scenarios import ARTIFACT_ANSWER, CUT_AT
 
@@ -39,11 +39,13 @@ async def ask_new(llm: BrowserLLM, site: ChatSite, scenario: str, prompt: str = 
     return await llm.ask(prompt)
 
 
-# One browser per site for the tests that need nothing of their own (no settings, no
-# launch or login to watch): each sets its scenario and opens a new chat, as a user
-# does between prompts, and an error in one (a delivery failure, a stuck block) must
-# leave the browser usable for the next, as it must in the app. A launch costs about
-# a second; tests with settings of their own keep their own browser.
+# One browser per site for the tests that need nothing of their own (no launch or
+# login to watch): each sets its scenario and opens a new chat, as a user does between
+# prompts, and an error in one (a delivery failure, a stuck block, a limit) must leave
+# the browser usable for the next, as it must in the app. Keys the driver reads at each
+# prompt or new chat are set for the test with with_settings(); a launch costs seconds
+# on a loaded machine, so only tests with a site file of their own or that watch the
+# first launch keep their own browser.
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def chatgpt(chatsite: ChatSite,
                   tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[BrowserLLM]:
@@ -64,14 +66,13 @@ async def claude(chatsite: ChatSite,
 
 
 async def test_the_renderer_is_chosen_by_the_page_and_again_after_navigation(
-        chatsite: ChatSite, tmp_path: Path) -> None:
-    async with open_llm(chatsite, tmp_path) as llm:
-        seen = []
-        for page in ["legacy", "app_shell", "legacy"]:
-            answer = await ask_new(llm, chatsite, "answer", renderer=page)
-            assert answer.markdown == script("answer")
-            seen.append((llm.renderer, answer.renderer))
-        assert seen == [("legacy", "legacy"), ("app_shell", "app_shell"), ("legacy", "legacy")]
+        chatsite: ChatSite, chatgpt: BrowserLLM) -> None:
+    seen = []
+    for page in ["legacy", "app_shell", "legacy"]:
+        answer = await ask_new(chatgpt, chatsite, "answer", renderer=page)
+        assert answer.markdown == script("answer")
+        seen.append((chatgpt.renderer, answer.renderer))
+    assert seen == [("legacy", "legacy"), ("app_shell", "app_shell"), ("legacy", "legacy")]
 
 
 async def test_no_renderer_matching_is_an_error_that_names_them_with_evidence(
@@ -172,26 +173,26 @@ async def test_a_codemirror_block_that_will_not_fill_is_an_error_never_shorter_c
 
 
 async def test_thinking_phases_and_flashing_action_rows_never_finish_early(
-        chatsite: ChatSite, tmp_path: Path) -> None:
+        chatsite: ChatSite, chatgpt: BrowserLLM) -> None:
     """20 answers (10 per chatgpt page) where only "Thinking" says the model is busy:
     no stop button while it thinks, the action row flashing, "Answer now" shown."""
     early = []
     states: list[str] = []
+    llm = chatgpt
     for page in RENDERERS:
-        async with open_llm(chatsite, tmp_path / page) as llm:
-            for _ in range(10):
-                chatsite.configure("thinking", renderer=page, no_stop_while_thinking=True,
-                                   flash_actions=True, answer_now=True)
-                await llm.new_chat()
-                before = len(chatsite.finishes)
-                task = asyncio.create_task(llm.ask("think first"))
-                while not task.done():
-                    states.append(llm.state)
-                    await asyncio.sleep(0.05)
-                answer = task.result()
-                finished = await finished_when_returned(llm, chatsite, before)
-                if answer.markdown != script("thinking") or not finished:
-                    early.append((page, answer.markdown[:60], finished))
+        for _ in range(10):
+            chatsite.configure("thinking", renderer=page, no_stop_while_thinking=True,
+                               flash_actions=True, answer_now=True)
+            await llm.new_chat()
+            before = len(chatsite.finishes)
+            task = asyncio.create_task(llm.ask("think first"))
+            while not task.done():
+                states.append(llm.state)
+                await asyncio.sleep(0.05)
+            answer = task.result()
+            finished = await finished_when_returned(llm, chatsite, before)
+            if answer.markdown != script("thinking") or not finished:
+                early.append((page, answer.markdown[:60], finished))
     assert early == []
     thinking = [s for s in states if s.startswith("thinking (")]
     assert thinking and thinking[0] == "thinking (0 s)"
@@ -206,22 +207,21 @@ async def test_thinking_phases_and_flashing_action_rows_never_finish_early(
 @pytest.mark.parametrize("page", ["legacy", "app_shell", "claude"])
 @pytest.mark.parametrize("copy", [True, False], ids=["copy-button", "dom-fallback"])
 async def test_a_cut_off_answer_is_continued_and_joined_exactly(
-        chatsite: ChatSite, tmp_path: Path, page: str, copy: bool) -> None:
-    variant = "claude" if page == "claude" else "chatgpt"
-    chatsite.configure("cut", renderer="app_shell" if page == "app_shell" else "legacy",
-                       copy_button=copy)
-    async with open_llm(chatsite, tmp_path, variant) as llm:
-        answer = await llm.ask("a long answer please")
+        chatsite: ChatSite, chatgpt: BrowserLLM, claude: BrowserLLM, page: str,
+        copy: bool) -> None:
+    llm = claude if page == "claude" else chatgpt
+    answer = await ask_new(llm, chatsite, "cut", "a long answer please",
+                           renderer="app_shell" if page == "app_shell" else "legacy",
+                           copy_button=copy)
     assert answer.markdown == script("cut")
     assert chatsite.prompts[-1].text == "a long answer please"  # Continue sent no prompt
 
 
 async def test_auto_continue_off_keeps_the_cut_answer(chatsite: ChatSite,
-                                                      tmp_path: Path) -> None:
-    chatsite.configure("cut", renderer="app_shell")
-    async with open_llm(chatsite, tmp_path, start=False, page_timeout=10,
-                        settings={"auto_continue": False}) as llm:
-        answer = await llm.ask("a long answer please")
+                                                      chatgpt: BrowserLLM) -> None:
+    with with_settings(chatgpt, auto_continue=False):
+        answer = await ask_new(chatgpt, chatsite, "cut", "a long answer please",
+                               renderer="app_shell")
     assert answer.markdown == script("cut")[:CUT_AT]
 
 
@@ -239,15 +239,14 @@ async def test_a_delivery_error_is_an_llm_error_saying_so(chatsite: ChatSite,
 
 @pytest.mark.parametrize("lang", ["en", "it"])
 @pytest.mark.parametrize("page", RENDERERS)
-async def test_regenerate_on_error_retries_once(chatsite: ChatSite, tmp_path: Path,
+async def test_regenerate_on_error_retries_once(chatsite: ChatSite, chatgpt: BrowserLLM,
                                                 page: str, lang: str) -> None:
     # app-shell: no retry test id; the action row's regenerate opens a menu (found by
     # its label, or, in a language without texts, as the row's first menu button)
-    chatsite.configure("delivery", renderer=page, lang=lang)
     before = len(chatsite.prompts)
-    async with open_llm(chatsite, tmp_path, start=False, page_timeout=10,
-                        settings={"regenerate_on_error": True}) as llm:
-        answer = await llm.ask("try hard")
+    with with_settings(chatgpt, regenerate_on_error=True):
+        answer = await ask_new(chatgpt, chatsite, "delivery", "try hard", renderer=page,
+                               lang=lang)
     assert answer.markdown == script("delivery", 1)
     assert [p.text for p in chatsite.prompts[before:]] == ["try hard"]
 
@@ -306,16 +305,17 @@ async def test_claude_logged_out_markers_of_2026(chatsite: ChatSite, tmp_path: P
     ("claude", "You are approaching your usage limit.", False),
     ("claude", "Tip: Long chats cause you to reach your usage limits faster.", False),
 ])
-async def test_limits_apart_from_notices(chatsite: ChatSite, tmp_path: Path, variant: str,
-                                         banner: str, limit: bool) -> None:
-    chatsite.configure("answer", banner=banner)
-    async with open_llm(chatsite, tmp_path, variant, start=False) as llm:
-        if limit:
-            with pytest.raises(LLMError) as e:
-                await llm.ask("hello?")
-            assert "reports a usage limit" in e.value.message and banner[:20] in e.value.message
-        else:
-            assert (await llm.ask("hello?")).markdown == script("answer")
+async def test_limits_apart_from_notices(chatsite: ChatSite, chatgpt: BrowserLLM,
+                                         claude: BrowserLLM, variant: str, banner: str,
+                                         limit: bool) -> None:
+    llm = claude if variant == "claude" else chatgpt
+    if limit:
+        with pytest.raises(LLMError) as e:
+            await ask_new(llm, chatsite, "answer", "hello?", banner=banner)
+        assert "reports a usage limit" in e.value.message and banner[:20] in e.value.message
+    else:
+        answer = await ask_new(llm, chatsite, "answer", "hello?", banner=banner)
+        assert answer.markdown == script("answer")
 
 
 @pytest.mark.parametrize("page", RENDERERS)
@@ -326,13 +326,12 @@ async def test_bot_management_markers_on_a_working_page_are_not_a_bot_check(
 
 
 @pytest.mark.parametrize("page", RENDERERS)
-async def test_temporary_chats_and_the_model_picker(chatsite: ChatSite, tmp_path: Path,
+async def test_temporary_chats_and_the_model_picker(chatsite: ChatSite, chatgpt: BrowserLLM,
                                                     page: str) -> None:
-    chatsite.configure("two_answers", renderer=page)
-    async with open_llm(chatsite, tmp_path, start=False, page_timeout=10,
-                        settings={"temporary": True, "model": "GPT-5 Thinking"}) as llm:
-        answer = await llm.ask("a temporary question")
-        follow = await llm.ask("and a follow-up")
+    with with_settings(chatgpt, temporary=True, model="GPT-5 Thinking"):
+        answer = await ask_new(chatgpt, chatsite, "two_answers", "a temporary question",
+                               renderer=page)
+        follow = await chatgpt.ask("and a follow-up")
     assert answer.resumable is False
     assert "temporary-chat=true" in answer.conversation_url
     assert follow.markdown == script("two_answers", 1)
@@ -342,12 +341,9 @@ async def test_temporary_chats_and_the_model_picker(chatsite: ChatSite, tmp_path
 
 
 async def test_a_model_not_offered_lists_the_names_seen(chatsite: ChatSite,
-                                                        tmp_path: Path) -> None:
-    chatsite.configure("answer", renderer="app_shell")
-    async with open_llm(chatsite, tmp_path, start=False, page_timeout=10,
-                        settings={"model": "GPT-9 Ultra"}) as llm:
-        with pytest.raises(LLMError) as e:
-            await llm.ask("which model?")
+                                                        chatgpt: BrowserLLM) -> None:
+    with with_settings(chatgpt, model="GPT-9 Ultra"), pytest.raises(LLMError) as e:
+        await ask_new(chatgpt, chatsite, "answer", "which model?", renderer="app_shell")
     msg = e.value.message
     assert "model = 'GPT-9 Ultra' is not offered" in msg
     assert "'GPT-5 Instant', 'GPT-5 Thinking', 'GPT-5 Pro'" in msg

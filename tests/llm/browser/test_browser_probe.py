@@ -6,6 +6,9 @@ profile broken on purpose: it must say MISS for that signal in the state
 where the element exists, "not testable here" for elements of other states,
 and save an evidence file from which the right selector can be read: the test
 reads it back, writes that selector into the profile, and the probe passes.
+The page no renderer knows is probed in-process with a short page_timeout: the
+probe waits half of it for a renderer before calling the page unknown, and the
+CLI's 30 s would make that 15 s of waiting for nothing.
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from browser_fixtures import site_config_file
+from browser_fixtures import site_config, site_config_file
 from chatsite import ChatSite
 from project import verifybot_cmd
 
-from verifybot_tui.llm.browser.site_probe import PROBE_PROMPT
+from verifybot_tui.core.base.errors import EXIT_FAILED
+from verifybot_tui.llm.browser.site_probe import PROBE_PROMPT, probe_site
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
@@ -44,7 +48,7 @@ BROKEN = {
 @pytest.mark.parametrize("page", ["legacy", "app_shell"])
 def test_the_probe_finds_a_broken_selector_and_its_evidence_names_the_right_one(
         chatsite: ChatSite, tmp_path: Path, page: str) -> None:
-    chatsite.configure("slow", renderer=page)
+    chatsite.configure("probe", renderer=page)
     broken = tmp_path / "broken.toml"
     broken.write_text(f'extends = "chatgpt"\n[renderers.{page}.selectors]\n'
                       "stop_button = ['form button[aria-label=\"Halt\"]']\n")
@@ -87,7 +91,7 @@ def test_the_probe_finds_a_broken_selector_and_its_evidence_names_the_right_one(
     fixed = tmp_path / "fixed.toml"
     fixed.write_text(f'extends = "chatgpt"\n[renderers.{page}.selectors]\n'
                      f"stop_button = ['form button[{attr}={value}]']\n")
-    chatsite.configure("slow", renderer=page)
+    chatsite.configure("probe", renderer=page)
     again = verifybot(tmp_path, "doctor", "--site", "--llm", "site", "--yes", "--config",
                       str(config(tmp_path, chatsite.url, str(fixed))))
     assert again.returncode == 0, again.stdout + again.stderr
@@ -107,16 +111,18 @@ def test_without_yes_the_probe_asks_before_sending(chatsite: ChatSite, tmp_path:
     assert proc.returncode == 0, proc.stdout
 
 
-def test_a_page_no_renderer_knows_is_a_miss_with_evidence(chatsite: ChatSite,
-                                                          tmp_path: Path) -> None:
+async def test_a_page_no_renderer_knows_is_a_miss_with_evidence(chatsite: ChatSite,
+                                                                tmp_path: Path) -> None:
     chatsite.configure("answer")
     mine = tmp_path / "mine.toml"
     mine.write_text('extends = "chatgpt"\n[renderers.app_shell]\nsignature = ["#gone-1"]\n'
                     '[renderers.legacy]\nsignature = ["#gone-2"]\n')
-    proc = verifybot(tmp_path, "doctor", "--site", "--llm", "site", "--yes", "--config",
-                     str(config(tmp_path, chatsite.url, str(mine))))
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "MISS renderer: no renderer's signature is on the page" in proc.stdout
+    said: list[str] = []
+    code = await probe_site(site_config(chatsite, tmp_path / "profile", site=str(mine)),
+                            tmp_path / "ws", say=said.append, page_timeout=6)
+    out = "\n".join(said)
+    assert code == EXIT_FAILED == 1, out
+    assert "MISS renderer: no renderer's signature is on the page" in out
     logs = list((tmp_path / "ws" / "runs" / "log").glob("*_site_probe.json"))
     assert len(logs) == 1 and json.loads(logs[0].read_text())["misses"] == ["renderer"]
 

@@ -12,9 +12,11 @@ empty composer reads as empty (the proof that a prompt went depends on it).
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from shared_data import REFERENCE
 
 from verifybot_tui.core.settings.config import LLMConfig
@@ -38,40 +40,51 @@ EXPECTED = {  # page -> (renderer, model the page names for its last answer)
 }
 
 
-async def snapshot(name: str) -> dict[str, Any]:
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def browser() -> AsyncIterator[Any]:
+    """One headless Chromium for the module (a launch costs seconds); each page is read
+    in a fresh context of its own."""
     from playwright.async_api import async_playwright
 
-    html = strip_scripts((PAGES / name).read_text(encoding="utf-8"))
-    site = name.split("-")[0].split("/")[0]
-    profile = load_site_profile(site)
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(
+        chromium = await pw.chromium.launch(
             executable_path=find_browser(LLMConfig(name="t")), headless=True,
             args=launch_args())
         try:
-            page = await (await browser.new_context()).new_page()
-
-            async def serve(route: Any) -> None:
-                if route.request.is_navigation_request():
-                    await route.fulfill(status=200, body=html, headers={
-                        "Content-Type": "text/html; charset=utf-8",
-                        "Content-Security-Policy": "script-src 'none'"})
-                else:
-                    await route.abort()
-
-            await page.route("**/*", serve)
-            await page.goto("https://chatgpt.com/" if site == "chatgpt" else "https://claude.ai/",
-                            wait_until="domcontentloaded")
-            await page.evaluate(init_script(profile))
-            return await page.evaluate("() => window.__vb.snapshot()")
+            yield chromium
         finally:
-            await browser.close()
+            await chromium.close()
+
+
+async def snapshot(browser: Any, name: str) -> dict[str, Any]:
+    html = strip_scripts((PAGES / name).read_text(encoding="utf-8"))
+    site = name.split("-")[0].split("/")[0]
+    profile = load_site_profile(site)
+    context = await browser.new_context()
+    try:
+        page = await context.new_page()
+
+        async def serve(route: Any) -> None:
+            if route.request.is_navigation_request():
+                await route.fulfill(status=200, body=html, headers={
+                    "Content-Type": "text/html; charset=utf-8",
+                    "Content-Security-Policy": "script-src 'none'"})
+            else:
+                await route.abort()
+
+        await page.route("**/*", serve)
+        await page.goto("https://chatgpt.com/" if site == "chatgpt" else "https://claude.ai/",
+                        wait_until="domcontentloaded")
+        await page.evaluate(init_script(profile))
+        return await page.evaluate("() => window.__vb.snapshot()")
+    finally:
+        await context.close()
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-async def test_model_retry_and_composer_on_the_real_pages(name: str) -> None:
+async def test_model_retry_and_composer_on_the_real_pages(browser: Any, name: str) -> None:
     renderer, model = EXPECTED[name]
-    snap = await snapshot(name)
+    snap = await snapshot(browser, name)
     assert snap["renderer"] == renderer
     assert snap["model"] == model
     assert snap["retry"] == "" and snap["turnError"] == ""

@@ -190,7 +190,7 @@ def test_doctor_site_repair_mends_a_broken_copy_button_on_the_live_hub_page(
         chatsite: ChatSite, tmp_path: Path) -> None:
     # The live probe sees the page, then the same repair runs on what it saw; the
     # user's own site file (site = "...") is the override written.
-    chatsite.configure("slow", claude_layout="hub")
+    chatsite.configure("probe", claude_layout="hub")
     broken = tmp_path / "my-claude.toml"
     broken.write_text('extends = "claude"\n[renderers.claude_hub.selectors]\n'
                       "copy_button = ['[data-cds=\"OldActions\"] button']\n", encoding="utf-8")

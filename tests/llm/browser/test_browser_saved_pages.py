@@ -18,6 +18,7 @@ import html
 import json
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,24 @@ def doctor(page: Path, *extra: str) -> subprocess.CompletedProcess[str]:
                           stdin=subprocess.DEVNULL)
 
 
+DoctorJson = Callable[[Path], subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="module")
+def doctor_json() -> DoctorJson:
+    """`doctor --page PAGE --site chatgpt --json`, run once per page in the module:
+    several tests check different parts of the same report, and a run costs a browser
+    launch. (Without --site the site is chatgpt too: the lines test runs it so.)"""
+    runs: dict[Path, subprocess.CompletedProcess[str]] = {}
+
+    def run(page: Path) -> subprocess.CompletedProcess[str]:
+        if page not in runs:
+            runs[page] = doctor(page, "--site", "chatgpt", "--json")
+        return runs[page]
+
+    return run
+
+
 def saved_code(page: Path) -> list[str]:
     """Each code block's text as the saved HTML holds it (the viewer's <code>)."""
     text = page.read_text(encoding="utf-8")
@@ -63,9 +82,10 @@ def real() -> Path:
 
 @needs_shared
 @pytest.mark.parametrize("name", sorted(PAGES))
-def test_doctor_page_json_on_the_real_captures(real: Path, name: str) -> None:
+def test_doctor_page_json_on_the_real_captures(real: Path, doctor_json: DoctorJson,
+                                               name: str) -> None:
     renderer, has_answer = PAGES[name]
-    proc = doctor(real / name, "--site", "chatgpt", "--json")
+    proc = doctor_json(real / name)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert len(proc.stdout.strip().splitlines()) == 1  # exactly one object
     got = json.loads(proc.stdout)
@@ -87,10 +107,11 @@ def test_doctor_page_json_on_the_real_captures(real: Path, name: str) -> None:
 
 @needs_shared
 @pytest.mark.parametrize("name", ["chatgpt-legacy/code-heavy.html", "chatgpt-legacy/short.html"])
-def test_every_code_block_of_the_real_older_page_exactly(real: Path, name: str) -> None:
+def test_every_code_block_of_the_real_older_page_exactly(real: Path, doctor_json: DoctorJson,
+                                                         name: str) -> None:
     expected = saved_code(real / name)
     assert expected and all(expected)
-    got = json.loads(doctor(real / name, "--json").stdout)
+    got = json.loads(doctor_json(real / name).stdout)
     blocks = extract(got["answer"]).blocks
     assert [b.code.removesuffix("\n") for b in blocks] == expected
     if name.endswith("code-heavy.html"):
@@ -100,8 +121,9 @@ def test_every_code_block_of_the_real_older_page_exactly(real: Path, name: str) 
 
 
 @needs_shared
-def test_the_real_app_shell_answer_keeps_its_inline_code(real: Path) -> None:
-    got = json.loads(doctor(real / "chatgpt-app-shell/attachment.html", "--json").stdout)
+def test_the_real_app_shell_answer_keeps_its_inline_code(real: Path,
+                                                         doctor_json: DoctorJson) -> None:
+    got = json.loads(doctor_json(real / "chatgpt-app-shell/attachment.html").stdout)
     assert "`fixture-note.txt`" in got["answer"]
     assert got["answer"].startswith("첨부된 `fixture-note.txt` 파일 확인.")
     # the user's row (copy message, share, edit) is not the assistant's

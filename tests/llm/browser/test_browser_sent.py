@@ -5,7 +5,9 @@ then an error with evidence), never after the answer timeout; a usage-limit or
 model-unavailable notice ends the prompt at once with the site's own words; an
 answer that failed with a Retry button is an error seen within seconds, and
 auto_retry clicks it once. Each runs on both chatgpt pages (legacy, app-shell),
-with a large answer timeout, so a wait for it would show.
+with a large answer timeout, so a wait for it would show. The send checks run with a
+send_timeout of a few seconds (the key a user sets too): the default's 10 s, paid twice
+per page, would only slow the suite, and what is checked is what happens at the limit.
 """
 
 from __future__ import annotations
@@ -15,16 +17,18 @@ from pathlib import Path
 
 import pytest
 from browser_fixtures import *  # noqa: F403
-from browser_fixtures import open_llm
+from browser_fixtures import with_settings
 from chatsite import SCENARIOS, ChatSite
 
 from verifybot_tui.core.base.errors import EXIT_LLM, LLMError
+from verifybot_tui.core.settings.config import LLMConfig
 from verifybot_tui.llm.browser import BrowserLLM
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module"),
               pytest.mark.timeout(120)]
 
 BIG = 120.0  # the answer timeout in these tests: nothing here may wait for it
+SEND = 3.0  # [llm] send_timeout where a send check runs out (the default is 10 s)
 
 
 def assert_evidence(err: LLMError) -> None:
@@ -51,7 +55,8 @@ async def test_a_send_the_page_swallowed_is_clicked_once_more(site_llm: BrowserL
     chatsite.configure("answer", swallow_send=1)
     await site_llm.new_chat()
     sent = len(chatsite.prompts)
-    answer = await site_llm.ask("the first click is lost")
+    with with_settings(site_llm, send_timeout=4.0):  # clicked again after 2 s
+        answer = await site_llm.ask("the first click is lost")
     assert answer.markdown == SCENARIOS["answer"].replies[0].markdown
     assert chatsite.received()[sent:] == ["the first click is lost"]  # sent once, not twice
     assert "clicked it once more" in answer.details
@@ -62,25 +67,28 @@ async def test_a_send_that_does_nothing_fails_with_evidence_not_at_the_timeout(
     chatsite.configure("answer", swallow_send=99)
     await site_llm.new_chat()
     sent = len(chatsite.prompts)
-    err, took = await ask_timed(site_llm, "nobody hears this")
-    assert site_llm.config.send_timeout == 10  # the default
+    with with_settings(site_llm, send_timeout=SEND):
+        err, took = await ask_timed(site_llm, "nobody hears this")
+    assert LLMConfig().send_timeout == 10  # the default
     assert "The prompt was not sent" in err.message
+    assert f"{SEND:g} s after clicking send" in err.message
     assert "(clicked twice)" in err.message
     assert "the prompt box still holds 17 characters" in err.message
     assert err.exit_code == EXIT_LLM
     assert_evidence(err)
     assert len(chatsite.prompts) == sent
-    # caught by the send check (10 s), nowhere near the answer timeout
-    assert took < BIG / 4, took
+    # caught by the send check, nowhere near the answer timeout
+    assert SEND <= took < BIG / 4, took
 
 
 async def test_a_message_shown_with_the_composer_still_full_is_not_proof(
         site_llm: BrowserLLM, chatsite: ChatSite) -> None:
     chatsite.configure("answer", keep_box=True)
     await site_llm.new_chat()
-    err, took = await ask_timed(site_llm, "shown, but still in the box")
+    with with_settings(site_llm, send_timeout=SEND):
+        err, took = await ask_timed(site_llm, "shown, but still in the box")
     assert "The prompt shows on the page, but the prompt box still holds 27 characters" \
-        in err.message
+        f" {SEND:g} s after sending" in err.message
     assert_evidence(err)
     assert took < BIG / 4, took
 
@@ -141,12 +149,16 @@ async def test_an_error_with_a_retry_button_is_seen_within_seconds(
 
 
 async def test_auto_retry_clicks_retry_once_and_reads_the_answer(
-        chatsite: ChatSite, tmp_path: Path, renderer: str) -> None:
+        site_llm: BrowserLLM, chatsite: ChatSite) -> None:
     chatsite.configure("retry")
-    async with open_llm(chatsite, tmp_path, settings={"auto_retry": True},
-                        answer_timeout=BIG) as llm:
-        sent = len(chatsite.prompts)
-        answer = await llm.ask("fails once, then works")
+    await site_llm.new_chat()
+    sent = len(chatsite.prompts)
+    site_llm.answer_timeout = BIG
+    try:
+        with with_settings(site_llm, auto_retry=True):
+            answer = await site_llm.ask("fails once, then works")
+    finally:
+        site_llm.answer_timeout = 30
     assert answer.markdown == SCENARIOS["retry"].replies[1].markdown
     assert len(chatsite.prompts) == sent + 1  # retried on the page, not sent again
     assert '"Retry" button once (auto_retry)' in answer.details

@@ -178,6 +178,9 @@ SCENARIOS: dict[str, Scenario] = {
     "pause_during": Scenario([Reply(PAUSED, rate=2000, pauses=[(20, 0.8), (70, 0.6)])]),
     "slow": Scenario([Reply(STREAM, pause_before=0.6, rate=150),
                       Reply("Continuing where we were: **done**.")]),
+    # the site probe's answer: the stop button shown, then about 1.5 s of text (long
+    # enough to sample the generating state; "slow" takes 3.5 s)
+    "probe": Scenario([Reply(STREAM, pause_before=0.4, rate=300)]),
     "two_answers": Scenario([Reply(HELLO), Reply(PAUSED, pause_before=0.2)]),
     "never": Scenario([Reply("This answer never finishes", rate=500, event="never"),
                        Reply("A short answer after the stop.")]),
