@@ -55,6 +55,11 @@ class FittingFooter(Footer):
         palette = [w for w in items if w.has_class("-command-palette")]
         keys = [w for w in items if not w.has_class("-command-palette")]
         room = width - (PALETTE_WIDTH if palette else 0)
+        for key in keys:  # born as compact as the footer (each is bound to it): at mount
+            # none is restyled on its own, each a pass over the stylesheet, at every
+            # recompose (a focus change); the palette's key is unbound, compact always
+            key.set_reactive(FooterKey.compact, self.compact)
+            key.set_class(self.compact, "-compact", update=False)
         yield from _in_order(fit(keys, room, self.compact), palette)
 
     _laid_out_for = 0
