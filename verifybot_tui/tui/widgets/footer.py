@@ -63,6 +63,27 @@ class FittingFooter(Footer):
         yield from _in_order(fit(keys, room, self.compact), palette)
 
     _laid_out_for = 0
+    _composed_for: tuple[object, ...] | None = None
+
+    def _shows(self) -> tuple[object, ...]:
+        """What a compose would lay out now: the width, and each active binding as the
+        footer draws it (key, how the key is shown, label, action, enabled, tooltip)."""
+        if not self._bindings_ready:
+            return ()
+        bindings = tuple((b.key, self.app.get_key_display(b), b.description, b.action,
+                          b.show, b.group, enabled, tooltip)
+                         for _node, b, enabled, tooltip in self.screen.active_bindings.values())
+        return (self.size.width or self.app.size.width, self.show_command_palette, bindings)
+
+    async def recompose(self) -> None:
+        """Only when what it shows changed: Textual's footer recomposes at every change
+        of the screen's bindings (each focus change), mounting and restyling every key
+        again, most times to show the same keys."""
+        shows = self._shows()
+        if shows and shows == self._composed_for:
+            return
+        self._composed_for = shows
+        await super().recompose()
 
     def on_resize(self, event: Resize) -> None:
         if event.size.width != self._laid_out_for:
