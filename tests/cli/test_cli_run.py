@@ -1,7 +1,10 @@
 """The headless loop end to end: real CLI process, replay LLM, real local runs, real files.
 
 Each test runs ``verifybot`` as a user would (a subprocess), then reads what it
-left on disk: programs/, outputs/, the raw_md transcript and history.db.
+left on disk: programs/, outputs/, the raw_md transcript and history.db. Checks of
+what a command says and its exit code alone (usage errors, help, history) call the
+same entry in the test's process (``run_here``): a process of their own proves nothing
+more there, and ``test_python_m_entry_point_and_help`` shows the real entry starts.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_runs import answers, db_rows, python_answer, run_cli, the_record
+from cli_runs import answers, db_rows, python_answer, run_cli, run_here, the_record
 from proc_helpers import all_gone
 from project import EXAMPLES, ROOT, verifybot_cmd
 
@@ -79,7 +82,7 @@ def test_failing_after_the_last_retry_exits_1(tmp_path: Path) -> None:
 def test_running_out_of_answers_is_an_llm_error_exit_3(tmp_path: Path) -> None:
     t = tmp_path / "t.md"
     t.write_text(answers(python_answer("raise SystemExit(3)")))
-    proc = run_cli("run", "do it", "--llm", f"replay:{t}", "--yes",
+    proc = run_here("run", "do it", "--llm", f"replay:{t}", "--yes",
                    "--workspace", str(tmp_path / "ws"), cwd=tmp_path)
     assert proc.returncode == 3, proc.stderr
     assert "no answer 2" in proc.stderr
@@ -99,7 +102,7 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
         (["run", "x", "--bogus"], "unrecognized"),
     ]
     for args, expected in cases:
-        proc = run_cli(*args, cwd=tmp_path)
+        proc = run_here(*args, cwd=tmp_path)
         assert proc.returncode == 2, (args, proc.stderr)
         assert expected in proc.stderr, (args, proc.stderr)
 
@@ -289,11 +292,11 @@ def test_kill_mid_run_leaves_history_readable(tmp_path: Path) -> None:
 
 def test_history_lists_sessions_and_attempts(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
-    empty = run_cli("history", "--workspace", str(ws), cwd=tmp_path)
+    empty = run_here("history", "--workspace", str(ws), cwd=tmp_path)
     assert empty.returncode == 0 and "no history" in empty.stdout
-    run_cli("run", PROMPT, "--llm", f"replay:{EXAMPLES / 'word_count.md'}", "--yes",
+    run_here("run", PROMPT, "--llm", f"replay:{EXAMPLES / 'word_count.md'}", "--yes",
             "--workspace", str(ws), cwd=tmp_path)
-    proc = run_cli("history", "--workspace", str(ws), cwd=tmp_path)
+    proc = run_here("history", "--workspace", str(ws), cwd=tmp_path)
     assert proc.returncode == 0
     assert "PASSED" in proc.stdout and f"programs/{SLUG}_1.py" in proc.stdout
     assert "attempt 2" in proc.stdout
@@ -323,8 +326,7 @@ def test_python_m_entry_point_and_help() -> None:
 
 @pytest.mark.parametrize("command", ["run", "login", "probe", "extract", "history", "doctor"])
 def test_every_command_has_help(command: str) -> None:
-    proc = subprocess.run([*verifybot_cmd(), command, "--help"], capture_output=True, text=True,
-                          timeout=60)
+    proc = run_here(command, "--help", cwd=ROOT)
     assert proc.returncode == 0 and f"verifybot {command}" in proc.stdout
 
 

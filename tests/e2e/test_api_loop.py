@@ -4,6 +4,8 @@ The server answers with the word-count example (a real bug, then the fix) and
 records every request, so the test checks on the server's side that the
 feedback went as a follow-up in one conversation, and that no request carried
 anything but the prompt texts (and the earlier answers) and the key header.
+The checks of what an error says and its exit code call the same entry in the
+test's process (``run_here``); the loop, Ctrl+C and doctor run as processes.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from api_fixtures import (
     files_holding,
     llm_table,
     run_cli,
+    run_here,
     write_config,
 )
 from apiserver import ApiServer
@@ -122,7 +125,7 @@ def test_each_error_has_its_message_and_exit_3(kind: str, model: str, key: str,
     url = api_server.url if kind == "openai" else api_server.anthropic_url
     cfg = write_config(tmp_path, llm_table("api", kind, url, model))
     ws = tmp_path / "ws"
-    proc = run_cli("run", PROMPT, "--llm", "api", "--target", "local", "--yes",
+    proc = run_here("run", PROMPT, "--llm", "api", "--target", "local", "--yes",
                    "--config", str(cfg), "--workspace", str(ws), cwd=tmp_path, key=key)
     assert proc.returncode == 3, proc.stderr
     for w in words:
@@ -141,7 +144,7 @@ def test_server_down_names_the_url(kind: str, tmp_path: Path) -> None:
     port = closed_port()
     url = f"http://127.0.0.1:{port}" + ("/v1" if kind == "openai" else "")
     cfg = write_config(tmp_path, llm_table("api", kind, url, "coder"))
-    proc = run_cli("run", PROMPT, "--llm", "api", "--target", "local", "--yes",
+    proc = run_here("run", PROMPT, "--llm", "api", "--target", "local", "--yes",
                    "--config", str(cfg), "--workspace", str(tmp_path / "ws"), cwd=tmp_path)
     assert proc.returncode == 3, proc.stderr
     assert f"cannot connect to {url}" in proc.stderr
@@ -184,7 +187,7 @@ def test_ctrl_c_during_the_answer_closes_the_stream_at_once(
 def test_rate_limit_once_is_waited_out(api_server: ApiServer,  # noqa: F811
                                        tmp_path: Path) -> None:
     cfg = write_config(tmp_path, llm_table("api", "openai", api_server.url, "ratelimit-once"))
-    proc = run_cli("run", PROMPT, "--llm", "api", "--target", "local", "--yes",
+    proc = run_here("run", PROMPT, "--llm", "api", "--target", "local", "--yes",
                    "--config", str(cfg), "--workspace", str(tmp_path / "ws"), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert api_server.rate_limited == 1 and len(api_server.chats()) == 3
@@ -194,7 +197,7 @@ def test_rate_limit_once_is_waited_out(api_server: ApiServer,  # noqa: F811
 def test_missing_key_variable_for_the_official_service(tmp_path: Path) -> None:
     cfg = write_config(tmp_path, '[llm.gpt]\nkind = "openai"\nmodel = "gpt-5"\n'
                                  'api_key_env = "VB_TEST_API_KEY"\n')
-    proc = run_cli("run", PROMPT, "--llm", "gpt", "--target", "local", "--yes",
+    proc = run_here("run", PROMPT, "--llm", "gpt", "--target", "local", "--yes",
                    "--config", str(cfg), "--workspace", str(tmp_path / "ws"), cwd=tmp_path,
                    key=None)
     assert proc.returncode == 3, proc.stderr
@@ -235,7 +238,7 @@ def test_doctor_on_a_good_a_bad_key_a_missing_model_and_an_unreachable_provider(
 
 def test_login_says_an_api_provider_needs_none(tmp_path: Path) -> None:
     cfg = write_config(tmp_path, llm_table("api", "openai", "http://127.0.0.1:9/v1", "m"))
-    proc = run_cli("login", "--llm", "api", "--config", str(cfg), cwd=tmp_path)
+    proc = run_here("login", "--llm", "api", "--config", str(cfg), cwd=tmp_path)
     assert proc.returncode == 0
     assert "it needs no login" in proc.stderr and "$VB_TEST_API_KEY" in proc.stderr
 
@@ -243,7 +246,7 @@ def test_login_says_an_api_provider_needs_none(tmp_path: Path) -> None:
 def test_a_server_that_wants_a_key_when_none_is_set(api_server: ApiServer,  # noqa: F811
                                                     tmp_path: Path) -> None:
     cfg = write_config(tmp_path, llm_table("api", "openai", api_server.url, "coder"))
-    proc = run_cli("run", PROMPT, "--llm", "api", "--target", "local", "--yes",
+    proc = run_here("run", PROMPT, "--llm", "api", "--target", "local", "--yes",
                    "--config", str(cfg), "--workspace", str(tmp_path / "ws"), cwd=tmp_path,
                    key=None)
     assert proc.returncode == 3, proc.stderr

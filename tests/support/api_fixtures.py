@@ -8,6 +8,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import cli_runs
 import pytest
 from apiserver import ApiServer
 from project import EXAMPLES, verifybot_cmd
@@ -59,6 +60,11 @@ def run_cli(*args: str, cwd: Path, key: str | None = KEY,
         env[KEY_ENV] = key
     return subprocess.run([*verifybot_cmd(), *args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, env=env)
+
+
+def run_here(*args: str, cwd: Path, key: str | None = KEY) -> subprocess.CompletedProcess[str]:
+    """``run_cli`` in this test process (cli_runs.run_here): for what a command says."""
+    return cli_runs.run_here(*args, cwd=cwd, env={KEY_ENV: key})
 
 
 def files_holding(root: Path, needle: str) -> list[Path]:

@@ -6,7 +6,10 @@ so they live here rather than in one test module that the others import.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import signal
 import sqlite3
 import subprocess
 import textwrap
@@ -28,6 +31,48 @@ def run_cli(*args: str, cwd: Path, stdin: str | None = None, env: dict[str, str]
     return subprocess.run([*verifybot_cmd(), *args], cwd=cwd, input=stdin,
                           capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **(env or {})})
+
+
+def run_here(*args: str, cwd: Path, env: dict[str, str | None] | None = None
+             ) -> subprocess.CompletedProcess[str]:
+    """``verifybot ARGS`` through the same entry (``main``), in this test process.
+
+    For checks of what a command says and the code it returns, where a process of its
+    own proves nothing more: its start (the API clients' import alone is 1.5 s of CPU
+    for anthropic's) is paid once per test process instead of once per run. What a
+    real process shows (signals, exit by a signal, a terminal) stays with ``run_cli``.
+    ``env``: variables set for the call (None: unset). What the entry changes in its
+    process is put back after: the working folder, the signal handlers (it sets its
+    own), and the environment with the secrets it sealed away (secrets.py moves them
+    from the environment into memory, where a later call would still find them).
+    """
+    from verifybot_tui.cli.entry import main
+    from verifybot_tui.core.settings import secrets
+
+    sigs = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    handlers = {sig: signal.getsignal(sig) for sig in sigs}
+    environ, sealed = dict(os.environ), dict(secrets._SEALED)
+    here = os.getcwd()
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        for k, v in (env or {}).items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        os.chdir(here)
+        os.environ.clear()
+        os.environ.update(environ)
+        secrets._SEALED.clear()
+        secrets._SEALED.update(sealed)
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    return subprocess.CompletedProcess(["verifybot", *args], code, out.getvalue(),
+                                       err.getvalue())
 
 
 def answers(*bodies: str) -> str:

@@ -55,9 +55,35 @@ class FittingFooter(Footer):
         palette = [w for w in items if w.has_class("-command-palette")]
         keys = [w for w in items if not w.has_class("-command-palette")]
         room = width - (PALETTE_WIDTH if palette else 0)
+        for key in keys:  # born as compact as the footer (each is bound to it): at mount
+            # none is restyled on its own, each a pass over the stylesheet, at every
+            # recompose (a focus change); the palette's key is unbound, compact always
+            key.set_reactive(FooterKey.compact, self.compact)
+            key.set_class(self.compact, "-compact", update=False)
         yield from _in_order(fit(keys, room, self.compact), palette)
 
     _laid_out_for = 0
+    _composed_for: tuple[object, ...] | None = None
+
+    def _shows(self) -> tuple[object, ...]:
+        """What a compose would lay out now: the width, and each active binding as the
+        footer draws it (key, how the key is shown, label, action, enabled, tooltip)."""
+        if not self._bindings_ready:
+            return ()
+        bindings = tuple((b.key, self.app.get_key_display(b), b.description, b.action,
+                          b.show, b.group, enabled, tooltip)
+                         for _node, b, enabled, tooltip in self.screen.active_bindings.values())
+        return (self.size.width or self.app.size.width, self.show_command_palette, bindings)
+
+    async def recompose(self) -> None:
+        """Only when what it shows changed: Textual's footer recomposes at every change
+        of the screen's bindings (each focus change), mounting and restyling every key
+        again, most times to show the same keys."""
+        shows = self._shows()
+        if shows and shows == self._composed_for:
+            return
+        self._composed_for = shows
+        await super().recompose()
 
     def on_resize(self, event: Resize) -> None:
         if event.size.width != self._laid_out_for:
