@@ -38,10 +38,19 @@ def _tools() -> None:
     need("arm-none-eabi-gcc", "qemu-system-arm", "/usr/sbin/ser2net")
 
 
-@pytest.fixture
-def farm():
+@pytest.fixture(scope="module")
+def _the_farm():
+    """One farm for the module (starting one costs seconds)."""
+    need("arm-none-eabi-gcc", "qemu-system-arm", "/usr/sbin/ser2net")
     with loopback_farm(("f4-bench-1", "f4-bench-2")) as f:
         yield f
+
+
+@pytest.fixture
+def farm(_the_farm):
+    """The module's farm, as freshly started: places free, boards blank."""
+    _the_farm.reset()
+    return _the_farm
 
 
 def env(tmp: Path) -> dict[str, str]:
