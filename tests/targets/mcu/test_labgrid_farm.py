@@ -117,7 +117,7 @@ def test_a_firmware_recipe_is_verified_through_the_loopback_farm(farm, tmp_path)
 
 def test_two_runs_on_one_place_take_turns(farm, tmp_path):
     write_config(tmp_path, farm)
-    first = start_run(tmp_path, ENDLESS, "first", timeout=12)  # holds the board till its timeout
+    first = start_run(tmp_path, ENDLESS, "first", timeout=8)  # holds the board till its timeout
     wait_held(farm, "f4-bench-1")
     second = start_run(tmp_path, SUM, "second")
     code2, rec2, err2 = finish(second)
@@ -249,9 +249,16 @@ def test_place_keys_are_checked():
 def test_doctor_lists_the_places_and_who_holds_them_and_probe_reports_the_place(farm, tmp_path):
     farm.client("-p", "f4-bench-2", "acquire", user="bob")
     write_config(tmp_path, farm, place='"f4-bench-1"')
+    port = unused_port()  # and a target on a coordinator nobody runs, in the same doctor run
+    with (tmp_path / "config.toml").open("a") as f:
+        f.write(f'\n[targets.gone]\nkind = "mcu"\nboard = "netduinoplus2"\n'
+                f'backend = "labgrid"\nplace = "p"\ncoordinator = "127.0.0.1:{port}"\n'
+                f'flash = "true {{elf}}"\n')
     r = subprocess.run([*verifybot_cmd(), "doctor", "--config", "config.toml"], cwd=tmp_path,
                        capture_output=True, text=True, timeout=120, env=env(tmp_path))
     out = r.stdout + r.stderr
+    assert f"labgrid coordinator 127.0.0.1:{port} cannot be reached" in out, out
+    assert "ERROR:root" not in out and "coordinator is unavailable" not in out, out
     assert f"labgrid coordinator {farm.address}: 2 place(s); place f4-bench-1 matches " \
            "f4-bench-1" in out, out
     assert re.search(r"place f4-bench-1 \(board netduinoplus2\): free; tags board="
@@ -264,19 +271,19 @@ def test_doctor_lists_the_places_and_who_holds_them_and_probe_reports_the_place(
     assert "place f4-bench-1 (board netduinoplus2): free" in p.stdout + p.stderr, p.stdout
 
 
-def test_an_unreachable_coordinator_is_said_plainly(tmp_path):
+def unused_port() -> int:
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+        return int(s.getsockname()[1])
+
+
+def test_an_unreachable_coordinator_is_said_plainly(tmp_path):
+    """At a run's start (doctor's line: in the doctor test above)."""
+    port = unused_port()
     (tmp_path / "config.toml").write_text(
         f'[run]\nworkspace = "ws"\n\n[targets.lab]\nkind = "mcu"\nboard = "netduinoplus2"\n'
         f'backend = "labgrid"\nplace = "p"\ncoordinator = "127.0.0.1:{port}"\n'
         f'flash = "true {{elf}}"\n')
-    r = subprocess.run([*verifybot_cmd(), "doctor", "--config", "config.toml"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120, env=env(tmp_path))
-    out = r.stdout + r.stderr
-    assert f"labgrid coordinator 127.0.0.1:{port} cannot be reached" in out, out
-    assert "ERROR:root" not in out and "coordinator is unavailable" not in out, out
     code, _, err = finish(start_run(tmp_path, SUM, "nowhere"))
     assert code == 4 and f"127.0.0.1:{port} cannot be reached" in err, err[-2000:]
     assert "ERROR:root" not in err
