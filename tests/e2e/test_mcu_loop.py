@@ -102,20 +102,18 @@ def test_a_compile_error_goes_back_with_file_and_line_then_the_fix_passes(tmp_pa
     assert "sum=55" in out and "PASSED" in out, [p.name for p in outputs]
 
 
-def test_a_hardfault_goes_back_with_the_faulting_function_and_line(tmp_path):
-    r = run(tmp_path, "stm32", c_answer(CRASH), c_answer(SUM))
+def test_a_hardfault_then_an_endless_loop_each_go_back_with_where_they_were(tmp_path):
+    """A crash, then an endless loop, then the fix: one session, each failure told."""
+    r = run(tmp_path, "stm32", c_answer(CRASH), c_answer(ENDLESS), c_answer(SUM))
     assert r["status"] in ("PASSED", "VERIFIED"), r["_stderr"]
-    feedback = [text for kind, text in prompts(tmp_path) if kind == "feedback"][0]
-    assert "BusFault" in feedback and "read_sensor() (main.c:6)" in feedback
-    assert "reading" in feedback  # what the UART said before the crash
-
-
-def test_an_endless_loop_is_stopped_and_told(tmp_path):
-    r = run(tmp_path, "stm32", c_answer(ENDLESS), c_answer(SUM))
-    assert r["status"] in ("PASSED", "VERIFIED"), r["_stderr"]
-    feedback = [text for kind, text in prompts(tmp_path) if kind == "feedback"][0]
-    assert "no end line (PASSED or FAILED) on the UART within 3 s" in feedback
-    assert "in main() (main.c:" in feedback
+    feedback = [text for kind, text in prompts(tmp_path) if kind == "feedback"]
+    assert len(feedback) == 2, feedback
+    # the hardfault: the faulting function and line
+    assert "BusFault" in feedback[0] and "read_sensor() (main.c:6)" in feedback[0]
+    assert "reading" in feedback[0]  # what the UART said before the crash
+    # the endless loop: stopped and told
+    assert "no end line (PASSED or FAILED) on the UART within 3 s" in feedback[1]
+    assert "in main() (main.c:" in feedback[1]
 
 
 def test_a_self_contained_project_goes_through_the_loop(tmp_path):
