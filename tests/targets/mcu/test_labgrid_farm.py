@@ -117,7 +117,7 @@ def test_a_firmware_recipe_is_verified_through_the_loopback_farm(farm, tmp_path)
 
 def test_two_runs_on_one_place_take_turns(farm, tmp_path):
     write_config(tmp_path, farm)
-    first = start_run(tmp_path, ENDLESS, "first", timeout=8)  # holds the board till its timeout
+    first = start_run(tmp_path, ENDLESS, "first", timeout=12)  # holds the board till its timeout
     wait_held(farm, "f4-bench-1")
     second = start_run(tmp_path, SUM, "second")
     code2, rec2, err2 = finish(second)
