@@ -82,43 +82,38 @@ def prompts(tmp_path: Path) -> list[tuple[str, str]]:
         con.close()
 
 
-def test_a_firmware_that_prints_its_result_ends_verified(tmp_path):
-    r = run(tmp_path, "stm32", c_answer(SUM), extra=("--expect", "contains:sum=55"))
+def test_a_compile_error_goes_back_with_file_and_line_then_the_fix_passes(tmp_path):
+    """Also: a firmware that prints its result ends verified (the last answer)."""
+    warned = SUM.replace("int sum = 0;", "int sum = 0;\n    int unused;")
+    r = run(tmp_path, "stm32", c_answer(COMPILE_ERROR), c_answer(warned), c_answer(SUM),
+            extra=("--expect", "compiles-clean", "--expect", "contains:sum=55"))
     assert r["_exit"] == 0 and r["status"] == "VERIFIED", r["_stderr"]
+    feedback = [text for kind, text in prompts(tmp_path) if kind == "feedback"]
+    assert len(feedback) == 2
+    assert "main.c:6:5: error: expected ',' or ';' before 'printf'" in feedback[0]
+    assert "main.c:6:9: warning: unused variable 'unused'" in feedback[1]
     first = prompts(tmp_path)[0][1]
     # the LLM was told the board, the memory, the UART contract and the rules
     assert "STM32F405RG" in first and "flash 1 MB at 0x08000000" in first
     assert "end with an end line: a line whose last word is PASSED or FAILED" in first
     assert "No vendor HAL" in first and "start-up code and vector table" in first
-    out = next((tmp_path / "ws" / "outputs").glob("*.txt")).read_text()
-    assert "sum=55" in out and "PASSED" in out
+    outputs = sorted((tmp_path / "ws" / "outputs").glob("*.txt"))
+    out = outputs[-1].read_text()  # the passing attempt's UART
+    assert "sum=55" in out and "PASSED" in out, [p.name for p in outputs]
 
 
-def test_a_compile_error_goes_back_with_file_and_line_then_the_fix_passes(tmp_path):
-    warned = SUM.replace("int sum = 0;", "int sum = 0;\n    int unused;")
-    r = run(tmp_path, "stm32", c_answer(COMPILE_ERROR), c_answer(warned), c_answer(SUM),
-            extra=("--expect", "compiles-clean", "--expect", "contains:sum=55"))
-    assert r["status"] == "VERIFIED", r["_stderr"]
+def test_a_hardfault_then_an_endless_loop_each_go_back_with_where_they_were(tmp_path):
+    """A crash, then an endless loop, then the fix: one session, each failure told."""
+    r = run(tmp_path, "stm32", c_answer(CRASH), c_answer(ENDLESS), c_answer(SUM))
+    assert r["status"] in ("PASSED", "VERIFIED"), r["_stderr"]
     feedback = [text for kind, text in prompts(tmp_path) if kind == "feedback"]
-    assert len(feedback) == 2
-    assert "main.c:6:5: error: expected ',' or ';' before 'printf'" in feedback[0]
-    assert "main.c:6:9: warning: unused variable 'unused'" in feedback[1]
-
-
-def test_a_hardfault_goes_back_with_the_faulting_function_and_line(tmp_path):
-    r = run(tmp_path, "stm32", c_answer(CRASH), c_answer(SUM))
-    assert r["status"] in ("PASSED", "VERIFIED"), r["_stderr"]
-    feedback = [text for kind, text in prompts(tmp_path) if kind == "feedback"][0]
-    assert "BusFault" in feedback and "read_sensor() (main.c:6)" in feedback
-    assert "reading" in feedback  # what the UART said before the crash
-
-
-def test_an_endless_loop_is_stopped_and_told(tmp_path):
-    r = run(tmp_path, "stm32", c_answer(ENDLESS), c_answer(SUM))
-    assert r["status"] in ("PASSED", "VERIFIED"), r["_stderr"]
-    feedback = [text for kind, text in prompts(tmp_path) if kind == "feedback"][0]
-    assert "no end line (PASSED or FAILED) on the UART within 3 s" in feedback
-    assert "in main() (main.c:" in feedback
+    assert len(feedback) == 2, feedback
+    # the hardfault: the faulting function and line
+    assert "BusFault" in feedback[0] and "read_sensor() (main.c:6)" in feedback[0]
+    assert "reading" in feedback[0]  # what the UART said before the crash
+    # the endless loop: stopped and told
+    assert "no end line (PASSED or FAILED) on the UART within 3 s" in feedback[1]
+    assert "in main() (main.c:" in feedback[1]
 
 
 def test_a_self_contained_project_goes_through_the_loop(tmp_path):

@@ -38,6 +38,15 @@ def _copy(tmp_path: Path) -> Path:
     return tree
 
 
+@pytest.fixture(scope="module")
+def clean_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the tree, linted once (not the installed package): it passes."""
+    tree = _copy(tmp_path_factory.mktemp("clean"))
+    clean = _lint(tree)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    return tree
+
+
 def test_the_tree_keeps_its_contracts() -> None:
     out = _lint(ROOT)
     assert out.returncode == 0, out.stdout + out.stderr
@@ -67,11 +76,11 @@ ROOMS = "core rooms: loop above verify/answers above store/settings above base"
 ], ids=["core-imports-a-target", "core-imports-textual", "store-imports-the-loop",
         "base-imports-settings", "verify-imports-answers", "verify-imports-store",
         "a-widget-imports-a-target", "the-app-imports-the-cli"])
-def test_a_wrong_import_breaks_a_contract(tmp_path: Path, room: str, wrong_import: str,
-                                          contract: str, chain: str) -> None:
-    tree = _copy(tmp_path)
-    clean = _lint(tree)  # the copy itself is linted (not the installed package) and passes
-    assert clean.returncode == 0, clean.stdout + clean.stderr
+def test_a_wrong_import_breaks_a_contract(tmp_path: Path, clean_copy: Path, room: str,
+                                          wrong_import: str, contract: str,
+                                          chain: str) -> None:
+    tree = tmp_path / "tree"  # the linted clean copy, with one wrong import added
+    shutil.copytree(clean_copy, tree, ignore=shutil.ignore_patterns("__pycache__"))
     (tree / "verifybot_tui" / room / "wrong.py").write_text(wrong_import + "\n")
     broken = _lint(tree)
     assert broken.returncode != 0

@@ -42,8 +42,15 @@ def _clone(tmp_path: Path) -> Path:
     return clone
 
 
+# Installed plugins that have no part in what is checked here (the gate's hooks, the
+# conftest's plugins and xdist): each of pytest's processes would import them, labgrid's
+# alone for a second or more of a busy machine's time.
+UNRELATED = ("labgrid", "textual-snapshot", "syrupy", "anyio")
+
+
 def _pytest(clone: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
+    off = [arg for name in UNRELATED for arg in ("-p", f"no:{name}")]
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *off,
                            "tests/x", *args], cwd=clone, capture_output=True, text=True,
                           timeout=200, stdin=subprocess.DEVNULL)
 

@@ -6,6 +6,12 @@ with the ELF, its UART copied into the pty). The exporter exports the pty as a
 RawSerialPort, so labgrid itself starts Debian's ser2net for it when a place is
 acquired and publishes it as the place's NetworkSerialPort, as on a real farm.
 Everything listens on 127.0.0.1 on free ports; every process is stopped by its pid.
+
+Starting a farm costs seconds (a coordinator, an exporter, a ser2net; its places are
+made on one labgrid session), so a test module keeps one and ``Farm.reset`` puts it back as
+it was started before each test: every place released (whoever held it) with its
+resources reported free again, every board blanked (no emulator, no firmware file,
+nothing unread on its serial port).
 """
 
 from __future__ import annotations
@@ -25,7 +31,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from verifybot_tui.targets.mcu.farm.session import list_places
+import mcu_pty_board
+from labgrid.remote.generated import labgrid_coordinator_pb2  # type: ignore[import-untyped]
+
+from verifybot_tui.targets.mcu.farm.session import farm_session, list_places
 
 BIN = Path(sys.executable).parent
 BOARD = Path(__file__).resolve().parent / "mcu_pty_board.py"
@@ -95,8 +104,35 @@ class Farm:
         """place -> "host/user" holding it, "" when free (labgrid's own session)."""
         return {p.name: p.holder for p in asyncio.run(list_places(self.address))}
 
+    def reset(self) -> None:
+        """Every place free (its resources too, as the exporter reports them), every board
+        blank: the farm as _up left it, for the next test."""
+        asyncio.run(_free_everything(self.address))
+        for folder in self.boards.values():
+            mcu_pty_board.blank(folder)
+
     def ser2nets(self) -> list[int]:
         return [c for p in self.procs for c in children(p.pid)]
+
+
+async def _free_everything(address: str, within: float = 30.0) -> None:
+    async with farm_session(address) as session:
+        for name, place in session.places.items():
+            if place.acquired:  # whoever holds it (labgrid-client's --kick does the same)
+                await session.stub.ReleasePlace(
+                    labgrid_coordinator_pb2.ReleasePlaceRequest(placename=name))
+        deadline = time.monotonic() + within
+        while True:
+            await session.sync_with_coordinator()
+            held = [name for name, place in session.places.items() if place.acquired]
+            busy = [name for groups in session.resources.values() for group in groups.values()
+                    for name, entry in group.items() if entry.acquired]
+            if not held and not busy:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the farm: still held after {within:g} s: places {held}, "
+                                     f"resources {busy}")
+            await asyncio.sleep(0.05)
 
 
 def _start(argv: list[str], folder: Path, log: str) -> subprocess.Popen[bytes]:
@@ -146,13 +182,30 @@ def _up(farm: Farm, places: tuple[str, ...], board: str) -> None:
     farm.procs.append(_start([str(BIN / "labgrid-exporter"), "-c", farm.address, "-n", "vbexp",
                               "--hostname", "127.0.0.1", "exporter.yaml"], folder,
                              "exporter.log"))
-    wait_for("the exporter's resources", lambda: all(
-        f"vbexp/board{i}/NetworkSerialPort" in farm.client("resources").stdout
-        for i in range(len(places))))
-    for i, place in enumerate(places):
-        farm.client("-p", place, "create")
-        farm.client("-p", place, "add-match", f"vbexp/board{i}/NetworkSerialPort")
-        farm.client("-p", place, "set-tags", f"board={board}", f"slot={i}")
+    asyncio.run(_make_places(farm.address, places, board))
+
+
+async def _make_places(address: str, places: tuple[str, ...], board: str,
+                       within: float = 20.0) -> None:
+    """labgrid-client's create, add-match and set-tags for each place, once the exporter's
+    resources are there, on one session (seven labgrid-client runs cost seconds)."""
+    async with farm_session(address) as session:
+        deadline = time.monotonic() + within
+        while not all(any(entry.cls == "NetworkSerialPort" for entry in
+                          session.resources.get("vbexp", {}).get(f"board{i}", {}).values())
+                      for i in range(len(places))):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the farm: the exporter's resources did not appear "
+                                     f"within {within:g} s")
+            await asyncio.sleep(0.05)
+            await session.sync_with_coordinator()
+        for i, place in enumerate(places):
+            await session.stub.AddPlace(labgrid_coordinator_pb2.AddPlaceRequest(name=place))
+            await session.stub.AddPlaceMatch(labgrid_coordinator_pb2.AddPlaceMatchRequest(
+                placename=place, pattern=f"vbexp/board{i}/NetworkSerialPort"))
+            await session.stub.SetPlaceTags(labgrid_coordinator_pb2.SetPlaceTagsRequest(
+                placename=place, tags={"board": board, "slot": str(i)}))
+        await session.sync_with_coordinator()
 
 
 def _down(farm: Farm) -> None:

@@ -7,6 +7,9 @@ into DIR, asks the server to "flash" it and waits until it did: the server stops
 the emulator it ran (the board's old firmware), starts a new one with this ELF
 (a reset), and copies the emulator's serial output into the pty. The server runs
 as its own process so the flash command, run as another user over SSH, can reach it.
+``blank DIR`` puts the board back as it was served (no emulator, no firmware files,
+nothing unread on its serial port): a farm kept for several tests blanks its boards
+between them.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import termios
 import threading
 import time
 import tty
@@ -46,10 +50,21 @@ def serve(folder: Path, argv: list[str]) -> None:
     (folder / "tty").unlink(missing_ok=True)
     (folder / "tty").symlink_to(name)
     proc: subprocess.Popen[bytes] | None = None
+    relaying: threading.Thread | None = None
     signal.signal(signal.SIGTERM, lambda *_: (stop(proc), sys.exit(0)))
     (folder / "ready").write_text(str(os.getpid()))
     while True:
         request = folder / "flash.request"
+        if (folder / "blank.request").exists():
+            stop(proc)
+            if relaying is not None:
+                relaying.join()  # its last bytes written: nothing comes after the flush
+            termios.tcflush(slave, termios.TCIOFLUSH)
+            for left in [*folder.glob("fw-*.elf"), folder / "qemu.pid", folder / "flash.done"]:
+                left.unlink(missing_ok=True)
+            (folder / "blank.request").unlink()
+            (folder / "blank.done").write_text("")
+            continue
         if not request.exists():
             time.sleep(0.02)
             continue
@@ -59,7 +74,8 @@ def serve(folder: Path, argv: list[str]) -> None:
         proc = subprocess.Popen([*argv, elf], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         (folder / "qemu.pid").write_text(str(proc.pid))
-        threading.Thread(target=relay, args=(proc, master), daemon=True).start()
+        relaying = threading.Thread(target=relay, args=(proc, master), daemon=True)
+        relaying.start()
         (folder / "flash.done").write_text(elf)
 
 
@@ -77,6 +93,17 @@ def flash(folder: Path, elf: str) -> int:
         time.sleep(0.02)
     print("the board did not take the firmware", file=sys.stderr)
     return 1
+
+
+def blank(folder: Path, within: float = 30) -> None:
+    """Ask the server to blank the board and wait until it did."""
+    (folder / "blank.done").unlink(missing_ok=True)
+    (folder / "blank.request").write_text("")
+    deadline = time.monotonic() + within
+    while not (folder / "blank.done").exists():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the board in {folder} was not blanked within {within:g} s")
+        time.sleep(0.02)
 
 
 if __name__ == "__main__":

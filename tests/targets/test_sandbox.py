@@ -147,17 +147,19 @@ def test_network_on_or_off(tmp_path: Path, network: bool) -> None:
 
 
 def test_doctor_says_whether_runs_are_sandboxed(tmp_path: Path) -> None:
-    on = run_cli("doctor", "--config", str(local_config(tmp_path)), cwd=tmp_path)
-    assert "OK   target local: sandbox: bubblewrap" in on.stdout, on.stdout
-    off = run_cli("doctor", "--config", str(local_config(tmp_path, sandbox="off")),
-                  cwd=tmp_path)
-    assert "WARN target local: sandbox off" in off.stdout, off.stdout
-    none = run_cli("doctor", "--config", str(local_config(tmp_path)), cwd=tmp_path,
+    # two local targets in one config, one doctor run with bubblewrap and one without
+    config = local_config(tmp_path)
+    config.write_text(config.read_text() + '\n[targets.plain]\nkind = "local"\n'
+                      'sandbox = "off"\n\n[targets.strict]\nkind = "local"\n'
+                      'sandbox = "require"\n')
+    found = run_cli("doctor", "--config", str(config), cwd=tmp_path)
+    assert "OK   target local: sandbox: bubblewrap" in found.stdout, found.stdout
+    assert "WARN target plain: sandbox off" in found.stdout, found.stdout
+    assert "OK   target strict: sandbox: bubblewrap" in found.stdout, found.stdout
+    none = run_cli("doctor", "--config", str(config), cwd=tmp_path,
                    env={"PATH": "/nonexistent"})
     assert "WARN target local: no sandbox: bubblewrap is not installed" in none.stdout
-    required = run_cli("doctor", "--config", str(local_config(tmp_path, sandbox="require")),
-                       cwd=tmp_path, env={"PATH": "/nonexistent"})
-    assert "FAIL target local: no sandbox: bubblewrap is not installed" in required.stdout
+    assert "FAIL target strict: no sandbox: bubblewrap is not installed" in none.stdout
 
 
 def test_a_bad_sandbox_value_is_refused_with_the_key(tmp_path: Path) -> None:

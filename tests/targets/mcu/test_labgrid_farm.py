@@ -38,10 +38,19 @@ def _tools() -> None:
     need("arm-none-eabi-gcc", "qemu-system-arm", "/usr/sbin/ser2net")
 
 
-@pytest.fixture
-def farm():
+@pytest.fixture(scope="module")
+def _the_farm():
+    """One farm for the module (starting one costs seconds)."""
+    need("arm-none-eabi-gcc", "qemu-system-arm", "/usr/sbin/ser2net")
     with loopback_farm(("f4-bench-1", "f4-bench-2")) as f:
         yield f
+
+
+@pytest.fixture
+def farm(_the_farm):
+    """The module's farm, as freshly started: places free, boards blank."""
+    _the_farm.reset()
+    return _the_farm
 
 
 def env(tmp: Path) -> dict[str, str]:
@@ -80,6 +89,15 @@ def wait_held(farm, place: str, by: str = ME, within: float = 60) -> None:
         time.sleep(0.1)
 
 
+def wait_flashed(farm, place: str, run: subprocess.Popen[str], within: float = 60) -> None:
+    """The run's flash step has handed its ELF to the place's board (its firmware runs)."""
+    deadline = time.monotonic() + within
+    while not (farm.boards[place] / "flash.done").exists():
+        assert run.poll() is None, finish(run)
+        assert time.monotonic() < deadline, f"{place}'s board was never flashed"
+        time.sleep(0.05)
+
+
 def test_a_firmware_recipe_is_verified_through_the_loopback_farm(farm, tmp_path):
     write_config(tmp_path, farm)
     shutil.copy(EXAMPLES / "stm32_can.md", tmp_path)
@@ -116,13 +134,14 @@ def test_two_runs_on_one_place_take_turns(farm, tmp_path):
 
 def test_two_runs_on_two_matching_places_run_side_by_side(farm, tmp_path):
     write_config(tmp_path, farm, place='{ board = "netduinoplus2" }')
-    first = start_run(tmp_path, ENDLESS, "first", timeout=10)
+    first = start_run(tmp_path, ENDLESS, "first", timeout=60)
     wait_held(farm, "f4-bench-1")
     second = start_run(tmp_path, SUM, "second")
     code2, rec2, err2 = finish(second)
     assert code2 == 0 and rec2["status"] == "PASSED", err2[-3000:]
     assert "labgrid: acquired place f4-bench-2" in err2 and "labgrid: waiting" not in err2
     assert first.poll() is None  # the first still runs on f4-bench-1
+    os.kill(first.pid, signal.SIGINT)  # its end is not what this test is about: Ctrl+C
     finish(first)
     assert list(farm.boards["f4-bench-2"].glob("fw-*.elf"))  # flashed where the place says
     assert farm.holders() == {"f4-bench-1": "", "f4-bench-2": ""}
@@ -203,7 +222,7 @@ def test_no_place_stays_acquired_however_verifybot_ends(farm, tmp_path, how):
     write_config(tmp_path, farm, timeout=0)
     run = start_run(tmp_path, ENDLESS, "endless", timeout=60)
     wait_held(farm, "f4-bench-1")
-    time.sleep(0.5)  # into the firmware's run
+    wait_flashed(farm, "f4-bench-1", run)  # into the firmware's run
     os.kill(run.pid, how)
     finish(run)
     if how != signal.SIGKILL:
@@ -230,9 +249,16 @@ def test_place_keys_are_checked():
 def test_doctor_lists_the_places_and_who_holds_them_and_probe_reports_the_place(farm, tmp_path):
     farm.client("-p", "f4-bench-2", "acquire", user="bob")
     write_config(tmp_path, farm, place='"f4-bench-1"')
+    port = unused_port()  # and a target on a coordinator nobody runs, in the same doctor run
+    with (tmp_path / "config.toml").open("a") as f:
+        f.write(f'\n[targets.gone]\nkind = "mcu"\nboard = "netduinoplus2"\n'
+                f'backend = "labgrid"\nplace = "p"\ncoordinator = "127.0.0.1:{port}"\n'
+                f'flash = "true {{elf}}"\n')
     r = subprocess.run([*verifybot_cmd(), "doctor", "--config", "config.toml"], cwd=tmp_path,
                        capture_output=True, text=True, timeout=120, env=env(tmp_path))
     out = r.stdout + r.stderr
+    assert f"labgrid coordinator 127.0.0.1:{port} cannot be reached" in out, out
+    assert "ERROR:root" not in out and "coordinator is unavailable" not in out, out
     assert f"labgrid coordinator {farm.address}: 2 place(s); place f4-bench-1 matches " \
            "f4-bench-1" in out, out
     assert re.search(r"place f4-bench-1 \(board netduinoplus2\): free; tags board="
@@ -243,22 +269,21 @@ def test_doctor_lists_the_places_and_who_holds_them_and_probe_reports_the_place(
                        env=env(tmp_path))
     assert p.returncode == 0, p.stderr[-2000:]
     assert "place f4-bench-1 (board netduinoplus2): free" in p.stdout + p.stderr, p.stdout
-    farm.client("-p", "f4-bench-2", "release", user="bob")
+
+
+def unused_port() -> int:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def test_an_unreachable_coordinator_is_said_plainly(tmp_path):
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    """At a run's start (doctor's line: in the doctor test above)."""
+    port = unused_port()
     (tmp_path / "config.toml").write_text(
         f'[run]\nworkspace = "ws"\n\n[targets.lab]\nkind = "mcu"\nboard = "netduinoplus2"\n'
         f'backend = "labgrid"\nplace = "p"\ncoordinator = "127.0.0.1:{port}"\n'
         f'flash = "true {{elf}}"\n')
-    r = subprocess.run([*verifybot_cmd(), "doctor", "--config", "config.toml"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120, env=env(tmp_path))
-    out = r.stdout + r.stderr
-    assert f"labgrid coordinator 127.0.0.1:{port} cannot be reached" in out, out
-    assert "ERROR:root" not in out and "coordinator is unavailable" not in out, out
     code, _, err = finish(start_run(tmp_path, SUM, "nowhere"))
     assert code == 4 and f"127.0.0.1:{port} cannot be reached" in err, err[-2000:]
     assert "ERROR:root" not in err
