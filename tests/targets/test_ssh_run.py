@@ -171,10 +171,12 @@ async def test_cpp_runs(target):
 async def test_probe_describes_the_machine_and_is_saved(target, tmp_path, sshd, remote_dir):
     await target.run(request("p_1", {"main.py": "print(1)\n"}), Recorder())
     # Another connection's program must show among the running processes; the
-    # probe's own commands must not.
+    # probe's own commands must not, nor a zombie (its child, never reaped: a list
+    # full of other runs' zombies once hid the live processes).
     other = SSHTarget(target.config, tmp_path / "ws2")
     rec = Recorder()
-    code = "import time\nprint('ready', flush=True)\ntime.sleep(60)\n"
+    code = ("import os, time\nif os.fork() == 0:\n    os._exit(0)\ntime.sleep(0.3)\n"
+            "print('ready', flush=True)\ntime.sleep(60)\n")
     task = asyncio.ensure_future(other.run(request("bgprobe_1", {"sleeper.py": code}), rec))
     try:
         await rec.wait_for("ready")
@@ -192,7 +194,7 @@ async def test_probe_describes_the_machine_and_is_saved(target, tmp_path, sshd, 
     assert "- Version: Python 3." in md
     assert "- gcc: gcc" in md
     assert "runs" in md and remote_dir[1] in md  # the remote dir's listing
-    assert "sleeper.py" in md
+    assert "sleeper.py" in md and "<defunct>" not in md
     assert "importlib.metadata" not in md and "for t in gcc" not in md
     assert "- I2C:" in md and "- GPIO:" in md
 

@@ -43,13 +43,14 @@ def probe_commands(remote_dir_sh: str, python: str = "python3") -> dict[str, str
                       "free -h 2>/dev/null || head -n 3 /proc/meminfo"),
         "workspace": f"ls -la {remote_dir_sh} 2>/dev/null | head -n {MAX_LINES + 1}",
         # Leave out this connection's own processes (the probe itself): all are
-        # children of the sshd process that is this shell's parent.
+        # children of the sshd process that is this shell's parent. Zombies
+        # (<defunct>) are not running: a long list of them hid the live ones.
         "processes": (
             "ps -u \"$(id -un)\" -o pid=,ppid=,etime=,args= 2>/dev/null | awk -v me=\"$PPID\" "
             "'{pid[NR]=$1; pp[$1]=$2; line[NR]=$0} END {for (i=1; i<=NR; i++) {p=pid[i]; "
             "ours=(p==me); while (!ours && (p in pp)) {if (pp[p]==me) ours=1; p=pp[p]; "
             "if (p in seen) break; seen[p]=1} delete seen; "
-            "if (!ours && line[i] !~ /sshd:/) print line[i]}}' "
+            "if (!ours && line[i] !~ /sshd:/ && line[i] !~ /<defunct>/) print line[i]}}' "
             f"| head -n {MAX_LINES}"),
         "hardware": (
             "ls -d /dev/i2c-* /dev/spidev* /dev/serial* /dev/ttyAMA* /dev/ttyS0 "
