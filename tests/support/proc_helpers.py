@@ -66,3 +66,18 @@ def below(pid: int, ancestor: int) -> bool:
             return False
         pid = int((_status(pid, "PPid") or ["0"])[0])
     return False
+
+
+def tagged(tag: str) -> list[int]:
+    """Host pids of the live processes (not this one) whose command line holds ``tag``:
+    what a sandboxed run left behind, found by a word only its own program carries."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                cmd = Path(f"/proc/{entry.name}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if tag.encode() in cmd and alive(int(entry.name)):
+                found.append(int(entry.name))
+    return found

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from mcu_fixtures import SUM, Recorder, mcu_config, own_project, qemu_pids, request
-from proc_helpers import all_gone
+from proc_helpers import all_gone, tagged
 from project import need
 
 from verifybot_tui.core.verify.verdict import judge
@@ -153,19 +153,6 @@ def kill_tagged(tag: str) -> None:
             except OSError:
                 pass
 
-
-def tagged(tag: str) -> list[int]:
-    found = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                cmd = Path(f"/proc/{entry.name}/cmdline").read_bytes()
-                state = Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            except (OSError, IndexError):
-                continue
-            if tag.encode() in cmd and state != "Z":
-                found.append(int(entry.name))
-    return found
 
 
 @pytest.mark.parametrize("board", ["lm3s6965evb", "netduinoplus2"])

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 from cli_runs import python_answer, replay, run_cli
-from proc_helpers import all_gone
+from proc_helpers import all_gone, tagged
 from project import ROOT, need, verifybot_cmd
 
 from verifybot_tui.core.base.ports import ProgramFile, RunRequest
@@ -42,20 +42,6 @@ from verifybot_tui.targets.local import LocalTarget
 def _bubblewrap() -> None:
     need("bwrap")
 
-
-def tagged(tag: str) -> list[int]:
-    """Host pids of the live processes whose command line holds ``tag``."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            try:
-                cmd = Path(f"/proc/{entry.name}/cmdline").read_bytes()
-                state = Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            except (OSError, IndexError):
-                continue
-            if tag.encode() in cmd and state != "Z":
-                found.append(int(entry.name))
-    return found
 
 
 def kill_tagged(tag: str) -> None:

@@ -23,7 +23,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from proc_helpers import all_gone
+from proc_helpers import all_gone, tagged
 from project import ROOT, need
 
 from verifybot_tui.core.base.ports import ProgramFile, RunRequest
@@ -185,19 +185,6 @@ async def test_the_build_time_is_not_the_programs(target: LocalTarget, tmp_path:
     assert result.timed_out and not result.compile_failed and result.exit_code is None
     assert time.monotonic() - began < 15
 
-
-def tagged(tag: str) -> list[int]:
-    found = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                cmd = Path(f"/proc/{entry.name}/cmdline").read_bytes()
-                state = Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            except (OSError, IndexError):
-                continue
-            if tag.encode() in cmd and state != "Z":
-                found.append(int(entry.name))
-    return found
 
 
 async def test_a_build_over_its_time_is_a_compile_timeout_and_leaves_nothing(
