@@ -184,13 +184,9 @@ def files_to_trust(cfg: Config, recipes: list[Recipe]) -> list[Any]:
     (``core.settings.trust``): the app refuses to start a compare until they are."""
     from verifybot_tui.core.settings import trust
     from verifybot_tui.core.verify.recipe import with_board
-    from verifybot_tui.targets.mcu.boards import board_files_to_trust
+    from verifybot_tui.targets.mcu.boards import target_board_files
 
     files = [r.to_trust for r in recipes]
     for r in recipes:
-        rcfg, name = with_board(cfg, r)
-        t = rcfg.targets.get(name)
-        if t is not None and t.kind == "mcu" and t.board:
-            base = Path(rcfg.path).parent if rcfg.path else None
-            files += board_files_to_trust(t.board, base)
+        files += target_board_files(*with_board(cfg, r))
     return list(trust.unapproved(files))

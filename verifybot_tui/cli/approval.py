@@ -9,7 +9,6 @@ file is refused, naming its keys. ``--yes`` answers none of this.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from verifybot_tui.cli.common import Stdin, err
 from verifybot_tui.core.settings import trust
@@ -47,10 +46,6 @@ async def approve_files(files: list[trust.FileToTrust], *, trusted: bool, how: s
 
 def board_files(cfg: Config, target_name: str) -> list[trust.FileToTrust]:
     """The board files of an mcu target that set commands nobody approved yet."""
-    t = cfg.targets.get(target_name)
-    if t is None or t.kind != "mcu" or not t.board:
-        return []
-    from verifybot_tui.targets.mcu.boards import board_files_to_trust
+    from verifybot_tui.targets.mcu.boards import target_board_files
 
-    base = cfg.path.parent if cfg.path else None
-    return board_files_to_trust(t.board, Path(base) if base else None)
+    return target_board_files(cfg, target_name)

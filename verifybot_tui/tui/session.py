@@ -168,13 +168,9 @@ class AppSession:
 
     def files_to_trust(self, name: str) -> list[trust.FileToTrust]:
         """The board files of an mcu target that set commands nobody approved yet."""
-        t = self.config.targets.get(name)
-        if t is None or t.kind != "mcu" or not t.board:
-            return []
-        from verifybot_tui.targets.mcu.boards import board_files_to_trust
+        from verifybot_tui.targets.mcu.boards import target_board_files
 
-        base = self.config.path.parent if self.config.path else None
-        return board_files_to_trust(t.board, Path(base) if base else None)
+        return target_board_files(self.config, name)
 
     async def approve_files(self, files: list[trust.FileToTrust]) -> None:
         """Approve ``files`` that set commands (asked in the app's dialog, or --trust), or

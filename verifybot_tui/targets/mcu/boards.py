@@ -15,7 +15,7 @@ from typing import Any
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.base.toml_file import TOML_LIMIT, TomlFileError, parse_toml, read_text_file
 from verifybot_tui.core.settings import trust
-from verifybot_tui.core.settings.config import user_config_dir
+from verifybot_tui.core.settings.config import Config, user_config_dir
 
 BUILTIN_DIR = Path(__file__).parent / "boards"
 PACKAGE_DIR = Path(__file__).parent / "package"
@@ -154,6 +154,16 @@ def board_files_to_trust(spec: str, base: Path | None = None) -> list[trust.File
     files: list[trust.FileToTrust] = []
     _read(_find(spec, base), (), files)
     return trust.unapproved(files)
+
+
+def target_board_files(cfg: Config, target_name: str) -> list[trust.FileToTrust]:
+    """The board files of a config's mcu target that set commands nobody approved yet
+    (a relative board path is the config file's neighbour); none for other targets.
+    The CLI, the app and a compare all ask about these before the target is built."""
+    t = cfg.targets.get(target_name)
+    if t is None or t.kind != "mcu" or not t.board:
+        return []
+    return board_files_to_trust(t.board, Path(cfg.path).parent if cfg.path else None)
 
 
 def load_board(spec: str, base: Path | None = None) -> Board:
