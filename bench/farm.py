@@ -123,7 +123,7 @@ async def main(rounds: int, address: str, flash: str) -> None:
     print(f"ratio farm / local        : {spread(ratio)}")
     print("where the farm's run goes (each phase ends when its line appears):")
     names = {"acquired": "build + coordinator session + acquire",
-             "serial": "TCP to ser2net + 0.3 s for it to open the port",
+             "serial": "TCP to ser2net + 1.0 s for it to open the port",
              "flash": "flash step starts",
              "first byte": "flash step (QEMU started) to first UART byte",
              "end line": "firmware to PASSED",

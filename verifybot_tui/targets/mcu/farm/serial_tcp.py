@@ -18,7 +18,10 @@ from verifybot_tui.core.base.errors import TargetError
 from verifybot_tui.targets.mcu.uart import UartReader
 
 IAC, SB, SE = 0xFF, 0xFA, 0xF0
-SETTLE = 0.3  # seconds after connecting: ser2net opens (and flushes) the port after the accept
+# Seconds after connecting: ser2net opens (and flushes) the port after the accept, and
+# a board reset before that loses its first bytes. 0.3 s lost them once in a loaded CI
+# run (a recipe's second attempt read nothing): a busy exporter host needs longer.
+SETTLE = 1.0
 
 
 @dataclass
