@@ -231,7 +231,9 @@ static volatile unsigned ticks;
 
 ISR(TIMER1_COMPA_vect)
 {
-    ticks++;
+    if (++ticks == 3) {
+        TIMSK1 = 0;  /* the third tick stops the timer: a loaded host can lag QEMU's clock */
+    }
 }
 
 int main(void)
