@@ -186,6 +186,34 @@ async def test_an_answer_rewritten_just_before_it_ends_is_shown_and_the_pane_liv
         assert not pane.waiting and pane.query(".notice")
 
 
+async def test_the_waiting_spinner_turns_only_while_an_answer_is_awaited() -> None:
+    """Hidden, the spinner stopped ticking too: its 16-a-second refresh had kept an idle
+    app at about 1.6% of a core for as long as it was open."""
+    from textual.widgets import LoadingIndicator
+
+    from verifybot_tui.tui.widgets.conversation import ConversationPane
+
+    class ConversationApp(App):
+        def compose(self):
+            yield ConversationPane(id="conversation")
+
+    def ticking() -> list[str]:
+        return [type(w).__name__ for w in app.screen.walk_children() if w.auto_refresh]
+
+    app = ConversationApp()
+    async with app.run_test(size=(80, 20)) as pilot:
+        pane = app.query_one(ConversationPane)
+        spinner = pane.query_one("#answer-wait", LoadingIndicator)
+        await pilot.pause()
+        assert not spinner.display and ticking() == []
+        await pane.add_prompt("write it")
+        await pilot.pause()
+        assert spinner.display and ticking() == ["LoadingIndicator"]
+        await pane.finish_answer("Here is `a.py`.")
+        await pilot.pause()
+        assert not spinner.display and ticking() == []
+
+
 async def test_a_long_conversation_keeps_the_last_turns_as_widgets_and_shows_older_on_demand(
 ) -> None:
     """Issue 22: attempt 40 costs what attempt 1 does; older turns stay as text until asked."""

@@ -38,6 +38,7 @@ PROMPT_TITLES = {
 _FOLD_LINES = 8
 _PREVIEW = 60  # characters of the latest thinking line in the folded block's title
 KEPT_TURNS = 6  # turns (a prompt and what followed it) kept as widgets; older ones as text
+SPIN = 1 / 16  # seconds between the waiting spinner's frames (LoadingIndicator's own)
 
 
 class _Turn:
@@ -96,14 +97,18 @@ class ConversationPane(VerticalScroll):
 
     def on_mount(self) -> None:
         self.anchor()
+        self.watch_waiting(self.waiting)  # the spinner starts hidden and still
         if getattr(self.app, "ui_state", {}).get("verbose_prompts") is True:
             self.verbose = True
 
     def watch_waiting(self, waiting: bool) -> None:
         # The spinner's own display, not a class of the pane: a class of the pane restyles
         # every block of the conversation, and this changes twice an attempt.
+        # Hidden, it stops ticking too: its 16-a-second refresh otherwise runs for as long
+        # as the app is open, the only thing keeping an idle app off zero CPU.
         for spinner in self.query_children("#answer-wait"):
             spinner.display = waiting
+            spinner.auto_refresh = SPIN if waiting else None
 
     def watch_verbose(self, verbose: bool) -> None:
         for fold in self.query(".prompt"):
