@@ -294,8 +294,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        for k, v in (headers or {}).items():
+        headers = {"Cache-Control": "no-store", **(headers or {})}
+        for k, v in headers.items():
             self.send_header(k, v)
         self.end_headers()
         try:
@@ -326,7 +326,10 @@ class _Handler(BaseHTTPRequestHandler):
             if f.is_file() and f.parent == STATIC:
                 ctype = {"js": "text/javascript", "css": "text/css"}.get(
                     f.suffix.lstrip("."), "text/plain")
-                self._reply(200, f.read_bytes(), ctype + "; charset=utf-8")
+                # As the real sites serve their bundles: cached, so a new chat does not
+                # fetch and compile its scripts again.
+                self._reply(200, f.read_bytes(), ctype + "; charset=utf-8",
+                            {"Cache-Control": "public, max-age=3600"})
             else:
                 self._reply(404, b"not found", "text/plain")
             return
