@@ -168,11 +168,17 @@ def test_modes_are_private_even_in_an_existing_open_workspace(tmp_path: Path) ->
         os.chmod(ws / sub, 0o755)
     code = f"""
         import os, time
-        live = [os.path.join(r, f) for r, _, fs in os.walk({str(ws / 'runs')!r})
-                for f in fs if f.endswith('.json')]
+        deadline = time.monotonic() + 20
+        live = []
+        while not live and time.monotonic() < deadline:
+            live = [os.path.join(r, f) for r, _, fs in os.walk({str(ws / 'runs')!r})
+                    for f in fs if f.endswith('.json')]
+            time.sleep(0.01)
         print("LIVE", " ".join(oct(os.stat(p).st_mode & 0o777) for p in live))
     """
     # The program looks at runs/.live while it runs: outside the sandbox, which hides it.
+    # VerifyBot writes the note once it has the program's pid, so the program waits for it
+    # (a loaded CI-like run once started it, and looked, first).
     proc = run_once(tmp_path, code, ws=ws, env={"VERIFYBOT_NO_SANDBOX": "1"})
     assert proc.returncode == 0, proc.stderr
     assert "LIVE 0o600" in proc.stdout, proc.stdout
