@@ -23,6 +23,9 @@ def _isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory,
                         monkeypatch: pytest.MonkeyPatch) -> None:
     """No test reads ~/.config/verifybot or writes browser profiles into the real home."""
     home = tmp_path_factory.mktemp("user")
+    # The cache (the probe's kept answers) is one per test process, as a user's is one
+    # per account: each test still starts from its own config, data and state.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))

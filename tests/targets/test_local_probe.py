@@ -5,6 +5,7 @@ from __future__ import annotations
 import platform
 import shutil
 import subprocess
+from collections.abc import Awaitable
 from pathlib import Path
 
 from verifybot_tui.core.settings.config import TargetConfig
@@ -15,6 +16,7 @@ from verifybot_tui.targets.probe_local import (
     PACKAGE_NAMES_SHOWN,
     ProbeFacts,
     capture,
+    probe_local,
     render_probe,
     save_context,
 )
@@ -111,3 +113,54 @@ async def test_capture_bounds_a_hanging_command() -> None:
     assert await capture(["/no/such/tool"]) == (None, "")
     code, out = await capture(["bash", "-c", "echo out; echo err >&2; exit 3"])
     assert (code, out) == (3, "out\nerr\n")
+
+
+# --- the probe's kept answers (probe_cache) -----------------------------------------------
+
+
+def _counting_python(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A venv without pip (an interpreter with a site-packages folder of its own) whose
+    python is a script that logs each start, then runs the venv's real interpreter."""
+    env = tmp_path / "env"
+    subprocess.run([shutil.which("python3") or "python3", "-m", "venv", "--without-pip",
+                    str(env)], check=True)
+    log = tmp_path / "starts.log"
+    wrapper = tmp_path / "python"
+    wrapper.write_text(f'#!/bin/sh\necho start >> "{log}"\nexec "{env}/bin/python" "$@"\n')
+    wrapper.chmod(0o755)
+    site = next(env.glob("lib/python3*/site-packages"))
+    return wrapper, log, site
+
+
+def _starts(log: Path) -> int:
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+async def test_the_probe_asks_the_interpreter_again_only_when_its_packages_change(
+        tmp_path: Path) -> None:
+    """Kept between sessions (it is most of the probe's time), asked again when a
+    package is installed or removed, and never kept from a failed start."""
+    python, log, site = _counting_python(tmp_path)
+    ws = tmp_path / "ws"
+
+    def probe() -> Awaitable[str]:
+        return probe_local("bench", ws, str(python))
+
+    first = await probe()
+    assert _starts(log) == 1 and "demo-pkg" not in first
+    again = await probe()
+    assert _section(again, "## Python") == _section(first, "## Python")
+    assert _starts(log) == 1, "a second session reuses what the first found"
+
+    info = site / "demo_pkg-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: demo-pkg\nVersion: 1.0\n")
+    assert "demo-pkg" in _section(await probe(), "## Python") and _starts(log) == 2
+    assert "demo-pkg" in _section(await probe(), "## Python") and _starts(log) == 2
+
+    shutil.rmtree(info)
+    assert "demo-pkg" not in await probe() and _starts(log) == 3
+
+    python.write_text("#!/bin/sh\nexit 3\n")  # the same path, now broken: asked, not kept
+    assert "(does not run)" in await probe()
+    assert "(does not run)" in await probe()

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from verifybot_tui.core.store.workspace import atomic_write
-from verifybot_tui.targets import containment, venv
+from verifybot_tui.targets import containment, probe_cache, venv
 
 COMMAND_TIMEOUT = 10.0
 PACKAGE_NAMES_SHOWN = 120
@@ -42,9 +42,22 @@ HARDWARE_GLOBS: dict[str, tuple[str, ...]] = {
     "GPIO": ("/dev/gpiochip*",),
 }
 
-# Run by the probed interpreter: prints one JSON object about itself.
+# Run by the probed interpreter: prints one JSON object about itself. Its "stamps" are
+# the folders its packages come from as they were before they were read (probe_cache).
 PYTHON_FACTS_SCRIPT = """\
-import json, sys
+import json, os, site, sys
+def stamp(p):
+    try:
+        st = os.stat(p)
+    except OSError:
+        return [p, None]
+    return [p, st.st_mtime_ns, st.st_size, st.st_ino]
+seen = [p for p in sys.path if p] + [os.path.join(sys.prefix, "pyvenv.cfg")]
+try:
+    seen.append(site.getusersitepackages())
+except Exception:
+    pass
+stamps = [stamp(p) for p in dict.fromkeys(seen)]
 try:
     from importlib import metadata
     names = sorted({(d.metadata["Name"] or "").strip() for d in metadata.distributions()} - {""},
@@ -52,8 +65,10 @@ try:
 except Exception:
     names = []
 print(json.dumps({"version": sys.version.split()[0], "executable": sys.executable,
-                  "prefix": sys.prefix, "packages": names}))
+                  "prefix": sys.prefix, "packages": names, "stamps": stamps}))
 """
+# What else decides an interpreter's sys.path, and so its packages.
+PATH_ENV = ("PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONUSERBASE")
 
 Facts = list[tuple[str, str]]
 
@@ -179,20 +194,39 @@ def _hardware() -> Facts:
 
 
 async def _tool_version(name: str) -> tuple[str, str]:
-    if shutil.which(name, path=venv.clean_path()) is None:
+    found = shutil.which(name, path=venv.clean_path())
+    if found is None:
         return name, "not installed"
+    key = json.dumps([name, found, os.environ.get("PATH", "")])
+    kept = probe_cache.load("tool", key)
+    if isinstance(kept, str):
+        return name, kept
+    before = [probe_cache.stamp(found)]
     code, out = await capture(TOOL_VERSION_ARGV[name])
-    return name, first_line(out) if code == 0 else "installed, version unknown"
+    if code != 0:
+        return name, "installed, version unknown"
+    probe_cache.store("tool", key, first_line(out), before)
+    return name, first_line(out)
 
 
 async def _python_facts(python: str) -> dict | None:
+    exe = shutil.which(python) or python
+    key = json.dumps([python, exe, *(os.environ.get(v) for v in PATH_ENV)])
+    kept = probe_cache.load("python", key)
+    if isinstance(kept, dict):
+        return kept
+    before = probe_cache.stamp(exe)
     code, out = await capture([python, "-c", PYTHON_FACTS_SCRIPT], cwd=Path("/"))
     if code != 0:
         return None
     try:
-        return json.loads(first_line(out))
+        facts = json.loads(first_line(out))
     except ValueError:
         return None
+    stamps = facts.pop("stamps", None) if isinstance(facts, dict) else None
+    if isinstance(stamps, list) and stamps:
+        probe_cache.store("python", key, facts, [before, *stamps])
+    return facts
 
 
 async def _git_branch(workspace: Path) -> str:
