@@ -37,8 +37,9 @@ async def run_on_place(target: McuTarget, elf: Path, workdir: Path, request: Run
         pump: asyncio.Task[None] | None = None
         try:
             serial = await network_serial(session, held.name)
-            pump = await open_reader(serial, uart)
-            on_output("stderr", f"labgrid: reading {serial.url()} of place {held.name}\n")
+            pump, opened = await open_reader(serial, uart)
+            said = ", its port open" if opened else ""
+            on_output("stderr", f"labgrid: reading {serial.url()} of place {held.name}{said}\n")
             code, command = await _flash(target, elf, workdir, serial.host,
                                          f"{serial.host}:{serial.port}", held.name, on_output)
             if code == 0:

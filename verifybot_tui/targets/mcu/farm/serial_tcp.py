@@ -17,11 +17,16 @@ from typing import Any
 from verifybot_tui.core.base.errors import TargetError
 from verifybot_tui.targets.mcu.uart import UartReader
 
-IAC, SB, SE = 0xFF, 0xFA, 0xF0
+IAC, SB, SE, WILL = 0xFF, 0xFA, 0xF0, 0xFB
+COM_PORT_OPTION, SET_BAUDRATE = 44, 1  # RFC 2217; the server answers a command with +100
 # Seconds after connecting: ser2net opens (and flushes) the port after the accept, and
 # a board reset before that loses its first bytes. 0.3 s lost them once in a loaded CI
 # run (a recipe's second attempt read nothing): a busy exporter host needs longer.
 SETTLE = 1.0
+# Seconds to wait for the server's answer to the baud rate: ser2net reads a client's
+# commands once the device is open, so the answer says the open (and its flush) is done.
+# A loaded CI run lost a board's whole output with the settle time alone.
+OPEN_WITHIN = 10.0
 
 
 @dataclass
@@ -88,9 +93,37 @@ class TelnetFilter:
         return bytes(out)
 
 
-async def open_reader(serial: NetworkSerial, uart: UartReader) -> asyncio.Task[None]:
+def set_baudrate(speed: int) -> bytes:
+    """WILL COM-PORT-OPTION, then SET-BAUDRATE ``speed``: the server's answer to it is
+    the sign that the port is open."""
+    return (bytes([IAC, WILL, COM_PORT_OPTION, IAC, SB, COM_PORT_OPTION, SET_BAUDRATE])
+            + speed.to_bytes(4, "big").replace(b"\xff", b"\xff\xff") + bytes([IAC, SE]))
+
+
+async def port_answer(reader: asyncio.StreamReader, within: float) -> tuple[bytes, bool]:
+    """What came before the server answered SET-BAUDRATE, and whether it did in time."""
+    answer = bytes([IAC, SB, COM_PORT_OPTION, SET_BAUDRATE + 100])
+    got = b""
+    deadline = asyncio.get_running_loop().time() + within
+    while answer not in got:
+        left = deadline - asyncio.get_running_loop().time()
+        if left <= 0:
+            return got, False
+        try:
+            data = await asyncio.wait_for(reader.read(4096), left)
+        except TimeoutError:
+            return got, False
+        if not data:
+            return got, False
+        got += data
+    return got, True
+
+
+async def open_reader(serial: NetworkSerial, uart: UartReader
+                      ) -> tuple[asyncio.Task[None], bool]:
     """Connect now (before the flash resets the board, so no first byte is lost) and feed
-    the UART reader until the connection ends or the task is cancelled."""
+    the UART reader until the connection ends or the task is cancelled; with rfc2217,
+    whether the server said its port is open (else only the settle time was waited)."""
     try:
         reader, writer = await asyncio.wait_for(
             asyncio.open_connection(serial.host, serial.port), 10)
@@ -102,8 +135,13 @@ async def open_reader(serial: NetworkSerial, uart: UartReader) -> asyncio.Task[N
     telnet = TelnetFilter() if serial.protocol == "rfc2217" else None
     # ser2net opens the device once a client is connected, and the open flushes what the
     # board said before it: the flash (the board's reset) waits until the port is open
-    first = b""
-    if telnet is not None:  # its option negotiation comes once the connection is set up
+    first, opened = b"", False
+    if telnet is not None and serial.speed > 0:
+        writer.write(set_baudrate(serial.speed))
+        with contextlib.suppress(OSError):
+            await writer.drain()
+        first, opened = await port_answer(reader, OPEN_WITHIN)
+    elif telnet is not None:  # its option negotiation comes once the connection is set up
         with contextlib.suppress(TimeoutError):
             first = await asyncio.wait_for(reader.read(4096), 2.0)
     await asyncio.sleep(SETTLE)
@@ -119,4 +157,4 @@ async def open_reader(serial: NetworkSerial, uart: UartReader) -> asyncio.Task[N
         finally:
             writer.close()
 
-    return asyncio.ensure_future(pump())
+    return asyncio.ensure_future(pump()), opened
