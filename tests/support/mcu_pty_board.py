@@ -84,7 +84,11 @@ def flash(folder: Path, elf: str) -> int:
     shutil.copyfile(elf, target)
     os.chmod(target, 0o644)
     (folder / "flash.done").unlink(missing_ok=True)
-    (folder / "flash.request").write_text(str(target))
+    # Whole or not at all: the server polls for the file, and one seen between its
+    # creation and its write read an empty path (a loaded run's board then said nothing).
+    pending = folder / f"flash.request.{os.getpid()}"
+    pending.write_text(str(target))
+    pending.replace(folder / "flash.request")
     deadline = time.monotonic() + 30  # the server polls every 20 ms; a loaded machine is slow
     while time.monotonic() < deadline:
         if (folder / "flash.done").exists():
