@@ -33,7 +33,7 @@ from verifybot_tui.llm.browser.chromium import profile_dir, read_lock
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
-__all__ = ["CHROMIUM", "RENDERERS", "chatsite", "renderer", "site_llm", "site_config",
+__all__ = ["CHROMIUM", "RENDERERS", "chatsite", "renderer", "site_llm", "claude", "site_config",
            "site_config_file", "open_llm", "with_settings", "kill_browser",
            "finished_when_returned"]
 
@@ -143,4 +143,14 @@ async def site_llm(chatsite: ChatSite, renderer: str,
     """One browser for the module; each test calls configure() then new_chat()."""
     chatsite.configure("answer")
     async with open_llm(chatsite, tmp_path_factory.mktemp("browser")) as llm:
+        yield llm
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def claude(chatsite: ChatSite,
+                 tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[BrowserLLM]:
+    """One claude browser for the module (a launch costs seconds): each test sets its
+    layout and scenario, then opens a new chat, as a user does."""
+    chatsite.configure("answer")
+    async with open_llm(chatsite, tmp_path_factory.mktemp("claude"), "claude") as llm:
         yield llm

@@ -12,11 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 
 import pytest
-import pytest_asyncio
-from browser_fixtures import open_llm
 from chatsite import SCENARIOS, ChatSite
 
 from verifybot_tui.llm.browser import BrowserLLM
@@ -129,14 +126,6 @@ async def test_follow_ups_and_resume_stay_in_one_conversation(site_llm: BrowserL
     assert first.conversation_url.endswith(sent[0].conversation_id)
     assert site_llm.state == "idle"
 
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def claude(chatsite: ChatSite,
-                 tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[BrowserLLM]:
-    """One claude browser for the module (a launch costs seconds)."""
-    chatsite.configure("answer")
-    async with open_llm(chatsite, tmp_path_factory.mktemp("claude"), "claude") as llm:
-        yield llm
 
 
 @pytest.mark.parametrize("copy", [True, False], ids=["copy-button", "dom-fallback"])

@@ -18,12 +18,10 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
-from browser_fixtures import open_llm, site_config_file
+from browser_fixtures import site_config_file
 from chatsite import SCENARIOS, ChatSite
 from chatsite.scenarios import ARTIFACT_ANSWER, FAILING, WORKING, Reply, Scenario
 from project import verifybot_cmd
@@ -36,15 +34,6 @@ on_module_loop = pytest.mark.asyncio(loop_scope="module")
 
 THOUGHT = "THINKING: the user wants a program"
 
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def claude(chatsite: ChatSite,
-                 tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[BrowserLLM]:
-    """One browser for the tests on the live pages (a launch costs seconds): each
-    sets its layout and scenario, then opens a new chat, as a user does."""
-    chatsite.configure("answer")
-    async with open_llm(chatsite, tmp_path_factory.mktemp("claude"), "claude") as llm:
-        yield llm
 
 
 async def ask_new(llm: BrowserLLM, site: ChatSite, scenario: str, prompt: str,

@@ -54,13 +54,6 @@ async def chatgpt(chatsite: ChatSite,
         yield llm
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def claude(chatsite: ChatSite,
-                 tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[BrowserLLM]:
-    chatsite.configure("answer")
-    async with open_llm(chatsite, tmp_path_factory.mktemp("claude"), "claude") as llm:
-        yield llm
-
 
 # --- renderers ---------------------------------------------------------------------
 
