@@ -108,7 +108,7 @@ ERRORS = [
     # (model, key, expected words in the message)
     ("no-such-model", KEY, ["no model 'no-such-model' (404)", "the server offers: coder"]),
     ("coder", "vb-wrong-key-0000000000", ["refused the key in $VB_TEST_API_KEY (401)"]),
-    ("ratelimit", KEY, ["rate limit (429)", "wait 2 s", "waited once already"]),
+    ("ratelimit", KEY, ["rate limit (429)", "wait 2 s", "tried 2 times"]),
     ("small-context", KEY, ["prompt is too long", "characters (about",
                             "Start a new chat"]),
     ("cut", KEY, ["stopped half-way", "it is not used"]),
@@ -123,7 +123,7 @@ def test_each_error_has_its_message_and_exit_3(kind: str, model: str, key: str,
                                                words: list[str], api_server: ApiServer,  # noqa: F811
                                                tmp_path: Path) -> None:
     url = api_server.url if kind == "openai" else api_server.anthropic_url
-    cfg = write_config(tmp_path, llm_table("api", kind, url, model))
+    cfg = write_config(tmp_path, llm_table("api", kind, url, model, retries=1))
     ws = tmp_path / "ws"
     proc = run_here("run", PROMPT, "--llm", "api", "--target", "local", "--yes",
                    "--config", str(cfg), "--workspace", str(ws), cwd=tmp_path, key=key)
@@ -136,7 +136,7 @@ def test_each_error_has_its_message_and_exit_3(kind: str, model: str, key: str,
     assert key not in proc.stdout + proc.stderr  # the server echoed it; we never show it
     assert files_holding(ws, key) == []
     if model == "ratelimit":
-        assert api_server.rate_limited == 2  # Retry-After honoured once, then stopped
+        assert api_server.rate_limited == 2  # retries = 1: Retry-After honoured once, then stopped
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])

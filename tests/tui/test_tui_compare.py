@@ -100,8 +100,8 @@ async def test_the_table_fills_in_as_cells_finish(tui, tmp_path: Path) -> None:
             return screen.matrix is not None
         await tui.wait_for(pilot, slow_done, timeout=120, what="the compare to end")
         # the cell was seen running, then its verdict came while the screen was open
-        assert "run attempt 1" in seen, seen
-        assert seen[-1] == "VERIFIED@1" and seen.index("run attempt 1") < len(seen) - 1, seen
+        assert "run #1" in seen, seen
+        assert seen[-1] == "VERIFIED@1" and seen.index("run #1") < len(seen) - 1, seen
         b = screen.request.llms[1][0]
         assert [table.text_of(r, 1, b) for r in ("sum", "slow")] == ["FAILED output"] * 2
         assert table.get_cell("pass@1", team) == "100% of 2"
@@ -149,7 +149,7 @@ async def test_escape_stops_running_cells_and_keeps_the_finished(tui, tmp_path: 
             return (table.text_of("sum", 1, team) == "VERIFIED@1"
                     and table.text_of("sum", 1, b) == "VERIFIED@2"
                     and table.text_of("slow", 1, b) == "VERIFIED@2"
-                    and table.text_of("slow", 1, team) == "run attempt 1"
+                    and table.text_of("slow", 1, team) == "run #1"
                     and bool(_processes_under(screen.out or tmp_path)))
         await tui.wait_for(pilot, finished_and_hanging, timeout=90,
                            what="three verdicts and a hanging program")

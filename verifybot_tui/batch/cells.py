@@ -2,9 +2,12 @@
 and its own workspace folder.
 
 A cell is ``recipe run``'s ``run_one`` (the same loop, the same headless answers)
-with three things added: a handler that notes what the matrix needs (failure kinds,
-judge FAILs), a watch around the LLM (the model that answered, the time to the first
-answer), and a workspace folder of its own under the compare folder. Cells run up to
+with three things added: a handler that notes what the matrix needs (the LLM's
+answers, failure kinds, judge FAILs, repeated programs), a watch around the LLM (the
+model that answered, the time from the first prompt's send to its answer, the start-up
+before it, the tokens), and a workspace folder of its own under the compare folder.
+A cell that ends on an error of the LLM's service or the target is the
+infrastructure's failure, named in the cell, not the model's. Cells run up to
 ``--parallel`` at once, but one browser profile serves one cell at a time: a chat
 site's tab is not two chats.
 """
@@ -34,7 +37,8 @@ def say(text: str) -> None:
 
 
 Progress = Callable[["Plan", str, "Cell | None"], None]
-"""What a front end hears of a cell as it goes: ``running``, ``attempt N``, then ``done``
+"""What a front end hears of a cell as it goes: ``running`` (started), ``asking N`` (waiting
+on the LLM for its answer N), ``running N`` (answer N's program runs), then ``done``
 (with the cell), ``stopped`` or ``not run``. The CLI says a line per finished cell; the
 app's compare table redraws the cell."""
 
@@ -47,10 +51,31 @@ class _Notes(Headless):
         self.failures: list[str] = []
         self._result: Any = None
         self._progress = progress
+        self.answers = 0  # the LLM's answers (a judge's are not the model under test's)
+        self.repeated = 0  # answers whose program repeated one already run
+        self._asked = ""  # the kind of the last prompt sent
 
     async def on_prompt_sent(self, ev: events.PromptSent) -> None:
+        self._asked = ev.kind
+        if ev.kind == "duplicate":
+            self.repeated += 1
+        if self._progress is not None and ev.kind != "judge":
+            self._progress(f"asking {self.answers + 1}")
+
+    async def on_answer_done(self, ev: events.AnswerDone) -> None:
+        await super().on_answer_done(ev)
+        if self._asked != "judge":
+            self.answers += 1
+
+    async def on_notice(self, ev: events.Notice) -> None:
+        await super().on_notice(ev)
+        if "holds no program to run" in ev.text:
+            self._kind("no_code")
+
+    async def on_run_started(self, ev: events.RunStarted) -> None:
+        await super().on_run_started(ev)
         if self._progress is not None:
-            self._progress(f"attempt {ev.attempt}")
+            self._progress(f"running {self.answers}")
 
     def _kind(self, kind: str | None) -> None:
         if kind and kind not in self.failures:
@@ -84,14 +109,16 @@ class Watched:
     that answered and when the first answer came. Attribute writes (the loop's
     ``on_thinking``) reach the backend itself."""
 
-    _OWN = ("_inner", "_t0", "first_answer", "model", "fallback_model")
-    first_answer: float | None
+    _OWN = ("_inner", "_t0", "first_answer", "startup", "model", "fallback_model")
+    first_answer: float | None  # from the first prompt's send to its answer
+    startup: float | None  # from the cell's start to the first prompt's send
     model: str
 
     def __init__(self, inner: Any, t0: float, fallback_model: str = "") -> None:
         object.__setattr__(self, "_inner", inner)
         object.__setattr__(self, "_t0", t0)
         object.__setattr__(self, "first_answer", None)
+        object.__setattr__(self, "startup", None)
         object.__setattr__(self, "model", "")
         object.__setattr__(self, "fallback_model", fallback_model)
 
@@ -105,9 +132,12 @@ class Watched:
             setattr(self._inner, name, value)
 
     async def ask(self, prompt: str, on_text: Any = None) -> Any:
+        sent = time.monotonic()
+        if self.startup is None:
+            self.startup = sent - self._t0
         answer = await self._inner.ask(prompt, on_text)
         if self.first_answer is None:
-            self.first_answer = time.monotonic() - self._t0
+            self.first_answer = time.monotonic() - sent
         self.model = getattr(answer, "model", "") or self.model or self.fallback_model
         return answer
 
@@ -174,17 +204,55 @@ async def run_cell(cfg: Config, plan: Plan, stops: Stops, out: Path,
         max_retries = cfg.run.max_retries
     verified = result.status == Status.VERIFIED
     transcript = result.transcript
+    infra = infrastructure(str(result.status), result.message)
+    tokens, cost = spent(cfg, plan.spec, w)
     return Cell(recipe=plan.recipe.name, llm=plan.llm, run=plan.run, status=str(result.status),
-                attempts=result.attempts,
-                verified_at=(result.attempts or 1) if verified else None,
+                attempts=notes.answers,
+                verified_at=(notes.answers or 1) if verified else None,
                 seconds=round(result.duration, 3),
-                first_answer_seconds=(round(w.first_answer, 3)
-                                      if w is not None and w.first_answer is not None else None),
-                model=w.model if w is not None else "", failures=list(notes.failures),
+                first_answer_seconds=_rounded(w.first_answer if w is not None else None),
+                startup_seconds=_rounded(w.startup if w is not None else None),
+                model=w.model if w is not None else "",
+                failures=list(notes.failures) + (["infrastructure"] if infra else []),
+                infrastructure=infra, tokens=tokens, cost=cost, repeated=notes.repeated,
                 session=result.session, max_attempts=max_retries + 1,
                 workspace=str(plan.folder.relative_to(out)) if plan.folder.is_relative_to(out)
                 else str(plan.folder),
                 transcript=transcript, message=one_line(result.message)[:300])
+
+
+def _rounded(value: float | None) -> float | None:
+    return round(value, 3) if value is not None else None
+
+
+def infrastructure(status: str, message: str) -> str | None:
+    """What failed, when a cell ended on the LLM's service, the target or VerifyBot
+    itself rather than on the model's answers (None: the model's own result)."""
+    if status not in (Status.LLM_ERROR, Status.TARGET_ERROR, Status.ERROR):
+        return None
+    text = one_line(message)
+    m = re.search(r"\((\d{3})\)|answered (\d{3})", text)
+    if m:
+        return f"HTTP {m.group(1) or m.group(2)}: {text[:160]}"
+    where = {Status.LLM_ERROR: "LLM", Status.TARGET_ERROR: "target"}.get(Status(status),
+                                                                           "VerifyBot")
+    return f"{where}: {text[:160]}"
+
+
+def spent(cfg: Config, spec: str, w: Watched | None) -> tuple[dict[str, int] | None,
+                                                             float | None]:
+    """The cell's tokens (from the API's usage) and their cost: the provider's own
+    figure, else the user's ``price_in`` / ``price_out`` of the LLM (USD per million)."""
+    usage = getattr(w._inner, "usage", None) if w is not None else None
+    if usage is None or not (usage.input_tokens or usage.output_tokens):
+        return None, None
+    tokens = {"in": int(usage.input_tokens), "out": int(usage.output_tokens)}
+    if usage.cost is not None:
+        return tokens, round(float(usage.cost), 6)
+    llm = cfg.llm.get(spec)
+    if llm is None or llm.price_in < 0 or llm.price_out < 0:
+        return tokens, None
+    return tokens, round((tokens["in"] * llm.price_in + tokens["out"] * llm.price_out) / 1e6, 6)
 
 
 async def run_cells(cfg: Config, plans: list[Plan], parallel: int, stops: Stops, out: Path,
@@ -222,10 +290,12 @@ async def run_cells(cfg: Config, plans: list[Plan], parallel: int, stops: Stops,
             return
         finished.append(cell)
         tell(plan, "done", cell)
-        at = f" at attempt {cell.verified_at}" if cell.verified_at else ""
+        at = f" at answer {cell.verified_at}" if cell.verified_at else ""
+        infra = (f"; infrastructure, left out of pass@k: {cell.infrastructure}"
+                 if cell.infrastructure else "")
         say(f"cell {plan.recipe.name} x {plan.llm} #{plan.run}: {cell.status}{at} "
-            f"({cell.attempts} attempt(s), {cell.seconds:.1f} s"
-            + (f", model {cell.model}" if cell.model else "") + ")")
+            f"({cell.attempts} answer(s), {cell.seconds:.1f} s"
+            + (f", model {cell.model}" if cell.model else "") + infra + ")")
         on_cell(cell)
 
     await asyncio.gather(*(one(p) for p in plans))

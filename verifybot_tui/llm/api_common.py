@@ -283,8 +283,13 @@ class ApiLLM(ReportsState):
 
     async def _stream_with_retry(
             self, messages: list[Message]) -> AsyncGenerator[Piece, None]:
-        """The stream; a 429 is retried once after its Retry-After, then reported."""
-        for attempt in (1, 2):
+        """The stream; a refusal for the server's sake (429, 500, 502, 503, 504, 529,
+        before any text came) is sent again up to ``retries`` times, after the server's
+        Retry-After or a doubling wait, then reported. A timeout or a refused connection
+        is reported at once (a wrong base_url should not cost minutes), but, like those,
+        marked as the infrastructure's failure, not the model's."""
+        tries = 0
+        while True:
             started = False
             try:
                 async with aclosing(self.stream(messages)) as pieces:
@@ -301,15 +306,46 @@ class ApiLLM(ReportsState):
                 if started and not self.is_status_error(e):
                     raise StreamCut(type(e).__name__ + ": " + scrub(str(e), self.key)) from e
                 wait = self.retry_after(e)
-                if wait is not None and attempt == 1 and wait <= MAX_RETRY_AFTER:
+                why = self.passing_trouble(e)
+                status = getattr(e, "status_code", None)
+                if status is not None and why and tries < max(0, self.cfg.retries) and (
+                        wait is None or wait <= MAX_RETRY_AFTER):
+                    tries += 1
+                    wait = wait if wait is not None else self.cfg.retry_wait * 2 ** (tries - 1)
                     if self.on_notice:
-                        self.on_notice(f"{self.name}: rate limited (429); waiting {wait:g} s "
-                                       "as the server asks, then trying once more")
+                        self.on_notice(f"{self.name}: {why}; waiting {wait:g} s"
+                                       + (" as the server asks" if self.retry_after(e)
+                                          is not None else "")
+                                       + f", then trying again ({tries} of "
+                                       f"{self.cfg.retries})")
                     self.state = "waiting"
                     await asyncio.sleep(wait)
                     self.state = "sent"
                     continue
-                raise await self.describe(e, messages, wait) from None
+                err = await self.describe(e, messages, wait)
+                if why:
+                    err.infrastructure = why
+                    if tries:
+                        err.message += f" (tried {tries + 1} times)"
+                raise err from None
+
+    def passing_trouble(self, e: Exception) -> str:
+        """What about this error may pass by itself ("" when nothing does): a rate
+        limit, an overloaded or failing server, a timeout, a refused connection."""
+        status = getattr(e, "status_code", None)
+        if status == 429:
+            return "rate limited (429)"
+        if status in (500, 502, 503, 504, 529):
+            return f"the server answered {status}"
+        if status is not None:
+            return ""
+        name = type(e).__name__.lower()
+        text = f"{e} {e.__cause__ or e.__context__ or ''}".lower()
+        if "timeout" in name or "timed out" in text:
+            return "the server did not answer in time"
+        if "connect" in name or "refused" in text:
+            return "the server could not be reached"
+        return ""
 
     @property
     def system_prompt(self) -> str:
@@ -344,10 +380,8 @@ class ApiLLM(ReportsState):
         if status == 429:
             after = (f"it asks to wait {wait:g} s" if wait is not None else
                      "it gave no wait time")
-            return LLMError(f"{where}: rate limit (429), {after}; "
-                            + ("waited once already. " if wait is not None and
-                               wait <= MAX_RETRY_AFTER else "")
-                            + "Try again later or use another model")
+            return LLMError(f"{where}: rate limit (429), {after}. "
+                            "Try again later or use another model")
         if status in (400, 413) and _context_error(server):
             chars = sum(len(text_of(m["content"])) for m in messages) + len(self.cfg.system)
             return LLMError(f"{where}: the prompt is too long for the model: the conversation "
@@ -386,7 +420,7 @@ class ApiLLM(ReportsState):
 
     @staticmethod
     def retry_after(e: Exception) -> float | None:
-        if getattr(e, "status_code", None) != 429:
+        if getattr(e, "status_code", None) not in (429, 503, 529):
             return None
         response = getattr(e, "response", None)
         return parse_retry_after(response.headers) if response is not None else None

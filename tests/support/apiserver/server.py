@@ -16,6 +16,8 @@ The model name picks the behaviour:
 - ``unfinished``: half the answer, then a clean end without a finish reason / ``message_stop``;
 - ``ratelimit-once``: 429 with ``Retry-After: 1`` on the first request, then answers;
 - ``ratelimit``: always 429 with ``Retry-After: 2``;
+- ``flaky``: 500 on the first two requests of the server's life, then answers as ``coder``;
+- ``overloaded``: always 529 (Anthropic's "overloaded_error"), without a Retry-After;
 - ``small-context``: 400, the prompt is longer than the model's context;
 - ``slow``: a piece every 0.1 s for a minute (cancellation tests);
 - hostile ones (issue 21): ``endless-line`` (one SSE line that never ends),
@@ -46,7 +48,7 @@ from typing import Any
 from loopback_http import serve
 
 KNOWN_MODELS = ("coder", "thinker", "cut", "unfinished", "ratelimit-once", "ratelimit",
-                "small-context", "slow")
+                "small-context", "slow", "flaky", "overloaded")
 HOSTILE = ("endless-line", "endless-thinking", "json-body", "html", "redirect-loop")
 ENDLESS_SECONDS = 60.0  # how long an endless stream lasts if the client never hangs up
 CONTEXT_TOKENS = 1024
@@ -68,6 +70,7 @@ class ApiServer:
     requests: list[Recorded] = field(default_factory=list)
     hangups: list[float] = field(default_factory=list)
     rate_limited: int = 0
+    server_errors: int = 0  # 500s and 529s sent (flaky, overloaded)
     models_route: bool = True  # False: like a server without GET /models
     extra_models: list[str] = field(default_factory=list)  # listed too (hostile ids)
     images: list[tuple[str, bytes]] = field(default_factory=list)  # (media type, data)
@@ -221,6 +224,13 @@ class _Handler(BaseHTTPRequestHandler):
             wait = "2" if model == "ratelimit" else "1"
             self._error(anthropic, 429, "rate_limit_error", "Rate limit reached for requests",
                         code="rate_limit_exceeded", headers={"Retry-After": wait})
+            return
+        if model == "overloaded" or (model == "flaky" and api.server_errors < 2):
+            api.server_errors += 1
+            status, kind = (529, "overloaded_error") if model == "overloaded" else (500,
+                                                                                "api_error")
+            self._error(anthropic, status, kind, "The server is overloaded" if status == 529
+                        else "Internal server error")
             return
         messages = body.get("messages") or []
         bad = _images(messages, anthropic, api.images)

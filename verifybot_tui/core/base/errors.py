@@ -41,6 +41,9 @@ class LLMError(VerifyBotError):
     """The LLM backend cannot answer: logged out, bot check, limit, browser gone."""
 
     exit_code = EXIT_LLM
+    # What failed that may pass by itself ("HTTP 429", "the server answered 503", a chat
+    # site's limit page); "" when it will not. compare keeps such cells out of pass@k.
+    infrastructure = ""
 
 
 class AnswerPending(LLMError):

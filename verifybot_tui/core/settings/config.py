@@ -105,6 +105,15 @@ class LLMConfig:
     """A system prompt sent with every request (empty: none)."""
     thinking_budget: int = 0
     """anthropic: tokens of extended thinking (0: off; at least 1024 when on)."""
+    retries: int = 3
+    """API: times a request refused for the server's sake (429, 500, 502, 503, 504, 529,
+    a timeout) is sent again, after its Retry-After or a doubling wait."""
+    retry_wait: float = 2.0
+    """API: seconds before the first such retry (doubled each time; Retry-After wins)."""
+    price_in: float = -1.0
+    """USD per million input tokens, for compare's cost (negative: unknown)."""
+    price_out: float = -1.0
+    """USD per million output tokens, for compare's cost (negative: unknown)."""
 
 
 @dataclass

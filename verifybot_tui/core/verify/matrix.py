@@ -3,9 +3,14 @@
 ``verifybot compare`` runs every recipe with every LLM (``--repeat`` times); each run
 is a *cell*. This module holds a cell's facts, the kinds of failure an attempt shows,
 and the summary DESIGN.md defines for ``compare.json``: ``pass_at[k]``, the share of
-cells verified within k attempts (attempt 1 = before any feedback), where a cell that
-never verified counts as not verified for every k. Pure data: the runner (cli) fills
-cells, the report (``compare_report``) renders them; tests check the numbers by hand.
+cells verified within k answers (answer 1 = before any feedback), where a cell that
+never verified counts as not verified for every k, and, with ``--repeat``,
+``pass_at_samples`` (``pass_stats``). Attempts count the LLM's answers, not the programs
+run: an answer that repeats an earlier program is an attempt that failed without a run.
+A cell that failed for the infrastructure (an HTTP 429 or 5xx, a chat site's limit page,
+a target or board place out of reach) says nothing of the model: it is left out of every
+share and counted apart. Pure data: the runner (batch) fills cells, the report
+(``compare_report``) renders them; tests check the numbers by hand.
 """
 
 from __future__ import annotations
@@ -15,7 +20,10 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-FAILURE_KINDS = ("compile", "fault", "timeout", "output", "judge")
+from verifybot_tui.core.verify.pass_stats import pass_at_samples
+
+FAILURE_KINDS = ("compile", "fault", "timeout", "output", "judge", "no_code")
+INFRASTRUCTURE = "infrastructure"
 SCHEMA_ID = "https://verifybot.invalid/schemas/compare.schema.json"
 
 
@@ -27,12 +35,17 @@ class Cell:
     llm: str
     run: int
     status: str
-    attempts: int = 0
-    verified_at: int | None = None  # the attempt that verified, None: never
+    attempts: int = 0  # the LLM's answers
+    verified_at: int | None = None  # the answer that verified, None: never
     seconds: float = 0.0
     first_answer_seconds: float | None = None  # None: no answer came
     model: str = ""
     failures: list[str] = field(default_factory=list)  # FAILURE_KINDS, first seen first
+    infrastructure: str | None = None  # what failed that was not the model's doing
+    tokens: dict[str, int] | None = None  # {"in", "out"} from an API's usage; None: unknown
+    cost: float | None = None  # from the API, or the user's [prices]; None: unknown
+    repeated: int = 0  # answers whose program repeated an earlier one (not run again)
+    startup_seconds: float | None = None  # from the cell's start to the first prompt sent
     session: int | None = None  # in the cell's own workspace history
     max_attempts: int = 1  # the recipe's max_retries + 1
     workspace: str = ""  # the cell's folder, relative to the compare folder
@@ -42,6 +55,11 @@ class Cell:
     @property
     def verified(self) -> bool:
         return self.verified_at is not None
+
+    @property
+    def counts(self) -> bool:
+        """In the model's numbers: not a cell the infrastructure failed."""
+        return self.infrastructure is None
 
 
 def failure_kind(verdict_status: str, *, exit_code: int | None, timed_out: bool,
@@ -66,7 +84,8 @@ def failure_kind(verdict_status: str, *, exit_code: int | None, timed_out: bool,
 
 
 def pass_at(cells: list[Cell], k_max: int) -> dict[str, float]:
-    """``{"1": share, ..., str(k_max): share}`` over these cells (empty: no cells)."""
+    """``{"1": share, ..., str(k_max): share}`` over the cells that count (none: {})."""
+    cells = [c for c in cells if c.counts]
     if not cells:
         return {}
     return {str(k): round(sum(1 for c in cells if c.verified_at is not None
@@ -78,15 +97,39 @@ def _median(values: list[float]) -> float | None:
     return round(statistics.median(values), 3) if values else None
 
 
+def samples(cells: list[Cell], recipes: list[str]) -> list[tuple[int, int]]:
+    """``(n, c)`` per recipe: its runs that count, and how many of them verified."""
+    out = []
+    for r in recipes:
+        runs = [c for c in cells if c.recipe == r and c.counts]
+        if runs:
+            out.append((len(runs), sum(1 for c in runs if c.verified)))
+    return out
+
+
+def _sum_tokens(cells: list[Cell]) -> dict[str, int] | None:
+    known = [c.tokens for c in cells if c.tokens]
+    if not known:
+        return None
+    return {"in": sum(t.get("in", 0) for t in known), "out": sum(t.get("out", 0) for t in known)}
+
+
+def _sum_cost(cells: list[Cell]) -> float | None:
+    known = [c.cost for c in cells if c.cost is not None]
+    return round(sum(known), 6) if known else None
+
+
 def _group(cells: list[Cell], llm: str, k_max: int, recipe: str | None = None
            ) -> dict[str, Any]:
-    mine = [c for c in cells if c.llm == llm and (recipe is None or c.recipe == recipe)]
+    everyone = [c for c in cells if c.llm == llm and (recipe is None or c.recipe == recipe)]
+    mine = [c for c in everyone if c.counts]
     verified = [c for c in mine if c.verified_at is not None]
     firsts = [c.first_answer_seconds for c in mine if c.first_answer_seconds is not None]
     kinds: dict[str, int] = {k: 0 for k in FAILURE_KINDS}
     for c in mine:
         for kind in c.failures:
-            kinds[kind] += 1
+            if kind in kinds:
+                kinds[kind] += 1
     row: dict[str, Any] = {"llm": llm}
     if recipe is not None:
         row["recipe"] = recipe
@@ -98,8 +141,13 @@ def _group(cells: list[Cell], llm: str, k_max: int, recipe: str | None = None
                                                             for c in verified), 3)
                                       if verified else None),
         "failures": kinds,
-        "models": sorted({c.model for c in mine if c.model}),
+        "models": sorted({c.model for c in everyone if c.model}),
+        "infrastructure_cells": len(everyone) - len(mine),
+        "tokens": _sum_tokens(everyone), "cost": _sum_cost(everyone),
+        "repeated_answers": sum(c.repeated for c in everyone),
     })
+    recipes = sorted({c.recipe for c in mine})
+    row["pass_at_samples"] = pass_at_samples(samples(mine, recipes), k_max)
     return row
 
 
@@ -114,6 +162,10 @@ class Matrix:
     cells: list[Cell] = field(default_factory=list)
     interrupted: bool = False
     not_run: int = 0  # cells stopped or never started (Ctrl+C): not in the summary
+    version: str = ""  # VerifyBot's, that ran the cells
+    dates: dict[str, str] = field(default_factory=dict)  # recipe -> when the task was written
+    check: dict[str, Any] | None = None  # compare --check: {"ok", "problems"}
+    plan: dict[str, Any] = field(default_factory=dict)  # what --resume needs to run again
 
     @property
     def k_max(self) -> int:
@@ -134,6 +186,8 @@ class Matrix:
         return {"$schema": SCHEMA_ID, "started": self.started, "recipes": self.recipes,
                 "llms": self.llms, "repeat": self.repeat, "k_max": self.k_max,
                 "interrupted": self.interrupted, "not_run": self.not_run,
+                "version": self.version, "dates": self.dates, "check": self.check,
+                "plan": self.plan,
                 "cells": [asdict(c) for c in cells], "summary": self.summary(),
                 "by_recipe": self.by_recipe()}
 
@@ -148,4 +202,6 @@ def from_json(data: dict[str, Any]) -> Matrix:
     return Matrix(started=data["started"], recipes=list(data["recipes"]),
                   llms=list(data["llms"]), repeat=int(data.get("repeat", 1)), cells=cells,
                   interrupted=bool(data.get("interrupted", False)),
-                  not_run=int(data.get("not_run", 0)))
+                  not_run=int(data.get("not_run", 0)), version=str(data.get("version", "")),
+                  dates=dict(data.get("dates") or {}), check=data.get("check"),
+                  plan=dict(data.get("plan") or {}))

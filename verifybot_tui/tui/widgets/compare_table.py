@@ -15,7 +15,8 @@ from textual.widgets import DataTable
 
 NAME_WIDTH = 14  # a recipe's or an LLM's name in the table, at most
 SHORT_KIND = {"compile": "compile", "fault": "fault", "timeout": "timeout",
-              "output": "output", "judge": "judge"}
+              "output": "output", "judge": "judge", "no_code": "no code",
+              "infrastructure": "infra"}
 STYLE = {"VERIFIED": "bold green", "PASSED": "green", "FAILED": "bold red",
          "ERROR": "red", "LLM_ERROR": "red", "TARGET_ERROR": "red", "running": "yellow",
          "stopped": "magenta", "not run": "dim", "queued": "dim"}
@@ -29,15 +30,21 @@ def short(name: str, width: int = NAME_WIDTH) -> str:
 
 
 def cell_text(state: str, cell: Any = None) -> Text:
-    """What one cell says: queued, running (attempt n), VERIFIED@k, FAILED kind."""
+    """What one cell says: queued, LLM #n (waiting on answer n), run #n (its program
+    runs), VERIFIED@k (at answer k), FAILED kind, or infra (not the model's doing)."""
     if cell is not None:
+        if cell.infrastructure:
+            return Text(f"{cell.status} infra", style="magenta")
         if cell.verified_at is not None:
             return Text(f"VERIFIED@{cell.verified_at}", style=STYLE["VERIFIED"])
         kind = SHORT_KIND.get(cell.failures[-1], "") if cell.failures else ""
         status = str(cell.status)
         return Text(f"{status} {kind}".strip(), style=STYLE.get(status, "red"))
-    if state.startswith("attempt"):
-        return Text(f"run {state}", style=STYLE["running"])
+    word, _, n = state.partition(" ")
+    if word == "asking" and n:
+        return Text(f"LLM #{n}", style="cyan")
+    if word == "running" and n:
+        return Text(f"run #{n}", style=STYLE["running"])
     return Text(state, style=STYLE.get(state, ""))
 
 
@@ -60,6 +67,7 @@ class CompareTable(DataTable[Any]):
                 self.add_row(label, *(cell_text("queued") for _ in llms),
                              key=row_key(recipe, run))
         self.add_row(Text("pass@1", style="bold"), *("-" for _ in llms), key="pass@1")
+        self.add_row(Text("pass@k", style="bold"), *("-" for _ in llms), key="pass@k")
         self.add_row(Text("median s", style="bold"), *("-" for _ in llms), key="median")
 
     def show_state(self, recipe: str, run: int, llm: str, state: str, cell: Any = None) -> None:
@@ -67,13 +75,18 @@ class CompareTable(DataTable[Any]):
                          update_width=True)
 
     def show_summary(self, summary: list[dict[str, Any]]) -> None:
-        """The matrix's summary rows: pass@1 as a share, the median wall time."""
+        """The matrix's summary rows: pass@1 and pass@k (k: the most answers a cell
+        may take) as shares of the cells that count, the median wall time."""
         for row in summary:
             if not row["cells"]:
                 continue
             p1 = row["pass_at"].get("1")
             self.update_cell("pass@1", row["llm"],
                              f"{p1 * 100:.0f}% of {row['cells']}" if p1 is not None else "-")
+            if row["pass_at"]:
+                k = max(row["pass_at"], key=int)
+                self.update_cell("pass@k", row["llm"],
+                                 f"@{k} {row['pass_at'][k] * 100:.0f}%", update_width=True)
             med = row["median_seconds"]
             self.update_cell("median", row["llm"], f"{med:.1f}" if med is not None else "-")
 
