@@ -133,7 +133,8 @@ def test_three_recipes_by_three_llms_make_the_matrix_worked_out_by_hand(compared
     summary = {s["llm"]: s for s in data["summary"]}
     assert {k: s["pass_at"] for k, s in summary.items()} == PASS_AT
     assert summary["replay:team_a/"]["failures"] == {"compile": 1, "fault": 1,
-                                                     "timeout": 1, "output": 2, "judge": 0}
+                                                     "timeout": 1, "output": 2, "judge": 0,
+                                                     "no_code": 0}
     assert summary["api"]["verified"] == 3 and summary["api"]["models"] == ["coder"]
     by = {(r["recipe"], r["llm"]): r for r in data["by_recipe"]}
     assert by[("greet", "replay:team_a/")]["pass_at"] == {"1": 0.0, "2": 0.0, "3": 1.0}
@@ -141,6 +142,12 @@ def test_three_recipes_by_three_llms_make_the_matrix_worked_out_by_hand(compared
     # The cells ran side by side: the API saw each of its three recipes' chats.
     md = (tmp_path / "out" / "compare.md").read_text()
     assert "| api | 3 | 3 | 67% | 100% | 100% |" in md
+    # tokens from the API's usage, summed per LLM; replays have none
+    assert summary["api"]["tokens"]["in"] > 0 and summary["api"]["tokens"]["out"] > 0
+    assert summary["api"]["tokens"]["in"] == sum(c["tokens"]["in"] for c in data["cells"]
+                                                 if c["llm"] == "api")
+    assert summary["replay:b.md"]["tokens"] is None
+    assert data["version"] and data["check"] is None
     assert "| count | replay:team_a/ | 0/1 | 0% | 0% | 0% |" in md
     # History keeps the comparison over its cells' sessions.
     rows = db_rows(tmp_path / "ws", "SELECT id, cells, verified, llms FROM comparisons")
@@ -280,7 +287,8 @@ def test_usage_errors_stop_before_any_cell_runs(tmp_path: Path) -> None:
     no_llm = compare(str(recipes))
     assert no_llm.returncode == 2 and "--llm A --llm B" in no_llm.stderr
     missing = compare(str(recipes), "--llm", f"replay:{team}/")
-    assert missing.returncode == 2 and "has no greet.md" in missing.stderr
+    assert missing.returncode == 2 and "no answers for the recipe 'greet'" in missing.stderr
+    assert "greet.md" in missing.stderr
     twice = compare(str(recipes), "--llm", "replay:x.md", "--llm", "replay:x.md")
     assert twice.returncode == 2 and "given twice" in twice.stderr
     nothing = compare(str(tmp_path / "nowhere"), "--llm", f"replay:{team}/")

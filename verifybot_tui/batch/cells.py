@@ -204,7 +204,8 @@ async def run_cell(cfg: Config, plan: Plan, stops: Stops, out: Path,
         max_retries = cfg.run.max_retries
     verified = result.status == Status.VERIFIED
     transcript = result.transcript
-    infra = infrastructure(str(result.status), result.message)
+    infra = infrastructure(str(result.status), result.message,
+                           replay=plan.spec.startswith("replay:"))
     tokens, cost = spent(cfg, plan.spec, w)
     return Cell(recipe=plan.recipe.name, llm=plan.llm, run=plan.run, status=str(result.status),
                 attempts=notes.answers,
@@ -225,10 +226,13 @@ def _rounded(value: float | None) -> float | None:
     return round(value, 3) if value is not None else None
 
 
-def infrastructure(status: str, message: str) -> str | None:
+def infrastructure(status: str, message: str, *, replay: bool = False) -> str | None:
     """What failed, when a cell ended on the LLM's service, the target or VerifyBot
-    itself rather than on the model's answers (None: the model's own result)."""
+    itself rather than on the model's answers (None: the model's own result). A replay
+    has no service: its LLM error is the recording's end, the model's own result."""
     if status not in (Status.LLM_ERROR, Status.TARGET_ERROR, Status.ERROR):
+        return None
+    if replay and status == Status.LLM_ERROR:
         return None
     text = one_line(message)
     m = re.search(r"\((\d{3})\)|answered (\d{3})", text)

@@ -8,14 +8,17 @@ LLMs…" both run it.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
+from typing import Any
 
+from verifybot_tui import __version__
 from verifybot_tui.batch.cells import Plan, Progress, run_cells, safe_name, say
 from verifybot_tui.batch.headless import Stops, check_names
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.settings.config import Config, check_llm_spec
 from verifybot_tui.core.verify import compare_report
-from verifybot_tui.core.verify.matrix import Cell, Matrix
+from verifybot_tui.core.verify.matrix import Cell, Matrix, from_json
 from verifybot_tui.core.verify.recipe import Recipe, load_recipe
 
 
@@ -42,17 +45,30 @@ def find_recipes(paths: list[str]) -> list[Recipe]:
 
 
 def llm_spec_for(cfg: Config, llm: str, recipe: Recipe) -> str:
-    """What a recipe's llm becomes for this --llm (replay paths made absolute, a replay
-    folder turned into the recipe's own file in it)."""
+    """What a recipe's llm becomes for this --llm: replay paths made absolute; a replay
+    folder gives the recipe's own answers in it (``DIR/<name>.md``, or a benchmark's
+    ``DIR/<name>/solution.md``); a ``*`` in the path stands for the recipe's name
+    (``replay:benchmarks/embedded/*/wrong.md``)."""
     if not llm.startswith("replay:"):
         check_llm_spec(cfg, llm)
         return llm
-    path = Path(llm.removeprefix("replay:")).expanduser().resolve()
-    if path.is_dir():
-        path = path / f"{recipe.name}.md"
-        if not path.is_file():
-            raise ConfigError(f"--llm {llm}: the folder has no {recipe.name}.md for the "
-                              f"recipe {recipe.name!r} ({recipe.path})")
+    given = llm.removeprefix("replay:")
+    names = [recipe.name, Path(recipe.path).parent.name]
+    if "*" in given:
+        tries = [Path(given.replace("*", n)) for n in names]
+    elif Path(given).expanduser().is_dir():
+        tries = [Path(given) / f"{n}.md" for n in names] + [Path(given) / n / "solution.md"
+                                                             for n in names]
+    else:
+        tries = [Path(given)]
+    path = next((p for p in (t.expanduser().resolve() for t in tries) if p.is_file()), None)
+    if path is None:
+        if len(tries) == 1 and "*" not in given:
+            path = tries[0].expanduser().resolve()  # check_llm_spec says what is wrong
+        else:
+            raise ConfigError(f"--llm {llm}: no answers for the recipe {recipe.name!r} "
+                              f"({recipe.path}): looked for "
+                              + ", ".join(str(t) for t in dict.fromkeys(tries)))
     spec = f"replay:{path}"
     check_llm_spec(cfg, spec)
     return spec
@@ -86,17 +102,27 @@ def write_report(m: Matrix, out: Path) -> None:
 
 async def run_matrix(cfg: Config, recipes: list[Recipe], llms: list[tuple[str, list[str]]],
                      *, repeat: int, parallel: int, out: Path, stops: Stops,
-                     label: str = "compare", progress: Progress | None = None) -> Matrix:
-    """Every (recipe, llm, run) cell; ``llms`` pairs each label with one spec per recipe."""
+                     label: str = "compare", progress: Progress | None = None,
+                     resume: Matrix | None = None) -> Matrix:
+    """Every (recipe, llm, run) cell; ``llms`` pairs each label with one spec per recipe.
+    With ``resume`` (a report read back), its cells that count are kept and only the
+    missing ones and those the infrastructure failed run again, in folders of their own."""
     started = dt.datetime.now(dt.UTC).astimezone().isoformat(timespec="seconds")
-    m = Matrix(started=started, recipes=[r.name for r in recipes],
-               llms=[name for name, _ in llms], repeat=repeat)
-    plans = [Plan(r, name, specs[i], run,
-                  out / "cells" / safe_name(r.name) / f"{safe_name(name)}-{run}")
+    m = Matrix(started=resume.started if resume else started, recipes=[r.name for r in recipes],
+               llms=[name for name, _ in llms], repeat=repeat, version=__version__,
+               dates={r.name: r.date for r in recipes if r.date},
+               plan={"recipes": [str(Path(r.path).resolve()) for r in recipes],
+                     "llms": [name for name, _ in llms], "parallel": parallel})
+    kept = {(c.recipe, c.llm, c.run): c for c in (resume.cells if resume else [])
+            if c.counts}
+    m.cells = list(kept.values())
+    plans = [Plan(r, name, specs[i], run, _cell_folder(out, r.name, name, run))
              for run in range(1, repeat + 1)
-             for i, r in enumerate(recipes) for name, specs in llms]
-    say(f"{label}: {len(recipes)} recipe(s) x {len(llms)} LLM(s) x {repeat} = {len(plans)} "
-        f"cell(s), {parallel} at once; report in {out}")
+             for i, r in enumerate(recipes) for name, specs in llms
+             if (r.name, name, run) not in kept]
+    again = f", {len(kept)} kept from before" if resume else ""
+    say(f"{label}: {len(recipes)} recipe(s) x {len(llms)} LLM(s) x {repeat} = "
+        f"{len(plans) + len(kept)} cell(s){again}, {parallel} at once; report in {out}")
     write_report(m, out)
 
     def on_cell(cell: Cell) -> None:
@@ -108,6 +134,29 @@ async def run_matrix(cfg: Config, recipes: list[Recipe], llms: list[tuple[str, l
     m.interrupted = stops.status is not None
     write_report(m, out)
     return m
+
+
+def _cell_folder(out: Path, recipe: str, llm: str, run: int) -> Path:
+    """The cell's workspace; a cell run again (``--resume``) gets a new one, so what the
+    first try left (its transcript, its outputs) stays as evidence."""
+    base = out / "cells" / safe_name(recipe) / f"{safe_name(llm)}-{run}"
+    folder, n = base, 1
+    while folder.exists():
+        n += 1
+        folder = base.with_name(f"{base.name}-try{n}")
+    return folder
+
+
+def read_report(folder: Path, what: str = "--report") -> tuple[Matrix, dict[str, Any]]:
+    """The matrix of ``folder/compare.json`` and its raw data; a clear error otherwise."""
+    path = folder / "compare.json"
+    try:
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        return from_json(data), data
+    except OSError as e:
+        raise ConfigError(f"{what} {folder}: cannot read {path}: {e.strerror or e}") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise ConfigError(f"{what} {folder}: {path} is not a compare report: {e}") from None
 
 
 def record(cfg: Config, m: Matrix, out: Path) -> int | None:

@@ -2,7 +2,10 @@
 
 Each task of a benchmark folder is a recipe (``DIR/<task>/task.toml``) with a
 ``date``, a reference solution (``solution.md``) and a plausible wrong one
-(``wrong.md``), both replay transcripts. The check runs both through the real loop
+(``wrong.md``), both replay transcripts; the wrong one says why it is wrong and how
+that shows (``Fails as: output``, one of the failure kinds), and must fail that way: a
+wrong answer that fails for another reason (a typo that does not compile) proves
+nothing about the task's check. The check runs both through the real loop
 on the real target (one attempt each, no feedback: a solution must be right as it
 stands), as a compare of two "LLMs", ``solution`` and ``wrong``. It passes when every
 solution is VERIFIED and every wrong answer FAILED on its run (not on an error of the
@@ -13,11 +16,12 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import re
 from dataclasses import replace
 from pathlib import Path
 
 from verifybot_tui.batch.cells import say
-from verifybot_tui.batch.compare import out_folder, run_matrix
+from verifybot_tui.batch.compare import out_folder, run_matrix, write_report
 from verifybot_tui.batch.headless import Stops, check_names
 from verifybot_tui.cli.common import EXIT_HANGUP, SIGNALS, install_stop_signals
 from verifybot_tui.cli.recipes import approve_recipes
@@ -28,7 +32,19 @@ from verifybot_tui.core.base.errors import (
     ConfigError,
 )
 from verifybot_tui.core.settings.config import Config
+from verifybot_tui.core.verify.matrix import FAILURE_KINDS, Cell, Matrix
 from verifybot_tui.core.verify.recipe import Recipe, load_recipe
+
+FAILS_AS = re.compile(r"^Fails as:\s*([a-z_]+)\s*$", re.MULTILINE)
+
+
+def stated_failure(wrong: Path) -> str:
+    """The failure kind a wrong answer says it shows (its ``Fails as: KIND`` line)."""
+    found = FAILS_AS.search(wrong.read_text(encoding="utf-8", errors="replace"))
+    if found is None or found.group(1) not in FAILURE_KINDS:
+        raise ConfigError(f"{wrong}: a benchmark's wrong answer needs a line 'Fails as: KIND' "
+                          f"(KIND one of {', '.join(FAILURE_KINDS)}) saying how it fails")
+    return found.group(1)
 
 
 def benchmark_tasks(folder: Path) -> list[Recipe]:
@@ -44,6 +60,7 @@ def benchmark_tasks(folder: Path) -> list[Recipe]:
         for answer in ("solution.md", "wrong.md"):
             if not (f.parent / answer).is_file():
                 raise ConfigError(f"{f.parent}: a benchmark task needs {answer}")
+        stated_failure(f.parent / "wrong.md")
         tasks.append(replace(r, llm=None, max_retries=0, judge=r.judge or "off"))
     names = [t.name for t in tasks]
     dup = next((n for n in names if names.count(n) > 1), None)
@@ -67,6 +84,19 @@ async def check_benchmark(cfg: Config, folder: Path, args: argparse.Namespace) -
                          stops=stops, label="check")
     if stops.status is not None:
         return EXIT_HANGUP if SIGNALS["hangup"] else EXIT_INTERRUPTED
+    bad = problems(tasks, m)
+    m.check = {"ok": not bad, "problems": bad}
+    write_report(m, out)
+    for line in bad:
+        say(f"check: {line}")
+    print(f"{len(tasks) - len({b.split(':')[0] for b in bad})} of {len(tasks)} tasks: "
+          "solution VERIFIED and wrong answer FAILED as it says; report in " + str(out))
+    return EXIT_FAILED if bad else EXIT_SUCCESS
+
+
+def problems(tasks: list[Recipe], m: Matrix) -> list[str]:
+    """What keeps the benchmark from proving itself: a solution that did not verify, a
+    wrong answer that did not fail, or failed another way than it says."""
     cells = {(c.recipe, c.llm): c for c in m.cells}
     bad = []
     for t in tasks:
@@ -77,8 +107,14 @@ async def check_benchmark(cfg: Config, folder: Path, args: argparse.Namespace) -
         if wrong is None or wrong.status != "FAILED":
             bad.append(f"{t.name}: wrong.md is {wrong.status if wrong else 'not run'}, "
                        "not FAILED" + (f" ({wrong.message})" if wrong and wrong.message else ""))
-    for line in bad:
-        say(f"check: {line}")
-    print(f"{len(tasks) - len({b.split(':')[0] for b in bad})} of {len(tasks)} tasks: "
-          "solution VERIFIED and wrong answer FAILED" + (f"; report in {out}"))
-    return EXIT_FAILED if bad else EXIT_SUCCESS
+            continue
+        said = stated_failure(t.path.parent / "wrong.md")
+        if _first_kind(wrong) != said:
+            bad.append(f"{t.name}: wrong.md failed as {_first_kind(wrong) or 'nothing'}, "
+                       f"not as it says (Fails as: {said})"
+                       + (f" ({wrong.message})" if wrong.message else ""))
+    return bad
+
+
+def _first_kind(cell: Cell) -> str:
+    return cell.failures[0] if cell.failures else ""

@@ -13,13 +13,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from verifybot_tui.batch.cells import say
 from verifybot_tui.batch.compare import (
     check_compare,
     find_recipes,
     out_folder,
+    read_report,
     record,
     run_matrix,
     write_report,
@@ -35,7 +35,7 @@ from verifybot_tui.core.base.errors import (
 )
 from verifybot_tui.core.settings.config import Config
 from verifybot_tui.core.verify import compare_report
-from verifybot_tui.core.verify.matrix import from_json
+from verifybot_tui.core.verify.matrix import Matrix
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
@@ -60,6 +60,10 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--report", metavar="DIR",
                    help="render compare.md and index.html again from DIR/compare.json "
                         "(default: off)")
+    p.add_argument("--resume", metavar="DIR",
+                   help="finish an interrupted compare in DIR: run only its cells that are "
+                        "missing or failed for the infrastructure (same recipes and LLMs, "
+                        "read from DIR/compare.json) (default: off)")
     p.add_argument("--check", metavar="DIR",
                    help="a benchmark folder: each task's solution.md must verify, its "
                         "wrong.md must fail (default: off)")
@@ -77,6 +81,10 @@ async def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
         from verifybot_tui.cli.compare.check import check_benchmark
 
         return await check_benchmark(cfg, Path(args.check), args)
+    resume = None
+    if args.resume:
+        resume, _ = read_report(Path(args.resume).expanduser().resolve(), "--resume")
+        _resume_args(args, resume)
     if not args.recipes:
         raise ConfigError("name the recipes to compare: verifybot compare RECIPE|DIR... "
                           "--llm A --llm B")
@@ -90,7 +98,7 @@ async def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
     stops = Stops()
     install_stop_signals(stops)
     m = await run_matrix(cfg, recipes, llms, repeat=args.repeat, parallel=args.parallel,
-                         out=out, stops=stops)
+                         out=out, stops=stops, resume=resume)
     cid = record(cfg, m, out)
     print(compare_report.markdown(m), file=sys.stderr if args.json else sys.stdout)
     if args.json:
@@ -99,6 +107,23 @@ async def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
     if stops.status is not None:
         return EXIT_HANGUP if SIGNALS["hangup"] else EXIT_INTERRUPTED
     return EXIT_SUCCESS
+
+
+def _resume_args(args: argparse.Namespace, resume: Matrix) -> None:
+    """``--resume DIR`` takes the recipes, LLMs and repeat of the compare it finishes;
+    given again on the command line, they must be the same."""
+    plan = resume.plan
+    if not plan.get("recipes") or not plan.get("llms"):
+        raise ConfigError(f"--resume {args.resume}: its compare.json does not say which "
+                          "recipes and LLMs it ran (written by an older VerifyBot); run "
+                          "the compare again")
+    if args.llm and list(args.llm) != list(plan["llms"]):
+        raise ConfigError(f"--resume {args.resume}: it compared {', '.join(plan['llms'])}; "
+                          "leave --llm out to finish it")
+    args.recipes = args.recipes or list(plan["recipes"])
+    args.llm = list(plan["llms"])
+    args.repeat = resume.repeat
+    args.out = args.resume
 
 
 def list_comparisons(cfg: Config, *, json_out: bool) -> int:
@@ -131,14 +156,7 @@ def list_comparisons(cfg: Config, *, json_out: bool) -> int:
 
 
 def _report(folder: Path) -> int:
-    path = folder / "compare.json"
-    try:
-        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        m = from_json(data)
-    except OSError as e:
-        raise ConfigError(f"--report {folder}: cannot read {path}: {e.strerror or e}") from None
-    except (ValueError, KeyError, TypeError) as e:
-        raise ConfigError(f"--report {folder}: {path} is not a compare report: {e}") from None
+    m, _ = read_report(folder)
     write_report(m, folder)
     say(f"rendered {folder / 'compare.md'} and {folder / 'index.html'}")
     return EXIT_SUCCESS
