@@ -57,8 +57,6 @@ class _Notes(Headless):
 
     async def on_prompt_sent(self, ev: events.PromptSent) -> None:
         self._asked = ev.kind
-        if ev.kind == "duplicate":
-            self.repeated += 1
         if self._progress is not None and ev.kind != "judge":
             self._progress(f"asking {self.answers + 1}")
 
@@ -69,8 +67,11 @@ class _Notes(Headless):
 
     async def on_notice(self, ev: events.Notice) -> None:
         await super().on_notice(ev)
+        # the loop's own words for an answer that ran nothing (verify_loop's notices)
         if "holds no program to run" in ev.text:
             self._kind("no_code")
+        elif "is identical to version" in ev.text:
+            self.repeated += 1
 
     async def on_run_started(self, ev: events.RunStarted) -> None:
         await super().on_run_started(ev)
