@@ -103,7 +103,7 @@ def pass_at_chart(k_max: int, summary: list[dict[str, Any]]) -> str:
     width, height = 640, 300
     plot_w, plot_h = width - left - label_w - 20, height - top - bottom
     n = max(1, len(summary))
-    dodge = min(6.0, 24.0 / n)
+    dodge = min(8.0, 40.0 / n)  # markers (10 px wide) of equal values stay apart
     body = [f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" stroke="#444"/>',
             f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" '
             'stroke="#444"/>']
