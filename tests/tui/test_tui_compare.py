@@ -15,10 +15,12 @@ import jsonschema
 import pytest
 from cli_runs import answers, python_answer
 from textual.command import CommandPalette
-from textual.widgets import Input
+from textual.coordinate import Coordinate
+from textual.widgets import Input, TextArea
 
 from verifybot_tui.core.store.history import History
 from verifybot_tui.tui.screens.compare import CompareForm, CompareScreen
+from verifybot_tui.tui.screens.compare_cell import CellScreen
 from verifybot_tui.tui.widgets.history import HistoryPane
 
 pytestmark = [pytest.mark.usefixtures("tui_env"), pytest.mark.timeout(180)]
@@ -112,6 +114,25 @@ async def test_the_table_fills_in_as_cells_finish(tui, tmp_path: Path) -> None:
         assert out is not None and schema_errors(out) == []
         data = json.loads((out / "compare.json").read_text())
         assert (len(data["cells"]), data["interrupted"]) == (4, False)
+        # A cell opens with Enter: its verdict, its transcript and what its program printed.
+        row = table.get_row_index("sum\x001")
+        table.cursor_coordinate = Coordinate(row, table.get_column_index(b))
+        await pilot.press("enter")
+        cell = await tui.wait_screen(pilot, CellScreen, what="the cell's screen")
+        title = str(cell.query_one("#cell-title").render())
+        assert "sum x replay:" in title and "FAILED" in title and "2 answer(s)" in title
+        assert "SUM=7" in cell.query_one("#cell-transcript-text", TextArea).text
+        assert "SUM=7" in cell.query_one("#cell-output-text", TextArea).text
+        await pilot.press("escape")
+        await tui.wait_for(pilot, lambda: app.screen is screen, what="back to the table")
+        # Narrow, the cells turn to letters rather than be cut; wide again, to words.
+        await pilot.resize_terminal(34, 24)
+        await tui.wait_for(pilot, lambda: table.compact, what="the compact table")
+        assert table.text_of("slow", 1, team) == "V1"
+        assert table.text_of("sum", 1, b) == "F out"
+        await pilot.resize_terminal(80, 24)
+        await tui.wait_for(pilot, lambda: not table.compact, what="the full table")
+        assert table.text_of("slow", 1, team) == "VERIFIED@1"
         await pilot.press("escape")
         await tui.wait_for(pilot, lambda: not isinstance(app.screen, CompareScreen),
                            what="the screen closed")
@@ -121,6 +142,14 @@ async def test_the_table_fills_in_as_cells_finish(tui, tmp_path: Path) -> None:
     finally:
         history.close()
     assert [(r["cells"], r["verified"], r["out_dir"]) for r in rows] == [(4, 2, str(out))]
+    # The form opens again with what was sent, not every configured LLM.
+    app = tui.make_app(tui.ws)
+    async with tui.running(app, size=(80, 24)) as pilot:
+        await palette(tui, pilot, "Compare LLMs")
+        form = await tui.wait_screen(pilot, CompareForm, what="the compare form again")
+        assert form.query_one("#compare-recipes", Input).value == str(recipes)
+        assert form.query_one("#compare-llms", Input).value == llms
+        assert form.query_one("#compare-parallel", Input).value == "2"
 
 
 def _processes_under(folder: Path) -> list[int]:

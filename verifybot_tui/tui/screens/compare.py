@@ -20,7 +20,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Button, Input, Label, Static
+from textual.widgets import Button, DataTable, Input, Label, Static
 
 from verifybot_tui.batch.cells import Plan
 from verifybot_tui.core.base.errors import ConfigError
@@ -72,8 +72,23 @@ def check_request(cfg: Config, paths: str, names: str, parallel: str,
     return CompareRequest(recipes, checked, at_once, runs)
 
 
+FORM_KEYS = ("recipes", "llms", "parallel", "repeat")
+
+
+def last_form(app_llm: str) -> dict[str, str]:
+    """The form as the user last sent it (the UI state file), else sensible firsts: the
+    LLM the app's chat uses, two cells at once, one run. Not every configured LLM: the
+    browser ones would each open a browser."""
+    from verifybot_tui.core.settings.ui_state import load_ui_state
+
+    saved = load_ui_state().get("compare_form")
+    saved = saved if isinstance(saved, dict) else {}
+    first = {"recipes": "", "llms": app_llm, "parallel": "2", "repeat": "1"}
+    return {k: str(saved.get(k, first[k])) for k in FORM_KEYS}
+
+
 class CompareForm(FormDialog[CompareRequest]):
-    """Recipes, LLMs (the configured ones by default), how many cells at once."""
+    """Recipes, LLMs, how many cells at once, runs of each: as last sent."""
 
     FIELD = "#compare-recipes"
     BINDINGS = [Binding("escape", "cancel", "Cancel", show=False)]
@@ -83,28 +98,36 @@ class CompareForm(FormDialog[CompareRequest]):
         super().__init__(classes="dialog")
         self.config = config
         self.app_llm = app_llm
+        self.last = last_form(app_llm)
 
     def compose(self):
         with Vertical(id="dialog"):
             yield Label("Compare LLMs", id="dialog-title")
             yield Label("Recipe files or folders (space between):", id="dialog-question")
-            yield Input(placeholder="benchmarks/embedded", id="compare-recipes")
+            yield Input(self.last["recipes"], placeholder="benchmarks/embedded",
+                        id="compare-recipes")
             yield Label("LLMs ([llm.NAME], replay:PATH, replay:DIR/; comma between):")
-            yield Input(", ".join(self.config.llm), id="compare-llms")
+            yield Input(self.last["llms"], id="compare-llms")
             yield Label("Cells at once, runs of each:")
             with Horizontal(id="compare-numbers"):
-                yield Input("2", id="compare-parallel", type="integer")
-                yield Input("1", id="compare-repeat", type="integer")
+                yield Input(self.last["parallel"], id="compare-parallel", type="integer")
+                yield Input(self.last["repeat"], id="compare-repeat", type="integer")
             yield Static("", id="dialog-error", markup=False)
             with Horizontal(id="dialog-buttons"):
                 yield Button("Compare", id="compare-start", variant="success")
                 yield Button("Cancel", id="cancel")
 
     def read(self) -> CompareRequest:
-        value = {i: self.query_one(f"#compare-{i}", Input).value.strip()
-                 for i in ("recipes", "llms", "parallel", "repeat")}
-        return check_request(self.config, value["recipes"], value["llms"], value["parallel"],
-                             value["repeat"], self.app_llm)
+        from verifybot_tui.core.settings.ui_state import save_ui_choice
+
+        value = {i: self.query_one(f"#compare-{i}", Input).value.strip() for i in FORM_KEYS}
+        request = check_request(self.config, value["recipes"], value["llms"],
+                                value["parallel"], value["repeat"], self.app_llm)
+        try:
+            save_ui_choice("compare_form", value)  # the next form opens with these
+        except OSError as e:
+            self.notify(f"the form's values are not kept: {e}", severity="warning")
+        return request
 
     @on(Input.Submitted)
     @on(Button.Pressed, "#compare-start")
@@ -132,7 +155,8 @@ class CompareScreen(Screen[None]):
     CSS_PATH = "compare.tcss"
     BINDINGS = [Binding("escape", "stop_or_close", "Stop / close"),
                 Binding("ctrl+c", "stop_or_close", "Stop / close", show=False,
-                        priority=True)]
+                        priority=True),
+                Binding("enter", "open_cell", "Open the cell", show=False)]
 
     def __init__(self, config: Config, request: CompareRequest) -> None:
         super().__init__()
@@ -152,8 +176,8 @@ class CompareScreen(Screen[None]):
                     f" x {r.repeat}, {r.parallel} at once", id="compare-title")
         yield CompareTable(id="compare-table")
         yield Static("Starting…", id="compare-status", markup=False)
-        yield Static("Esc: stop the running cells (finished ones kept) · Esc again: close",
-                     id="compare-keys")
+        yield Static("Arrows: a cell · Enter: its transcript and output · Esc: stop the "
+                     "running cells (finished ones kept), again: close", id="compare-keys")
 
     @property
     def table(self) -> CompareTable:
@@ -162,6 +186,7 @@ class CompareScreen(Screen[None]):
     def on_mount(self) -> None:
         r = self.request
         self.table.setup([x.name for x in r.recipes], [n for n, _ in r.llms], r.repeat)
+        self.table.fit(self.size.width)
         self.table.focus()
         self.running = True
         self._run()
@@ -207,6 +232,30 @@ class CompareScreen(Screen[None]):
         write_report(m, self.out)
         record(self.config, m, self.out)
 
+    def on_resize(self) -> None:
+        self.table.fit(self.size.width)
+
+    def action_open_cell(self) -> None:
+        """Enter on a finished cell: its transcript and output; on any other, why not."""
+        from verifybot_tui.tui.screens.compare_cell import CellScreen
+
+        where = self.table.cell_at_cursor()
+        if where is None:
+            self.notify("Move to a cell of an LLM's column (arrows) to open it")
+            return
+        recipe, run, llm = where
+        cell = next((c for c in reversed(self.finished)
+                     if (c.recipe, c.run, c.llm) == (recipe, run, llm)), None)
+        if cell is None or self.out is None:
+            state = self.states.get((recipe, run, llm), "queued")
+            self.notify(f"{recipe} x {llm}: {state}, not finished yet: nothing to open")
+            return
+        self.app.push_screen(CellScreen(cell, self.out))
+
+    @on(DataTable.CellSelected)
+    def _cell_selected(self) -> None:
+        self.action_open_cell()  # the table has the focus, so it hears Enter first
+
     @on(CellChanged)
     def _cell_changed(self, message: CellChanged) -> None:
         p = message.plan
@@ -230,10 +279,9 @@ class CompareScreen(Screen[None]):
                 + (f", {m.not_run} not run" if m.not_run else "")
                 + f". Report: {message.out / 'index.html'}{cid}")
         self.query_one("#compare-status", Static).update(text)
-        self.query_one("#compare-keys", Static).update("Esc: close (the history pane's "
-                                                       f"/compare:{message.compare_id} "
-                                                       "shows it again)")
-        self.notify(text, title="Compare", timeout=15)
+        self.query_one("#compare-keys", Static).update(
+            "Enter: a cell's transcript and output · Esc: close (the history pane's "
+            f"/compare:{message.compare_id} shows it again)")
 
     def action_stop_or_close(self) -> None:
         from verifybot_tui.core.base.outcome import Status
