@@ -113,7 +113,7 @@ def pass_at_chart(k_max: int, summary: list[dict[str, Any]]) -> str:
         body.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}" '
                     'stroke="#e5e5e5"/>')
 
-    def x_of(k: int, i: int) -> float:
+    def x_of(k: int, i: float) -> float:
         base = left + 14 + ((plot_w - 28) * (k - 1) / (k_max - 1) if k_max > 1
                             else (plot_w - 28) / 2)
         return base + (i - (n - 1) / 2) * dodge
