@@ -28,7 +28,7 @@ from verifybot_tui.core.base.ansi import one_line
 from verifybot_tui.core.base.outcome import Status
 from verifybot_tui.core.loop import events
 from verifybot_tui.core.settings.config import Config
-from verifybot_tui.core.verify.matrix import Cell, failure_kind
+from verifybot_tui.core.verify.compare.matrix import Cell, failure_kind
 from verifybot_tui.core.verify.recipe import Recipe
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from verifybot_tui.core.verify.compare_report import index_html
-from verifybot_tui.core.verify.matrix import Cell, Matrix
+from verifybot_tui.core.verify.compare.matrix import Cell, Matrix
+from verifybot_tui.core.verify.compare.report import index_html
 
 CHROMIUM = "/usr/bin/chromium"
 LLMS = ["gpt-5.1-thinking", "claude-sonnet-5", "gemini-3-pro", "deepseek-v4", "qwen-3-coder",
@@ -50,7 +50,8 @@ def _matrix() -> Matrix:
 OVERLAPS = """() => {
   const found = [];
   for (const svg of document.querySelectorAll('svg.chart')) {
-    const boxes = [...svg.querySelectorAll('text')].map(t => [t.textContent, t.getBoundingClientRect()]);
+    const boxes = [...svg.querySelectorAll('text')]
+      .map(t => [t.textContent, t.getBoundingClientRect()]);
     for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
       const [a, r] = boxes[i], [b, s] = boxes[j];
       const w = Math.min(r.right, s.right) - Math.max(r.left, s.left);
@@ -73,7 +74,8 @@ HIDDEN_SERIES = """() => {
       const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
       return top === m || m.contains(top);
     });
-    if (marks.length === 0 || seen.length < marks.length) hidden.push(llm + ' ' + seen.length + '/' + marks.length);
+    if (marks.length === 0 || seen.length < marks.length)
+      hidden.push(llm + ' ' + seen.length + '/' + marks.length);
   }
   return hidden;
 }"""

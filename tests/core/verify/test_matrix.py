@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from verifybot_tui.core.verify.compare_report import index_html, markdown
-from verifybot_tui.core.verify.matrix import Cell, Matrix, failure_kind, from_json, pass_at
+from verifybot_tui.core.verify.compare.matrix import Cell, Matrix, failure_kind, from_json, pass_at
+from verifybot_tui.core.verify.compare.report import index_html, markdown
 
 
 def _cell(recipe: str, llm: str, at: int | None, run: int = 1, **kw) -> Cell:
@@ -86,7 +86,7 @@ def test_cells_the_infrastructure_failed_are_left_out_and_counted_apart() -> Non
 
 
 def test_the_unbiased_estimator_against_worked_examples() -> None:
-    from verifybot_tui.core.verify.pass_stats import estimator, pass_at_samples, wilson
+    from verifybot_tui.core.verify.compare.pass_stats import estimator, pass_at_samples, wilson
 
     # HumanEval's estimator, by hand: n=4, c=2, k=2: 1 - C(2,2)/C(4,2) = 1 - 1/6
     assert abs(estimator(4, 2, 2) - 5 / 6) < 1e-12

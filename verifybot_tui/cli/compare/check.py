@@ -32,7 +32,7 @@ from verifybot_tui.core.base.errors import (
     ConfigError,
 )
 from verifybot_tui.core.settings.config import Config
-from verifybot_tui.core.verify.matrix import FAILURE_KINDS, Cell, Matrix
+from verifybot_tui.core.verify.compare.matrix import FAILURE_KINDS, Cell, Matrix
 from verifybot_tui.core.verify.recipe import Recipe, load_recipe
 
 FAILS_AS = re.compile(r"^Fails as:\s*([a-z_]+)\s*$", re.MULTILINE)

@@ -34,8 +34,8 @@ from verifybot_tui.core.base.errors import (
     ConfigError,
 )
 from verifybot_tui.core.settings.config import Config
-from verifybot_tui.core.verify import compare_report
-from verifybot_tui.core.verify.matrix import Matrix
+from verifybot_tui.core.verify.compare import report as compare_report
+from verifybot_tui.core.verify.compare.matrix import Matrix
 
 
 def add_args(p: argparse.ArgumentParser) -> None:

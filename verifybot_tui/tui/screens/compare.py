@@ -25,7 +25,7 @@ from textual.widgets import Button, DataTable, Input, Label, Static
 from verifybot_tui.batch.cells import Plan
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.settings.config import Config
-from verifybot_tui.core.verify.matrix import Cell, Matrix
+from verifybot_tui.core.verify.compare.matrix import Cell, Matrix
 from verifybot_tui.core.verify.recipe import Recipe
 from verifybot_tui.tui.screens.dialogs import FormDialog
 from verifybot_tui.tui.widgets.compare_table import CompareTable
@@ -221,7 +221,7 @@ class CompareScreen(Screen[None]):
 
         from verifybot_tui.batch.compare import record, write_report
         from verifybot_tui.core.base.outcome import Status
-        from verifybot_tui.core.verify.matrix import from_json
+        from verifybot_tui.core.verify.compare.matrix import from_json
 
         self.running = False
         self.stops(Status.INTERRUPTED)

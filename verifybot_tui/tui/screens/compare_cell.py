@@ -17,7 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Static, TabbedContent, TabPane, TextArea
 
 from verifybot_tui.core.base.ansi import visible
-from verifybot_tui.core.verify.matrix import Cell
+from verifybot_tui.core.verify.compare.matrix import Cell
 
 MAX_SHOWN = 200_000  # characters of one file shown; the rest is on disk
 

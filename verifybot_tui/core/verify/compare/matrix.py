@@ -20,7 +20,7 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from verifybot_tui.core.verify.pass_stats import pass_at_samples
+from verifybot_tui.core.verify.compare.pass_stats import pass_at_samples
 
 FAILURE_KINDS = ("compile", "fault", "timeout", "output", "judge", "no_code")
 INFRASTRUCTURE = "infrastructure"

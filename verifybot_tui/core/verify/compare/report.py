@@ -12,9 +12,9 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from verifybot_tui.core.base.ansi import one_line
-from verifybot_tui.core.verify import compare_charts as charts
-from verifybot_tui.core.verify.compare_charts import esc as _e
-from verifybot_tui.core.verify.matrix import FAILURE_KINDS, INFRASTRUCTURE, Matrix
+from verifybot_tui.core.verify.compare import charts
+from verifybot_tui.core.verify.compare.charts import esc as _e
+from verifybot_tui.core.verify.compare.matrix import FAILURE_KINDS, INFRASTRUCTURE, Matrix
 
 PASS_AT_NOTE = ("pass@k (rounds): the share of cells verified within k answers of the LLM, "
                 "feedback between them; pass@k (samples, with --repeat n): the chance that "
