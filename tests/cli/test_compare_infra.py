@@ -123,6 +123,32 @@ def test_the_infrastructure_apart_from_the_model(tmp_path: Path, server: ApiServ
     assert "sum x limited #1: HTTP 429" in md
 
 
+@pytest.mark.timeout(240)
+def test_a_coin_flip_model_with_repeat_8(tmp_path: Path, server: ApiServer) -> None:
+    """A model right every other time, one answer a cell (max_retries 0), --repeat 8:
+    4 of 8 verified. pass@1 by rounds 50%; over samples the worked example of
+    test_matrix: 0.5 in [0.2152, 0.7848]; pass@k of more answers is not asked of a
+    cell that may give one."""
+    _recipe(tmp_path / "recipes", "sum", "SUM=6", retries=0)
+    server.answers = [python_answer('print("SUM=6")'), python_answer('print("SUM=5")')]
+    (tmp_path / "config.toml").write_text(
+        "[run]\nmax_retries = 0\n\n" + llm_table("coin", "openai", server.url, "coin"),
+        encoding="utf-8")
+    done, data = _compare(tmp_path, str(tmp_path / "recipes"), "--llm", "coin", "--repeat",
+                          "8", "--config", str(tmp_path / "config.toml"), timeout=220)
+    assert done.returncode == 0, done.stderr
+    assert sorted(c["status"] for c in data["cells"]) == ["FAILED"] * 4 + ["VERIFIED"] * 4
+    (row,) = data["summary"]
+    assert row["pass_at"] == {"1": 0.5}
+    samples = row["pass_at_samples"]
+    assert samples["1"] == {"value": 0.5, "low": 0.2152, "high": 0.7848}
+    # pass@2 over the 8 samples: 1 - C(4,2)/C(8,2) = 1 - 6/28 (the k a user would pick
+    # with a retry); k up to the 8 samples there are
+    assert samples["2"]["value"] == 0.7857 and sorted(samples, key=int)[-1] == "8"
+    assert samples["5"]["value"] == 1.0  # n - c = 4 < 5: every draw of five holds one
+    assert "| coin | 50% [22-78] | 79% [" in (tmp_path / "out" / "compare.md").read_text()
+
+
 def _sleeping_program(root: Path) -> bool:
     """The slow cell's program runs: a process in a run folder under the report."""
     for d in os.listdir("/proc"):

@@ -117,6 +117,6 @@ def test_a_coin_flip_model_repeated_8_times() -> None:
                cells=cells)
     (row,) = m.summary()
     assert row["pass_at"] == {"1": 0.5}
-    assert row["pass_at_samples"] == {"1": {"value": 0.5, "low": 0.2152, "high": 0.7848}}
+    assert row["pass_at_samples"]["1"] == {"value": 0.5, "low": 0.2152, "high": 0.7848}
     assert "pass@k (samples, with --repeat n)" in markdown(m)
     assert "50% [22-78]" in markdown(m)

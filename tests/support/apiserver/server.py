@@ -18,6 +18,8 @@ The model name picks the behaviour:
 - ``ratelimit``: always 429 with ``Retry-After: 2``;
 - ``flaky``: 500 on the first two requests of the server's life, then answers as ``coder``;
 - ``overloaded``: always 529 (Anthropic's "overloaded_error"), without a Retry-After;
+- ``coin``: a model that is right every other time: each new chat's first answer is
+  answer 1, 2, 1, 2... of the script in turn (a "coin flip" that a test can count);
 - ``small-context``: 400, the prompt is longer than the model's context;
 - ``slow``: a piece every 0.1 s for a minute (cancellation tests);
 - hostile ones (issue 21): ``endless-line`` (one SSE line that never ends),
@@ -48,7 +50,7 @@ from typing import Any
 from loopback_http import serve
 
 KNOWN_MODELS = ("coder", "thinker", "cut", "unfinished", "ratelimit-once", "ratelimit",
-                "small-context", "slow", "flaky", "overloaded")
+                "small-context", "slow", "flaky", "overloaded", "coin")
 HOSTILE = ("endless-line", "endless-thinking", "json-body", "html", "redirect-loop")
 ENDLESS_SECONDS = 60.0  # how long an endless stream lasts if the client never hangs up
 CONTEXT_TOKENS = 1024
@@ -71,6 +73,7 @@ class ApiServer:
     hangups: list[float] = field(default_factory=list)
     rate_limited: int = 0
     server_errors: int = 0  # 500s and 529s sent (flaky, overloaded)
+    coin_flips: int = 0  # new chats the coin model has answered
     models_route: bool = True  # False: like a server without GET /models
     extra_models: list[str] = field(default_factory=list)  # listed too (hostile ids)
     images: list[tuple[str, bytes]] = field(default_factory=list)  # (media type, data)
@@ -254,6 +257,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         users = sum(1 for m in messages if m.get("role") == "user")
         answer = api.answers[min(users, len(api.answers)) - 1] if users else "No question?\n"
+        if model == "coin" and users == 1:  # a coin: new chats alternate answers 1 and 2
+            answer = api.answers[api.coin_flips % len(api.answers)]
+            api.coin_flips += 1
         if model == "slow":
             answer = "word " * 600
         if anthropic:

@@ -42,15 +42,20 @@ def wilson(p: float, trials: float, z: float = Z95) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+MOST_K = 10  # pass@k over samples is given up to pass@10, as HumanEval's tables do
+
+
 def pass_at_samples(samples: Sequence[tuple[int, int]], k_max: int
                     ) -> dict[str, dict[str, float]] | None:
-    """``{"k": {"value", "low", "high"}}`` over recipes given as ``(n, c)``; None when no
-    recipe has two samples or more (one sample says nothing of k > 1)."""
+    """``{"k": {"value", "low", "high"}}`` over recipes given as ``(n, c)``, for k from 1
+    to the rounds allowed or the fewest samples of a recipe, whichever is more (at most
+    10); None when no recipe has two samples or more."""
     usable = [(n, c) for n, c in samples if n > 0]
     if not usable or max(n for n, _ in usable) < 2:
         return None
     out: dict[str, dict[str, float]] = {}
-    for k in range(1, k_max + 1):
+    top = min(MOST_K, max(k_max, min(n for n, _ in usable)))
+    for k in range(1, top + 1):
         value = sum(estimator(n, c, k) for n, c in usable) / len(usable)
         trials = sum(n / min(k, n) for n, _ in usable)
         low, high = wilson(value, trials)

@@ -41,6 +41,12 @@ def _samples(row: dict[str, Any], k: str) -> str:
                                   f"[{s['low'] * 100:.0f}-{s['high'] * 100:.0f}]")
 
 
+def _sample_ks(summary: list[dict[str, Any]]) -> list[str]:
+    """The k of pass@k over samples that any LLM has, in order."""
+    ks = {k for row in summary for k in (row.get("pass_at_samples") or {})}
+    return sorted(ks, key=int)
+
+
 def _tokens(t: dict[str, int] | None) -> str:
     return "-" if not t else f"{t['in']:,} / {t['out']:,}"
 
@@ -80,12 +86,13 @@ def markdown(m: Matrix) -> str:
                      f"{_num(row['median_first_answer_seconds'])} | "
                      f"{row['infrastructure_cells']} | {_tokens(row['tokens'])} | "
                      f"{_cost(row['cost'])} | {_md(', '.join(row['models'])) or '-'} |")
-    if any(row.get("pass_at_samples") for row in data["summary"]):
+    sks = _sample_ks(data["summary"])
+    if sks:
         lines += ["", "## pass@k over independent samples (95% interval)", "",
-                  "| LLM | " + " | ".join(f"pass@{k}" for k in ks) + " |",
-                  "|---|" + "---|" * len(ks)]
-        lines += [f"| {_md(row['llm'])} | " + " | ".join(_samples(row, k) for k in ks) + " |"
-                  for row in data["summary"]]
+                  "| LLM | " + " | ".join(f"pass@{k}" for k in sks) + " |",
+                  "|---|" + "---|" * len(sks)]
+        lines += [f"| {_md(row['llm'])} | " + " | ".join(_samples(row, k) for k in sks)
+                  + " |" for row in data["summary"]]
     infra = [c for c in data["cells"] if c.get("infrastructure")]
     if infra:
         lines += ["", "## Failed for the infrastructure (left out of pass@k)", ""]
@@ -212,12 +219,13 @@ def index_html(m: Matrix) -> str:
     data = m.to_json()
     _with_links(data)
     ks = [str(k) for k in range(1, m.k_max + 1)]
+    sks = _sample_ks(data["summary"])
     summary = _table(["LLM", "cells", "verified", *[f"pass@{k}" for k in ks],
-                      *[f"pass@{k} samples" for k in ks if m.repeat > 1], "median s",
+                      *[f"pass@{k} samples" for k in sks], "median s",
                       "first answer s", "infrastructure", "tokens in / out", "cost", "models"],
                      [[r["llm"], str(r["cells"]), str(r["verified"]),
                        *[_pct(r["pass_at"].get(k)) for k in ks],
-                       *[_samples(r, k) for k in ks if m.repeat > 1],
+                       *[_samples(r, k) for k in sks],
                        _num(r["median_seconds"]), _num(r["median_first_answer_seconds"]),
                        str(r["infrastructure_cells"]), _tokens(r["tokens"]), _cost(r["cost"]),
                        ", ".join(r["models"]) or "-"]
