@@ -6,8 +6,11 @@ created with O_EXCL so two sessions in one workspace cannot take the same name.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import stat
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -48,8 +51,9 @@ def private_dir(path: Path) -> Path:
 
 
 def write_private(path: Path, text: str) -> None:
-    """A new file (or a replaced one) that only we can read: 0600 from its creation."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
+    """A new file (or a replaced one) that only we can read: 0600 from its creation.
+    A symlink in its place is refused (OSError), never followed."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, PRIVATE_FILE)
     os.fchmod(fd, PRIVATE_FILE)  # an existing file keeps its mode through O_CREAT
     with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
         f.write(text)
@@ -58,14 +62,35 @@ def write_private(path: Path, text: str) -> None:
 def atomic_write(path: Path, text: str) -> None:
     """Write a whole file (0600) so a crash leaves either the old or the new content."""
     private_dir(path.parent)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
-    os.fchmod(fd, PRIVATE_FILE)
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    write_fresh(path, text, mode=PRIVATE_FILE)
+
+
+def write_fresh(path: Path, text: str, mode: int = 0o644) -> None:
+    """Write a whole file into a folder VerifyBot may not have made (``compare --report
+    DIR``, a shared disk): through a new file of a name nobody could plant beforehand
+    (mkstemp: O_EXCL, so never through a link), renamed over ``path`` once whole. A
+    symlink, or anything but a regular file, at ``path`` is refused (OSError): the
+    rename would not follow it, but it says someone else put it there."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        what = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a regular file"
+        raise OSError(f"{path} is {what}; VerifyBot writes only regular files there. "
+                      "Remove it or choose another folder")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 @dataclass
