@@ -78,7 +78,7 @@ async def cmd_probe(args: argparse.Namespace) -> int:
 async def cmd_history(args: argparse.Namespace) -> int:
     from verifybot_tui.core.loop.recorder import sweep
     from verifybot_tui.core.store.history import History, status_text
-    from verifybot_tui.targets import containment
+    from verifybot_tui.targets import live_runs
 
     cfg = config_for(args)
     db = cfg.workspace / "history.db"
@@ -96,7 +96,7 @@ async def cmd_history(args: argparse.Namespace) -> int:
     try:
         try:
             sweep(history, cfg.workspace)  # a session whose process is gone: INTERRUPTED
-            containment.sweep_live(cfg.workspace)  # and what its local runs left, killed
+            live_runs.sweep_live(cfg.workspace)  # and what its local runs left, killed
         except (OSError, sqlite3.Error) as e:  # a full disk: the listing is still shown
             err(f"cannot mark ended sessions now ({e}); listing them as they are")
         sessions = history.sessions()

@@ -16,10 +16,8 @@ everything a program starts unless a process both leaves the session
   the run, /proc/*/environ of our user is searched for the token, so what
   escaped is found, named and killed even where no cgroup can be made (a
   process that wipes its environment or execs with ``env -i`` is not found);
-- the process group, leader start time and cgroup of each run are recorded, so
-  the next start can kill what a SIGKILLed VerifyBot left behind, after
-  checking the group is still the one recorded (an unrelated process that
-  reuses the number is never hit).
+- the cgroup and marker of each run are recorded (``targets.live_runs``), so
+  the next start can kill what a SIGKILLed VerifyBot left behind.
 
 Where bubblewrap works (any user, as long as the kernel lets unprivileged
 users make namespaces, or as root), a run goes into a sandbox with its own PID
@@ -49,7 +47,6 @@ import asyncio
 import contextlib
 import ctypes
 import itertools
-import json
 import os
 import secrets
 import shlex
@@ -61,7 +58,6 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from verifybot_tui.core.store.workspace import private_dir, write_private
 from verifybot_tui.targets import sandbox
 
 PR_SET_PDEATHSIG = 1
@@ -172,12 +168,17 @@ def cgroup_pids(cgroup: Path) -> list[int]:
 
 
 def kill_cgroup(cgroup: Path) -> list[int]:
-    """KILL everything in the cgroup; return the pids that were there."""
+    """KILL everything in the cgroup; return the pids that were there. ``cgroup.kill``
+    is opened without following a link (a planted one would take the "1" elsewhere)."""
     pids = cgroup_pids(cgroup)
     if not pids:
         return []
     try:
-        (cgroup / "cgroup.kill").write_text("1")
+        fd = os.open(cgroup / "cgroup.kill", os.O_WRONLY | os.O_NOFOLLOW)
+        try:
+            os.write(fd, b"1")
+        finally:
+            os.close(fd)
     except OSError:
         for pid in pids:
             with contextlib.suppress(OSError):
@@ -677,88 +678,3 @@ def describe(pid: int) -> str:
     except OSError:
         name = "?"
     return f"{pid} ({name})"
-
-
-def kill_leftovers(pgid: int, leader_start: int | None, cgroup: str | None) -> list[int]:
-    """Kill a dead session's program left running; return the pids killed.
-
-    The group is ours when its leader is alive with the recorded start time, or
-    when the leader is gone and members remain (the kernel does not hand out a
-    number still used as a group id, so those members are the recorded group's).
-    """
-    killed: list[int] = []
-    if cgroup:
-        path = Path(cgroup)
-        if path.is_dir() and path.name.startswith("verifybot-"):
-            killed += kill_cgroup(path)
-            remove_cgroup(path)
-    if pgid <= 1:
-        return killed
-    now = start_time(pgid)
-    if now is not None and now != leader_start:
-        return killed  # the number belongs to an unrelated process now
-    members = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                if os.getpgid(int(entry.name)) == pgid:
-                    members.append(int(entry.name))
-            except OSError:
-                continue
-    if members:
-        with contextlib.suppress(OSError):
-            os.killpg(pgid, signal.SIGKILL)
-        killed += members
-    return killed
-
-
-# -- live runs, recorded so the next start can clean up after a SIGKILL ------------------
-
-LIVE_DIR = Path("runs") / ".live"
-
-
-def record_live(workspace: Path, pgid: int, cgroup: Path | None,
-                token: str = "") -> Path | None:
-    """A note that this process runs group ``pgid``; removed when the run ends."""
-    folder = workspace / LIVE_DIR
-    try:
-        private_dir(folder)
-        path = folder / f"{os.getpid()}-{pgid}.json"
-        write_private(path, json.dumps({
-            "owner": os.getpid(), "owner_start": start_time(os.getpid()),
-            "pgid": pgid, "leader_start": start_time(pgid),
-            "cgroup": str(cgroup) if cgroup else None, "token": token}))
-        return path
-    except OSError:
-        return None
-
-
-def clear_live(path: Path | None) -> None:
-    if path is not None:
-        with contextlib.suppress(OSError):
-            path.unlink()
-
-
-def sweep_live(workspace: Path) -> list[str]:
-    """Kill what runs of dead VerifyBot processes left behind; describe what was killed."""
-    folder = workspace / LIVE_DIR
-    if not folder.is_dir():
-        return []
-    killed: list[str] = []
-    for path in folder.glob("*.json"):
-        try:
-            note = json.loads(path.read_text())
-            owner = int(note["owner"])
-        except (OSError, ValueError, KeyError, TypeError):
-            clear_live(path)
-            continue
-        if start_time(owner) is not None and start_time(owner) == note.get("owner_start"):
-            continue  # its VerifyBot still runs
-        pids = kill_leftovers(int(note.get("pgid") or 0), note.get("leader_start"),
-                              note.get("cgroup"))
-        killed += [str(p) for p in pids]
-        # What escaped the group (a setsid double fork) still carries the run's marker.
-        killed += [n.split(" ", 1)[0] for n in kill_marked(str(note.get("token") or ""))[0]
-                   if n.split(" ", 1)[0] not in killed]
-        clear_live(path)
-    return killed

@@ -42,7 +42,7 @@ from verifybot_tui.core.base.ports import (
 from verifybot_tui.core.settings.config import Config, TargetConfig
 from verifybot_tui.core.settings.secrets import program_env
 from verifybot_tui.core.store.workspace import PRIVATE_DIR, private_dir, write_private
-from verifybot_tui.targets import containment, venv
+from verifybot_tui.targets import containment, live_runs, venv
 from verifybot_tui.targets import sandbox as sandbox_env
 from verifybot_tui.targets.capture import OutputCapture
 from verifybot_tui.targets.probe_local import probe_local
@@ -363,7 +363,7 @@ class LocalTarget(ReportsState):
 
     async def connect(self) -> None:
         # What a SIGKILLed VerifyBot's local runs left behind dies before anything new runs.
-        containment.sweep_live(self.workspace)
+        live_runs.sweep_live(self.workspace)
         self.state = "connected"
 
     async def close(self) -> None:
@@ -423,7 +423,7 @@ class LocalTarget(ReportsState):
         self._running.add(root)
         _LIVE_ROOTS.add(root)
         _LIVE_TOKENS.add(token)
-        live = containment.record_live(self.workspace, root, cgroup, token)
+        live = live_runs.record_live(self.workspace, root, cgroup, token)
         reaper = None if sandbox else asyncio.ensure_future(_reap_adopted())
         try:
             settle = (lambda: containment.sandbox_ended(cgroup, token)) if sandbox else None
@@ -443,7 +443,7 @@ class LocalTarget(ReportsState):
             transport.close()
             self._running.discard(root)
             _LIVE_ROOTS.discard(root)
-            containment.clear_live(live)
+            live_runs.clear_live(live)
         interrupted = root in self._closing
         self._closing.discard(root)
         if protocol.errors:

@@ -114,7 +114,9 @@ class Workspace:
         self.claims = self.root / ".versions"
 
     def ensure(self) -> Workspace:
-        """Make the folders (0700 where VerifyBot creates them); a bad place exits 2."""
+        """Make the folders (0700 where VerifyBot creates them); a bad place exits 2, and
+        so does a workspace another user made (browsed read-only, never run in) or one
+        whose folders are links (a ``programs/`` link would move where answers go)."""
         check_workspace(self.root, write=True)
         try:
             if not self.root.is_dir():
@@ -122,6 +124,7 @@ class Workspace:
                 os.chmod(self.root, PRIVATE_DIR)  # whatever the umask
             for d in (self.programs, self.outputs, self.raw_md, self.context, self.claims,
                       self.root / "runs"):
+                _not_a_link(d)
                 private_dir(d)  # ours: 0700 even where an older run left them open
         except OSError as e:
             raise ConfigError(f"workspace {self.root}: cannot create its folders: "
@@ -164,6 +167,40 @@ class Workspace:
         return path
 
 
+def made_by_others(root: Path) -> bool:
+    """Whether the workspace folder exists and belongs to another user than this one
+    (a shared disk, an unpacked archive): VerifyBot only reads it."""
+    try:
+        return os.lstat(root).st_uid != os.geteuid()
+    except OSError:
+        return False
+
+
+def refuse_others(root: Path) -> None:
+    """A run in a workspace another user made is refused (ConfigError, exit 2): what is
+    in it (its history's paths, its run records, its folders) is not this user's."""
+    if made_by_others(root):
+        owner = os.lstat(root).st_uid
+        raise ConfigError(
+            f"workspace {root} belongs to another user (uid {owner}): VerifyBot only "
+            f"browses it (verifybot history --workspace {root}) and runs nothing in it. "
+            "Give a workspace of your own with --workspace DIR or [run] workspace")
+
+
+def _not_a_link(folder: Path) -> None:
+    """A workspace folder that is a symlink, or not a folder of ours, is refused."""
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+        what = "a symlink" if stat.S_ISLNK(st.st_mode) else (
+            "not a folder" if not stat.S_ISDIR(st.st_mode) else "another user's folder")
+        raise ConfigError(f"workspace folder {folder} is {what}: VerifyBot saves only into "
+                          "folders of its own there. Remove it, or give another workspace "
+                          "with --workspace DIR")
+
+
 def versioned(name: str, n: int) -> str:
     """'src/main.py', 2 -> 'src/main_2.py' (the folder kept, the number before the extension).
 
@@ -199,6 +236,7 @@ def _check_workspace(root: Path, *, write: bool) -> None:
         raise ConfigError(f"workspace {root} is a file, not a folder. {fix}")
     if not write:
         return
+    refuse_others(resolved)
     probe = resolved
     while not probe.exists():
         probe = probe.parent
