@@ -126,7 +126,7 @@ async def _contend(cfg: Any, args: argparse.Namespace, name: str, race: Race,
             stack.callback(history.close)
             loop = VerifyLoop(config=cfg, llm=llm, target=target, history=history,
                               max_retries=args.max_retries, timeout=args.timeout,
-                              auto_accept=True, auto_install=args.yes,
+                              auto_accept=True,
                               workspace=cfg.workspace, verification=v)
             race.loops[name] = loop
             if race.winner is not None or race.stopped is not None:
@@ -150,7 +150,7 @@ def make_race(cfg: Any, args: argparse.Namespace, progress: Progress | None = No
         raise ConfigError("--max-retries must be 0 or more")
     plain = not args.expect and not args.criteria and (args.judge or "off") == "off"
     wins = (Status.VERIFIED, Status.PASSED) if plain else (Status.VERIFIED,)
-    race = Race(names, tuple(str(w) for w in wins), installs=bool(args.yes))
+    race = Race(names, tuple(str(w) for w in wins), installs=cfg.run.install)  # never --yes
     return race, {n: Contender(n, race, progress) for n in names}
 
 

@@ -169,8 +169,7 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
 
             return await run_site_repair(args, cfg, name, ask)
         return await probe_site(cfg.llm[name], cfg.workspace, confirm=ask)
-    return await run_doctor(cfg, trust_new_host=args.trust_new_host,
-                            explicit_config=bool(getattr(args, "config", None)))
+    return await run_doctor(cfg, trust_new_host=args.trust_new_host)
 
 
 
@@ -234,6 +233,11 @@ async def cmd_config(args: argparse.Namespace) -> int:
     except OSError as e:
         raise ConfigError(f"cannot write {out}: {e.strerror or e}; nothing was "
                           "exported") from None
+    from verifybot_tui.core.settings import trust
+
+    # VerifyBot wrote it from the user's own settings: found later as a ./config.toml,
+    # it is no file from others (approved by its hash, as a yes would).
+    trust.approve(trust.FileToTrust(out.absolute(), trust.digest(text.encode("utf-8"))))
     err(f"wrote {out} (secrets are not in it: only the names of their variables)")
     return EXIT_SUCCESS
 

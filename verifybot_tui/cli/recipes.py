@@ -25,6 +25,7 @@ from verifybot_tui.batch.headless import run_one as _run_one
 from verifybot_tui.batch.headless import say as _say
 from verifybot_tui.cli.common import (
     EXIT_HANGUP,
+    INSTALL_HELP,
     SIGNALS,
     install_stop_signals,
     output_path,
@@ -57,12 +58,14 @@ def add_args(p: argparse.ArgumentParser) -> None:
                           "commands (a compiler, flags like -wrapper, a board's qemu) without "
                           "asking (default: shown and asked in a terminal, refused without "
                           "one); recipes accept every version anyway, that is not this")
+    run.add_argument("--install", action="store_true", help=INSTALL_HELP)
     new = sub.add_parser("new", help="write a recipe from a finished session")
     new.add_argument("session", nargs="?", type=int, help="a session id (default: the last)")
     new.add_argument("--output", "-o", metavar="FILE", help="write here (default: stdout)")
     for q in (run, new):
         q.add_argument("--config", metavar="PATH",
-                       help="config file (default: ./config.toml, else the user config dir)")
+                       help="config file, yours (default: the user config dir's; a "
+                            "./config.toml here is asked about first)")
         q.add_argument("--workspace", metavar="DIR",
                        help="the workspace (default: [run] workspace)")
 

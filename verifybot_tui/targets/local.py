@@ -25,6 +25,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import termios
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -534,7 +535,7 @@ class LocalTarget(ReportsState):
         if not modules:
             return []
         interpreter = self.python_for(python)
-        argv = [interpreter, "-c", venv.FIND_SPECS, *modules]
+        argv = venv.isolated_argv(interpreter, venv.FIND_SPECS, *modules)
         try:
             out = await self._exec(argv, Path("/"), _noop, CHECK_TIMEOUT,
                                    self._env(interpreter))
@@ -564,9 +565,12 @@ class LocalTarget(ReportsState):
                     f"{venv.output_tail(made.stdout + made.stderr, 10)}")
         if not packages:
             return str(python)
+        venv.check_index_names(packages)
         argv = venv.pip_install_argv(str(python), packages)
         on_output("stdout", f"$ {shlex.join(argv)}\n")
-        done = await self._exec(argv, self.workspace, on_output, INSTALL_TIMEOUT, env)
+        # From an empty folder: nothing where pip runs can pass for a package it was named.
+        with tempfile.TemporaryDirectory(prefix="verifybot-pip-") as empty:
+            done = await self._exec(argv, Path(empty), on_output, INSTALL_TIMEOUT, env)
         if done.exit_code != 0:
             why = "timed out" if done.timed_out else f"failed (exit {done.exit_code})"
             raise venv.InstallError(

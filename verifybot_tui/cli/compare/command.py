@@ -25,7 +25,7 @@ from verifybot_tui.batch.compare import (
     write_report,
 )
 from verifybot_tui.batch.headless import Stops
-from verifybot_tui.cli.common import EXIT_HANGUP, SIGNALS, install_stop_signals
+from verifybot_tui.cli.common import EXIT_HANGUP, INSTALL_HELP, SIGNALS, install_stop_signals
 from verifybot_tui.cli.recipes import approve_recipes
 from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
@@ -66,6 +66,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trust", action="store_true",
                    help="approve what the recipes and their board files set that runs "
                         "commands, without asking (default: ask; --yes never does)")
+    p.add_argument("--install", action="store_true", help=INSTALL_HELP)
 
 
 async def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
