@@ -88,6 +88,27 @@ async def start_up(target: LocalTarget, plain: LocalTarget, runs: int) -> None:
               f"{statistics.median(t for t, _ in runs_left) * 1000:.1f} ms; escaped {escaped}")
 
 
+async def limits_cost(workspace: Path, runs: int) -> None:
+    """What the limits (targets.limits: rlimits, the init's ulimit, a sized /tmp, the
+    run folder's watch, root's pids cgroup) add to a sandboxed run: trivial runs with the
+    default limits and with none (every key 0), paired run by run, the order alternating."""
+    limited = LocalTarget(TargetConfig(name="local"), workspace)
+    free = LocalTarget(TargetConfig(name="local", max_processes=0, max_memory_mb=0, tmp_mb=0,
+                                    max_file_mb=0, max_disk_mb=0), workspace)
+    for lang, name, code in (("python", "m.py", "pass\n"), ("bash", "m.sh", "true\n"),
+                             ("c", "m.c", "int main(void){return 0;}\n")):
+        times: dict[str, list[float]] = {"limits": [], "none": []}
+        sides = {"limits": limited, "none": free}
+        for i in range(runs):
+            for side in ("limits", "none") if i % 2 == 0 else ("none", "limits"):
+                times[side].append((await timed(sides[side], request(code, name, lang)))[0])
+        diffs = [a - b for a, b in zip(times["limits"], times["none"], strict=True)]
+        print(f"{lang} trivial sandboxed run, {runs} pairs: default limits median "
+              f"{statistics.median(times['limits']) * 1000:.1f} ms, no limits median "
+              f"{statistics.median(times['none']) * 1000:.1f} ms; the limits add (paired "
+              f"difference median) {statistics.median(diffs) * 1000:+.1f} ms")
+
+
 def init_cost(pairs: int = 100) -> None:
     """What the sandbox's init adds to a process that leaves nothing: bubblewrap running
     ``true`` without and with it, taken in turn (paired) so the machine's load hits both."""
@@ -114,6 +135,7 @@ async def main() -> None:
     plain = LocalTarget(TargetConfig(name="local", sandbox="off"), target.workspace)
     init_cost()
     await start_up(target, plain, int(os.environ.get("VB_BENCH_PAIRS", "30")))
+    await limits_cost(target.workspace, int(os.environ.get("VB_BENCH_PAIRS", "30")))
     scans = []
     for _ in range(50):
         t0 = time.perf_counter()

@@ -58,7 +58,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from verifybot_tui.targets import sandbox
+from verifybot_tui.targets import limits, sandbox
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -77,27 +77,33 @@ def _prctl_pdeathsig(parent: int) -> None:
         os._exit(137)
 
 
-def preexec(cgroup: Path | None) -> object:
-    """The function the child runs before exec (None where nothing applies)."""
+def preexec(cgroup: Path | None, guard: limits.Guard | None = None) -> object:
+    """The function the child runs before exec (None where nothing applies): the
+    parent-death signal, the run's cgroups, and (``guard``) its limits' rlimits."""
     if not sys.platform.startswith("linux"):
         return None
     global _libc
     if _libc is None:  # loaded in the parent: nothing is loaded after the fork
         _libc = ctypes.CDLL(None, use_errno=True)
-    procs = str(cgroup / "cgroup.procs") if cgroup else None
+    cgroups = [cgroup] if cgroup else []
+    if guard is not None:
+        cgroups += guard.extra
+    procs = [str(c / "cgroup.procs") for c in cgroups]
+    rlimits = guard.limits.rlimits() if guard is not None else []
     parent = os.getpid()
 
     def run() -> None:
         _prctl_pdeathsig(parent)
-        if procs:
+        for path in procs:
             try:
-                fd = os.open(procs, os.O_WRONLY)
+                fd = os.open(path, os.O_WRONLY)
                 try:
                     os.write(fd, b"0")
                 finally:
                     os.close(fd)
             except OSError:
                 pass  # the run goes on uncontained; the leftover check says so
+        limits.set_rlimits(rlimits)
     return run
 
 
@@ -438,10 +444,11 @@ def ticks_now() -> int:
 _BWRAP: list[str | None] = []
 
 
-def _base() -> list[str]:
+def _base(sized: limits.Limits | None = None) -> list[str]:
     """Every sandbox's options (targets.sandbox): powers dropped, the system read-only,
-    no home, a minimal /dev, a private /tmp."""
-    return [*sandbox.HARDEN, *sandbox.layout(), *sandbox.env_args()]
+    no home, a minimal /dev, a private /tmp (of the limits' size)."""
+    return [*sandbox.HARDEN, *sandbox.layout(), *(sized or limits.Limits()).tmp_args(),
+            *sandbox.env_args()]
 
 # The sandbox's first process under bubblewrap's own init (pid 1): it runs the
 # program, and once the program has ended it names and KILLs what is still alive
@@ -581,20 +588,24 @@ def why_no_sandbox() -> str:
 
 
 def sandbox_argv(workdir: Path, network: bool, read_only: Iterable[str | Path] = (),
-                 writable: Iterable[str | Path] = ()) -> list[str] | None:
+                 writable: Iterable[str | Path] = (),
+                 limited: limits.Limits | None = None) -> list[str] | None:
     """The bubblewrap prefix for a program run in ``workdir``; None where there is none.
 
     The system read-only, no home, a private /tmp (targets.sandbox); ``workdir``
     and ``writable`` (existing folders) writable, ``read_only`` (existing paths,
     e.g. a venv, an interpreter's prefix, the board cache) shown read-only; /proc
-    is the namespace's own; ``network`` false leaves only a private loopback. The
-    program runs under ``SANDBOX_INIT``: the process started with this prefix wants
-    a pipe as stdin (a socket where a build comes first: ``build_then_run``), whose
-    other end ``escaped_in_sandbox`` reads once it ended."""
+    is the namespace's own; ``network`` false leaves only a private loopback; the
+    process and /tmp limits of ``limited`` (the defaults when None; the rlimits are
+    the child's: ``preexec``). The program runs under ``SANDBOX_INIT``: the process
+    started with this prefix wants a pipe as stdin (a socket where a build comes
+    first: ``build_then_run``), whose other end ``escaped_in_sandbox`` reads once it
+    ended."""
     path = bwrap()
     if path is None:
         return None
-    argv = [path, *_base()]
+    limited = limited or limits.Limits()
+    argv = [path, *_base(limited)]
     for ro in read_only:
         if os.path.exists(ro):
             argv += ["--ro-bind", str(ro), str(ro)]
@@ -603,7 +614,8 @@ def sandbox_argv(workdir: Path, network: bool, read_only: Iterable[str | Path] =
             argv += ["--bind", str(rw), str(rw)]
     if not network:
         argv.append("--unshare-net")
-    return [*argv, "--remount-ro", "/", "--chdir", str(workdir), "--", *INIT_ARGV]
+    init = ["/bin/sh", "-c", limited.init_line() + SANDBOX_INIT, "sandbox-init"]
+    return [*argv, "--remount-ro", "/", "--chdir", str(workdir), "--", *init]
 
 
 async def sandbox_ended(cgroup: Path | None, token: str, wait: float = 0.5) -> bool:

@@ -43,7 +43,7 @@ from verifybot_tui.core.base.ports import (
 from verifybot_tui.core.settings.config import Config, TargetConfig
 from verifybot_tui.core.settings.secrets import program_env
 from verifybot_tui.core.store.workspace import PRIVATE_DIR, private_dir, write_private
-from verifybot_tui.targets import containment, live_runs, venv
+from verifybot_tui.targets import containment, limits, live_runs, venv
 from verifybot_tui.targets import sandbox as sandbox_env
 from verifybot_tui.targets.capture import OutputCapture
 from verifybot_tui.targets.probe_local import probe_local
@@ -255,7 +255,7 @@ class _Reader(asyncio.SubprocessProtocol):
 
 async def _start(loop: asyncio.AbstractEventLoop, reader: Callable[[], _Reader],
                  argv: list[str], cwd: Path, env: dict[str, str], cgroup: Path | None,
-                 stdin: int = subprocess.DEVNULL
+                 stdin: int = subprocess.DEVNULL, guard: limits.Guard | None = None
                  ) -> tuple[asyncio.SubprocessTransport, _Reader, bool]:
     """Start the program in its own session; True if a stop came meanwhile.
 
@@ -275,7 +275,7 @@ async def _start(loop: asyncio.AbstractEventLoop, reader: Callable[[], _Reader],
     spawn = asyncio.ensure_future(loop.subprocess_exec(
         reader, *argv, cwd=cwd, env=env, stdin=stdin,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-        preexec_fn=containment.preexec(cgroup)))
+        preexec_fn=containment.preexec(cgroup, guard)))
     cancelled = False
     try:
         while not spawn.done():
@@ -303,6 +303,7 @@ class _Outcome:
     stderr_bytes: int
     interrupted: bool = False  # stopped from outside (close()) rather than by the timeout
     escaped: list[str] = field(default_factory=list)  # found in the cgroup after the stop
+    limit: str = ""  # the limit the run hit, in words ("" none)
 
 
 @dataclass
@@ -326,7 +327,8 @@ def _result(run: _Outcome, command: str, workdir: Path, *, compile_failed: bool 
         duration=run.duration, timed_out=run.timed_out, compile_failed=compile_failed,
         files_changed=files_changed or [], command=command, workdir=str(workdir),
         stdout_bytes=run.stdout_bytes, stderr_bytes=run.stderr_bytes, escaped=run.escaped,
-        target_error="stopped: the target was closed" if run.interrupted else None)
+        target_error="stopped: the target was closed" if run.interrupted else None,
+        diagnosis=run.limit)
 
 
 def _wrapped(argv: list[str], sandbox: list[str] | None, build: _Build | None
@@ -402,17 +404,19 @@ class LocalTarget(ReportsState):
                     timeout: float | None, env: dict[str, str],
                     sandbox: list[str] | None = None, build: _Build | None = None
                     ) -> _Outcome:
-        """Run one process (in ``sandbox``, a bubblewrap prefix, when given) and stop
-        whatever it started once it ends or times out; with ``build`` (sandbox only),
-        the build first, in the same sandbox, then the process on its own timeout."""
+        """Run one process (in ``sandbox``, a bubblewrap prefix, when given, within the
+        target's limits) and stop whatever it started once it ends or times out; with
+        ``build`` (sandbox only), the build first, in the same sandbox, then the process
+        on its own timeout."""
         loop = asyncio.get_running_loop()
         started, since = time.monotonic(), containment.ticks_now()
         argv, report, stdin = _wrapped(argv, sandbox, build)
         cgroup = containment.new_cgroup()
+        guard = limits.Guard(limits.Limits.of(self.config), cgroup) if sandbox else None
         env = {**env, containment.MARKER: containment.new_token()}  # see _leftover_check
         try:
             transport, protocol, cancelled = await _start(
-                loop, lambda: _Reader(loop, on_output), argv, cwd, env, cgroup, stdin)
+                loop, lambda: _Reader(loop, on_output), argv, cwd, env, cgroup, stdin, guard)
         except BaseException:
             _close(report)
             if cgroup:
@@ -426,6 +430,8 @@ class LocalTarget(ReportsState):
         _LIVE_TOKENS.add(token)
         live = live_runs.record_live(self.workspace, root, cgroup, token)
         reaper = None if sandbox else asyncio.ensure_future(_reap_adopted())
+        if guard is not None:
+            guard.watch(cwd, lambda: asyncio.ensure_future(stop_tree(root)))
         try:
             settle = (lambda: containment.sandbox_ended(cgroup, token)) if sandbox else None
             if sandbox and build is not None and not cancelled:
@@ -435,6 +441,8 @@ class LocalTarget(ReportsState):
         finally:
             if reaper is not None:
                 reaper.cancel()
+            if guard is not None:
+                guard.stop_watch()
             _LIVE_TOKENS.discard(token)
             escaped = [] if report < 0 else containment.escaped_in_sandbox(report)
             _close(report)
@@ -445,17 +453,25 @@ class LocalTarget(ReportsState):
             self._running.discard(root)
             _LIVE_ROOTS.discard(root)
             live_runs.clear_live(live)
+        return self._outcome(root, transport, protocol, started, timed_out, escaped, guard)
+
+    def _outcome(self, root: int, transport: asyncio.SubprocessTransport, protocol: _Reader,
+                 started: float, timed_out: bool, escaped: list[str],
+                 guard: limits.Guard | None) -> _Outcome:
+        """What one ended process came to, with the limit it hit (if any)."""
         interrupted = root in self._closing
         self._closing.discard(root)
         if protocol.errors:
             raise protocol.errors[0]
         code = transport.get_returncode()
+        stderr = protocol.captures["stderr"].text
+        hit = guard.finish(code, stderr, code != 0) if guard is not None else ""
         return _Outcome(
             exit_code=None if timed_out or interrupted else code,
-            stdout=protocol.captures["stdout"].text, stderr=protocol.captures["stderr"].text,
+            stdout=protocol.captures["stdout"].text, stderr=stderr,
             duration=time.monotonic() - started, timed_out=timed_out,
             stdout_bytes=protocol.counts["stdout"], stderr_bytes=protocol.counts["stderr"],
-            interrupted=interrupted, escaped=escaped)
+            interrupted=interrupted, escaped=escaped, limit=hit)
 
     async def command(self, argv: list[str], cwd: Path, on_output: OutputCallback,
                       timeout: float, *, read_only: Sequence[str | Path] = (),
@@ -586,7 +602,8 @@ class LocalTarget(ReportsState):
         if self.config.sandbox == "off":
             return None
         shown = [*read_only, venv.venv_dir(self.workspace)]
-        box = containment.sandbox_argv(workdir, self.config.network, shown)
+        box = containment.sandbox_argv(workdir, self.config.network, shown,
+                                       limited=limits.Limits.of(self.config))
         if box is None and self.config.sandbox == "require":
             raise TargetError(no_sandbox_message(self.name))
         return box
