@@ -186,14 +186,15 @@ async def run_one(cfg: Config, r: Recipe, stops: Stops | None = None, *,
                         finished=time.time())
 
 
-def files_to_trust(cfg: Config, recipes: list[Recipe]) -> list[Any]:
+def files_to_trust(cfg: Config, recipes: list[Recipe],
+                   llms: list[str] | None = None) -> list[Any]:
     """The recipes and their boards' files that set commands and nobody approved yet
     (``core.settings.trust``): the app refuses to start a compare until they are."""
     from verifybot_tui.core.settings import trust
     from verifybot_tui.core.verify.recipe import with_board
     from verifybot_tui.targets.mcu.boards import target_board_files
 
-    files = [r.to_trust for r in recipes]
+    files = [r.to_trust_in(cfg, llm) for r in recipes for llm in (llms or [None])]
     for r in recipes:
         files += target_board_files(*with_board(cfg, r))
     return list(trust.unapproved(files))

@@ -39,7 +39,7 @@ from verifybot_tui.core.base.errors import (
     ConfigError,
 )
 from verifybot_tui.core.settings.config import Config
-from verifybot_tui.core.verify.recipe import Recipe, load_recipe, recipe_toml
+from verifybot_tui.core.verify.recipe import Recipe, load_recipe, mark_written, recipe_toml
 from verifybot_tui.core.verify.reports import RecipeResult, json_text, junit_xml, summary_table
 
 
@@ -125,16 +125,15 @@ async def cmd_recipe(args: argparse.Namespace, cfg: Config) -> int:
 
 
 async def approve_recipes(cfg: Config, recipes: list[Recipe], trusted: bool,
-                          how: str = "verifybot recipe run --trust") -> None:
-    """Every recipe and board file that sets commands: approved before any recipe runs
-    (recipe run and compare alike)."""
-    from verifybot_tui.cli.approval import approve_files, board_files
-    from verifybot_tui.core.verify.recipe import with_board
+                          how: str = "verifybot recipe run --trust",
+                          llms: list[str] | None = None) -> None:
+    """Every recipe and board file that sets commands, reads files from outside its
+    folder or would run its own answers without a sandbox: approved before any recipe
+    runs (recipe run and compare alike; ``llms``: a compare's, in place of the recipes')."""
+    from verifybot_tui.batch.headless import files_to_trust
+    from verifybot_tui.cli.approval import approve_files
 
-    files = [r.to_trust for r in recipes]
-    for r in recipes:
-        rcfg, name = with_board(cfg, r)
-        files += board_files(rcfg, name)
+    files = files_to_trust(cfg, recipes, llms)
     await approve_files(files, trusted=trusted, how=how)
 
 
@@ -194,6 +193,7 @@ def _new(args: argparse.Namespace, cfg: Config) -> int:
                        judge=record.get("judge") or None,
                        max_retries=_number(record.get("max_retries"), int),
                        timeout=_number(record.get("timeout"), float))
+    mark_written(text, Path(args.output or "<stdout>"))  # from the user's own session
     if args.output:
         write_output(output_path(args.output, "--output"), text, "--output")
         _say(f"recipe written to {args.output}")

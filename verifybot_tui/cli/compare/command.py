@@ -85,7 +85,7 @@ async def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
         raise ConfigError("name the LLMs to compare: --llm A --llm B (an [llm.NAME], "
                           "replay:PATH or replay:DIR/)")
     recipes = find_recipes(args.recipes)
-    await approve_recipes(cfg, recipes, args.trust, "verifybot compare --trust")
+    await approve_recipes(cfg, recipes, args.trust, "verifybot compare --trust", args.llm)
     llms = check_compare(cfg, recipes, args.llm)
     out = out_folder(cfg, args.out)
     stops = Stops()

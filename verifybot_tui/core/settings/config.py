@@ -448,6 +448,18 @@ def load_config(explicit: str | None = None) -> Config:
     return cfg
 
 
+def unsandboxed(t: TargetConfig) -> str:
+    """Where a program on ``t`` runs without VerifyBot's sandbox, in words ("" where it is
+    sandboxed): a file from others that would run its own answers there is asked about."""
+    if t.kind == "ssh":
+        return f"over SSH on {t.host or t.name}, where nothing is sandboxed"
+    if t.kind == "mcu" and t.backend in ("probe", "labgrid"):
+        return "on a real board" + (f" through {t.via}" if t.via else "")
+    if t.sandbox == "off":
+        return 'here with sandbox = "off": with your user\'s powers'
+    return ""
+
+
 def sandbox_off_line(cfg: Config, target: str) -> str:
     """What every run says at its start when the config turned the sandbox off for
     ``target``: the file and the key ("" when the sandbox is not off)."""

@@ -64,7 +64,8 @@ ACCEPT_KEY_IDS = ("approval.accept", "permission.yes", "toggle_auto_accept")
 _LOOPBACK_HOSTS = ("::1", "localhost")
 
 
-def _origin(url: str) -> tuple[str, str]:
+def site_origin(url: str) -> tuple[str, str]:
+    """(scheme, host[:port]) of a URL, the default port left out: what "the same site" means."""
     m = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)", url.strip())
     if not m:
         return ("", "")
@@ -80,15 +81,15 @@ def _chat_url_risk(llm: LLMConfig) -> str:
     if not llm.url:
         return ""
     known = DEFAULT_LLMS.get(llm.site)
-    scheme, host = _origin(llm.url)
+    scheme, host = site_origin(llm.url)
     if scheme != "https":
         return ("opens this page over plain http (or another scheme) in your logged-in "
                 "browser: anyone on the way can change it (weakens protection)")
     if known is None:
         return f"opens this page in your logged-in browser, as site {llm.site!r}"
-    if (scheme, host) != _origin(known.url):
+    if (scheme, host) != site_origin(known.url):
         return (f"opens {host} in your logged-in browser as the {llm.site} site, not "
-                f"{_origin(known.url)[1]} (its pages get the prompts and see the session)")
+                f"{site_origin(known.url)[1]} (its pages get the prompts and see the session)")
     return ""
 
 
