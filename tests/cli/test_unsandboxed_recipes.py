@@ -123,3 +123,27 @@ async def test_resume_opens_only_the_sites_own_pages(tmp_path: Path) -> None:
                 "https://user@evil.example/c/1"):
         with pytest.raises(LLMError, match="not opened: the conversation"):
             await driver.resume(url)
+
+
+def test_a_recipe_that_recipe_new_wrote_is_the_users_own(tmp_path: Path) -> None:
+    """Nothing the user wrote is asked about: `recipe new` from the user's own session."""
+    config = tmp_path / "mine.toml"
+    config.write_text(CONFIG)
+    (tmp_path / "a.md").write_text(answers(python_answer("print('done')")))
+    ws = str(tmp_path / "ws")
+    ran = run_cli("run", "p", "--config", str(config), "--target", "open", "--llm",
+                  "replay:a.md", "--yes", "--workspace", ws, cwd=tmp_path, stdin="")
+    assert ran.returncode == 0, ran.stderr
+    new = run_cli("recipe", "new", "-o", "mine.recipe.toml", "--config", str(config),
+                  "--workspace", ws, cwd=tmp_path, stdin="")
+    assert new.returncode == 0, new.stderr
+    r = run_cli("recipe", "run", "mine.recipe.toml", "--config", str(config), "--workspace",
+                ws, cwd=tmp_path, stdin="")
+    assert "file from others" not in r.stderr
+    assert ": PASSED" in r.stderr, r.stderr
+    # The same text changed by someone else is theirs again.
+    path = tmp_path / "mine.recipe.toml"
+    path.write_text(path.read_text().replace('prompt = "p"', 'prompt = "q"'))
+    again = run_cli("recipe", "run", "mine.recipe.toml", "--config", str(config),
+                    "--workspace", ws, cwd=tmp_path, stdin="")
+    assert again.returncode == 2 and "runs the answers it brings" in again.stderr
