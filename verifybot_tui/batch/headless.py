@@ -194,7 +194,8 @@ def files_to_trust(cfg: Config, recipes: list[Recipe],
     from verifybot_tui.core.verify.recipe import with_board
     from verifybot_tui.targets.mcu.boards import target_board_files
 
-    files = [r.to_trust_in(cfg, llm) for r in recipes for llm in (llms or [None])]
+    uses: list[str | None] = [*llms] if llms else [None]
+    files = [r.to_trust_in(cfg, llm) for r in recipes for llm in uses]
     for r in recipes:
         files += target_board_files(*with_board(cfg, r))
     return list(trust.unapproved(files))

@@ -112,9 +112,9 @@ class Recipe:
                     found.append(trust.Finding(key, spec, "reads a transcript from outside "
                                                "the recipe's folder"))
         if self.board.endswith(".toml") or "/" in self.board:
-            path = Path(self.board).expanduser()
-            path = path if path.is_absolute() else self.path.parent / path
-            if not Path(os.path.realpath(path)).is_relative_to(folder):
+            board = Path(self.board).expanduser()
+            board = board if board.is_absolute() else self.path.parent / board
+            if not Path(os.path.realpath(board)).is_relative_to(folder):
                 found.append(trust.Finding("board", self.board, "reads a board file from "
                                            "outside the recipe's folder"))
         return found
