@@ -144,3 +144,35 @@ async def test_a_shown_path_into_the_workspace_is_refused_at_the_build(tmp_path)
     assert f"shows {ws / 'programs'} to every build" in str(info.value)
     assert "workspace" in str(info.value)
     assert os.path.isdir(ws / "programs")
+
+
+def test_objcopy_and_addr2line_see_only_the_elfs_folder(tmp_path) -> None:
+    """The tools VerifyBot runs on an answer's ELF run in the build's sandbox: they read
+    and write the ELF's folder, and see no home and nothing else of the host."""
+    need("arm-none-eabi-gcc", "bwrap")
+    import subprocess
+
+    from verifybot_tui.targets import containment
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "main.c").write_text("int main(void) { return 0; }\n")
+    elf = run / "fw.elf"
+    subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m3", "-mthumb", "--specs=nosys.specs",
+                    "-o", str(elf), str(run / "main.c")], check=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = tmp_path / "secret.elf"
+    secret.write_bytes(elf.read_bytes())
+
+    def tool(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(containment.sandboxed_tool(list(argv), run), text=True,
+                              capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
+
+    assert tool("arm-none-eabi-objcopy", "-O", "binary", str(elf), str(run / "fw.bin")
+                ).returncode == 0 and (run / "fw.bin").stat().st_size > 0
+    wrote = tool("arm-none-eabi-objcopy", "-O", "binary", str(elf), str(outside / "fw.bin"))
+    assert wrote.returncode != 0 and not (outside / "fw.bin").exists()
+    read = tool("arm-none-eabi-addr2line", "-e", str(secret), "0x0")
+    assert "No such file" in read.stderr, read
+    assert tool("arm-none-eabi-addr2line", "-e", str(elf), "0x0").returncode == 0

@@ -618,6 +618,15 @@ def sandbox_argv(workdir: Path, network: bool, read_only: Iterable[str | Path] =
     return [*argv, "--remount-ro", "/", "--chdir", str(workdir), "--", *init]
 
 
+def sandboxed_tool(argv: list[str], folder: Path) -> list[str]:
+    """A tool of VerifyBot's run on an answer's file (addr2line or objcopy on its ELF),
+    in the sandbox a build runs in: ``folder`` (the file's) the only writable place, no
+    network, the tool's installation shown; as it is where no sandbox can be made."""
+    tool = shutil.which(argv[0]) or argv[0]
+    box = sandbox_argv(folder, False, sandbox.tool_roots([tool]))
+    return [*box, *argv] if box else argv
+
+
 async def sandbox_ended(cgroup: Path | None, token: str, wait: float = 0.5) -> bool:
     """``await_sandbox_end`` without holding the event loop: once the program ended,
     the sandbox winds down by itself in a few milliseconds; the stop that follows

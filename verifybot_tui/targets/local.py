@@ -475,15 +475,16 @@ class LocalTarget(ReportsState):
 
     async def command(self, argv: list[str], cwd: Path, on_output: OutputCallback,
                       timeout: float, *, read_only: Sequence[str | Path] = (),
-                      sandboxed: bool = True) -> RunResult:
+                      writable: Sequence[Path] = (), sandboxed: bool = True) -> RunResult:
         """One command here for another target (a firmware's build step, the answer's own
         ``make``): streamed, its whole tree stopped on a timeout or a cancel, as a program
         is, and in the sandbox with ``cwd`` as its only writable folder and ``read_only``
         and the board cache shown. ``sandboxed=False`` is for VerifyBot's own tools that
-        need the host's devices (a flash tool and the serial port)."""
+        need the host's devices (a flash tool and the serial port). ``writable``: folders
+        besides ``cwd`` it may write to (a compiler wrapper's log, kept out of the run)."""
         shown = [*read_only, self.workspace / sandbox_env.BOARD_CACHE,
                  *sandbox_env.tool_roots([shutil.which(argv[0]) or argv[0]])]
-        box = self._sandbox(cwd, shown) if sandboxed else None
+        box = self._sandbox(cwd, shown, writable) if sandboxed else None
         done = await self._exec(argv, cwd, on_output, timeout, self._env(self.python_for()),
                                 box)
         return _result(done, shlex.join(argv), cwd)
@@ -594,15 +595,15 @@ class LocalTarget(ReportsState):
                 f"{venv.output_tail(done.stdout + chr(10) + done.stderr)}")
         return str(python)
 
-    def _sandbox(self, workdir: Path, read_only: Sequence[str | Path] = ()
-                 ) -> list[str] | None:
+    def _sandbox(self, workdir: Path, read_only: Sequence[str | Path] = (),
+                 writable: Sequence[Path] = ()) -> list[str] | None:
         """The bubblewrap prefix for a run in ``workdir`` (None: sandbox off, or none
         here), showing ``read_only`` and the workspace venv; ``sandbox = "require"``
         without a sandbox refuses (TargetError) rather than run unsandboxed."""
         if self.config.sandbox == "off":
             return None
         shown = [*read_only, venv.venv_dir(self.workspace)]
-        box = containment.sandbox_argv(workdir, self.config.network, shown,
+        box = containment.sandbox_argv(workdir, self.config.network, shown, writable,
                                        limited=limits.Limits.of(self.config))
         if box is None and self.config.sandbox == "require":
             raise TargetError(no_sandbox_message(self.name))

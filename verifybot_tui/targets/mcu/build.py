@@ -49,7 +49,8 @@ PACKAGE_FLAGS = ["-O1", "-g", "-Wall", "-Wextra"]
 
 class Runner(Protocol):
     async def command(self, argv: list[str], cwd: Path, on_output: OutputCallback,
-                      timeout: float, *, read_only: Sequence[str | Path] = ()) -> RunResult: ...
+                      timeout: float, *, read_only: Sequence[str | Path] = (),
+                      writable: Sequence[Path] = ()) -> RunResult: ...
 
 
 def board_paths(board: Board, workspace: Path | None = None) -> list[Path]:
@@ -345,15 +346,19 @@ async def _make(runner: Runner, workdir: Path, on_output: OutputCallback, *, com
         return _missing("make", workdir, on_output)
     argv = ["make"]
     since = time.time() - 1
-    if compiler or flags:  # a recipe's build: held for the Makefile too, and checked
+    wrapped = bool(compiler or flags)  # a recipe's build: held for the Makefile, and checked
+    if wrapped:
         argv += own_make.wrappers(workdir, compiler or "gcc", _cxx(compiler or "gcc"), flags)
-    result = await runner.command(argv, workdir, on_output, BUILD_TIMEOUT)
+    result = await runner.command(argv, workdir, on_output, BUILD_TIMEOUT, writable=(
+        [own_make.wrap_folder(workdir)] if wrapped else []))
     if result.exit_code != 0:
         result.compile_failed = True
         return Built(None, result, "", "make", own_make=True)
-    unchecked = own_make.unchecked(workdir, result.stdout, flags, since) if len(argv) > 1 \
-        else ""
+    unchecked = own_make.unchecked(workdir, result.stdout, flags, since) if wrapped else ""
     elves = find_elves(workdir)
+    if wrapped and elves:
+        why = own_make.not_linked_by_a_call(workdir, elves[-1])
+        unchecked = "; ".join(w for w in (unchecked, why) if w)
     if not elves:
         text = ("make finished, but it made no firmware: no executable ELF file (whatever its "
                 "name) in the run folder\n")
