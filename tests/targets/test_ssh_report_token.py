@@ -133,3 +133,24 @@ async def test_a_token_read_from_memory_before_the_exit_status_forges_nothing(ta
     assert "watcher among my children: False" in result.stdout, result.stdout
     print(result.stdout.splitlines()[-1])
     assert any("(sleep) killed" in e for e in result.escaped), (result.escaped, result.stdout)
+
+
+def test_report_lines_before_the_exit_status_are_output_and_a_second_report_a_warning():
+    """The channel's reader, fed as asyncssh feeds it: report lines before the exit status
+    are the program's output; after it the first report counts, a second one is said."""
+    from verifybot_tui.targets import ssh_scripts
+    from verifybot_tui.targets.ssh import _Outcome, _Session
+
+    seen = Recorder()
+    s = _Session(_Outcome(), seen, [], "7-1-0123456789abcdef")
+    start, end = ssh_scripts.report_start("7-1-0123456789abcdef"), ssh_scripts.report_end(
+        "7-1-0123456789abcdef")
+    s.data_received(b"hello\n" + start + b"vb-killed-leftovers\n" + end, None)
+    assert not s.reported.is_set() and "vb-killed-leftovers" in seen.text("stdout")
+    s.exit_status_received(0)
+    s.data_received(start + b"vb-escaped 42 sleep\n" + end, None)
+    assert s.reported.is_set() and s.report_text() == "vb-escaped 42 sleep\n"
+    s.data_received(start + end, None)
+    assert s.second_report
+    s.warn("a second after-run report came")
+    assert "[verifybot] warning: a second after-run report came" in seen.text("stderr")

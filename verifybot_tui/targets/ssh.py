@@ -182,6 +182,10 @@ class _Session(asyncssh.SSHClientSession[bytes]):
             self.reported.set()
             self.ended.set()
 
+    def warn(self, text: str) -> None:
+        """A warning about the run, in its output (not the program's words)."""
+        self._deliver("stderr", f"[verifybot] warning: {text}\n")
+
     def report_text(self) -> str:
         return bytes(self.report or b"").decode("utf-8", "replace")
 
