@@ -11,8 +11,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from cli_runs import answers, python_answer, run_cli
-from project import ROOT, verifybot_cmd
+from cli_runs import answers, give_to_nobody, python_answer, run_as_nobody, run_cli
+from project import verifybot_cmd
 
 from verifybot_tui.core.settings import trust
 
@@ -157,21 +157,14 @@ def test_a_config_this_user_exported_here_is_no_file_from_others(tmp_path: Path)
 
 def test_as_an_unprivileged_user_the_folder_config_is_not_read_either() -> None:
     """VerifyBot run as nobody (setpriv) in a clone: the same refusal, the sandbox on."""
-    assert os.getuid() == 0, "the tests run as root (scripts/test, CI): root switches user"
     assert shutil.which("setpriv")
     home = Path(tempfile.mkdtemp(prefix="vb-nobody-"))
     try:
-        os.chmod(home, 0o777)
         repo, env = cloned_repo(home)
-        for path in [home, *home.rglob("*")]:
-            os.chown(path, 65534, 65534)
-        env.update({"PATH": os.environ["PATH"], "XDG_CONFIG_HOME": str(home / "xdg"),
-                    "XDG_STATE_HOME": str(home / "xdg"), "XDG_DATA_HOME": str(home / "xdg"),
-                    "PYTHONPATH": str(ROOT)})
-        proc = subprocess.run(
-            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-             *verifybot_cmd(), *run_args(repo)], cwd=repo, env=env, stdin=subprocess.DEVNULL,
-            capture_output=True, text=True, timeout=120)
+        give_to_nobody(home)
+        env.update({"XDG_CONFIG_HOME": str(home / "xdg"), "XDG_STATE_HOME": str(home / "xdg"),
+                    "XDG_DATA_HOME": str(home / "xdg")})
+        proc = run_as_nobody(*run_args(repo), cwd=repo, env=env)
         assert proc.returncode == 0, proc.stderr
         assert "not approved: not read" in proc.stderr
         assert "HIDDEN" in proc.stdout and "PLANTED" not in proc.stdout

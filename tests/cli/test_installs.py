@@ -8,11 +8,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import shutil
 import subprocess
+import tempfile
 import zipfile
 from pathlib import Path
 
-from cli_runs import answers, python_answer, run_cli
+import pytest
+from cli_runs import answers, give_to_nobody, python_answer, run_as_nobody, run_cli
 
 from verifybot_tui.core.answers.deps import not_an_index_name
 from verifybot_tui.targets.venv import base_python
@@ -77,25 +80,40 @@ def test_a_headless_run_without_consent_names_the_missing_package_and_goes_on(
     assert bad.returncode == 2 and "install" in bad.stderr
 
 
-def test_the_venvs_pth_never_runs_outside_the_sandbox(tmp_path: Path) -> None:
+@pytest.mark.parametrize("user", ["root", "nobody"])
+def test_the_venvs_pth_never_runs_outside_the_sandbox(user: str) -> None:
     """The probe and the module check start the workspace venv's interpreter outside the
     sandbox: a .pth an earlier install left there must not run (it did, 4 times a run)."""
-    ws = tmp_path / "ws"
-    subprocess.run([base_python(), "-m", "venv", "--system-site-packages", str(ws / "venv")],
-                   check=True, timeout=120)
-    marker = tmp_path / "pth-ran"
-    (site,) = (ws / "venv").glob("lib/python*/site-packages")
-    (site / "planted.pth").write_text(f"import os; open({str(marker)!r}, 'a').write('ran\\n')\n")
-    # The .pth does run when this interpreter starts normally: the test can fail.
-    subprocess.run([str(ws / "venv" / "bin" / "python"), "-c", "pass"], check=True)
-    assert marker.exists()
-    marker.unlink()
-    r = recipe(tmp_path, "import json, vbot_missing_mod_7c\nprint('ran')")
-    proc = run_cli("recipe", "run", str(r), "--workspace", str(ws), cwd=tmp_path, stdin="",
-                   timeout=300)
-    assert "probing local" in proc.stderr or "session" in proc.stderr, proc.stderr
-    assert "missing vbot" in proc.stderr  # the module check ran, with the venv's python
-    assert not marker.exists(), "a .pth ran outside the sandbox"
+    top = Path(tempfile.mkdtemp(prefix="vb-pth-"))
+    try:
+        ws = top / "ws"
+        # nobody cannot run an interpreter under /root (a pyenv there): the system's then.
+        python = "/usr/bin/python3" if user == "nobody" else base_python()
+        subprocess.run([python, "-m", "venv", "--system-site-packages", str(ws / "venv")],
+                       check=True, timeout=120)
+        marker = top / "pth-ran"
+        (site,) = (ws / "venv").glob("lib/python*/site-packages")
+        (site / "planted.pth").write_text(
+            f"import os; open({str(marker)!r}, 'a').write('ran\\n')\n")
+        # The .pth does run when this interpreter starts normally: the test can fail.
+        subprocess.run([str(ws / "venv" / "bin" / "python"), "-c", "pass"], check=True)
+        assert marker.exists()
+        marker.unlink()
+        r = recipe(top, "import json, vbot_missing_mod_7c\nprint('ran')")
+        args = ("recipe", "run", str(r), "--workspace", str(ws))
+        if user == "nobody":
+            give_to_nobody(top)
+            xdg = str(top / "xdg")
+            proc = run_as_nobody(*args, cwd=top, env={
+                "HOME": str(top), "XDG_CONFIG_HOME": xdg, "XDG_STATE_HOME": xdg,
+                "XDG_DATA_HOME": xdg, "XDG_CACHE_HOME": xdg}, timeout=300)
+        else:
+            proc = run_cli(*args, cwd=top, stdin="", timeout=300)
+        assert "missing vbot" in proc.stderr, proc.stderr  # the module check ran
+        assert "probing local" in proc.stderr or "session 1" in proc.stderr
+        assert not marker.exists(), "a .pth ran outside the sandbox"
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
 
 
 def test_names_that_pip_would_take_for_something_else():
