@@ -273,7 +273,7 @@ def test_in_a_terminal_the_question_is_asked_and_the_answer_holds(tmp_path: Path
     recipe, qemu_marker, wrapper_marker = evil_recipe(tmp_path)
     code, _, err = run_on_a_terminal("recipe", "run", str(recipe), cwd=tmp_path,
                                      answer="n\n")
-    assert code == 2 and "is a file that makes VerifyBot run commands:" in err
+    assert code == 2 and "is a file that makes VerifyBot run commands (or widens what runs):" in err
     assert "qemu = sh -c touch" in err and "-wrapper /bin/sh" in err
     assert not qemu_marker.exists() and not wrapper_marker.exists()
 

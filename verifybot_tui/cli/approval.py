@@ -1,6 +1,8 @@
 """The terminal's side of "files from others": show what a file would run, and ask.
 
-A recipe or board file that sets commands is shown key by key the first time;
+A recipe or board file that sets commands (or runs the answers it brings without a
+sandbox, or reads files outside its folder) is shown key by key the first time; a
+``./config.toml`` that came with the folder is shown with the keys it changes;
 a yes is remembered by the file's content hash (core.settings.trust). With
 ``--trust`` the yes is given without asking; with no terminal to ask on, such a
 file is refused, naming its keys. ``--yes`` answers none of this.
@@ -38,7 +40,7 @@ async def approve_files(files: list[trust.FileToTrust], *, trusted: bool, how: s
     if not _interactive():
         raise trust.UntrustedFile(todo, how)
     for f in todo:
-        err(f"{f.path} is a file that makes VerifyBot run commands:")
+        err(f"{f.path} is a file that makes VerifyBot run commands (or widens what runs):")
         for finding in f.findings:
             err(f"  {finding}")
     what = "it sets" if len(todo) == 1 else f"these {len(todo)} files set"
