@@ -152,3 +152,12 @@ def test_pip_runs_from_an_empty_folder_with_index_names_only(tmp_path: Path) -> 
         os.chdir(here)
     assert "'helper-1.0-py3-none-any.whl' (a file or an archive)" in err
     assert not marker.exists()
+
+
+def test_compare_installs_nothing_unasked_either(tmp_path: Path) -> None:
+    r = recipe(tmp_path, "import vbot_missing_mod_7c\nprint('ran')")
+    proc = run_cli("compare", str(r), "--llm", f"replay:{tmp_path / 'a.md'}", "--out",
+                   str(tmp_path / "out"),
+                   "--workspace", str(tmp_path / "ws"), cwd=tmp_path, stdin="", timeout=300)
+    assert "missing vbot" in proc.stderr and "not installed" in proc.stderr, proc.stderr
+    assert not list(tmp_path.rglob("venv"))
