@@ -17,6 +17,8 @@ from typing import Any
 
 import httpx2
 
+from verifybot_tui.core.settings.config_review import site_origin
+
 
 class OddBody(Exception):
     """The server's answer is not the stream we asked for; the text says what it was."""
@@ -72,11 +74,6 @@ class ElsewhereRefused(OddBody):
     was given for: not sent."""
 
 
-def origin(url: str | httpx2.URL) -> tuple[str, str, int | None]:
-    u = httpx2.URL(str(url))
-    return (u.scheme, u.host, u.port or {"http": 80, "https": 443}.get(u.scheme))
-
-
 class BoundedTransport(httpx2.AsyncBaseTransport):
     """The libraries' HTTP transport, with every streamed body bounded (see the module),
     and every request checked, as it is made, to go to ``base_url``'s server: the one
@@ -88,7 +85,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         self.base_url = base_url
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        if self.base_url and origin(request.url) != origin(self.base_url):
+        if self.base_url and site_origin(str(request.url)) != site_origin(self.base_url):
             raise ElsewhereRefused(
                 f"a request to {request.url.scheme}://{request.url.netloc.decode()} was not "
                 f"sent: the API key goes only to the server of base_url ({self.base_url}), "
