@@ -85,10 +85,7 @@ def preexec(cgroup: Path | None, guard: limits.Guard | None = None) -> object:
     global _libc
     if _libc is None:  # loaded in the parent: nothing is loaded after the fork
         _libc = ctypes.CDLL(None, use_errno=True)
-    cgroups = [cgroup] if cgroup else []
-    if guard is not None:
-        cgroups += guard.extra
-    procs = [str(c / "cgroup.procs") for c in cgroups]
+    procs = [str(cgroup / "cgroup.procs")] if cgroup else []
     rlimits = guard.limits.rlimits() if guard is not None else []
     parent = os.getpid()
 

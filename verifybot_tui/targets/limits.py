@@ -133,29 +133,39 @@ def _v1_pids_base() -> Path | None:
 _PIDS_BASE: list[Path | None] = []
 
 
-def pids_cgroups(run_cgroup: Path | None, limits: Limits) -> list[Path]:
-    """Where this run's ``pids.max`` holds (root only: RLIMIT_NPROC holds for others):
-    the run's own cgroup v2 if its pids controller is on, else a new cgroup v1 one that
-    the caller adds the child to and removes after (returned); [] where none can be."""
-    if os.geteuid() != 0 or limits.processes <= 0:
-        return []
-    if run_cgroup is not None and _write(run_cgroup / "pids.max", limits.processes):
-        return []
+def v1_pids_base() -> Path | None:
+    """The cgroup v1 ``pids`` folder runs get their cgroups in (None: none, or not ours)."""
     if not _PIDS_BASE:
-        _PIDS_BASE.append(_v1_pids_base())
-    base = _PIDS_BASE[0]
+        _PIDS_BASE.append(_v1_pids_base() if os.geteuid() == 0 else None)
+    return _PIDS_BASE[0]
+
+
+def run_cgroup(cgroup: Path | None, limits: Limits) -> Path | None:
+    """The cgroup a run goes in, with its ``pids.max`` where root needs one (RLIMIT_NPROC
+    holds for the others): the run's own cgroup v2 where its pids controller is on; else
+    (a host with cgroup v1 controllers) a new cgroup in the v1 ``pids`` hierarchy takes
+    its place, the v2 one removed: each cgroup a process is moved into costs a run
+    milliseconds, so a run is moved into one only. Else ``cgroup`` as it was."""
+    if os.geteuid() != 0 or limits.processes <= 0:
+        return cgroup
+    if cgroup is not None and _write(cgroup / "pids.max", limits.processes):
+        return cgroup
+    base = v1_pids_base()
     if base is None:
-        return []
+        return cgroup
     path = base / f"verifybot-{os.getpid()}-{next(_counter)}"
     try:
         path.mkdir()
     except OSError:
-        return []
+        return cgroup
     if not _write(path / "pids.max", limits.processes):
         with contextlib.suppress(OSError):
             path.rmdir()
-        return []
-    return [path]
+        return cgroup
+    if cgroup is not None:
+        with contextlib.suppress(OSError):
+            cgroup.rmdir()  # nothing in it yet
+    return path
 
 
 def _write(path: Path, value: int) -> bool:
@@ -248,13 +258,13 @@ def hit(exit_code: int | None, stderr: str, *, disk_full: bool, pids_max: bool,
 
 
 class Guard:
-    """The limits of one sandboxed run, from its start to its verdict: the cgroups its
-    process limit needs (root), the rlimits its child sets, the watch on its folder."""
+    """The limits of one sandboxed run, from its start to its verdict: the cgroup its
+    process limit needs (root: ``cgroup``, which the run goes in instead of the one it
+    was given), the rlimits its child sets, the watch on its folder."""
 
     def __init__(self, limits: Limits, cgroup: Path | None) -> None:
         self.limits = limits
-        self.extra = pids_cgroups(cgroup, limits)  # made here: removed by finish
-        self.cgroups = [c for c in (cgroup, *self.extra) if c is not None]
+        self.cgroup = run_cgroup(cgroup, limits)
         self.disk_full = False
         self._watch: asyncio.Future[None] | None = None
 
@@ -270,12 +280,10 @@ class Guard:
             self._watch.cancel()
 
     def finish(self, exit_code: int | None, stderr: str, failed: bool) -> str:
-        """The watch ended, the cgroups made for the run removed; the limit hit, in
-        words for the verdict ("" none)."""
+        """The watch ended; the limit hit, in words for the verdict ("" none). The run's
+        cgroup is removed with the run's (``containment.remove_cgroup``)."""
         self.stop_watch()
         which = hit(exit_code, stderr, disk_full=self.disk_full,
-                    pids_max=pids_max_hit(self.cgroups), failed=failed)
-        for path in self.extra:
-            with contextlib.suppress(OSError):
-                path.rmdir()
+                    pids_max=pids_max_hit([self.cgroup] if self.cgroup else []),
+                    failed=failed)
         return f"the run hit {self.limits.words(which)}" if which else ""

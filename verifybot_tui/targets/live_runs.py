@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from verifybot_tui.core.store.workspace import private_dir, write_private
-from verifybot_tui.targets import containment
+from verifybot_tui.targets import containment, limits
 
 LIVE_DIR = Path("runs") / ".live"
 _TOKEN = re.compile(r"[0-9]+-[0-9]+-[0-9a-f]{16}")
@@ -85,12 +85,14 @@ def _read(path: Path) -> dict[str, Any] | None:
 
 def own_cgroup(value: object) -> Path | None:
     """A recorded cgroup, if it is one VerifyBot makes: ``verifybot-*`` directly under
-    the base of this process, a real folder (no link) on the base's file system."""
-    base = containment.cgroup_base()
-    if base is None or not isinstance(value, str) or not value:
+    a base of this process (its cgroup v2, or root's v1 ``pids`` folder), a real folder
+    (no link) on the base's file system."""
+    bases = [b for b in (containment.cgroup_base(), limits.v1_pids_base()) if b is not None]
+    if not bases or not isinstance(value, str) or not value:
         return None
     path = Path(value)
-    if path.parent != base or not path.name.startswith("verifybot-"):
+    base = path.parent
+    if base not in bases or not path.name.startswith("verifybot-"):
         return None
     try:
         st, top = os.lstat(path), os.stat(base)

@@ -413,6 +413,7 @@ class LocalTarget(ReportsState):
         argv, report, stdin = _wrapped(argv, sandbox, build)
         cgroup = containment.new_cgroup()
         guard = limits.Guard(limits.Limits.of(self.config), cgroup) if sandbox else None
+        cgroup = guard.cgroup if guard is not None else cgroup  # root: one with pids.max
         env = {**env, containment.MARKER: containment.new_token()}  # see _leftover_check
         try:
             transport, protocol, cancelled = await _start(
