@@ -170,3 +170,22 @@ def test_as_an_unprivileged_user_the_folder_config_is_not_read_either() -> None:
         assert "HIDDEN" in proc.stdout and "PLANTED" not in proc.stdout
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
+def test_extract_run_says_the_sandbox_is_off_too(tmp_path: Path) -> None:
+    repo, env = cloned_repo(tmp_path)
+    r = run_cli("extract", "answer.md", "--run", "--yes", "--config", "config.toml",
+                "--target", "local", "--workspace", str(tmp_path / "ws"), cwd=repo,
+                stdin="", env=env)
+    assert r.returncode == 0, r.stderr
+    assert 'config.toml: [targets.local] sandbox = "off")' in r.stderr
+
+
+def test_a_race_says_the_sandbox_is_off_for_each_contender(tmp_path: Path) -> None:
+    repo, env = cloned_repo(tmp_path)
+    (repo / "b.md").write_text((repo / "answer.md").read_text())
+    r = run_cli("run", "read the key", "--race", "replay:answer.md,replay:b.md", "--config",
+                "config.toml", "--target", "local", "--workspace", str(tmp_path / "ws"),
+                cwd=repo, stdin="", env=env)
+    said = [x for x in r.stderr.splitlines() if "the sandbox is OFF (config.toml:" in x]
+    assert len(said) == 2, r.stderr

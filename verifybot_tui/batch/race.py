@@ -22,7 +22,7 @@ from verifybot_tui.batch.headless import Headless
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.base.outcome import Outcome, Status
 from verifybot_tui.core.loop import events
-from verifybot_tui.core.settings.config import check_llm_spec
+from verifybot_tui.core.settings.config import check_llm_spec, sandbox_off_line
 
 
 def contenders(text: str) -> list[str]:
@@ -113,6 +113,8 @@ async def _contend(cfg: Any, args: argparse.Namespace, name: str, race: Race,
     async with AsyncExitStack() as stack:
         try:
             target_name, _ = choose_target(cfg, args.prompt, args.target)
+            if off := sandbox_off_line(cfg, target_name):
+                await handler.on_notice(events.Notice(off, "warning"))
             v = build_verification(cfg, llm_spec=name, judge=args.judge, expect=args.expect,
                                    criteria_file=args.criteria, workspace=cfg.workspace)
             if v.judge_llm is not None:

@@ -248,6 +248,11 @@ async def _extract_run(args: argparse.Namespace, path: Path, answer: str, n: int
                             stdin=stdin)
         target = make_target(cfg, args.target or cfg.run.default_target, ws, prompter=stdin,
                              trust_new_host=args.trust_new_host)
+        try:
+            _say_sandbox(cfg, target.name, printer)
+        except BaseException:
+            await close_all(llm, target)
+            raise
         what = f"answer {n} of {path.name}" if n else path.name
         return await _drive(args, cfg, llm, target, printer, f"Run the code of {what}",
                             max_retries=0)
