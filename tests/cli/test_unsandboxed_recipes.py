@@ -6,10 +6,11 @@ the chat site's own pages. Through the real CLI (and the real browser driver).""
 from __future__ import annotations
 
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
-from cli_runs import answers, python_answer, run_cli
+from cli_runs import answers, give_to_nobody, python_answer, run_as_nobody, run_cli
 from project import ROOT
 
 from verifybot_tui.core.base.errors import LLMError
@@ -147,3 +148,24 @@ def test_a_recipe_that_recipe_new_wrote_is_the_users_own(tmp_path: Path) -> None
     again = run_cli("recipe", "run", "mine.recipe.toml", "--config", str(config),
                     "--workspace", ws, cwd=tmp_path, stdin="")
     assert again.returncode == 2 and "runs the answers it brings" in again.stderr
+
+
+def test_as_an_unprivileged_user_the_recipe_is_refused_the_same() -> None:
+    """VerifyBot run as nobody (setpriv): the same question, the same refusal."""
+    top = Path(tempfile.mkdtemp(prefix="vb-nobody-"))
+    try:
+        config = top / "mine.toml"
+        config.write_text(CONFIG)
+        marker = top / "ran-unsandboxed"
+        recipe = shared_recipe(top / "shared", "open", marker)
+        give_to_nobody(top)
+        xdg = str(top / "xdg")
+        r = run_as_nobody("recipe", "run", str(recipe), "--config", str(config),
+                          "--workspace", str(top / "ws"), cwd=top,
+                          env={"HOME": str(top), "XDG_CONFIG_HOME": xdg,
+                               "XDG_STATE_HOME": xdg, "XDG_DATA_HOME": xdg})
+        assert r.returncode == 2, r.stderr
+        assert f"{recipe}: target = open (runs the answers it brings" in r.stderr
+        assert not marker.exists()
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
