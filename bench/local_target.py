@@ -88,6 +88,60 @@ async def start_up(target: LocalTarget, plain: LocalTarget, runs: int) -> None:
               f"{statistics.median(t for t, _ in runs_left) * 1000:.1f} ms; escaped {escaped}")
 
 
+async def limits_cost(workspace: Path, runs: int) -> None:
+    """What the limits (targets.limits: rlimits, the init's ulimit, a sized /tmp, the
+    run folder's watch, root's pids cgroup) add to a sandboxed run: trivial runs with the
+    default limits and with none (every key 0), paired run by run, the order alternating."""
+    limited = LocalTarget(TargetConfig(name="local"), workspace)
+    free = LocalTarget(TargetConfig(name="local", max_processes=0, max_memory_mb=0, tmp_mb=0,
+                                    max_file_mb=0, max_disk_mb=0), workspace)
+    for lang, name, code in (("python", "m.py", "pass\n"), ("bash", "m.sh", "true\n"),
+                             ("c", "m.c", "int main(void){return 0;}\n")):
+        times: dict[str, list[float]] = {"limits": [], "none": []}
+        sides = {"limits": limited, "none": free}
+        for i in range(runs):
+            for side in ("limits", "none") if i % 2 == 0 else ("none", "limits"):
+                times[side].append((await timed(sides[side], request(code, name, lang)))[0])
+        diffs = [a - b for a, b in zip(times["limits"], times["none"], strict=True)]
+        print(f"{lang} trivial sandboxed run, {runs} pairs: default limits median "
+              f"{statistics.median(times['limits']) * 1000:.1f} ms, no limits median "
+              f"{statistics.median(times['none']) * 1000:.1f} ms; the limits add (paired "
+              f"difference median) {statistics.median(diffs) * 1000:+.1f} ms")
+
+
+def limits_parts(pairs: int = 200) -> None:
+    """The limits' own work, apart from a run's noise: bubblewrap running ``true`` in a
+    run's cgroup with the default limits (rlimits, the init's ulimit, a sized /tmp, root's
+    pids.max) and with none, paired run by run."""
+    from verifybot_tui.targets import limits
+
+    folder = Path(tempfile.mkdtemp(prefix="vb-bench-"))
+    none = limits.Limits(0, 0, 0, 0, 0)
+    argvs = {name: containment.sandbox_argv(folder, True, limited=lim)
+             for name, lim in (("limits", limits.Limits()), ("none", none))}
+    if argvs["limits"] is None or argvs["none"] is None:
+        return print("limits: no sandbox here")
+    times: dict[str, list[float]] = {"limits": [], "none": []}
+    for i in range(pairs):
+        for name in ("limits", "none") if i % 2 == 0 else ("none", "limits"):
+            t0 = time.perf_counter()
+            cgroup = containment.new_cgroup()  # as every run makes one
+            guard = limits.Guard(limits.Limits(), cgroup) if name == "limits" else None
+            cgroup = guard.cgroup if guard is not None else cgroup
+            subprocess.run([*argvs[name], "true"], stdin=subprocess.DEVNULL, check=True,
+                           preexec_fn=containment.preexec(cgroup, guard))
+            if guard is not None:
+                guard.finish(0, "", False)
+            if cgroup is not None:
+                containment.remove_cgroup(cgroup)
+            times[name].append(time.perf_counter() - t0)
+    diffs = [a - b for a, b in zip(times["limits"], times["none"], strict=True)]
+    print(f"bwrap true, {pairs} pairs: with the default limits median "
+          f"{statistics.median(times['limits']) * 1000:.2f} ms, none "
+          f"{statistics.median(times['none']) * 1000:.2f} ms; paired difference median "
+          f"{statistics.median(diffs) * 1000:+.2f} ms")
+
+
 def init_cost(pairs: int = 100) -> None:
     """What the sandbox's init adds to a process that leaves nothing: bubblewrap running
     ``true`` without and with it, taken in turn (paired) so the machine's load hits both."""
@@ -113,7 +167,9 @@ async def main() -> None:
     target = LocalTarget(TargetConfig(name="local"), Path(tempfile.mkdtemp(prefix="vb-bench-")))
     plain = LocalTarget(TargetConfig(name="local", sandbox="off"), target.workspace)
     init_cost()
+    limits_parts()
     await start_up(target, plain, int(os.environ.get("VB_BENCH_PAIRS", "30")))
+    await limits_cost(target.workspace, int(os.environ.get("VB_BENCH_PAIRS", "30")))
     scans = []
     for _ in range(50):
         t0 = time.perf_counter()

@@ -342,9 +342,14 @@ def test_missing_import_is_installed_into_the_workspace_venv_without_a_retry(
     assert "tomli-w" in refused.stderr and "Install" in refused.stderr
     assert refused.returncode == 1 and "ModuleNotFoundError" in refused.stderr
     assert not (ws / "venv").exists()
-    # --yes: installed into <workspace>/venv, and the first attempt succeeds
+    # --yes alone accepts the version, not the install: named, not installed
+    yes = run_cli("run", "write toml", "--llm", f"replay:{t}", "--max-retries", "0", "--yes",
+                  "--workspace", str(ws), cwd=tmp_path, stdin="", timeout=300)
+    assert yes.returncode == 1 and "not installing tomli-w" in yes.stderr, yes.stderr
+    assert not (ws / "venv").exists()
+    # --install: installed into <workspace>/venv, and the first attempt succeeds
     ok = run_cli("run", "write toml", "--llm", f"replay:{t}", "--max-retries", "0", "--yes",
-                 "--workspace", str(ws), cwd=tmp_path, timeout=300)
+                 "--install", "--workspace", str(ws), cwd=tmp_path, timeout=300)
     assert ok.returncode == 0, ok.stderr
     assert "ok = true" in ok.stdout
     assert list((ws / "venv").glob("lib/python*/site-packages/tomli_w"))

@@ -150,14 +150,15 @@ def test_run_yes_does_not_approve_a_board_file(tmp_path: Path):
     _, qemu_marker, _ = evil_recipe(tmp_path)
     cfg = tmp_path / "config.toml"
     cfg.write_text('[targets.evil]\nkind = "mcu"\nboard = "evil.toml"\n', encoding="utf-8")
-    r = run_cli("run", "Blink", "--target", "evil", "--yes", "--llm",
+    r = run_cli("run", "Blink", "--config", cfg.name, "--target", "evil", "--yes", "--llm",
                 f"replay:{tmp_path / 'fw.md'}", "--max-retries", "0", cwd=tmp_path, stdin="")
     assert r.returncode == 2, r.stderr
     assert f"evil.toml: qemu = sh -c touch {qemu_marker}" in r.stderr
     assert "--yes does not approve commands" in r.stderr
     assert not qemu_marker.exists()
     # --trust answers it: the board file is approved (by its hash) and the run goes on.
-    r = run_cli("run", "Blink", "--target", "evil", "--yes", "--trust", "--llm",
+    r = run_cli("run", "Blink", "--config", cfg.name, "--target", "evil", "--yes", "--trust",
+                "--llm",
                 f"replay:{tmp_path / 'fw.md'}", "--max-retries", "0", cwd=tmp_path, stdin="")
     assert "--trust: running what evil.toml: qemu = sh -c touch" in r.stderr, r.stderr
     assert "not run: a file from others" not in r.stderr
@@ -217,9 +218,11 @@ def test_doctor_asks_a_base_url_only_from_the_users_own_config(tmp_path: Path, a
     here.mkdir()
     (here / "config.toml").write_text(llm_table("api", "openai", api_server.url, "coder"),
                                       encoding="utf-8")
-    proc = api_cli("doctor", cwd=here)  # ./config.toml came with the folder
-    assert "WARN llm api: base_url" in proc.stdout and "not contacted" in proc.stdout
-    assert f"verifybot doctor --config {'config.toml'}" in proc.stdout
+    proc = api_cli("doctor", cwd=here)  # ./config.toml came with the folder: not read
+    assert "config.toml in this folder is a file from others, not approved: not read" \
+        in proc.stderr
+    assert "llm.api.base_url" in proc.stderr and "--config config.toml" in proc.stderr
+    assert "llm api" not in proc.stdout
     assert api_server.requests == []  # the key went nowhere
     # Named with --config, it is the user's word: asked, with the key.
     proc = api_cli("doctor", "--config", "config.toml", cwd=here)
@@ -270,7 +273,7 @@ def test_in_a_terminal_the_question_is_asked_and_the_answer_holds(tmp_path: Path
     recipe, qemu_marker, wrapper_marker = evil_recipe(tmp_path)
     code, _, err = run_on_a_terminal("recipe", "run", str(recipe), cwd=tmp_path,
                                      answer="n\n")
-    assert code == 2 and "is a file that makes VerifyBot run commands:" in err
+    assert code == 2 and "is a file that makes VerifyBot run commands (or widens what runs):" in err
     assert "qemu = sh -c touch" in err and "-wrapper /bin/sh" in err
     assert not qemu_marker.exists() and not wrapper_marker.exists()
 

@@ -190,13 +190,13 @@ print("tests pass")
 
 
 def square_with_tests(tmp_path: Path, wrong: str) -> subprocess.CompletedProcess[str]:
-    """`run --yes` with ask_for_tests on: ``wrong`` first, then its fix; it must end
+    """`run --yes --install` with ask_for_tests on: ``wrong`` first, then its fix; it must end
     VERIFIED by the program's own tests."""
     config = tmp_path / "config.toml"
     config.write_text("[run]\nask_for_tests = true\n")
     llm = tmp_path / "llm.md"
     llm.write_text(answers(wrong, wrong.replace("x * 2", "x * x")))
-    r = run_cli("run", "Square a number", "--llm", f"replay:{llm}", "--yes",
+    r = run_cli("run", "Square a number", "--llm", f"replay:{llm}", "--yes", "--install",
                 "--config", str(config), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     rec = the_record(tmp_path)
@@ -235,7 +235,7 @@ def test_square_of_zero():
 def test_pytest_tests_written_alongside_run_under_pytest(tmp_path):
     """pytest-style tests (no `import pytest` even) run under pytest, not as a script that
     would define the test functions and exit 0 having checked nothing. Where the runs'
-    python has no pytest, the loop installs it into the workspace venv first (--yes)."""
+    python has no pytest, the loop installs it into the workspace venv first (--install)."""
     r = square_with_tests(tmp_path, PYTEST_WRONG)
     first, second = the_record(tmp_path)["attempts"]
     assert first["tests"] == {"file": "test_main.py", "passed": False, "exit_code": 1}

@@ -20,10 +20,12 @@ def test_two_recipes_on_two_targets_run_at_once(sshd, remote_dir, tmp_path: Path
     (tmp_path / "here.toml").write_text(here)
     (tmp_path / "pi.toml").write_text(here.replace('name = "rocket-apogee"', 'name = "on-pi"')
                                       .replace('target = "local"', 'target = "pi"'))
+    # pi.toml runs the answers it brings on the Pi, where nothing is sandboxed: --trust.
     r = run_cli("recipe", "run", "here.toml", "pi.toml", "--parallel", "2", "--json",
-                "--config", str(cfg), "--workspace", str(tmp_path / "ws"), cwd=tmp_path,
-                stdin="")
+                "--config", str(cfg), "--workspace", str(tmp_path / "ws"), "--trust",
+                cwd=tmp_path, stdin="")
     assert r.returncode == 0, r.stderr[-3000:]
+    assert "--trust: running what" in r.stderr and "target = pi" in r.stderr
     a, b = json.loads(r.stdout)["recipes"]
     assert [(a["target"], a["status"]), (b["target"], b["status"])] == [
         ("local", "VERIFIED"), ("pi", "VERIFIED")]

@@ -369,3 +369,51 @@ def test_a_run_that_ends_in_the_background_rings_the_bell(tui, tmux: Tmux, tmp_p
     while not rang.exists():
         assert time.monotonic() < deadline, "no bell: the desktop was not told"
         time.sleep(0.1)
+
+
+def test_trial_a_cloned_folder_with_a_config_toml_answered_no(tui, tmux: Tmux, tmp_path: Path):
+    """The trial of files from others: the app started in a clone whose config.toml turns
+    the sandbox off; one question, "n", one line, and the app runs with the user's own
+    config (its sandbox on: the answer cannot read the key in the home)."""
+    repo, home = tmp_path / "repo", tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("PLANTED-PRIVATE-KEY\n")
+    repo.mkdir()
+    (repo / "config.toml").write_text('[targets.local]\nsandbox = "off"\n')
+    mine = tmp_path / "xdg-config" / "verifybot" / "config.toml"
+    mine.parent.mkdir(parents=True)
+    mine.write_text('[run]\ntimeout = 20\n\n[ui]\ntheme = "verifybot-dark"\n')
+    transcript = tui.write_answers(repo / "t.md", "import os\ntry:\n    print('READ', open("
+                                   "os.path.expanduser('~/.ssh/id_ed25519')).read())\n"
+                                   "except OSError:\n    print('HIDDEN from the answer')")
+    entry = VENV_BIN / "verifybot"
+    command = [str(entry)] if entry.exists() else [sys.executable, "-m", "verifybot_tui"]
+    exports = " ".join(f"{k}={v}" for k, v in {
+        "HOME": str(home), "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
+        "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
+        "XDG_STATE_HOME": str(tmp_path / "xdg-state"), "TERM": "xterm-256color"}.items())
+    shell = (f"cd {repo} && env -u NO_COLOR -u COLUMNS -u LINES {exports} {' '.join(command)} "
+             f"--llm replay:{transcript} --workspace {tmp_path / 'ws'}; "
+             f"echo EXITED $?; sleep 30")
+    tmux("new-session", "-d", "-s", "vb", "-x", "130", "-y", "40", shell)
+    screen = tmux.wait_for("Use config.toml for runs in this folder")
+    assert "targets.local.sandbox: 'auto' -> 'off'  [RISKY:" in screen
+    tmux("send-keys", "-t", "vb", "n", "Enter")
+    tmux.wait_for("Ask for a program")
+    screen = tmux.wait_for("connected")
+    assert "sandbox off" not in screen
+    tmux("send-keys", "-t", "vb", "-l", "read the key")
+    tmux("send-keys", "-t", "vb", "Enter")
+    tmux.wait_for(APPROVAL)
+    tmux("send-keys", "-t", "vb", "a")
+    screen = tmux.wait_for("exit status 0")
+    assert "PLANTED" not in screen
+    tmux("send-keys", "-t", "vb", "C-q")
+    tmux.wait_for("EXITED 0", timeout=20)
+    (output,) = (tmp_path / "ws" / "outputs").glob("*.txt")
+    assert "HIDDEN from the answer" in output.read_text()  # the user's sandbox held
+    # The app's screen replaced the terminal's; what was said before it is in tmux's
+    # history: one question, one line.
+    before = tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", "vb")
+    assert before.count("[y/N]") == 1
+    assert f"not using config.toml: running with your own config, {mine}" in before

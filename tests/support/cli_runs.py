@@ -127,3 +127,28 @@ def c_request(code: str, run_id: str, flags: list[str], compiler: str = "") -> R
 def clean(result: RunResult) -> crit.Check:
     (check,) = crit.evaluate([crit.parse("compiles-clean")], result, None)
     return check
+
+
+NOBODY = 65534
+
+
+def run_as_nobody(*args: str, cwd: Path, env: dict[str, str], timeout: float = 180
+                  ) -> subprocess.CompletedProcess[str]:
+    """``verifybot ARGS`` as the unprivileged user nobody (setpriv; the tests run as root),
+    stdin closed. ``env`` is the whole environment besides PATH and this clone on
+    PYTHONPATH; every file it names must be nobody's (``give_to_nobody``)."""
+    from project import ROOT
+
+    assert os.getuid() == 0, "the tests run as root (scripts/test, CI): root switches user"
+    return subprocess.run(
+        ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+         *verifybot_cmd(), *args], cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
+        text=True, timeout=timeout,
+        env={"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT), **env})
+
+
+def give_to_nobody(root: Path) -> None:
+    """``root`` and everything under it owned by nobody (a folder made as root for a run
+    as nobody: a clone, a home, a workspace)."""
+    for path in [root, *root.rglob("*")]:
+        os.chown(path, NOBODY, NOBODY, follow_symlinks=False)

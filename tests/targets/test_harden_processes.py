@@ -24,7 +24,8 @@ from cli_runs import answers, db_rows, python_answer, run_cli
 from proc_helpers import alive, all_gone, kill_all
 from project import verifybot_cmd
 
-from verifybot_tui.targets import containment
+from verifybot_tui.core.store.workspace import private_dir, write_private
+from verifybot_tui.targets import containment, live_runs
 
 
 @pytest.fixture(autouse=True)
@@ -310,17 +311,16 @@ def test_sigkilled_verifybot_takes_its_program_along(tmp_path: Path) -> None:
 
 
 def test_an_unrelated_process_with_a_recorded_number_is_never_hit(tmp_path: Path) -> None:
+    """A record of ours (0600 in a 0700 folder) that names a process group: no number
+    read from a workspace file is acted on, so the process with it now lives on."""
     ws = tmp_path / "ws"
     bystander = subprocess.Popen(["sleep", "60"], start_new_session=True)
     try:
-        live = ws / containment.LIVE_DIR
-        live.mkdir(parents=True)
-        # a dead VerifyBot (pid 1 never matches its start time) that "ran" this group,
-        # recorded with another start time: the number now belongs to someone else
-        (live / "x.json").write_text(json.dumps({
+        live = private_dir(ws / live_runs.LIVE_DIR)
+        write_private(live / "x.json", json.dumps({
             "owner": 999999, "owner_start": 1, "pgid": bystander.pid,
-            "leader_start": (containment.start_time(bystander.pid) or 0) - 1, "cgroup": None}))
-        assert containment.sweep_live(ws) == []
+            "leader_start": containment.start_time(bystander.pid), "cgroup": None}))
+        assert live_runs.sweep_live(ws) == []
         assert bystander.poll() is None
         assert not (live / "x.json").exists()
     finally:
@@ -429,14 +429,14 @@ def test_next_start_kills_what_escaped_a_sigkilled_run_by_its_marker(tmp_path: P
     gone_owner = subprocess.Popen(["true"])
     gone_owner.wait()
     ws = tmp_path / "ws"
-    (ws / containment.LIVE_DIR).mkdir(parents=True)
-    (ws / containment.LIVE_DIR / f"{gone_owner.pid}-0.json").write_text(json.dumps({
+    private_dir(ws / live_runs.LIVE_DIR)
+    write_private(ws / live_runs.LIVE_DIR / f"{gone_owner.pid}-0.json", json.dumps({
         "owner": gone_owner.pid, "owner_start": -1, "pgid": 0, "leader_start": None,
         "cgroup": None, "token": token}))
     try:
-        assert containment.sweep_live(ws) == [str(escaped.pid)]
+        assert live_runs.sweep_live(ws) == [str(escaped.pid)]
         assert escaped.wait(timeout=10) == -signal.SIGKILL
-        assert not list((ws / containment.LIVE_DIR).glob("*.json"))
+        assert not list((ws / live_runs.LIVE_DIR).glob("*.json"))
     finally:
         escaped.kill()
         escaped.wait()

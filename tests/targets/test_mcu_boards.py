@@ -19,10 +19,11 @@ from project import EXAMPLES, need, verifybot_cmd
 
 from verifybot_tui.core.answers.extract import extract
 from verifybot_tui.core.base.errors import ConfigError
+from verifybot_tui.core.settings import trust
 from verifybot_tui.core.settings.config import parse_config
 from verifybot_tui.core.verify.recipe import load_recipe, with_board
 from verifybot_tui.targets.mcu import diagnose
-from verifybot_tui.targets.mcu.boards import builtin_names, load_board
+from verifybot_tui.targets.mcu.boards import board_files_to_trust, builtin_names, load_board
 from verifybot_tui.targets.mcu.context import board_context
 from verifybot_tui.targets.mcu.elfcheck import check_elf
 
@@ -41,6 +42,9 @@ def test_a_users_board_file_extends_a_built_in_one(tmp_path):
     (tmp_path / "my_f4.toml").write_text(
         'extends = "netduinoplus2"\ndescription = "my board"\nhal = "STM32CubeF4"\n'
         'hal_flags = ["-I/opt/cube/Inc"]\n')
+    asked = board_files_to_trust("my_f4.toml", tmp_path)  # the path it shows: a permission
+    assert [f.value for f in asked[0].findings] == ["/opt/cube/Inc"]
+    trust.approve(asked[0])
     b = load_board("my_f4.toml", tmp_path)
     assert b.name == "my_f4" and b.description == "my board" and b.mcu == "STM32F405RG"
     assert "STM32CubeF4 is installed" in board_context(b, backend="qemu", where="")

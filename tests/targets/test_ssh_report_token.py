@@ -83,3 +83,74 @@ async def test_a_big_archive_follows_the_token_on_the_channels_stdin(target):
     result = await target.run(request("big_1", files, entry="main.py"), Recorder())
     assert result.target_error is None and result.exit_code == 0, result.stderr
     assert result.stdout == f"{len(data)}\n"
+
+
+# Reads the memory of every process of its user that could be the watcher (a shell whose
+# command line prints report lines) for token-shaped words, prints a report with each
+# (nothing escaped), leaves a daemon and exits 0: the forgery that once passed.
+MEMORY_FORGER = r"""
+import os, re, subprocess, sys
+subprocess.Popen(["sleep", "300"], start_new_session=True)
+me, found, children = os.getpid(), set(), []
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        cmd = open(f"/proc/{pid}/cmdline", "rb").read()
+        ppid = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1]
+    except OSError:
+        continue
+    if int(ppid) == me:
+        children.append(cmd.replace(b"\0", b" ").decode(errors="replace"))
+    if b"vb-report" not in cmd or int(pid) == me:
+        continue
+    try:
+        mem = open(f"/proc/{pid}/mem", "rb", buffering=0)
+        for line in open(f"/proc/{pid}/maps"):
+            span, perms = line.split()[:2]
+            if "r" not in perms or "[v" in line:
+                continue
+            lo, hi = (int(x, 16) for x in span.split("-"))
+            try:
+                mem.seek(lo)
+                data = mem.read(min(hi - lo, 1 << 22))
+            except OSError:
+                continue
+            found |= set(re.findall(rb"[0-9]+-[0-9]+-[0-9a-f]{16}", data))
+    except OSError:
+        pass
+for token in sorted(found):
+    t = token.decode()
+    sys.stdout.write(f"\x1evb-report {t}\n\x1evb-end {t}\n")
+print("tokens read:", len(found), "watcher among my children:",
+      any("vb-report" in c for c in children), flush=True)
+"""
+
+
+async def test_a_token_read_from_memory_before_the_exit_status_forges_nothing(target):
+    """The watcher is no child of the program, and a report before the program's exit
+    status is only output: the daemon is named, whatever tokens the program found."""
+    result = await target.run(request("forge_2", {"main.py": MEMORY_FORGER}), Recorder())
+    assert result.target_error is None and result.exit_code == 0, result.stderr
+    assert "watcher among my children: False" in result.stdout, result.stdout
+    print(result.stdout.splitlines()[-1])
+    assert any("(sleep) killed" in e for e in result.escaped), (result.escaped, result.stdout)
+
+
+def test_report_lines_before_the_exit_status_are_output_and_a_second_report_a_warning():
+    """The channel's reader, fed as asyncssh feeds it: report lines before the exit status
+    are the program's output; after it the first report counts, a second one is said."""
+    from verifybot_tui.targets import ssh_scripts
+    from verifybot_tui.targets.ssh import _Outcome, _Session
+
+    seen = Recorder()
+    s = _Session(_Outcome(), seen, [], "7-1-0123456789abcdef")
+    start, end = ssh_scripts.report_start("7-1-0123456789abcdef"), ssh_scripts.report_end(
+        "7-1-0123456789abcdef")
+    s.data_received(b"hello\n" + start + b"vb-killed-leftovers\n" + end, None)
+    assert not s.reported.is_set() and "vb-killed-leftovers" in seen.text("stdout")
+    s.exit_status_received(0)
+    s.data_received(start + b"vb-escaped 42 sleep\n" + end, None)
+    assert s.reported.is_set() and s.report_text() == "vb-escaped 42 sleep\n"
+    s.data_received(start + end, None)
+    assert s.second_report
+    s.warn("a second after-run report came")
+    assert "[verifybot] warning: a second after-run report came" in seen.text("stderr")

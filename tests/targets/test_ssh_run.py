@@ -234,7 +234,7 @@ async def test_install_into_the_remote_venv_then_runs_use_it(target, sshd, remot
     rec = Recorder()
     python = await target.install([str(wheel)], rec)
     assert python == f"{remote_dir[1]}/venv/bin/python"
-    assert "$ python3 -m venv --system-site-packages" in rec.text("stdout")
+    assert "$ python3 -I -m venv --system-site-packages" in rec.text("stdout")
     assert await target.missing_modules(["vbdemo", "json"], python) == []
     code = "import sys, vbdemo\nprint(vbdemo.ANSWER, sys.prefix)\n"
     r = await target.run(request("venv_1", {"main.py": code}), Recorder())

@@ -26,3 +26,15 @@ async def test_the_status_bar_names_a_missing_sandbox(tui, monkeypatch, keys, en
         assert bar.sandbox == said
         shown = str(bar.render())
         assert (f"({said})" in shown) if said else ("sandbox" not in shown), shown
+
+
+async def test_the_app_says_at_start_which_file_and_key_turned_the_sandbox_off(tui) -> None:
+    app = tui.make_app(tui.ws, data={"targets": {"local": {"kind": "local",
+                                                           "sandbox": "off"}}})
+    async with app.run_test(size=tui.SIZE) as pilot:
+        main = tui.main(app)
+        await tui.wait_for(pilot, lambda: main.is_mounted and main.target_state == "connected")
+        said = [n.message for n in app._notifications
+                if "the sandbox is OFF" in n.message]
+        assert len(said) == 1, said
+        assert '[targets.local] sandbox = "off"' in said[0]

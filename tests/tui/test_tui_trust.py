@@ -61,3 +61,25 @@ async def test_the_app_asks_about_a_recipe_that_sets_commands(
                            what="the recipe's prompt sent")
         assert app.session.verification.flags == ["-wrapper", f"/bin/sh,-c,touch {marker}"]
         assert digest in stored()
+
+
+async def test_the_app_asks_about_a_recipe_that_runs_its_answers_unsandboxed(
+        tui, tmp_path: Path, app_messages, monkeypatch: pytest.MonkeyPatch) -> None:
+    """target = a target with the sandbox off, llm = its own replay: asked, named."""
+    monkeypatch.setattr(trust, "_SESSION", set())
+    (tmp_path / "a.md").write_text((ROOT / "examples" / "rocket.md").read_text())
+    recipe = tmp_path / "r.toml"
+    recipe.write_text('name = "rocket"\nprompt = "Simulate a rocket"\nllm = "replay:a.md"\n'
+                      'target = "open"\n')
+    app = tui.make_app(tui.ws, ROOT / "examples" / "rocket.md",
+                       data={"targets": {"open": {"kind": "local", "sandbox": "off"}}})
+    async with tui.running(app, app_messages) as pilot:
+        screen = await open_it(tui, pilot, app, recipe)
+        text = "\n".join(str(w.render()) for w in screen.query(".trust-path, .trust-findings"))
+        assert "target = open" in text
+        assert 'runs the answers it brings (replay:a.md) here with sandbox = "off"' in text
+        await pilot.press("n")
+        await tui.wait_for(pilot, lambda: any(n.title == "Not run" for n in app_messages.notices),
+                           what="the notice")
+        assert app.session.target_name == "local"  # nothing of the recipe applied
+        assert app_messages.of(SessionStarted) == []

@@ -17,6 +17,7 @@ from verifybot_tui.batch.cells import Plan, Progress, run_cells, safe_name, say
 from verifybot_tui.batch.headless import Stops, check_names
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.settings.config import Config, check_llm_spec
+from verifybot_tui.core.store.workspace import write_fresh
 from verifybot_tui.core.verify.compare import report as compare_report
 from verifybot_tui.core.verify.compare.matrix import Cell, Matrix, from_json
 from verifybot_tui.core.verify.recipe import Recipe, load_recipe
@@ -95,9 +96,10 @@ def write_report(m: Matrix, out: Path) -> None:
     for name, text in (("compare.json", m.json_text()),
                        ("compare.md", compare_report.markdown(m)),
                        ("index.html", compare_report.index_html(m))):
-        tmp = out / f".{name}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(out / name)
+        try:
+            write_fresh(out / name, text)
+        except OSError as e:
+            raise ConfigError(f"compare report: cannot write {out / name}: {e}") from None
 
 
 async def run_matrix(cfg: Config, recipes: list[Recipe], llms: list[tuple[str, list[str]]],

@@ -3,8 +3,9 @@ race contender answers with, and one recipe run to its end.
 
 Both front ends use it: ``verifybot recipe run`` / ``compare`` / ``run --race`` in
 cli/, and the app's compare table and race view in tui/. Nobody is at a terminal to
-approve, so every version is accepted (as ``run --yes``), and an unparsable judgement
-counts as a failure, never as a success.
+approve, so every version is accepted (as ``run --yes``), but no package is installed
+without the user's own consent to installing (``[run] install``, ``--install``), and an
+unparsable judgement counts as a failure, never as a success.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from verifybot_tui.core.base.ansi import one_line
 from verifybot_tui.core.base.errors import EXIT_FAILED, ConfigError
 from verifybot_tui.core.base.toml_file import TomlFileError, read_text_file
 from verifybot_tui.core.loop import events
-from verifybot_tui.core.settings.config import Config
+from verifybot_tui.core.settings.config import Config, sandbox_off_line
 from verifybot_tui.core.verify.recipe import Recipe
 from verifybot_tui.core.verify.reports import RecipeResult
 
@@ -54,7 +55,11 @@ class Headless:
         ev.decision.set_result(events.Decision("accept"))
 
     async def on_permission_needed(self, ev: events.PermissionNeeded) -> None:
-        ev.answer.set_result(True)
+        # Only an install asks here: nobody is there to consent, and consenting to
+        # installs is the user's own act (--install, or [run] install in their config).
+        say(f"{self.name}: missing {', '.join(ev.packages)}: not installed (a headless run "
+            "installs only with --install, or [run] install = true in your own config)")
+        ev.answer.set_result(False)
 
     async def on_feedback_ready(self, ev: events.FeedbackReady) -> None:
         ev.decision.set_result(events.FeedbackDecision(True, ev.prompt))
@@ -141,6 +146,8 @@ async def run_one(cfg: Config, r: Recipe, stops: Stops | None = None, *,
     async with AsyncExitStack() as stack:
         try:
             cfg, target_name = with_board(cfg, r)
+            if off := sandbox_off_line(cfg, target_name):
+                await handler.on_notice(events.Notice(off, "warning"))
             v = build_verification(cfg, llm_spec=llm_spec, judge=r.resolve(r.judge),
                                    workspace=cfg.workspace, sanity=r.sanity)
             v.criteria = list(r.criteria)
@@ -157,7 +164,7 @@ async def run_one(cfg: Config, r: Recipe, stops: Stops | None = None, *,
             stack.callback(history.close)
             loop = VerifyLoop(config=cfg, llm=llm, target=target, history=history,
                               max_retries=r.max_retries, timeout=r.timeout, auto_accept=True,
-                              auto_install=True, workspace=cfg.workspace, verification=v)
+                              workspace=cfg.workspace, verification=v)
             if stops is not None:
                 stops.loops.append(loop)
             finished = await drain(loop.events(r.task), handler)
@@ -179,14 +186,16 @@ async def run_one(cfg: Config, r: Recipe, stops: Stops | None = None, *,
                         finished=time.time())
 
 
-def files_to_trust(cfg: Config, recipes: list[Recipe]) -> list[Any]:
+def files_to_trust(cfg: Config, recipes: list[Recipe],
+                   llms: list[str] | None = None) -> list[Any]:
     """The recipes and their boards' files that set commands and nobody approved yet
     (``core.settings.trust``): the app refuses to start a compare until they are."""
     from verifybot_tui.core.settings import trust
     from verifybot_tui.core.verify.recipe import with_board
     from verifybot_tui.targets.mcu.boards import target_board_files
 
-    files = [r.to_trust for r in recipes]
+    uses: list[str | None] = [*llms] if llms else [None]
+    files = [r.to_trust_in(cfg, llm) for r in recipes for llm in uses]
     for r in recipes:
         files += target_board_files(*with_board(cfg, r))
     return list(trust.unapproved(files))

@@ -22,7 +22,7 @@ from verifybot_tui.batch.headless import Headless
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.base.outcome import Outcome, Status
 from verifybot_tui.core.loop import events
-from verifybot_tui.core.settings.config import check_llm_spec
+from verifybot_tui.core.settings.config import check_llm_spec, sandbox_off_line
 
 
 def contenders(text: str) -> list[str]:
@@ -113,6 +113,8 @@ async def _contend(cfg: Any, args: argparse.Namespace, name: str, race: Race,
     async with AsyncExitStack() as stack:
         try:
             target_name, _ = choose_target(cfg, args.prompt, args.target)
+            if off := sandbox_off_line(cfg, target_name):
+                await handler.on_notice(events.Notice(off, "warning"))
             v = build_verification(cfg, llm_spec=name, judge=args.judge, expect=args.expect,
                                    criteria_file=args.criteria, workspace=cfg.workspace)
             if v.judge_llm is not None:
@@ -126,7 +128,7 @@ async def _contend(cfg: Any, args: argparse.Namespace, name: str, race: Race,
             stack.callback(history.close)
             loop = VerifyLoop(config=cfg, llm=llm, target=target, history=history,
                               max_retries=args.max_retries, timeout=args.timeout,
-                              auto_accept=True, auto_install=args.yes,
+                              auto_accept=True,
                               workspace=cfg.workspace, verification=v)
             race.loops[name] = loop
             if race.winner is not None or race.stopped is not None:
@@ -150,7 +152,7 @@ def make_race(cfg: Any, args: argparse.Namespace, progress: Progress | None = No
         raise ConfigError("--max-retries must be 0 or more")
     plain = not args.expect and not args.criteria and (args.judge or "off") == "off"
     wins = (Status.VERIFIED, Status.PASSED) if plain else (Status.VERIFIED,)
-    race = Race(names, tuple(str(w) for w in wins), installs=bool(args.yes))
+    race = Race(names, tuple(str(w) for w in wins), installs=cfg.run.install)  # never --yes
     return race, {n: Contender(n, race, progress) for n in names}
 
 

@@ -78,7 +78,7 @@ async def cmd_probe(args: argparse.Namespace) -> int:
 async def cmd_history(args: argparse.Namespace) -> int:
     from verifybot_tui.core.loop.recorder import sweep
     from verifybot_tui.core.store.history import History, status_text
-    from verifybot_tui.targets import containment
+    from verifybot_tui.targets import live_runs
 
     cfg = config_for(args)
     db = cfg.workspace / "history.db"
@@ -96,7 +96,7 @@ async def cmd_history(args: argparse.Namespace) -> int:
     try:
         try:
             sweep(history, cfg.workspace)  # a session whose process is gone: INTERRUPTED
-            containment.sweep_live(cfg.workspace)  # and what its local runs left, killed
+            live_runs.sweep_live(cfg.workspace)  # and what its local runs left, killed
         except (OSError, sqlite3.Error) as e:  # a full disk: the listing is still shown
             err(f"cannot mark ended sessions now ({e}); listing them as they are")
         sessions = history.sessions()
@@ -169,8 +169,7 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
 
             return await run_site_repair(args, cfg, name, ask)
         return await probe_site(cfg.llm[name], cfg.workspace, confirm=ask)
-    return await run_doctor(cfg, trust_new_host=args.trust_new_host,
-                            explicit_config=bool(getattr(args, "config", None)))
+    return await run_doctor(cfg, trust_new_host=args.trust_new_host)
 
 
 
@@ -234,6 +233,11 @@ async def cmd_config(args: argparse.Namespace) -> int:
     except OSError as e:
         raise ConfigError(f"cannot write {out}: {e.strerror or e}; nothing was "
                           "exported") from None
+    from verifybot_tui.core.settings import trust
+
+    # VerifyBot wrote it from the user's own settings: found later as a ./config.toml,
+    # it is no file from others (approved by its hash, as a yes would).
+    trust.approve(trust.FileToTrust(out.absolute(), trust.digest(text.encode("utf-8"))))
     err(f"wrote {out} (secrets are not in it: only the names of their variables)")
     return EXIT_SUCCESS
 

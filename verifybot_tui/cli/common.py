@@ -27,14 +27,28 @@ from verifybot_tui.core.settings.config import Config, load_config
 from verifybot_tui.core.settings.secrets import seal_environment
 from verifybot_tui.core.store.workspace import check_workspace
 
+INSTALL_HELP = ("install the packages an answer needs without asking (pip runs outside the "
+                "sandbox; index names only); never --yes or a recipe (default: [run] "
+                "install of your own config, false: asked in a terminal; a headless run "
+                "names the missing packages and goes on)")
+
 
 def config_for(args: argparse.Namespace, *, writes: bool = False) -> Config:
     """The config with --workspace applied; a workspace that cannot work exits 2 here
     (``writes``: the command will write into it, so it must be writable)."""
-    cfg = load_config(getattr(args, "config", None))
+    explicit = getattr(args, "config", None)
+    cfg = None
+    if not explicit:  # --config FILE is the user's own act: nothing to ask
+        from verifybot_tui.cli.approval import folder_config
+
+        cfg = folder_config(bool(getattr(args, "trust", False)))
+    if cfg is None:
+        cfg = load_config(explicit)
     # From here on no secret is in this process's environment (nor in /proc/PID/environ),
     # so nothing started later inherits one; VerifyBot reads them with secret_env.
     seal_environment(cfg)
+    if getattr(args, "install", False):  # the user's consent to installing, for this run
+        cfg.run.install = True
     ws = getattr(args, "workspace", None)
     if ws:
         cfg.run.workspace = str(Path(ws).expanduser().resolve())

@@ -33,11 +33,13 @@ class _Report:
         print(one_line(f"{level:<4} {what}: {text}"), flush=True)  # a server's text too
 
 
-async def run_doctor(config: Config, *, trust_new_host: bool = False,
-                     explicit_config: bool = False) -> int:
+async def run_doctor(config: Config, *, trust_new_host: bool = False) -> int:
     r = _Report()
+    from verifybot_tui.core.settings.config import user_config_path
+
     r.line("OK", "config", str(config.path) if config.path else
-           "no config file: using the defaults (copy config.toml.example to config.toml)")
+           f"no config file: using the defaults (copy config.toml.example to "
+           f"{user_config_path()})")
     ws = config.workspace
     try:
         ws.mkdir(parents=True, exist_ok=True)
@@ -61,7 +63,7 @@ async def run_doctor(config: Config, *, trust_new_host: bool = False,
         if llm.kind == "browser":
             await _check_llm(r, name, llm)
         else:
-            await _check_api(r, name, llm, config, explicit_config)
+            await _check_api(r, name, llm, config)
     for name in sorted(config.targets):
         await _check_target(r, config, name, trust_new_host)
     return EXIT_FAILED if r.failed else EXIT_SUCCESS
@@ -119,30 +121,11 @@ def wsl(proc_version: Path = Path("/proc/version")) -> bool:
         return False
 
 
-def _own_config(config: Config, explicit: bool) -> bool:
-    """The user's own config: the one in the user config dir (an import lands there only
-    after its risky keys were approved), or the one named with --config."""
-    if explicit or config.path is None:
-        return True
-    from verifybot_tui.core.settings.config import user_config_dir
-
-    return config.path.resolve().parent == user_config_dir().resolve()
-
-
-async def _check_api(r: _Report, name: str, llm: LLMConfig, config: Config,
-                     explicit_config: bool = False) -> None:
-    from verifybot_tui.core.settings.config import key_env
+async def _check_api(r: _Report, name: str, llm: LLMConfig, config: Config) -> None:
+    # The config is the user's own (or a ./config.toml the user approved by its hash:
+    # cli.approval.folder_config), so its server may be asked with the key.
     from verifybot_tui.llm.api_check import check_provider
 
-    if llm.base_url and not _own_config(config, explicit_config):
-        # A config.toml found in the current folder may have come with the folder (a
-        # clone, a download): its server is not asked for the key unless the user says so.
-        r.line("WARN", f"llm {name}", f"base_url {llm.base_url} comes from {config.path} "
-                                      "in this folder, not your own config: not contacted "
-                                      f"(it would get the key in ${key_env(llm)}). To check "
-                                      f"it, name the file: verifybot doctor --config "
-                                      f"{config.path}")
-        return
     result = await check_provider(llm, config.workspace)
     r.line("OK" if result.ok else "FAIL", f"llm {name}", result.text)
 

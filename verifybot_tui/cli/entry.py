@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import difflib
 import importlib
 import os
@@ -25,6 +26,7 @@ from typing import Any
 from verifybot_tui import __version__
 from verifybot_tui.cli.common import (
     EXIT_HANGUP,
+    INSTALL_HELP,
     SIGNALS,
     check_prompt,
     config_for,
@@ -50,8 +52,11 @@ COMMANDS = ("run", "login", "probe", "extract", "history", "doctor", "selftest",
 
 
 def _common(p: argparse.ArgumentParser, *, workspace: bool = True) -> None:
-    p.add_argument("--config", metavar="PATH", help="config file (default: ./config.toml, "
-                   "else the user config dir)")
+    p.add_argument("--config", metavar="PATH", help="config file, yours: nothing in it is "
+                   "asked about (default: the user config dir's; a ./config.toml here is a "
+                   "file from others, used once you approve its content)")
+    with contextlib.suppress(argparse.ArgumentError):  # run, compare... have their own
+        p.add_argument("--trust", action="store_true", help=FILES_TRUST_HELP)
     if workspace:
         p.add_argument("--workspace", metavar="DIR", help="where programs/, outputs/, raw_md/, "
                        "context/ and history.db live (default: [run] workspace)")
@@ -62,9 +67,9 @@ LLM_HELP = "an [llm.NAME] table, or replay:PATH (default: [run] default_llm, cha
 TRUST_HELP = ("trust an SSH host key seen for the first time, for scripts "
               "(default: show its fingerprint and ask)")
 FILES_TRUST_HELP = ("approve what files from others set that runs commands or weakens "
-                    "protection (a board file's qemu or compiler, risky flags; config "
-                    "import's risky keys) without asking; --yes does not (default: shown "
-                    "and asked in a terminal, refused without one)")
+                    "protection (a ./config.toml here, a board file's qemu or compiler, "
+                    "risky flags; config import's risky keys) without asking; --yes does "
+                    "not (default: shown and asked in a terminal, refused without one)")
 
 
 def _verification_args(p: argparse.ArgumentParser) -> None:
@@ -154,8 +159,8 @@ def _run_args(p: argparse.ArgumentParser) -> None:
                         "the others are stopped (every version accepted; default: off)")
     p.add_argument("--timeout", type=float, metavar="S",
                    help="seconds a program may run (default: [run] timeout, 30)")
-    _running_flags(p, yes="accept every version and every install without asking "
-                          "(default: ask on stdin)",
+    _running_flags(p, yes="accept every version without asking (not installs: "
+                          "--install) (default: ask on stdin)",
                    json="print the run record as JSON on stdout (default: off)")
     p.add_argument("--show-thinking", action="store_true",
                    help="print an API model's reasoning (extended thinking) dimmed on stderr "
@@ -174,6 +179,7 @@ def _running_flags(p: argparse.ArgumentParser, *, yes: str, json: str) -> None:
     p.add_argument("--json", action="store_true", help=json)
     p.add_argument("--trust-new-host", action="store_true", help=TRUST_HELP)
     p.add_argument("--trust", action="store_true", help=FILES_TRUST_HELP)
+    p.add_argument("--install", action="store_true", help=INSTALL_HELP)
 
 
 def _login_args(p: argparse.ArgumentParser) -> None:

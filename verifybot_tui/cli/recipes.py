@@ -25,6 +25,7 @@ from verifybot_tui.batch.headless import run_one as _run_one
 from verifybot_tui.batch.headless import say as _say
 from verifybot_tui.cli.common import (
     EXIT_HANGUP,
+    INSTALL_HELP,
     SIGNALS,
     install_stop_signals,
     output_path,
@@ -38,7 +39,7 @@ from verifybot_tui.core.base.errors import (
     ConfigError,
 )
 from verifybot_tui.core.settings.config import Config
-from verifybot_tui.core.verify.recipe import Recipe, load_recipe, recipe_toml
+from verifybot_tui.core.verify.recipe import Recipe, load_recipe, mark_written, recipe_toml
 from verifybot_tui.core.verify.reports import RecipeResult, json_text, junit_xml, summary_table
 
 
@@ -57,12 +58,14 @@ def add_args(p: argparse.ArgumentParser) -> None:
                           "commands (a compiler, flags like -wrapper, a board's qemu) without "
                           "asking (default: shown and asked in a terminal, refused without "
                           "one); recipes accept every version anyway, that is not this")
+    run.add_argument("--install", action="store_true", help=INSTALL_HELP)
     new = sub.add_parser("new", help="write a recipe from a finished session")
     new.add_argument("session", nargs="?", type=int, help="a session id (default: the last)")
     new.add_argument("--output", "-o", metavar="FILE", help="write here (default: stdout)")
     for q in (run, new):
         q.add_argument("--config", metavar="PATH",
-                       help="config file (default: ./config.toml, else the user config dir)")
+                       help="config file, yours (default: the user config dir's; a "
+                            "./config.toml here is asked about first)")
         q.add_argument("--workspace", metavar="DIR",
                        help="the workspace (default: [run] workspace)")
 
@@ -122,16 +125,15 @@ async def cmd_recipe(args: argparse.Namespace, cfg: Config) -> int:
 
 
 async def approve_recipes(cfg: Config, recipes: list[Recipe], trusted: bool,
-                          how: str = "verifybot recipe run --trust") -> None:
-    """Every recipe and board file that sets commands: approved before any recipe runs
-    (recipe run and compare alike)."""
-    from verifybot_tui.cli.approval import approve_files, board_files
-    from verifybot_tui.core.verify.recipe import with_board
+                          how: str = "verifybot recipe run --trust",
+                          llms: list[str] | None = None) -> None:
+    """Every recipe and board file that sets commands, reads files from outside its
+    folder or would run its own answers without a sandbox: approved before any recipe
+    runs (recipe run and compare alike; ``llms``: a compare's, in place of the recipes')."""
+    from verifybot_tui.batch.headless import files_to_trust
+    from verifybot_tui.cli.approval import approve_files
 
-    files = [r.to_trust for r in recipes]
-    for r in recipes:
-        rcfg, name = with_board(cfg, r)
-        files += board_files(rcfg, name)
+    files = files_to_trust(cfg, recipes, llms)
     await approve_files(files, trusted=trusted, how=how)
 
 
@@ -191,6 +193,7 @@ def _new(args: argparse.Namespace, cfg: Config) -> int:
                        judge=record.get("judge") or None,
                        max_retries=_number(record.get("max_retries"), int),
                        timeout=_number(record.get("timeout"), float))
+    mark_written(text, Path(args.output or "<stdout>"))  # from the user's own session
     if args.output:
         write_output(output_path(args.output, "--output"), text, "--output")
         _say(f"recipe written to {args.output}")

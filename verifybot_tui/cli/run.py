@@ -115,11 +115,15 @@ def _known(name: str | None, tables: dict[str, Any]) -> str | None:
 
 
 def _say_sandbox(cfg: Config, name: str, printer: Printer) -> None:
-    """Where no sandbox can be made, say so before anything is sent; with
-    ``sandbox = "require"`` refuse (TargetError) instead."""
+    """Where the config turned the sandbox off, or none can be made, say so before
+    anything is sent; with ``sandbox = "require"`` refuse (TargetError) instead."""
+    from verifybot_tui.core.settings.config import sandbox_off_line
     from verifybot_tui.targets import containment
     from verifybot_tui.targets.local import no_sandbox_message
 
+    if off := sandbox_off_line(cfg, name):
+        printer.say(off)
+        return
     tcfg = cfg.targets.get(name)
     if tcfg is None or containment.sandbox_label(tcfg.kind, tcfg.sandbox) != "no sandbox":
         return
@@ -140,7 +144,7 @@ async def _drive(args: argparse.Namespace, cfg: Config, llm: Any, target: Any,
     history = History(cfg.workspace)
     loop = VerifyLoop(config=cfg, llm=llm, target=target, history=history,
                       auto_accept=True if args.yes else None,
-                      auto_install=True if args.yes else None, workspace=cfg.workspace,
+                      workspace=cfg.workspace,
                       **loop_args)
     install_stop_signals(loop.stop, printer.stdin)
     try:
@@ -244,6 +248,11 @@ async def _extract_run(args: argparse.Namespace, path: Path, answer: str, n: int
                             stdin=stdin)
         target = make_target(cfg, args.target or cfg.run.default_target, ws, prompter=stdin,
                              trust_new_host=args.trust_new_host)
+        try:
+            _say_sandbox(cfg, target.name, printer)
+        except BaseException:
+            await close_all(llm, target)
+            raise
         what = f"answer {n} of {path.name}" if n else path.name
         return await _drive(args, cfg, llm, target, printer, f"Run the code of {what}",
                             max_retries=0)

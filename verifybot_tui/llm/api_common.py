@@ -170,6 +170,10 @@ class ApiLLM(ReportsState):
         # the stream (make_llm sets it from the config).
         self.max_answer_bytes = 5 * 1024 * 1024
         self._client: Any = None
+        # Where the key may go: base_url as the config said it when the backend was made
+        # (the user's own config, or a file the user approved by its hash); every request
+        # is checked against it as it is made (a redirect, a later change: not sent).
+        self.key_url = base_url(cfg)
 
     @property
     def url(self) -> str:
@@ -440,7 +444,8 @@ class ApiLLM(ReportsState):
         """The library's client: no retries of its own (we retry a 429 once, after its
         Retry-After), and none of its headers about this machine."""
         lib = importlib.import_module(self.library)
-        http = lib.DefaultAsyncHttpxClient(transport=BoundedTransport(self.max_answer_bytes))
+        http = lib.DefaultAsyncHttpxClient(
+            transport=BoundedTransport(self.max_answer_bytes, self.key_url))
         return getattr(lib, self.client_class)(
             api_key=key or "none", base_url=self.url, timeout=self.cfg.timeout, max_retries=0,
             http_client=http,

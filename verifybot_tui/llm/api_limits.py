@@ -17,6 +17,8 @@ from typing import Any
 
 import httpx2
 
+from verifybot_tui.core.settings.config_review import site_origin
+
 
 class OddBody(Exception):
     """The server's answer is not the stream we asked for; the text says what it was."""
@@ -67,14 +69,28 @@ class _Bounded(httpx2.AsyncByteStream):
         await self.inner.aclose()
 
 
-class BoundedTransport(httpx2.AsyncBaseTransport):
-    """The libraries' HTTP transport, with every streamed body bounded (see the module)."""
+class ElsewhereRefused(OddBody):
+    """A request (a redirect, a changed base_url) for another server than the one the key
+    was given for: not sent."""
 
-    def __init__(self, limit: int) -> None:
+
+class BoundedTransport(httpx2.AsyncBaseTransport):
+    """The libraries' HTTP transport, with every streamed body bounded (see the module),
+    and every request checked, as it is made, to go to ``base_url``'s server: the one
+    whose key the user's own config (or an approved file) named for it."""
+
+    def __init__(self, limit: int, base_url: str = "") -> None:
         self.inner = httpx2.AsyncHTTPTransport()
         self.limit = limit
+        self.base_url = base_url
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        if self.base_url and site_origin(str(request.url)) != site_origin(self.base_url):
+            raise ElsewhereRefused(
+                f"a request to {request.url.scheme}://{request.url.netloc.decode()} was not "
+                f"sent: the API key goes only to the server of base_url ({self.base_url}), "
+                "as your own config (or a file you approved) says; a redirect or another "
+                "server is refused")
         response = await self.inner.handle_async_request(request)
         if request.method != "POST" or not 200 <= response.status_code < 300:
             return response  # errors are small JSON bodies the libraries read whole

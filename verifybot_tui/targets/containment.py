@@ -16,10 +16,8 @@ everything a program starts unless a process both leaves the session
   the run, /proc/*/environ of our user is searched for the token, so what
   escaped is found, named and killed even where no cgroup can be made (a
   process that wipes its environment or execs with ``env -i`` is not found);
-- the process group, leader start time and cgroup of each run are recorded, so
-  the next start can kill what a SIGKILLed VerifyBot left behind, after
-  checking the group is still the one recorded (an unrelated process that
-  reuses the number is never hit).
+- the cgroup and marker of each run are recorded (``targets.live_runs``), so
+  the next start can kill what a SIGKILLed VerifyBot left behind.
 
 Where bubblewrap works (any user, as long as the kernel lets unprivileged
 users make namespaces, or as root), a run goes into a sandbox with its own PID
@@ -49,7 +47,6 @@ import asyncio
 import contextlib
 import ctypes
 import itertools
-import json
 import os
 import secrets
 import shlex
@@ -61,8 +58,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from verifybot_tui.core.store.workspace import private_dir, write_private
-from verifybot_tui.targets import sandbox
+from verifybot_tui.targets import limits, sandbox
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -81,27 +77,30 @@ def _prctl_pdeathsig(parent: int) -> None:
         os._exit(137)
 
 
-def preexec(cgroup: Path | None) -> object:
-    """The function the child runs before exec (None where nothing applies)."""
+def preexec(cgroup: Path | None, guard: limits.Guard | None = None) -> object:
+    """The function the child runs before exec (None where nothing applies): the
+    parent-death signal, the run's cgroups, and (``guard``) its limits' rlimits."""
     if not sys.platform.startswith("linux"):
         return None
     global _libc
     if _libc is None:  # loaded in the parent: nothing is loaded after the fork
         _libc = ctypes.CDLL(None, use_errno=True)
-    procs = str(cgroup / "cgroup.procs") if cgroup else None
+    procs = [str(cgroup / "cgroup.procs")] if cgroup else []
+    rlimits = guard.limits.rlimits() if guard is not None else []
     parent = os.getpid()
 
     def run() -> None:
         _prctl_pdeathsig(parent)
-        if procs:
+        for path in procs:
             try:
-                fd = os.open(procs, os.O_WRONLY)
+                fd = os.open(path, os.O_WRONLY)
                 try:
                     os.write(fd, b"0")
                 finally:
                     os.close(fd)
             except OSError:
                 pass  # the run goes on uncontained; the leftover check says so
+        limits.set_rlimits(rlimits)
     return run
 
 
@@ -172,12 +171,17 @@ def cgroup_pids(cgroup: Path) -> list[int]:
 
 
 def kill_cgroup(cgroup: Path) -> list[int]:
-    """KILL everything in the cgroup; return the pids that were there."""
+    """KILL everything in the cgroup; return the pids that were there. ``cgroup.kill``
+    is opened without following a link (a planted one would take the "1" elsewhere)."""
     pids = cgroup_pids(cgroup)
     if not pids:
         return []
     try:
-        (cgroup / "cgroup.kill").write_text("1")
+        fd = os.open(cgroup / "cgroup.kill", os.O_WRONLY | os.O_NOFOLLOW)
+        try:
+            os.write(fd, b"1")
+        finally:
+            os.close(fd)
     except OSError:
         for pid in pids:
             with contextlib.suppress(OSError):
@@ -437,10 +441,11 @@ def ticks_now() -> int:
 _BWRAP: list[str | None] = []
 
 
-def _base() -> list[str]:
+def _base(sized: limits.Limits | None = None) -> list[str]:
     """Every sandbox's options (targets.sandbox): powers dropped, the system read-only,
-    no home, a minimal /dev, a private /tmp."""
-    return [*sandbox.HARDEN, *sandbox.layout(), *sandbox.env_args()]
+    no home, a minimal /dev, a private /tmp (of the limits' size)."""
+    return [*sandbox.HARDEN, *sandbox.layout(), *(sized or limits.Limits()).tmp_args(),
+            *sandbox.env_args()]
 
 # The sandbox's first process under bubblewrap's own init (pid 1): it runs the
 # program, and once the program has ended it names and KILLs what is still alive
@@ -580,20 +585,24 @@ def why_no_sandbox() -> str:
 
 
 def sandbox_argv(workdir: Path, network: bool, read_only: Iterable[str | Path] = (),
-                 writable: Iterable[str | Path] = ()) -> list[str] | None:
+                 writable: Iterable[str | Path] = (),
+                 limited: limits.Limits | None = None) -> list[str] | None:
     """The bubblewrap prefix for a program run in ``workdir``; None where there is none.
 
     The system read-only, no home, a private /tmp (targets.sandbox); ``workdir``
     and ``writable`` (existing folders) writable, ``read_only`` (existing paths,
     e.g. a venv, an interpreter's prefix, the board cache) shown read-only; /proc
-    is the namespace's own; ``network`` false leaves only a private loopback. The
-    program runs under ``SANDBOX_INIT``: the process started with this prefix wants
-    a pipe as stdin (a socket where a build comes first: ``build_then_run``), whose
-    other end ``escaped_in_sandbox`` reads once it ended."""
+    is the namespace's own; ``network`` false leaves only a private loopback; the
+    process and /tmp limits of ``limited`` (the defaults when None; the rlimits are
+    the child's: ``preexec``). The program runs under ``SANDBOX_INIT``: the process
+    started with this prefix wants a pipe as stdin (a socket where a build comes
+    first: ``build_then_run``), whose other end ``escaped_in_sandbox`` reads once it
+    ended."""
     path = bwrap()
     if path is None:
         return None
-    argv = [path, *_base()]
+    limited = limited or limits.Limits()
+    argv = [path, *_base(limited)]
     for ro in read_only:
         if os.path.exists(ro):
             argv += ["--ro-bind", str(ro), str(ro)]
@@ -602,7 +611,17 @@ def sandbox_argv(workdir: Path, network: bool, read_only: Iterable[str | Path] =
             argv += ["--bind", str(rw), str(rw)]
     if not network:
         argv.append("--unshare-net")
-    return [*argv, "--remount-ro", "/", "--chdir", str(workdir), "--", *INIT_ARGV]
+    init = ["/bin/sh", "-c", limited.init_line() + SANDBOX_INIT, "sandbox-init"]
+    return [*argv, "--remount-ro", "/", "--chdir", str(workdir), "--", *init]
+
+
+def sandboxed_tool(argv: list[str], folder: Path) -> list[str]:
+    """A tool of VerifyBot's run on an answer's file (addr2line or objcopy on its ELF),
+    in the sandbox a build runs in: ``folder`` (the file's) the only writable place, no
+    network, the tool's installation shown; as it is where no sandbox can be made."""
+    tool = shutil.which(argv[0]) or argv[0]
+    box = sandbox_argv(folder, False, sandbox.tool_roots([tool]))
+    return [*box, *argv] if box else argv
 
 
 async def sandbox_ended(cgroup: Path | None, token: str, wait: float = 0.5) -> bool:
@@ -677,88 +696,3 @@ def describe(pid: int) -> str:
     except OSError:
         name = "?"
     return f"{pid} ({name})"
-
-
-def kill_leftovers(pgid: int, leader_start: int | None, cgroup: str | None) -> list[int]:
-    """Kill a dead session's program left running; return the pids killed.
-
-    The group is ours when its leader is alive with the recorded start time, or
-    when the leader is gone and members remain (the kernel does not hand out a
-    number still used as a group id, so those members are the recorded group's).
-    """
-    killed: list[int] = []
-    if cgroup:
-        path = Path(cgroup)
-        if path.is_dir() and path.name.startswith("verifybot-"):
-            killed += kill_cgroup(path)
-            remove_cgroup(path)
-    if pgid <= 1:
-        return killed
-    now = start_time(pgid)
-    if now is not None and now != leader_start:
-        return killed  # the number belongs to an unrelated process now
-    members = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                if os.getpgid(int(entry.name)) == pgid:
-                    members.append(int(entry.name))
-            except OSError:
-                continue
-    if members:
-        with contextlib.suppress(OSError):
-            os.killpg(pgid, signal.SIGKILL)
-        killed += members
-    return killed
-
-
-# -- live runs, recorded so the next start can clean up after a SIGKILL ------------------
-
-LIVE_DIR = Path("runs") / ".live"
-
-
-def record_live(workspace: Path, pgid: int, cgroup: Path | None,
-                token: str = "") -> Path | None:
-    """A note that this process runs group ``pgid``; removed when the run ends."""
-    folder = workspace / LIVE_DIR
-    try:
-        private_dir(folder)
-        path = folder / f"{os.getpid()}-{pgid}.json"
-        write_private(path, json.dumps({
-            "owner": os.getpid(), "owner_start": start_time(os.getpid()),
-            "pgid": pgid, "leader_start": start_time(pgid),
-            "cgroup": str(cgroup) if cgroup else None, "token": token}))
-        return path
-    except OSError:
-        return None
-
-
-def clear_live(path: Path | None) -> None:
-    if path is not None:
-        with contextlib.suppress(OSError):
-            path.unlink()
-
-
-def sweep_live(workspace: Path) -> list[str]:
-    """Kill what runs of dead VerifyBot processes left behind; describe what was killed."""
-    folder = workspace / LIVE_DIR
-    if not folder.is_dir():
-        return []
-    killed: list[str] = []
-    for path in folder.glob("*.json"):
-        try:
-            note = json.loads(path.read_text())
-            owner = int(note["owner"])
-        except (OSError, ValueError, KeyError, TypeError):
-            clear_live(path)
-            continue
-        if start_time(owner) is not None and start_time(owner) == note.get("owner_start"):
-            continue  # its VerifyBot still runs
-        pids = kill_leftovers(int(note.get("pgid") or 0), note.get("leader_start"),
-                              note.get("cgroup"))
-        killed += [str(p) for p in pids]
-        # What escaped the group (a setsid double fork) still carries the run's marker.
-        killed += [n.split(" ", 1)[0] for n in kill_marked(str(note.get("token") or ""))[0]
-                   if n.split(" ", 1)[0] not in killed]
-        clear_live(path)
-    return killed

@@ -25,6 +25,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import termios
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -42,7 +43,7 @@ from verifybot_tui.core.base.ports import (
 from verifybot_tui.core.settings.config import Config, TargetConfig
 from verifybot_tui.core.settings.secrets import program_env
 from verifybot_tui.core.store.workspace import PRIVATE_DIR, private_dir, write_private
-from verifybot_tui.targets import containment, venv
+from verifybot_tui.targets import containment, limits, live_runs, venv
 from verifybot_tui.targets import sandbox as sandbox_env
 from verifybot_tui.targets.capture import OutputCapture
 from verifybot_tui.targets.probe_local import probe_local
@@ -254,7 +255,7 @@ class _Reader(asyncio.SubprocessProtocol):
 
 async def _start(loop: asyncio.AbstractEventLoop, reader: Callable[[], _Reader],
                  argv: list[str], cwd: Path, env: dict[str, str], cgroup: Path | None,
-                 stdin: int = subprocess.DEVNULL
+                 stdin: int = subprocess.DEVNULL, guard: limits.Guard | None = None
                  ) -> tuple[asyncio.SubprocessTransport, _Reader, bool]:
     """Start the program in its own session; True if a stop came meanwhile.
 
@@ -274,7 +275,7 @@ async def _start(loop: asyncio.AbstractEventLoop, reader: Callable[[], _Reader],
     spawn = asyncio.ensure_future(loop.subprocess_exec(
         reader, *argv, cwd=cwd, env=env, stdin=stdin,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-        preexec_fn=containment.preexec(cgroup)))
+        preexec_fn=containment.preexec(cgroup, guard)))
     cancelled = False
     try:
         while not spawn.done():
@@ -302,6 +303,7 @@ class _Outcome:
     stderr_bytes: int
     interrupted: bool = False  # stopped from outside (close()) rather than by the timeout
     escaped: list[str] = field(default_factory=list)  # found in the cgroup after the stop
+    limit: str = ""  # the limit the run hit, in words ("" none)
 
 
 @dataclass
@@ -325,7 +327,8 @@ def _result(run: _Outcome, command: str, workdir: Path, *, compile_failed: bool 
         duration=run.duration, timed_out=run.timed_out, compile_failed=compile_failed,
         files_changed=files_changed or [], command=command, workdir=str(workdir),
         stdout_bytes=run.stdout_bytes, stderr_bytes=run.stderr_bytes, escaped=run.escaped,
-        target_error="stopped: the target was closed" if run.interrupted else None)
+        target_error="stopped: the target was closed" if run.interrupted else None,
+        diagnosis=run.limit)
 
 
 def _wrapped(argv: list[str], sandbox: list[str] | None, build: _Build | None
@@ -363,7 +366,7 @@ class LocalTarget(ReportsState):
 
     async def connect(self) -> None:
         # What a SIGKILLed VerifyBot's local runs left behind dies before anything new runs.
-        containment.sweep_live(self.workspace)
+        live_runs.sweep_live(self.workspace)
         self.state = "connected"
 
     async def close(self) -> None:
@@ -401,17 +404,20 @@ class LocalTarget(ReportsState):
                     timeout: float | None, env: dict[str, str],
                     sandbox: list[str] | None = None, build: _Build | None = None
                     ) -> _Outcome:
-        """Run one process (in ``sandbox``, a bubblewrap prefix, when given) and stop
-        whatever it started once it ends or times out; with ``build`` (sandbox only),
-        the build first, in the same sandbox, then the process on its own timeout."""
+        """Run one process (in ``sandbox``, a bubblewrap prefix, when given, within the
+        target's limits) and stop whatever it started once it ends or times out; with
+        ``build`` (sandbox only), the build first, in the same sandbox, then the process
+        on its own timeout."""
         loop = asyncio.get_running_loop()
         started, since = time.monotonic(), containment.ticks_now()
         argv, report, stdin = _wrapped(argv, sandbox, build)
         cgroup = containment.new_cgroup()
+        guard = limits.Guard(limits.Limits.of(self.config), cgroup) if sandbox else None
+        cgroup = guard.cgroup if guard is not None else cgroup  # root: one with pids.max
         env = {**env, containment.MARKER: containment.new_token()}  # see _leftover_check
         try:
             transport, protocol, cancelled = await _start(
-                loop, lambda: _Reader(loop, on_output), argv, cwd, env, cgroup, stdin)
+                loop, lambda: _Reader(loop, on_output), argv, cwd, env, cgroup, stdin, guard)
         except BaseException:
             _close(report)
             if cgroup:
@@ -423,8 +429,10 @@ class LocalTarget(ReportsState):
         self._running.add(root)
         _LIVE_ROOTS.add(root)
         _LIVE_TOKENS.add(token)
-        live = containment.record_live(self.workspace, root, cgroup, token)
+        live = live_runs.record_live(self.workspace, root, cgroup, token)
         reaper = None if sandbox else asyncio.ensure_future(_reap_adopted())
+        if guard is not None:
+            guard.watch(cwd, lambda: asyncio.ensure_future(stop_tree(root)))
         try:
             settle = (lambda: containment.sandbox_ended(cgroup, token)) if sandbox else None
             if sandbox and build is not None and not cancelled:
@@ -434,6 +442,8 @@ class LocalTarget(ReportsState):
         finally:
             if reaper is not None:
                 reaper.cancel()
+            if guard is not None:
+                guard.stop_watch()
             _LIVE_TOKENS.discard(token)
             escaped = [] if report < 0 else containment.escaped_in_sandbox(report)
             _close(report)
@@ -443,30 +453,39 @@ class LocalTarget(ReportsState):
             transport.close()
             self._running.discard(root)
             _LIVE_ROOTS.discard(root)
-            containment.clear_live(live)
+            live_runs.clear_live(live)
+        return self._outcome(root, transport, protocol, started, timed_out, escaped, guard)
+
+    def _outcome(self, root: int, transport: asyncio.SubprocessTransport, protocol: _Reader,
+                 started: float, timed_out: bool, escaped: list[str],
+                 guard: limits.Guard | None) -> _Outcome:
+        """What one ended process came to, with the limit it hit (if any)."""
         interrupted = root in self._closing
         self._closing.discard(root)
         if protocol.errors:
             raise protocol.errors[0]
         code = transport.get_returncode()
+        stderr = protocol.captures["stderr"].text
+        hit = guard.finish(code, stderr, code != 0) if guard is not None else ""
         return _Outcome(
             exit_code=None if timed_out or interrupted else code,
-            stdout=protocol.captures["stdout"].text, stderr=protocol.captures["stderr"].text,
+            stdout=protocol.captures["stdout"].text, stderr=stderr,
             duration=time.monotonic() - started, timed_out=timed_out,
             stdout_bytes=protocol.counts["stdout"], stderr_bytes=protocol.counts["stderr"],
-            interrupted=interrupted, escaped=escaped)
+            interrupted=interrupted, escaped=escaped, limit=hit)
 
     async def command(self, argv: list[str], cwd: Path, on_output: OutputCallback,
                       timeout: float, *, read_only: Sequence[str | Path] = (),
-                      sandboxed: bool = True) -> RunResult:
+                      writable: Sequence[Path] = (), sandboxed: bool = True) -> RunResult:
         """One command here for another target (a firmware's build step, the answer's own
         ``make``): streamed, its whole tree stopped on a timeout or a cancel, as a program
         is, and in the sandbox with ``cwd`` as its only writable folder and ``read_only``
         and the board cache shown. ``sandboxed=False`` is for VerifyBot's own tools that
-        need the host's devices (a flash tool and the serial port)."""
+        need the host's devices (a flash tool and the serial port). ``writable``: folders
+        besides ``cwd`` it may write to (a compiler wrapper's log, kept out of the run)."""
         shown = [*read_only, self.workspace / sandbox_env.BOARD_CACHE,
                  *sandbox_env.tool_roots([shutil.which(argv[0]) or argv[0]])]
-        box = self._sandbox(cwd, shown) if sandboxed else None
+        box = self._sandbox(cwd, shown, writable) if sandboxed else None
         done = await self._exec(argv, cwd, on_output, timeout, self._env(self.python_for()),
                                 box)
         return _result(done, shlex.join(argv), cwd)
@@ -534,7 +553,7 @@ class LocalTarget(ReportsState):
         if not modules:
             return []
         interpreter = self.python_for(python)
-        argv = [interpreter, "-c", venv.FIND_SPECS, *modules]
+        argv = venv.isolated_argv(interpreter, venv.FIND_SPECS, *modules)
         try:
             out = await self._exec(argv, Path("/"), _noop, CHECK_TIMEOUT,
                                    self._env(interpreter))
@@ -564,9 +583,12 @@ class LocalTarget(ReportsState):
                     f"{venv.output_tail(made.stdout + made.stderr, 10)}")
         if not packages:
             return str(python)
+        venv.check_index_names(packages)
         argv = venv.pip_install_argv(str(python), packages)
         on_output("stdout", f"$ {shlex.join(argv)}\n")
-        done = await self._exec(argv, self.workspace, on_output, INSTALL_TIMEOUT, env)
+        # From an empty folder: nothing where pip runs can pass for a package it was named.
+        with tempfile.TemporaryDirectory(prefix="verifybot-pip-") as empty:
+            done = await self._exec(argv, Path(empty), on_output, INSTALL_TIMEOUT, env)
         if done.exit_code != 0:
             why = "timed out" if done.timed_out else f"failed (exit {done.exit_code})"
             raise venv.InstallError(
@@ -574,15 +596,16 @@ class LocalTarget(ReportsState):
                 f"{venv.output_tail(done.stdout + chr(10) + done.stderr)}")
         return str(python)
 
-    def _sandbox(self, workdir: Path, read_only: Sequence[str | Path] = ()
-                 ) -> list[str] | None:
+    def _sandbox(self, workdir: Path, read_only: Sequence[str | Path] = (),
+                 writable: Sequence[Path] = ()) -> list[str] | None:
         """The bubblewrap prefix for a run in ``workdir`` (None: sandbox off, or none
         here), showing ``read_only`` and the workspace venv; ``sandbox = "require"``
         without a sandbox refuses (TargetError) rather than run unsandboxed."""
         if self.config.sandbox == "off":
             return None
         shown = [*read_only, venv.venv_dir(self.workspace)]
-        box = containment.sandbox_argv(workdir, self.config.network, shown)
+        box = containment.sandbox_argv(workdir, self.config.network, shown, writable,
+                                       limited=limits.Limits.of(self.config))
         if box is None and self.config.sandbox == "require":
             raise TargetError(no_sandbox_message(self.name))
         return box

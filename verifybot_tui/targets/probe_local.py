@@ -216,7 +216,8 @@ async def _python_facts(python: str) -> dict | None:
     if isinstance(kept, dict):
         return kept
     before = probe_cache.stamp(exe)
-    code, out = await capture([python, "-c", PYTHON_FACTS_SCRIPT], cwd=Path("/"))
+    # Outside the sandbox: -I -S, so no .pth file of a workspace venv runs here.
+    code, out = await capture(venv.isolated_argv(python, PYTHON_FACTS_SCRIPT), cwd=Path("/"))
     if code != 0:
         return None
     try:

@@ -131,9 +131,8 @@ def layout() -> list[str]:
     """The mounts every sandbox starts from (worked out once per process)."""
     if not _LAYOUT:
         masks = _private_etc() if os.geteuid() == 0 else []  # others cannot read them
-        _LAYOUT.append([*_system(), *_resolver(), *masks, "--dev", "/dev", "--proc", "/proc",
-                        "--tmpfs", "/tmp"])
-    return _LAYOUT[0]
+        _LAYOUT.append([*_system(), *_resolver(), *masks, "--dev", "/dev", "--proc", "/proc"])
+    return _LAYOUT[0]  # then the private /tmp, sized: targets.limits
 
 
 def _home_like(path: Path) -> bool:
@@ -162,3 +161,4 @@ def tool_roots(tools: Iterable[str]) -> list[str]:
             if str(root) not in roots:
                 roots.append(str(root))
     return roots
+

@@ -118,7 +118,10 @@ class _Session(asyncssh.SSHClientSession[bytes]):
     two lines carrying the report token (see ssh_scripts), which the program
     never sees (its own marker is another); it is split off here
     and never shown as output. Only bytes that could be the start of that line
-    are held back, and only until the next chunk says whether they are.
+    are held back, and only until the next chunk says whether they are. A report
+    counts only once the program's exit status (or signal) has come: the watcher
+    reports after the program's end, so report lines before it are the program's
+    output. A second report is a warning (``second_report``), not a report.
     """
 
     def __init__(self, out: _Outcome, on_output: OutputCallback, problems: list[str],
@@ -135,6 +138,8 @@ class _Session(asyncssh.SSHClientSession[bytes]):
         self.report: bytearray | None = None
         self.reported = asyncio.Event()  # the whole report came
         self.ended = asyncio.Event()  # the program's exit status came, or the channel closed
+        self.exited = False  # the program's exit status (or signal) came
+        self.second_report = False  # report lines came again after the report
 
     def data_received(self, data: bytes, datatype: asyncssh.DataType) -> None:
         if datatype == asyncssh.EXTENDED_DATA_STDERR:
@@ -146,7 +151,7 @@ class _Session(asyncssh.SSHClientSession[bytes]):
             self._program_stdout(self._held + data)
 
     def _program_stdout(self, data: bytes) -> None:
-        at = data.find(self._start)
+        at = data.find(self._start) if self.exited else -1
         if at >= 0:
             self._held = b""
             self._stdout(data[:at])
@@ -167,20 +172,29 @@ class _Session(asyncssh.SSHClientSession[bytes]):
     def _add_report(self, data: bytes) -> None:
         assert self.report is not None
         if self.reported.is_set():
-            return  # written after the check by what it could not kill: not the program's
+            # Written after the check by what it could not kill: not the program's. A
+            # second report means someone else holds the token: said, never taken.
+            self.second_report = self.second_report or self._start in data
+            return
         self.report += data
         if self._end in self.report:
             del self.report[self.report.index(self._end):]
             self.reported.set()
             self.ended.set()
 
+    def warn(self, text: str) -> None:
+        """A warning about the run, in its output (not the program's words)."""
+        self._deliver("stderr", f"[verifybot] warning: {text}\n")
+
     def report_text(self) -> str:
         return bytes(self.report or b"").decode("utf-8", "replace")
 
     def exit_status_received(self, status: int) -> None:
+        self.exited = True
         self.ended.set()
 
     def exit_signal_received(self, signal: str, core_dumped: bool, msg: str, lang: str) -> None:
+        self.exited = True
         self.ended.set()
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -544,7 +558,10 @@ class SSHTarget(ReportsState):
             reported.cancel()
             self._stops.discard(stop)
             if session.reported.is_set() and not done.done():
-                proc.close()  # what still holds the program's stdout is not the program
+                # A moment for a second report to show (said as a warning), then close:
+                # what still holds the program's stdout is not the program.
+                await asyncio.wait({done}, timeout=0.3)
+                proc.close()
                 await asyncio.wait({done}, timeout=2.0)
             session.flush()
 
@@ -577,6 +594,9 @@ class SSHTarget(ReportsState):
         if report is None:  # no watcher's report (it could not start): check from outside
             report = await self._after(conn, run_dir, snapshot, before is None)
         self._read_report(report, out, snapshot, before)
+        if session.second_report:
+            session.warn("a second after-run report came: something on the Pi holds the "
+                         "report token, so what the run left may not all be named")
 
     @staticmethod
     def _read_report(report: str, out: _Outcome, snapshot: bool,

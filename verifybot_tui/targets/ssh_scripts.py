@@ -6,8 +6,9 @@ everything a run needs goes in the one command of one channel:
 - the program's files arrive on the channel's stdin as a tar archive of known
   length (``head -c N | tar x``), no SFTP session and no folder walk;
 - a *watcher* is started before the program, in a session of its own (the
-  program's group kill must not reach it) and without the run's marker (the
-  leftover scan must not find it). It blocks reading the channel's stdin: sshd
+  program's group kill must not reach it), no descendant of the program (its
+  parent has exited before the program starts: ``START_APART``) and without the
+  run's marker (the leftover scan must not find it). It blocks reading the channel's stdin: sshd
   closes that pipe the moment the program it started exits, so the watcher
   wakes at the program's own end, however many children still hold its stdout;
 - the program is then ``exec``'d by the channel's shell, so it stays the
@@ -20,11 +21,12 @@ everything a run needs goes in the one command of one channel:
   it is not the run's marker (``VERIFYBOT_RUN``, which the program sees), and it
   is in no command line, environment or file. It comes as the first line of the
   channel's stdin, read by the launching shell's builtin ``read`` before the
-  program starts; the watcher (a forked subshell, or a shell given it on a
-  here-document) keeps it in memory, and prints it with the builtin ``printf``.
-  The program's stdin is /dev/null and the channel's stdin is closed for it, so
-  a program that prints report lines with its own marker is only output, and
-  what it left is still named.
+  program starts; the watcher (a shell given it on a here-document) keeps it in
+  memory, and prints it with the builtin ``printf``. The program's stdin is
+  /dev/null and the channel's stdin is closed for it, so a program that prints
+  report lines with its own marker is only output, and what it left is still
+  named. VerifyBot takes a report only once the program's exit status has come
+  (the watcher reports after it), and a second report is a warning.
 
 The report's lines are the ones the separate after-run check printed before:
 ``vb-escaped PID NAME``, ``vb-unkillable PID NAME``, then the snapshots.
@@ -171,14 +173,17 @@ def watcher_sh(check: str, folder: str) -> str:
             f"cd {shlex.quote(folder)} || exit 0; {check}; {_PRINT_END}")
 
 
-# Start the watcher ($vbw) in a process group of its own, reading the channel's stdin
-# (fd 3). bash does it without a new process (job control gives a background job its
-# own group); another shell pays for setsid and a second shell.
-# The report token goes to it in memory (a bash subshell inherits $vbr) or on a
-# here-document (fd 4), never in its arguments or environment.
-START_APART = (LAST_PID + 'if [ -n "$BASH_VERSION" ]; then set -m; (eval "$vbw") <&3 3<&- '
-               '2>/dev/null & set +m; else vbl0=$vbl0 setsid sh -c "$vbw" <&3 3<&- 2>/dev/null '
-               '4<<VBR &\n$vbr\nVBR\nfi; ')
+# Start the watcher ($vbw) apart from the program: ``setsid -f`` forks it into a session
+# of its own and returns at once, so the watcher's parent is gone before the program is
+# exec'd: the watcher is no child of the program (which could otherwise read the report
+# token out of its child's memory: a parent may ptrace its children wherever the Yama
+# LSM allows any ptrace at all), and the program's group kill does not reach it. The
+# report token goes to it on a here-document (fd 4), never in its arguments or
+# environment; the launching shell, which read it, is replaced by the program. Where
+# ``setsid -f`` is missing (util-linux before 2.31) no watcher starts, and the check
+# runs over a channel of its own once the program ended (``SSHTarget._after``).
+START_APART = (LAST_PID + 'vbl0=$vbl0 setsid -f sh -c "$vbw" <&3 3<&- 2>/dev/null '
+               '4<<VBR\n$vbr\nVBR\n')
 
 
 INLINE_MAX = 24 * 1024  # a tar up to this size rides in the command (escaped: <= 120 KB)

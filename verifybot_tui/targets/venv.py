@@ -77,7 +77,7 @@ def python_for_runs(workspace: Path, override: str | None = None) -> str:
 
 
 def create_venv_argv(python: str, folder: str) -> list[str]:
-    return [python, "-m", "venv", "--system-site-packages", folder]
+    return [python, "-I", "-m", "venv", "--system-site-packages", folder]  # -I: not a venv.py here
 
 
 def pip_install_argv(python: str, packages: list[str]) -> list[str]:
@@ -85,8 +85,52 @@ def pip_install_argv(python: str, packages: list[str]) -> list[str]:
     bad = [p for p in packages if p.startswith("-") or not p.strip()]
     if bad:
         raise InstallError(f"Refusing to pass {bad!r} to pip: package names cannot start with '-'.")
-    return [python, "-m", "pip", "install", "--disable-pip-version-check",
+    # -I: pip reads no PYTHONPATH, no user site, not the folder it runs in.
+    return [python, "-I", "-m", "pip", "install", "--disable-pip-version-check",
             "--no-input", *packages]
+
+
+def check_index_names(packages: list[str]) -> None:
+    """Only project names of the package index go to pip: a name that looks like a file,
+    an archive, a URL or a path is refused (InstallError naming it and what it looks like)."""
+    from verifybot_tui.core.answers.deps import not_an_index_name
+
+    bad = [f"{p!r} ({why})" for p in packages if (why := not_an_index_name(p))]
+    if bad:
+        raise InstallError(f"not installed: {', '.join(bad)}: only package names from the "
+                           "index are installed, never a file, an archive, a URL or a path")
+
+
+# The interpreter started outside the sandbox runs with -I -S: no PYTHON* variables, no
+# user site, not the current folder, and no `site` at start, so no `.pth` file of the
+# venv (which an installed package can bring) runs. This puts the site folders of the
+# venv (and of the system, where the venv includes them) on sys.path without one.
+SITE_WITHOUT_PTH = """import os, site, sys
+def _site_dirs():
+    prefix = sys.prefix
+    cfg = os.path.join(prefix, "pyvenv.cfg")
+    if not os.path.exists(cfg):
+        up = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
+        cfg = os.path.join(up, "pyvenv.cfg")
+        prefix = up if os.path.exists(cfg) else prefix
+    prefixes = [prefix]
+    try:
+        with open(cfg, encoding="utf-8") as f:
+            text = f.read().replace(" ", "").lower()
+        if "include-system-site-packages=true" in text:
+            prefixes.append(sys.base_prefix)
+    except OSError:
+        pass
+    for path in site.getsitepackages(list(dict.fromkeys(prefixes))):
+        if os.path.isdir(path) and path not in sys.path:
+            sys.path.append(path)
+_site_dirs()
+"""
+
+
+def isolated_argv(python: str, script: str, *args: str) -> list[str]:
+    """``python`` running ``script`` outside the sandbox without running a ``.pth``."""
+    return [python, "-I", "-S", "-c", SITE_WITHOUT_PTH + script, *args]
 
 
 def output_tail(text: str, lines: int = 25) -> str:
@@ -96,7 +140,7 @@ def output_tail(text: str, lines: int = 25) -> str:
 # Prints the modules it cannot find; run by the checked interpreter itself (locally
 # or on the Pi): its sys.path, its venv, its PYTHONPATH.
 # The folder ``-c`` puts first is dropped so a directory there is not taken for
-# a namespace package.
+# a namespace package. Run through ``isolated_argv``.
 FIND_SPECS = """\
 import importlib.util, sys
 if sys.path and sys.path[0] == "":

@@ -142,7 +142,7 @@ async def apply_recipe(main: Any, recipe: Any) -> None:
         if recipe.target:
             check_target_name(session.config, recipe.target)
         # A compiler or flags that run programs: asked about before anything is applied.
-        await session.approve_files([recipe.to_trust])
+        await session.approve_files([recipe.to_trust_in(session.config)])
         if spec and spec != session.llm_spec:
             await main.switch_llm_to(spec)
         if recipe.target and recipe.target != session.target_name:

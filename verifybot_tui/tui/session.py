@@ -28,7 +28,7 @@ from verifybot_tui.core.settings.config import (
 )
 from verifybot_tui.core.store.history import History
 from verifybot_tui.llm.verification_setup import build_verification
-from verifybot_tui.targets import containment
+from verifybot_tui.targets import live_runs
 
 if TYPE_CHECKING:
     from verifybot_tui.core.loop.verify_loop import VerifyLoop
@@ -55,7 +55,7 @@ class AppSession:
         self.auto_accept = config.run.auto_accept
         self.history = History(self.workspace)
         sweep(self.history, self.workspace)  # dead sessions INTERRUPTED before any listing
-        containment.sweep_live(self.workspace)  # and what their local runs left, killed
+        live_runs.sweep_live(self.workspace)  # and what their local runs left, killed
         # Criteria and the judge: the criteria editor and an opened recipe change it.
         self.verification = build_verification(config, llm_spec=llm_spec,
                                                workspace=self.workspace)

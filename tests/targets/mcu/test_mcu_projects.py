@@ -313,6 +313,8 @@ async def test_a_cmsis_style_device_header_comes_with_a_board_file(make, tmp_pat
     board = tmp_path / "my_f405.toml"
     board.write_text('extends = "netduinoplus2"\nhal = "our device header (vb_device.h)"\n'
                      f'hal_flags = ["-I{tmp_path / "device"}"]\n')
+    for f in board_files_to_trust(str(board)):  # the folder it shows: the user approved it
+        trust.approve(f)
     r = await make(str(board)).run(request("cmsis_1", {"main.c": CMSIS_MAIN}), Recorder())
     assert r.stdout == "through the device header\nSystemInit ran: 1\nPASSED\n", r.stderr
     assert judge(r, []).ok

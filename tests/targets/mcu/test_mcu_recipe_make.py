@@ -4,6 +4,7 @@ it could not tell (issue 28): real make, real cross-builds, real QEMU."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 from mcu_fixtures import Recorder, mcu_config, qemu_pids, request
@@ -11,6 +12,7 @@ from project import need
 
 from verifybot_tui.core.verify import criteria as crit
 from verifybot_tui.targets import make_target
+from verifybot_tui.targets.mcu import own_make
 
 MAIN = """\
 #include <stdio.h>
@@ -86,3 +88,39 @@ async def test_a_makefile_that_names_its_own_compiler_cannot_pass_compiles_clean
     assert r.exit_code == 0
     assert not clean.met
     assert "the Makefile runs the compiler itself, not $(CC): arm-none-eabi-gcc" in clean.evidence
+
+
+async def test_a_makefile_that_falls_back_to_the_bare_compiler_cannot_pass_compiles_clean(lm3s):
+    """$(CC) first, its errors hidden, then the bare compiler: the failed wrapped call
+    made nothing and logged nothing, so the object the bare one made is a stray."""
+    fallback = ("$(CC) $(CFLAGS) -c -o $@ $< 2>/dev/null || "
+                "arm-none-eabi-gcc $(CFLAGS) -c -o $@ $<")
+    files = project(MAIN)
+    files["Makefile"] = files["Makefile"].replace("$(CC) $(CFLAGS) -c -o $@ $<", fallback)
+    req = dataclasses.replace(request("fallback_1", files), compiler="arm-none-eabi-gcc",
+                              flags=["-Wall", "-Werror"])
+    r = await lm3s.run(req, Recorder())
+    clean = crit.evaluate([crit.parse("compiles-clean")], r)[0]
+    assert r.exit_code == 0 and r.stdout == "PASSED\n", r.stderr
+    assert not clean.met
+    assert "build/main.o was not compiled through $(CC) or $(CXX)" in clean.evidence
+
+
+async def test_a_firmware_changed_after_the_wrapped_link_cannot_pass_compiles_clean(lm3s):
+    files = project(CLEAN_MAIN)
+    files["Makefile"] = files["Makefile"].replace(
+        "-o $@ $^ $(PKG)", "-o fw.linked $^ $(PKG)\n\tcp fw.linked $@\n\tprintf x >> $@")
+    r, clean = await _recipe_run(lm3s, "relinked_1", files)
+    assert r.exit_code == 0 and r.stdout == "PASSED\n", r.stderr
+    assert not clean.met
+    assert "the firmware fw was not made by a successful call of $(CC)" in clean.evidence
+
+
+async def test_the_wrappers_and_their_log_live_outside_the_run_folder(lm3s):
+    r, clean = await _recipe_run(lm3s, "outside_1", project(CLEAN_MAIN))
+    assert clean.met, clean.evidence
+    run = Path(r.workdir)
+    log = own_make.wrap_folder(run) / own_make.LOG
+    assert not any(p.name in ("cc.log", "vb-cc") for p in run.rglob("*"))
+    lines = log.read_text().splitlines()
+    assert len(lines) == 2 and all(len(line.split("\t")[1]) == 64 for line in lines)

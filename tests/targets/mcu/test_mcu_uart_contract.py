@@ -54,6 +54,21 @@ int main(void)
 }
 """
 
+# One line of 5,000 characters whose FAILED comes after the 1,000th, then an end line.
+LONG_LINE_THEN_PASSED = """\
+#include <stdio.h>
+
+int main(void)
+{
+    for (int i = 0; i < 5000; i++)
+        putchar('.');
+    printf(" check 9 FAILED\\n");
+    printf("SELFTEST PASSED\\n");
+    for (;;) {
+    }
+}
+"""
+
 # Per-test lines, then a write to an address with nothing there: the fault is the verdict.
 PER_TEST_THEN_FAULT = """\
 #include <stdio.h>
@@ -106,6 +121,29 @@ def test_the_reader_keeps_the_first_failed_line_wherever_it_stands():
     assert seen.text("stdout") == "PASSED a (1)\nFAILED: b\nAll 2 tests PASSED\n"
 
 
+def test_a_failed_past_the_thousandth_character_is_seen_in_any_chunking():
+    """The scan of a long line is bounded, yet sees the word wherever it stands: across
+    a chunk boundary, and not inside a longer word (FAILEDX) split over two chunks."""
+    line = "x" * 4000 + " case 7 FAILED " + "y" * 3000
+    for size in (1, 7, 64, 1000, 4096, len(line)):
+        uart = UartReader(Recorder())
+        for i in range(0, len(line), size):
+            uart.feed(line[i:i + size])
+        assert uart.failed, size
+        assert "case 7 FAILED" in uart.failed_line and len(uart.failed_line) < 300
+        uart.feed("\nSELFTEST PASSED\n")
+        assert uart.end == "PASSED" and uart.failed
+    uart = UartReader(Recorder())
+    for part in ("z" * 2000, " NOTFAILED FAILE", "DX done", "\nPASSED\n"):
+        uart.feed(part)
+    assert not uart.failed and uart.end == "PASSED"
+    uart = UartReader(Recorder())
+    uart.feed("z" * 1500 + " FAILED")
+    assert not uart.failed  # the line may go on: "FAILEDX"
+    uart.feed("\n")
+    assert uart.failed and len(uart._line) == 0
+
+
 @pytest.fixture
 async def stm32(tmp_path):
     need("arm-none-eabi-gcc", "qemu-system-arm")
@@ -152,6 +190,15 @@ async def test_a_fault_right_after_the_end_line_still_counts(stm32):
                         Recorder())
     assert r.stdout == "PASSED\n"
     assert "BusFault" in r.diagnosis and "in main() (main.c:7)" in r.diagnosis
+    assert not judge(r, []).ok
+
+
+async def test_a_failed_at_the_end_of_a_5000_character_line_fails_the_run(stm32):
+    r = await stm32.run(request("longline_1", {"main.c": LONG_LINE_THEN_PASSED}, timeout=30),
+                        Recorder())
+    assert "FAILED" in r.stdout and r.stdout.endswith("SELFTEST PASSED\n"), r.stderr
+    assert r.diagnosis.startswith("the firmware reported FAILED on the UART: ")
+    assert "check 9 FAILED" in r.diagnosis
     assert not judge(r, []).ok
 
 

@@ -71,7 +71,8 @@ def benchmark_tasks(folder: Path) -> list[Recipe]:
 
 async def check_benchmark(cfg: Config, folder: Path, args: argparse.Namespace) -> int:
     tasks = benchmark_tasks(folder)
-    await approve_recipes(cfg, tasks, args.trust, "verifybot compare --check DIR --trust")
+    await approve_recipes(cfg, tasks, args.trust, "verifybot compare --check DIR --trust",
+                          ["replay:solution.md, wrong.md"])  # the benchmark's own answers
     for t in tasks:
         check_names(cfg, t)
     llms = [(which, [f"replay:{(t.path.parent / f'{which}.md').resolve()}" for t in tasks])

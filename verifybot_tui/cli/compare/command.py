@@ -25,7 +25,7 @@ from verifybot_tui.batch.compare import (
     write_report,
 )
 from verifybot_tui.batch.headless import Stops
-from verifybot_tui.cli.common import EXIT_HANGUP, SIGNALS, install_stop_signals
+from verifybot_tui.cli.common import EXIT_HANGUP, INSTALL_HELP, SIGNALS, install_stop_signals
 from verifybot_tui.cli.recipes import approve_recipes
 from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
@@ -70,6 +70,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trust", action="store_true",
                    help="approve what the recipes and their board files set that runs "
                         "commands, without asking (default: ask; --yes never does)")
+    p.add_argument("--install", action="store_true", help=INSTALL_HELP)
 
 
 async def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
@@ -92,7 +93,7 @@ async def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
         raise ConfigError("name the LLMs to compare: --llm A --llm B (an [llm.NAME], "
                           "replay:PATH or replay:DIR/)")
     recipes = find_recipes(args.recipes)
-    await approve_recipes(cfg, recipes, args.trust, "verifybot compare --trust")
+    await approve_recipes(cfg, recipes, args.trust, "verifybot compare --trust", args.llm)
     llms = check_compare(cfg, recipes, args.llm)
     out = out_folder(cfg, args.out)
     stops = Stops()

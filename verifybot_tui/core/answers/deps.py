@@ -244,3 +244,27 @@ def _canonical(package: str) -> str:
 
 def _module_guess(package: str) -> str:
     return package.split("[")[0].strip().lower().replace("-", "_")
+
+
+# A project name on the package index (PEP 508: letters, digits, . _ -), optional extras
+# and one version clause. pip reads anything else as a file, an archive, a URL or a path
+# (a `helper-1.0-py3-none-any.whl` in the working folder is installed from there).
+_INDEX_NAME = re.compile(
+    r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
+    r"(?:\[[A-Za-z0-9][A-Za-z0-9._-]*(?:,[A-Za-z0-9][A-Za-z0-9._-]*)*\])?"
+    r"(?:(?:==|>=|<=|~=|!=|<|>)[A-Za-z0-9][A-Za-z0-9.*+!]*)?$")
+_ARCHIVE = re.compile(r"\.(?:whl|zip|tar|tgz|tbz2?|txz|gz|bz2|xz|egg|egg-info|exe|pyz)$",
+                      re.IGNORECASE)
+
+
+def not_an_index_name(name: str) -> str:
+    """Why pip must not be given ``name`` ("" when it is a plain index project name)."""
+    if "://" in name or name.startswith(("git+", "hg+", "svn+", "bzr+")) or "@" in name:
+        return "a URL"
+    if any(c in name for c in "/\\~") or name.startswith("."):
+        return "a path"
+    if _ARCHIVE.search(name.split("[")[0]):
+        return "a file or an archive"
+    if not _INDEX_NAME.match(name):
+        return "not a package name"
+    return ""

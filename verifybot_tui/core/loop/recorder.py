@@ -450,8 +450,10 @@ def sweep(history: History, workspace: Path) -> list[dict[str, Any]]:
     """What any reader of history does first: dead sessions marked INTERRUPTED.
 
     The processes such sessions left running are the local target's to kill
-    (``targets.containment.sweep_live``): only local runs leave them.
+    (``targets.live_runs.sweep_live``): only local runs leave them.
     """
+    if history.read_only:
+        return []  # another user's workspace: browsed, never changed
     gone = history.mark_interrupted()
     for session in gone:
         _note_interrupted(session)

@@ -25,7 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from verifybot_tui.core.answers.deps import wanted_packages
+from verifybot_tui.core.answers.deps import not_an_index_name, wanted_packages
 from verifybot_tui.core.answers.extract import Extraction, extract
 from verifybot_tui.core.answers.languages import language_named
 from verifybot_tui.core.answers.programs import digest, program_files, save_version
@@ -145,8 +145,9 @@ class VerifyLoop:
         self.max_retries = config.run.max_retries if max_retries is None else max_retries
         self.timeout = config.run.timeout if timeout is None else timeout
         self.auto_accept = config.run.auto_accept if auto_accept is None else auto_accept
-        # Installing packages asks separately unless told (--yes) to accept everything.
-        self.auto_install = self.auto_accept if auto_install is None else auto_install
+        # Installing runs outside the sandbox: a consent of its own (--install, or [run]
+        # install in the user's own config), never implied by accepting versions (--yes).
+        self.auto_install = config.run.install if auto_install is None else auto_install
         self.review_feedback = review_feedback
         # Criteria and sanity checks refine the judge step; an LLM judge reads passes.
         self._inner_judge = judge
@@ -526,6 +527,12 @@ class VerifyLoop:
         if not any(f.language == "python" for f in files):
             return python
         wanted = await in_thread(wanted_packages, files, ex.dependencies)
+        for name in [p for p in wanted if not_an_index_name(p)]:
+            del wanted[name]  # pip would take it for what it looks like: never given to pip
+            self._emit(Notice(f"not installing {name!r}: it looks like "
+                              f"{not_an_index_name(name)}, and only package names from the "
+                              "index are installed", "warning"))
+            self.recorder.dependencies(f"refused: {name} ({not_an_index_name(name)})")
         if not wanted:
             return python
         missing_mods = set(await target.missing_modules(sorted(set(wanted.values())), python))

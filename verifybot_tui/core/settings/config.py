@@ -41,6 +41,10 @@ class RunConfig:
     """Seconds a program may run; an answer's `TIMEOUT: <s>` line can raise it."""
     auto_accept: bool = False
     """Run each version without asking."""
+    install: bool = False
+    """Headless runs (recipe run, compare, run --yes, auto-accept) install the packages an
+    answer needs without asking (outside the sandbox). Only the user's own config (or an
+    approved file) can say so; --install says it for one run."""
     default_target: str = "local"
     default_llm: str = "chatgpt"
     env_deny: list[str] = field(default_factory=lambda: list(DEFAULT_ENV_DENY))
@@ -135,6 +139,18 @@ class TargetConfig:
     "require" refuses to run without one; "off" never sandboxes."""
     network: bool = True
     """local, in the sandbox: false leaves the program no network but its own loopback."""
+    # Limits of every sandboxed run (program and build); 0: none. A run that hits one fails
+    # and says which (targets.sandbox.Limits).
+    max_processes: int = 256
+    """Processes and threads a run may have at once."""
+    max_memory_mb: int = 1024
+    """Megabytes of memory (heap and data) each process of a run may use."""
+    tmp_mb: int = 256
+    """Megabytes the run's private /tmp may hold (it lives in RAM)."""
+    max_file_mb: int = 512
+    """Megabytes one file a run writes may reach."""
+    max_disk_mb: int = 1024
+    """Megabytes the run folder may hold, checked while the program runs."""
     # kind = "mcu": a microcontroller board (targets/mcu).
     board: str = ""
     """A built-in board (netduinoplus2, mps2-an385, lm3s6965evb, arduino-uno) or a board file."""
@@ -172,9 +188,16 @@ class UIConfig:
 NOTIFY_KINDS = ("auto", "osc9", "osc777", "bell", "off")
 
 
+SOURCES = ("", "defaults", "user", "explicit", "approved")
+
+
 @dataclass
 class Config:
     path: Path | None = None
+    source: str = ""
+    """Whose the file is: "user" (the user config dir), "explicit" (--config), "approved"
+    (a file from others the user approved by its hash), "defaults" (no file); "" for a
+    config built by the code itself. Never a TOML key."""
     run: RunConfig = field(default_factory=RunConfig)
     llm: dict[str, LLMConfig] = field(default_factory=dict)
     targets: dict[str, TargetConfig] = field(default_factory=dict)
@@ -401,30 +424,61 @@ def _check_api_llm(name: str, llm: LLMConfig, path: Path | str) -> None:
                               f"({llm.max_tokens})")
 
 
+def user_config_path() -> Path:
+    return user_config_dir() / "config.toml"
+
+
 def find_config_path(explicit: str | None = None) -> Path | None:
-    """--config, else ./config.toml, else the user config dir; None: defaults."""
+    """--config, else the user config dir; None: defaults. A ``./config.toml`` is not
+    looked at here: it is a file from others until approved (core.settings.folder_config)."""
     if explicit:
         p = Path(explicit).expanduser()
         if not p.is_file():
             raise ConfigError(f"{p}: config file not found (given with --config)")
         return p
-    for p in (Path("config.toml"), user_config_dir() / "config.toml"):
-        if p.is_file():
-            return p
-    return None
+    p = user_config_path()
+    return p if p.is_file() else None
 
 
 def load_config(explicit: str | None = None) -> Config:
+    """The user's own config: the file named with --config, else the user config dir's."""
     path = find_config_path(explicit)
     if path is None:
-        return parse_config({}, "<defaults>")
+        cfg = parse_config({}, "<defaults>")
+        cfg.source = "defaults"
+        return cfg
     try:
         data = read_toml(path)
     except TomlFileError as e:
         raise ConfigError(f"{path}: {e}") from None
     cfg = parse_config(data, path)
     cfg.path = path
+    cfg.source = "explicit" if explicit else "user"
     return cfg
+
+
+def unsandboxed(t: TargetConfig) -> str:
+    """Where a program on ``t`` runs without VerifyBot's sandbox, in words ("" where it is
+    sandboxed): a file from others that would run its own answers there is asked about."""
+    if t.kind == "ssh":
+        return f"over SSH on {t.host or t.name}, where nothing is sandboxed"
+    if t.kind == "mcu" and t.backend in ("probe", "labgrid"):
+        return "on a real board" + (f" through {t.via}" if t.via else "")
+    if t.sandbox == "off":
+        return 'here with sandbox = "off": with your user\'s powers'
+    return ""
+
+
+def sandbox_off_line(cfg: Config, target: str) -> str:
+    """What every run says at its start when the config turned the sandbox off for
+    ``target``: the file and the key ("" when the sandbox is not off)."""
+    t = cfg.targets.get(target)
+    if t is None or t.kind not in ("local", "mcu") or t.sandbox != "off":
+        return ""
+    where = f"{cfg.path}" if cfg.path else "the config"
+    return (f"target {target}: the sandbox is OFF ({where}: [targets.{target}] "
+            "sandbox = \"off\"): what an answer brings runs with your user's powers, "
+            "your files and keys in reach")
 
 
 def check_llm_spec(config: Config, spec: str, *, replay: bool = True) -> None:

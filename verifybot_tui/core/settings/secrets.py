@@ -8,7 +8,10 @@ ends and every target use the same rules:
 1. ``program_env`` drops secret variables from a local program's environment:
    every target's ``password_env``, the ``.env`` file's PI_* secrets, and any
    name matching the ``[run] env_deny`` patterns (by default names holding
-   PASSWORD, PASSWD, SECRET, TOKEN or API_KEY).
+   PASSWORD, PASSWD, SECRET, TOKEN or API_KEY) or the patterns every deny list
+   has (``ALWAYS_DENY``: SSHPASS, MYSQL_PWD, a *_PAT, an *AUTH* token...); a
+   URL with a password in it (``DATABASE_URL``, ``PIP_INDEX_URL``) loses the
+   password (``strip_url_passwords``), which is also redacted as a secret.
 2. ``Redactor`` replaces the *values* of configured secrets wherever text is
    written or sent, in case a program found them some other way (a file, say),
    in every spelling a program is likely to print them: plain, spaced out
@@ -39,11 +42,21 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from urllib.parse import quote, quote_plus
+from urllib.parse import quote, quote_plus, unquote
 
 from verifybot_tui.core.settings.config import API_KINDS, DEFAULT_ENV_DENY, Config, key_env
 
 DOTENV_SECRETS = ("PI_PASSWORD",)
+# In every deny list, whatever ``[run] env_deny`` says: the names tools use for
+# passwords and tokens that hold none of the default's words (sshpass's SSHPASS,
+# MySQL's MYSQL_PWD, a forge's *_PAT, an *AUTH* token, a *_KEY).
+ALWAYS_DENY = ("SSHPASS", "*PWD*", "*PASS*", "*CREDENTIAL*", "*_KEY", "*_PAT", "*AUTH*")
+# Names those patterns catch that hold no secret: the current folder, and the agent
+# and display variables (VerifyBot's ssh and browser use them; the sandbox drops
+# them from every program: ``targets.sandbox.AGENT_VARS``).
+NOT_SECRET = frozenset({"PWD", "OLDPWD", "SSH_AUTH_SOCK", "XAUTHORITY"})
+# scheme://user:password@host: the password part, whatever the scheme.
+_URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/:@\s]*):([^/@\s]*)@")
 MASK = "[redacted]"
 _MIN_SECRET = 4  # shorter values would redact ordinary words
 # Passwords the user typed at a prompt in this process (CLI getpass, TUI dialog):
@@ -98,8 +111,26 @@ def secret_names(config: Config | None) -> set[str]:
 
 
 def is_denied(name: str, patterns: Iterable[str]) -> bool:
+    """Whether a variable is a secret: it matches ``patterns`` or ``ALWAYS_DENY``."""
     upper = name.upper()
-    return any(fnmatch.fnmatchcase(upper, p.upper()) for p in patterns)
+    if upper in NOT_SECRET:
+        return False
+    return any(fnmatch.fnmatchcase(upper, p.upper()) for p in (*ALWAYS_DENY, *patterns))
+
+
+def url_passwords(value: str) -> list[str]:
+    """The passwords of the ``user:password@`` URLs in a value (none: [])."""
+    if "@" not in value or "://" not in value:
+        return []
+    found = [m.group(2) for m in _URL_PASSWORD.finditer(value) if m.group(2)]
+    return found + [unquote(p) for p in found if unquote(p) != p]
+
+
+def strip_url_passwords(value: str) -> str:
+    """``value`` with each URL's ``:password`` taken out (``https://user@host/``)."""
+    if "@" not in value or "://" not in value:
+        return value
+    return _URL_PASSWORD.sub(lambda m: m.group(1) + "@", value)
 
 
 def deny_patterns(config: Config | None) -> list[str]:
@@ -110,7 +141,8 @@ def program_env(env: Mapping[str, str], config: Config | None) -> dict[str, str]
     """``env`` without the secret variables (named ones and deny-list matches)."""
     names = secret_names(config)
     patterns = deny_patterns(config)
-    return {k: v for k, v in env.items() if k not in names and not is_denied(k, patterns)}
+    return {k: strip_url_passwords(v) for k, v in env.items()
+            if k not in names and not is_denied(k, patterns)}
 
 
 def secret_env(name: str) -> str | None:
@@ -180,6 +212,7 @@ def secret_values(config: Config | None, workspace: Path | None,
             values.add(env.get(name) or _SEALED[name])
     patterns = deny_patterns(config)
     values |= _deny_matches(env, patterns) | _deny_matches(_SEALED, patterns)
+    values |= {p for v in env.values() for p in url_passwords(v)}
     if workspace is not None:
         dotenv = read_dotenv(workspace / ".env")
         for name in names:

@@ -62,7 +62,8 @@ class UntrustedFile(ConfigError):
         self.files = files
         keys = " | ".join(f.describe() for f in files)
         super().__init__(
-            f"not run: a file from others sets commands, and nobody approved it: {keys}. "
+            f"not run: a file from others sets commands (or widens what runs), and nobody "
+            f"approved it: {keys}. "
             "Read the file; to run it, answer yes when asked in a terminal, or pass --trust"
             + (f" ({how})" if how else "") + ". --yes does not approve commands")
 

@@ -28,6 +28,7 @@ from typing import Any
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.base.liveness import pid_alive
 from verifybot_tui.core.base.outcome import Status
+from verifybot_tui.core.store.workspace import made_by_others
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -191,6 +192,12 @@ def _row(row: sqlite3.Row) -> dict[str, Any]:
 class History:
     def __init__(self, workspace: Path) -> None:
         self.path = workspace / "history.db"
+        # A workspace another user made is browsed as it is: nothing written, nothing
+        # swept (its paths and pids are not this user's to act on).
+        self.read_only = made_by_others(workspace)
+        if self.read_only:
+            self._open_read_only(workspace)
+            return
         try:
             workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
             if not self.path.exists():
@@ -208,6 +215,23 @@ class History:
         self._migrate()
         self.db.executescript(SCHEMA)
         self.db.executescript(COMPARE_SCHEMA)
+
+    def _open_read_only(self, workspace: Path) -> None:
+        """Read-only (``mode=ro``: the write-ahead log read too where SQLite may map it),
+        else as a fixed file (``immutable=1``: what was checkpointed)."""
+        uri = self.path.absolute().as_uri()
+        for how in ("mode=ro", "immutable=1"):
+            try:
+                self.db = sqlite3.connect(f"{uri}?{how}", uri=True, isolation_level=None,
+                                          check_same_thread=False)
+                self.db.execute("SELECT count(*) FROM sessions").fetchone()
+                break
+            except sqlite3.Error as e:
+                error = e
+        else:
+            raise ConfigError(f"workspace {workspace} (another user's): cannot read "
+                              f"{self.path.name}: {error}") from None
+        self.db.row_factory = sqlite3.Row
 
     def _migrate(self) -> None:
         """Bring an older history.db up to SCHEMA_VERSION, keeping every row it holds.

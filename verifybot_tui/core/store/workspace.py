@@ -6,8 +6,11 @@ created with O_EXCL so two sessions in one workspace cannot take the same name.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import stat
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -48,8 +51,9 @@ def private_dir(path: Path) -> Path:
 
 
 def write_private(path: Path, text: str) -> None:
-    """A new file (or a replaced one) that only we can read: 0600 from its creation."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
+    """A new file (or a replaced one) that only we can read: 0600 from its creation.
+    A symlink in its place is refused (OSError), never followed."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, PRIVATE_FILE)
     os.fchmod(fd, PRIVATE_FILE)  # an existing file keeps its mode through O_CREAT
     with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
         f.write(text)
@@ -58,14 +62,35 @@ def write_private(path: Path, text: str) -> None:
 def atomic_write(path: Path, text: str) -> None:
     """Write a whole file (0600) so a crash leaves either the old or the new content."""
     private_dir(path.parent)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
-    os.fchmod(fd, PRIVATE_FILE)
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    write_fresh(path, text, mode=PRIVATE_FILE)
+
+
+def write_fresh(path: Path, text: str, mode: int = 0o644) -> None:
+    """Write a whole file into a folder VerifyBot may not have made (``compare --report
+    DIR``, a shared disk): through a new file of a name nobody could plant beforehand
+    (mkstemp: O_EXCL, so never through a link), renamed over ``path`` once whole. A
+    symlink, or anything but a regular file, at ``path`` is refused (OSError): the
+    rename would not follow it, but it says someone else put it there."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        what = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a regular file"
+        raise OSError(f"{path} is {what}; VerifyBot writes only regular files there. "
+                      "Remove it or choose another folder")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 @dataclass
@@ -89,7 +114,9 @@ class Workspace:
         self.claims = self.root / ".versions"
 
     def ensure(self) -> Workspace:
-        """Make the folders (0700 where VerifyBot creates them); a bad place exits 2."""
+        """Make the folders (0700 where VerifyBot creates them); a bad place exits 2, and
+        so does a workspace another user made (browsed read-only, never run in) or one
+        whose folders are links (a ``programs/`` link would move where answers go)."""
         check_workspace(self.root, write=True)
         try:
             if not self.root.is_dir():
@@ -97,6 +124,7 @@ class Workspace:
                 os.chmod(self.root, PRIVATE_DIR)  # whatever the umask
             for d in (self.programs, self.outputs, self.raw_md, self.context, self.claims,
                       self.root / "runs"):
+                _not_a_link(d)
                 private_dir(d)  # ours: 0700 even where an older run left them open
         except OSError as e:
             raise ConfigError(f"workspace {self.root}: cannot create its folders: "
@@ -139,6 +167,40 @@ class Workspace:
         return path
 
 
+def made_by_others(root: Path) -> bool:
+    """Whether the workspace folder exists and belongs to another user than this one
+    (a shared disk, an unpacked archive): VerifyBot only reads it."""
+    try:
+        return os.lstat(root).st_uid != os.geteuid()
+    except OSError:
+        return False
+
+
+def refuse_others(root: Path) -> None:
+    """A run in a workspace another user made is refused (ConfigError, exit 2): what is
+    in it (its history's paths, its run records, its folders) is not this user's."""
+    if made_by_others(root):
+        owner = os.lstat(root).st_uid
+        raise ConfigError(
+            f"workspace {root} belongs to another user (uid {owner}): VerifyBot only "
+            f"browses it (verifybot history --workspace {root}) and runs nothing in it. "
+            "Give a workspace of your own with --workspace DIR or [run] workspace")
+
+
+def _not_a_link(folder: Path) -> None:
+    """A workspace folder that is a symlink, or not a folder of ours, is refused."""
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+        what = "a symlink" if stat.S_ISLNK(st.st_mode) else (
+            "not a folder" if not stat.S_ISDIR(st.st_mode) else "another user's folder")
+        raise ConfigError(f"workspace folder {folder} is {what}: VerifyBot saves only into "
+                          "folders of its own there. Remove it, or give another workspace "
+                          "with --workspace DIR")
+
+
 def versioned(name: str, n: int) -> str:
     """'src/main.py', 2 -> 'src/main_2.py' (the folder kept, the number before the extension).
 
@@ -174,6 +236,7 @@ def _check_workspace(root: Path, *, write: bool) -> None:
         raise ConfigError(f"workspace {root} is a file, not a folder. {fix}")
     if not write:
         return
+    refuse_others(resolved)
     probe = resolved
     while not probe.exists():
         probe = probe.parent

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,7 @@ from verifybot_tui.core.base.toml_file import (
     read_text_file,
 )
 from verifybot_tui.core.settings import trust
-from verifybot_tui.core.settings.config import MAX_TIMEOUT, Config, TargetConfig
+from verifybot_tui.core.settings.config import MAX_TIMEOUT, Config, TargetConfig, unsandboxed
 from verifybot_tui.core.verify import criteria as crit
 
 _TYPES: dict[str, tuple[type, str]] = {
@@ -86,6 +87,52 @@ class Recipe:
         found += trust.risky_flags("flags", self.flags)
         return trust.FileToTrust(self.path, self.digest, found)
 
+    def to_trust_in(self, cfg: Config, llm: str | None = None) -> trust.FileToTrust:
+        """The recipe as a file from others, as it would run with ``cfg`` (and ``llm``, a
+        compare's LLM in place of its own): its commands, the files it reads from outside
+        its own folder, and its own answers run on a target without a sandbox. The yes is
+        for this content in this use (a new finding is asked about again)."""
+        own = self.to_trust
+        if trust.is_approved(_written(self.digest)):
+            return own  # `recipe new` wrote it, from the user's own session
+        extra = self._outside_folder() + self._unsandboxed(cfg, llm)
+        if not extra:
+            return own
+        findings = own.findings + extra
+        use = "\n".join([self.digest, *(str(f) for f in findings)])
+        return trust.FileToTrust(self.path, trust.digest(use.encode("utf-8")), findings)
+
+    def _outside_folder(self) -> list[trust.Finding]:
+        folder = Path(os.path.realpath(self.path.parent))
+        found = []
+        for key, spec in (("llm", self.llm), ("judge", self.judge)):
+            if spec and spec.startswith("replay:"):
+                path = (self.resolve(spec) or "").removeprefix("replay:")
+                if not Path(os.path.realpath(path)).is_relative_to(folder):
+                    found.append(trust.Finding(key, spec, "reads a transcript from outside "
+                                               "the recipe's folder"))
+        if self.board.endswith(".toml") or "/" in self.board:
+            board = Path(self.board).expanduser()
+            board = board if board.is_absolute() else self.path.parent / board
+            if not Path(os.path.realpath(board)).is_relative_to(folder):
+                found.append(trust.Finding("board", self.board, "reads a board file from "
+                                           "outside the recipe's folder"))
+        return found
+
+    def _unsandboxed(self, cfg: Config, llm: str | None) -> list[trust.Finding]:
+        answers = llm or self.llm
+        if not (answers and answers.startswith("replay:")):
+            return []  # the answers come from an LLM the user named, not from the file
+        try:
+            rcfg, name = with_board(cfg, self)
+        except ConfigError:
+            return []  # said when it runs
+        where = unsandboxed(rcfg.targets[name]) if name in rcfg.targets else ""
+        if not where:
+            return []
+        return [trust.Finding("target", name, f"runs the answers it brings ({answers}) "
+                              f"{where}")]
+
     @property
     def task(self) -> str:
         """The prompt as sent: with the language and the build the recipe asks for."""
@@ -105,6 +152,17 @@ class Recipe:
                 p = self.path.resolve().parent / p
             return f"replay:{p}"
         return spec
+
+
+def _written(digest: str) -> str:
+    return trust.digest(f"written by verifybot recipe new\n{digest}".encode())
+
+
+def mark_written(text: str, path: Path) -> None:
+    """A recipe ``recipe new`` wrote from the user's own session is no file from others:
+    its target and its replay are the user's (remembered by the text's hash)."""
+    written = _written(trust.digest(text.encode("utf-8")))
+    trust.approve(trust.FileToTrust(path, written))
 
 
 def with_board(cfg: Config, r: Recipe) -> tuple[Config, str]:

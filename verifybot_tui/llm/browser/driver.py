@@ -191,6 +191,16 @@ class BrowserLLM(ReportsState):
         self.conversation_url = None
 
     async def resume(self, conversation_url: str) -> None:
+        """Go on in a conversation: only one on the site's own origin is opened (a history
+        from others may store any address, and the browser is the logged-in one)."""
+        from verifybot_tui.core.settings.config_review import site_origin
+
+        home = self.profile.new_chat_url or self.config.url
+        if site_origin(conversation_url) != site_origin(home):
+            scheme, host = site_origin(home)
+            raise LLMError(f"not opened: the conversation {conversation_url!r} is not on "
+                           f"{scheme}://{host}, the site of [llm.{self.name}]; a history "
+                           "from others may hold any address. Start a new session instead")
         self._fresh = False
         self._navigate = True
         self.conversation_url = conversation_url

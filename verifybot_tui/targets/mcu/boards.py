@@ -8,6 +8,8 @@ with ``extends = "netduinoplus2"`` and change only what differs.
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -15,11 +17,14 @@ from typing import Any
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.base.toml_file import TOML_LIMIT, TomlFileError, parse_toml, read_text_file
 from verifybot_tui.core.settings import trust
-from verifybot_tui.core.settings.config import Config, user_config_dir
+from verifybot_tui.core.settings.config import Config, user_config_dir, user_data_dir
+from verifybot_tui.core.settings.ui_state import state_path
 
 BUILTIN_DIR = Path(__file__).parent / "boards"
 PACKAGE_DIR = Path(__file__).parent / "package"
 ARCHES = ("cortex-m", "avr")
+# Flags whose value is a path the compiler reads: shown read-only to the build.
+PATH_FLAGS = ("-I", "-L", "-isystem", "-iquote", "-idirafter", "-include", "-imacros", "-T")
 
 
 @dataclass(frozen=True)
@@ -60,9 +65,10 @@ class Board:
 
     @property
     def uart_path(self) -> Path:
-        """The UART file: beside the board file (a user's board), else in the package."""
+        """The UART file: beside the board file (a user's board; checked when loaded to be
+        a regular file there, no link), else in the package."""
         own = Path(self.path).parent / self.uart_source
-        return own if own.is_file() else PACKAGE_DIR / self.arch / self.uart_source
+        return own if os.path.lexists(own) else PACKAGE_DIR / self.arch / self.uart_source
 
     def in_flash(self, address: int, size: int = 0) -> bool:
         return self.flash[0] <= address and address + size <= self.flash[0] + self.flash[1]
@@ -125,7 +131,76 @@ def _commands(data: dict[str, Any]) -> list[trust.Finding]:
                                       "runs this flash command")
     found += trust.plain_word_finding("openocd_target", data.get("openocd_target") or "",
                                       "goes into the flash command")
+    for key in ("cpu_flags", "hal_flags"):
+        found += [trust.Finding(key, value, "shows this path, read-only, to every build")
+                  for value in shown_paths(data.get(key) or [])]
     return found
+
+
+def shown_paths(flags: list[str]) -> list[str]:
+    """The absolute paths that ``flags`` name after a path flag (``-I/opt/hal/Inc``,
+    ``-T /opt/hal/x.ld``): what a build of this board is shown, read-only."""
+    found: list[str] = []
+    for i, flag in enumerate(flags):
+        for prefix in PATH_FLAGS:
+            if flag == prefix and i + 1 < len(flags):
+                value = flags[i + 1]
+            elif flag.startswith(prefix) and len(flag) > len(prefix):
+                value = flag[len(prefix):]
+            else:
+                continue
+            if os.path.isabs(value):
+                found.append(value)
+    return found
+
+
+def refused_place(value: str, workspace: Path | None = None) -> str:
+    """Why a path may never be shown to a build ("" it may, once approved): a home or a
+    folder holding one, root's home, a hidden folder of a home (``~/.ssh``), VerifyBot's
+    config, data or state folder (or one holding it), the workspace."""
+    real = Path(os.path.realpath(value))
+    homes = [Path.home(), Path("/root")]
+    try:
+        homes += [p for p in Path("/home").iterdir() if p.is_dir()]
+    except OSError:
+        pass
+    if any(h == real or h.is_relative_to(real) for h in homes) or real == Path("/home"):
+        return "a home folder, or a folder holding one"
+    if real.is_relative_to("/root"):
+        return "root's home"
+    for h in homes:
+        if real.is_relative_to(h) and any(p.startswith(".") for p in real.relative_to(h).parts):
+            return "a hidden folder of a home (keys and settings live there)"
+    own = [user_config_dir(), user_data_dir(), state_path().parent]
+    if workspace is not None:
+        own.append(Path(os.path.realpath(workspace)))
+    for folder in own:
+        folder = Path(os.path.realpath(folder))
+        if real == folder or real.is_relative_to(folder) or folder.is_relative_to(real):
+            return "VerifyBot's own folder (config, data, state or the workspace)"
+    return ""
+
+
+def _check_places(data: dict[str, Any], path: Path) -> None:
+    """A board file's sources and the paths it shows to a build, refused where they
+    could reach what is not the board's (ConfigError names the key and why)."""
+    source = data.get("uart_source")
+    if isinstance(source, str) and source:
+        if "/" in source or source in (".", "..") or os.path.isabs(source):
+            raise ConfigError(f"{path}: board key 'uart_source' must be a file name beside "
+                              f"the board file (no folder, no '..'), got {source!r}")
+        own = path.parent / source
+        if os.path.lexists(own) and not stat.S_ISREG(os.lstat(own).st_mode):
+            raise ConfigError(f"{path}: board key 'uart_source': {own} is "
+                              f"{'a symlink' if own.is_symlink() else 'not a regular file'}; "
+                              "a board file's sources are regular files in its own folder")
+    for key in ("cpu_flags", "hal_flags"):
+        for value in shown_paths(data.get(key) or []):
+            why = refused_place(value)
+            if why:
+                raise ConfigError(f"{path}: board key {key!r} shows {value} to every build: "
+                                  f"{why}, never shown. Put the files a build needs "
+                                  "elsewhere (e.g. /opt/hal) and name that")
 
 
 def _read(path: Path, seen: tuple[Path, ...],
@@ -138,6 +213,8 @@ def _read(path: Path, seen: tuple[Path, ...],
     except TomlFileError as e:
         raise ConfigError(f"{path}: {e}") from None
     _check(data, path)
+    if path.parent != BUILTIN_DIR:
+        _check_places(data, path)
     if files is not None and path.parent != BUILTIN_DIR:
         files.append(trust.FileToTrust(path, trust.digest(text.encode("utf-8")),
                                        _commands(data)))

@@ -27,9 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.base.ports import OutputCallback, RunResult
 from verifybot_tui.targets.mcu import own_make
-from verifybot_tui.targets.mcu.boards import BUILTIN_DIR, PACKAGE_DIR, Board
+from verifybot_tui.targets.mcu.boards import PACKAGE_DIR, Board, refused_place, shown_paths
 from verifybot_tui.targets.mcu.elfcheck import read_symbols
 from verifybot_tui.targets.sandbox import BOARD_CACHE
 
@@ -48,30 +49,24 @@ PACKAGE_FLAGS = ["-O1", "-g", "-Wall", "-Wextra"]
 
 class Runner(Protocol):
     async def command(self, argv: list[str], cwd: Path, on_output: OutputCallback,
-                      timeout: float, *, read_only: Sequence[str | Path] = ()) -> RunResult: ...
+                      timeout: float, *, read_only: Sequence[str | Path] = (),
+                      writable: Sequence[Path] = ()) -> RunResult: ...
 
 
-_PATH_FLAGS = ("-I", "-L", "-isystem", "-iquote", "-idirafter", "-include", "-imacros", "-T")
-
-
-def board_paths(board: Board) -> list[Path]:
-    """What a build must see of the board besides VerifyBot's own package: the user's
-    board file's folder (its UART source, its headers) and every absolute path its flags
-    name (a vendor HAL's include folder). The sandbox shows them read-only, nothing else."""
+def board_paths(board: Board, workspace: Path | None = None) -> list[Path]:
+    """What a build must see of the board besides VerifyBot's own package: the absolute
+    paths its flags name (a vendor HAL's include folder), each approved with the board
+    file (``boards._commands``); the sandbox shows them read-only, nothing else. The
+    board's own sources are copied into the run (``install_package``), not shown. A
+    path into the workspace is refused here, where the workspace is known."""
     shown: list[Path] = []
-    if board.path and Path(board.path).parent != BUILTIN_DIR:
-        shown.append(Path(board.path).parent)
-    flags = [*board.cpu_flags, *board.hal_flags]
-    for i, flag in enumerate(flags):
-        for prefix in _PATH_FLAGS:
-            if flag == prefix and i + 1 < len(flags):
-                value = flags[i + 1]
-            elif flag.startswith(prefix) and len(flag) > len(prefix):
-                value = flag[len(prefix):]
-            else:
-                continue
-            if os.path.isabs(value) and os.path.exists(value):
-                shown.append(Path(value))
+    for value in shown_paths([*board.cpu_flags, *board.hal_flags]):
+        why = refused_place(value, workspace) if board.path else ""
+        if why:
+            raise ConfigError(f"{board.path}: the board shows {value} to every build: {why}, "
+                              "never shown")
+        if os.path.exists(value):
+            shown.append(Path(value))
     return shown
 
 
@@ -100,10 +95,21 @@ def install_package(board: Board, workdir: Path) -> list[str]:
     names = [*ARM_PACKAGE] if board.arch == "cortex-m" else []
     for name in names:
         shutil.copyfile(PACKAGE_DIR / board.arch / name, folder / name)
-    shutil.copyfile(board.uart_path, folder / board.uart_source)
+    copy_regular(board.uart_path, folder / board.uart_source)
     if board.arch == "cortex-m":
         (folder / "board.ld").write_text(linker_script(board))
     return [f"vb_board/{n}" for n in (*names, board.uart_source)]
+
+
+def copy_regular(source: Path, dest: Path) -> None:
+    """Copy a regular file without following a link at its place (ConfigError if one is)."""
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as e:
+        raise ConfigError(f"{source}: cannot be copied into the build ({e.strerror}); a board "
+                          "file's sources are regular files in its own folder") from None
+    with os.fdopen(fd, "rb") as f, open(dest, "wb") as out:
+        shutil.copyfileobj(f, out)
 
 
 def has_makefile(names: list[str]) -> bool:
@@ -250,7 +256,7 @@ async def _build(runner: Runner, board: Board, workdir: Path, names: list[str],
         steps.append(compile_argv(board, src, obj, compiler=compiler, semihosting=semihosting,
                                   flags=flags or DEFAULT_FLAGS))
         objs.append(obj)
-    shown = board_paths(board)
+    shown = board_paths(board, workdir.parent.parent)
     compiled = await _steps(runner, workdir, steps, on_output, link=False, read_only=shown)
     if compiled.elf is None:
         return compiled
@@ -303,7 +309,8 @@ async def _package_objects(runner: Runner, board: Board, workdir: Path, package:
                 tmp = f"{Path(src).stem}.pkg.o"
                 here = f"-fdebug-prefix-map={scratch}=."  # names as in a run's vb_board/
                 built = await _steps(runner, scratch, [[*argv[:-3], here, *argv[-3:-1], tmp]],
-                                     on_output, link=False, read_only=board_paths(board))
+                                     on_output, link=False,
+                                     read_only=board_paths(board, workdir.parent.parent))
                 if built.elf is None:
                     return built
                 os.replace(scratch / tmp, obj)  # whole or not at all, for parallel runs
@@ -339,15 +346,19 @@ async def _make(runner: Runner, workdir: Path, on_output: OutputCallback, *, com
         return _missing("make", workdir, on_output)
     argv = ["make"]
     since = time.time() - 1
-    if compiler or flags:  # a recipe's build: held for the Makefile too, and checked
+    wrapped = bool(compiler or flags)  # a recipe's build: held for the Makefile, and checked
+    if wrapped:
         argv += own_make.wrappers(workdir, compiler or "gcc", _cxx(compiler or "gcc"), flags)
-    result = await runner.command(argv, workdir, on_output, BUILD_TIMEOUT)
+    result = await runner.command(argv, workdir, on_output, BUILD_TIMEOUT, writable=(
+        [own_make.wrap_folder(workdir)] if wrapped else []))
     if result.exit_code != 0:
         result.compile_failed = True
         return Built(None, result, "", "make", own_make=True)
-    unchecked = own_make.unchecked(workdir, result.stdout, flags, since) if len(argv) > 1 \
-        else ""
+    unchecked = own_make.unchecked(workdir, result.stdout, flags, since) if wrapped else ""
     elves = find_elves(workdir)
+    if wrapped and elves:
+        why = own_make.not_linked_by_a_call(workdir, elves[-1])
+        unchecked = "; ".join(w for w in (unchecked, why) if w)
     if not elves:
         text = ("make finished, but it made no firmware: no executable ELF file (whatever its "
                 "name) in the run folder\n")

@@ -16,6 +16,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from verifybot_tui.targets import containment
+
 _CFSR_BITS = [
     (0, "instruction access violation (MemManage: executing from a forbidden region)"),
     (1, "data access violation (MemManage)"),
@@ -59,12 +61,16 @@ def _place(func: str, where: str) -> str:
 
 
 def addr2line(tool: str, elf: Path, address: int) -> str:
-    """``function() (file:line)``, with the functions it was inlined into ("" if unknown)."""
+    """``function() (file:line)``, with the functions it was inlined into ("" if unknown).
+    The ELF is the answer's: addr2line reads it in the build's sandbox (a crafted file
+    meets a tool that sees no home and cannot write outside the run folder)."""
     if not shutil.which(tool):
         return ""
     try:
-        out = subprocess.run([tool, "-f", "-C", "-i", "-e", str(elf), f"{address:#x}"],
-                             capture_output=True, text=True, timeout=10).stdout.splitlines()
+        argv = [tool, "-f", "-C", "-i", "-e", str(elf), f"{address:#x}"]
+        out = subprocess.run(containment.sandboxed_tool(argv, elf.parent),
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                             timeout=10).stdout.splitlines()
     except (OSError, subprocess.TimeoutExpired):
         return ""
     pairs = [(out[i], out[i + 1]) for i in range(0, len(out) - 1, 2)]

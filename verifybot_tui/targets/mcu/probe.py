@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.base.ports import OutputCallback, ProgramFile, RunRequest
+from verifybot_tui.targets import containment
 from verifybot_tui.targets.mcu import diagnose
 from verifybot_tui.targets.mcu.boards import Board
 from verifybot_tui.targets.mcu.qemu import FirmwareRun
@@ -81,8 +82,9 @@ def images(board: Board, elf: Path, template: str) -> dict[str, Path]:
     for key, fmt in (("hex", "ihex"), ("bin", "binary")):
         if "{" + key + "}" in template:
             out = elf.with_suffix("." + key)
-            subprocess.run([board.tool("objcopy"), "-O", fmt, str(elf), str(out)], check=True,
-                           capture_output=True, timeout=60)
+            argv = [board.tool("objcopy"), "-O", fmt, str(elf), str(out)]
+            subprocess.run(containment.sandboxed_tool(argv, elf.parent), check=True,
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
             names[key] = out
     return names
 

@@ -30,7 +30,7 @@ from typing import Any
 from verifybot_tui.core.base.errors import TargetError
 from verifybot_tui.core.base.ports import OutputCallback
 from verifybot_tui.core.settings.secrets import program_env
-from verifybot_tui.targets import containment, local
+from verifybot_tui.targets import containment, live_runs, local
 from verifybot_tui.targets import sandbox as sandbox_env
 from verifybot_tui.targets.mcu import diagnose
 from verifybot_tui.targets.mcu.boards import Board
@@ -216,7 +216,7 @@ async def _run_in(board: Board, elf: Path, vectors: list[int], workdir: Path, ti
         local._close(stdin)
     pid = transport.get_pid()
     local._LIVE_ROOTS.add(pid)  # a second Ctrl+C KILLs it at once (local.kill_all_now)
-    live = containment.record_live(workdir.parent.parent, pid, None, token)
+    live = live_runs.record_live(workdir.parent.parent, pid, None, token)
     escaped: list[str] = []
     try:
         if cancelled:
@@ -233,7 +233,7 @@ async def _run_in(board: Board, elf: Path, vectors: list[int], workdir: Path, ti
         protocol.finish()
         transport.close()
         local._LIVE_ROOTS.discard(pid)
-        containment.clear_live(live)
+        live_runs.clear_live(live)
         if s.stub is not None:
             s.stub.close()
     s.log.close()

@@ -21,6 +21,8 @@ from verifybot_tui.targets.capture import OutputCapture
 END_LINE = re.compile(r"^[^\n]{0,40}?\b(PASSED|FAILED)[^\w\n]*$")
 FAILED_WORD = re.compile(r"\bFAILED\b")
 FAULT_LINE = re.compile(r"FAULT: (.*?) pc=(0x[0-9a-fA-F]+) lr=(0x[0-9a-fA-F]+)(.*)")
+LINE_HEAD = 1000  # characters of a line kept to read it; the rest is only scanned for FAILED
+CARRY = 80  # characters before a chunk kept: a word split between chunks, and its context
 END_GRACE = 0.2  # seconds of output still read after the end line (a fault right after it)
 CONTRACT = ("print the result on the UART and end with an end line: a line whose last word is "
             "PASSED or FAILED, alone or after a short label (\"SELFTEST PASSED\"); a line "
@@ -45,7 +47,8 @@ class UartReader:
         self.failed_line: str = ""  # the first line with the word FAILED
         self.fault_line: re.Match[str] | None = None  # the board package's own report
         self.ended = asyncio.Event()
-        self._line = ""
+        self._line = ""  # the current line's first LINE_HEAD characters
+        self._carry = ""  # the last characters of the current line past its head
 
     def feed(self, text: str) -> None:
         """A chunk of the serial output, already decoded (undecodable bytes replaced)."""
@@ -55,11 +58,31 @@ class UartReader:
             return
         self.capture.add(text)
         self.on_output("stdout", text)
-        self._line += text
-        *lines, self._line = self._line.split("\n")
-        self._line = self._line[-1000:]
-        for line in lines:
-            self._read(line[:1000])
+        *lines, rest = text.split("\n")
+        for piece in lines:
+            self._add(piece, line_end=True)
+            self._read(self._line)
+            self._line, self._carry = "", ""
+        self._add(rest, line_end=False)
+
+    def _add(self, piece: str, *, line_end: bool) -> None:
+        """Part of the current line: its head is kept whole (for the end line and the
+        fault line), the rest only scanned for the word FAILED, so a line of any length
+        is read in bounded memory."""
+        room = LINE_HEAD - len(self._line)
+        if room > 0:
+            self._line += piece[:room]
+            piece = piece[room:]
+        if self.failed_line or (not piece and not self._carry):
+            return
+        window = (self._carry or self._line[-CARRY:]) + piece
+        for m in FAILED_WORD.finditer(window):
+            if m.end() == len(window) and not line_end:
+                break  # a word character may follow in the next chunk
+            seen = window[max(0, m.start() - 60):m.end() + 20]
+            self.failed_line = f"{self._line[:80].strip()} ... {seen.strip()}"
+            return
+        self._carry = window[-CARRY:]
 
     def _read(self, line: str) -> None:
         fault = FAULT_LINE.search(line)

@@ -63,7 +63,7 @@ def check_request(cfg: Config, paths: str, names: str, parallel: str,
     if at_once < 1 or runs < 1:
         raise ConfigError("cells at once and runs must be 1 or more")
     recipes = find_recipes(paths.split())
-    todo = files_to_trust(cfg, recipes)
+    todo = files_to_trust(cfg, recipes, llms)
     if todo:
         raise trust.UntrustedFile(todo, "verifybot compare --trust")
     checked = check_compare(cfg, recipes, llms)

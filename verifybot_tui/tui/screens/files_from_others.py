@@ -1,5 +1,6 @@
 """The app's question about files from others: a board file or a recipe that makes
-VerifyBot run commands nobody approved yet.
+VerifyBot run commands, run the answers it brings without a sandbox, or read files
+outside its folder, and that nobody approved yet.
 
 Shown before anything of the file runs (before the target is even built from it):
 each file's path and each finding, its key, its value and what it does. "Run it"
@@ -47,9 +48,9 @@ class FilesFromOthersScreen(ConfirmScreen):
 
     def __init__(self, files: list[FileToTrust]) -> None:
         one = len(files) == 1
-        super().__init__("This file from others makes VerifyBot run commands:" if one else
-                         f"These {len(files)} files from others make VerifyBot run commands:",
-                         "Run commands from a file you did not write?")
+        super().__init__("This file from others widens what VerifyBot runs:" if one else
+                         f"These {len(files)} files from others widen what VerifyBot runs:",
+                         "Run what a file you did not write asks for?")
         self.files = files
 
     def compose(self):

@@ -252,6 +252,12 @@ class MainScreen(Screen[None]):
 
         cfg = self.session.config.targets.get(name)
         self.status_bar.sandbox = sandbox_label(cfg.kind, cfg.sandbox) if cfg else ""
+        from verifybot_tui.core.settings.config import sandbox_off_line
+
+        told: set[str] = getattr(self, "_told_sandbox_off", set())
+        if (off := sandbox_off_line(self.session.config, name)) and name not in told:
+            self._told_sandbox_off = told | {name}  # once per target: the bar keeps saying it
+            self.app.notify(off, title="sandbox off", severity="warning", timeout=20)
 
     # -- workers (they post messages; they never touch widgets) -------------------------
 

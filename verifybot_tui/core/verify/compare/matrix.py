@@ -196,12 +196,48 @@ class Matrix:
 
 
 def from_json(data: dict[str, Any]) -> Matrix:
-    """A matrix read back from compare.json (``compare --report``)."""
+    """A matrix read back from compare.json (``compare --report``), checked against its
+    schema first: the folder may come from someone else, and each field goes into
+    compare.md as one line (ValueError, TypeError or KeyError says what is wrong)."""
     known = set(Cell.__dataclass_fields__)
-    cells = [Cell(**{k: v for k, v in c.items() if k in known}) for c in data["cells"]]
-    return Matrix(started=data["started"], recipes=list(data["recipes"]),
-                  llms=list(data["llms"]), repeat=int(data.get("repeat", 1)), cells=cells,
+    cells = [Cell(**{k: _field(f"cells[{i}].{k}", v) for k, v in c.items() if k in known})
+             for i, c in enumerate(_of(data, "cells", list))]
+    for i, c in enumerate(cells):
+        for name in ("recipe", "llm", "status"):
+            _of(asdict(c), name, str, f"cells[{i}].")
+    return Matrix(started=_field("started", _of(data, "started", str)),
+                  recipes=[_field("recipes", r) for r in _of(data, "recipes", list)],
+                  llms=[_field("llms", name) for name in _of(data, "llms", list)],
+                  repeat=int(data.get("repeat", 1)), cells=cells,
                   interrupted=bool(data.get("interrupted", False)),
-                  not_run=int(data.get("not_run", 0)), version=str(data.get("version", "")),
-                  dates=dict(data.get("dates") or {}), check=data.get("check"),
-                  plan=dict(data.get("plan") or {}))
+                  not_run=int(data.get("not_run", 0)),
+                  version=_field("version", str(data.get("version", ""))),
+                  dates=_field("dates", dict(data.get("dates") or {})),
+                  check=_field("check", data.get("check")),
+                  plan=_field("plan", dict(data.get("plan") or {})))
+
+
+def _of(data: Any, key: str, kind: type, where: str = "") -> Any:
+    if not isinstance(data, dict) or key not in data:
+        raise KeyError(f"{where}{key} is missing")
+    if not isinstance(data[key], kind):
+        raise TypeError(f"{where}{key} is not a {kind.__name__}")
+    return data[key]
+
+
+def _field(name: str, value: Any) -> Any:
+    """A value of the report as compare.md shows it: a string of one line (no line break
+    of any kind, no control character), a number, a boolean, null, or a list or table
+    of those."""
+    if isinstance(value, list):
+        return [_field(name, v) for v in value]
+    if isinstance(value, dict):
+        return {_field(name, k): _field(f"{name}.{k}", v) for k, v in value.items()}
+    if isinstance(value, str):
+        if any(ch.isspace() and ch != " " or ord(ch) < 32 or ch in "\x7f\u2028\u2029"
+               for ch in value):
+            raise ValueError(f"{name} is not one line of text: {value[:60]!r}")
+        return value
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    raise TypeError(f"{name} is not text or a number")
