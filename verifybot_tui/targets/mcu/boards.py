@@ -8,6 +8,7 @@ with ``extends = "netduinoplus2"`` and change only what differs.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ class Board:
     qemu_unmodelled: str = ""  # what the emulator reads as 0: told to the LLM
     defines: list[str] = field(default_factory=list)
     irq_count: int = 32
+    irq_names: list[str] = field(default_factory=list)  # IRQ n's CMSIS name ("" reserved)
     clock: str = ""
     package_touches: list[str] = field(default_factory=list)
     hal: str = ""  # a vendor HAL installed for this board ("" none): its name and include path
@@ -63,6 +65,10 @@ class Board:
         """The UART file: beside the board file (a user's board), else in the package."""
         own = Path(self.path).parent / self.uart_source
         return own if own.is_file() else PACKAGE_DIR / self.arch / self.uart_source
+
+    def irq_name(self, irq: int) -> str:
+        """The device IRQ's name ("TIM2"), "" when the board file names none."""
+        return self.irq_names[irq] if 0 <= irq < len(self.irq_names) else ""
 
     def in_flash(self, address: int, size: int = 0) -> bool:
         return self.flash[0] <= address and address + size <= self.flash[0] + self.flash[1]
@@ -149,6 +155,23 @@ def _read(path: Path, seen: tuple[Path, ...],
     return {**_read(_find(parent, path.parent), (*seen, path), files), **data}
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _check_irqs(board: Board, path: Path) -> None:
+    """IRQ names become C identifiers in the package's vector table: names only, one per IRQ."""
+    if not 0 <= board.irq_count <= 496:
+        raise ConfigError(f"{path}: board key 'irq_count' must be 0 to 496 (the NVIC's most), "
+                          f"got {board.irq_count}")
+    if len(board.irq_names) > board.irq_count:
+        raise ConfigError(f"{path}: board key 'irq_names' names {len(board.irq_names)} IRQs; "
+                          f"'irq_count' says {board.irq_count}")
+    bad = [n for n in board.irq_names if n and not _IDENTIFIER.fullmatch(n)]
+    if bad:
+        raise ConfigError(f"{path}: board key 'irq_names': {bad[0]!r} is not a C name (letters, "
+                          "digits and _; \"\" for a reserved IRQ)")
+
+
 def board_files_to_trust(spec: str, base: Path | None = None) -> list[trust.FileToTrust]:
     """The board's own files (not the built-in ones) that set commands nobody approved."""
     files: list[trust.FileToTrust] = []
@@ -182,6 +205,7 @@ def load_board(spec: str, base: Path | None = None) -> Board:
         raise ConfigError(f"{path}: board key 'arch' must be one of {', '.join(ARCHES)}, "
                           f"got {data['arch']!r}")
     board = Board(name=path.stem, path=str(path), **data)
+    _check_irqs(board, path)
     if not board.uart_path.is_file():
         raise ConfigError(f"{path}: board key 'uart_source': no {data['uart_source']} beside the "
                           f"board file nor in the board package for {data['arch']}")

@@ -93,6 +93,18 @@ def linker_script(board: Board) -> str:
                            ram_size=board.ram[1])
 
 
+def irq_header(board: Board) -> str:
+    """``vb_irqs.h``: the board's device IRQs for the package's vector table, by handler name
+    (``VB_IRQ(TIM2_IRQHandler)``, ``VB_RESERVED``), as many as the board's ``irq_count``."""
+    lines = [f"/* Written from the board file for {board.name} ({board.mcu}): its "
+             f"{board.irq_count} device IRQs in order. */"]
+    for irq in range(board.irq_count):
+        name = board.irq_name(irq)
+        lines.append(f"VB_IRQ({name}_IRQHandler)  /* IRQ {irq} */" if name else
+                     f"VB_RESERVED  /* IRQ {irq} */")
+    return "\n".join(lines) + "\n"
+
+
 def install_package(board: Board, workdir: Path) -> list[str]:
     """Copy the board package into ``vb_board/``; the sources to compile with the answer."""
     folder = workdir / "vb_board"
@@ -103,6 +115,7 @@ def install_package(board: Board, workdir: Path) -> list[str]:
     shutil.copyfile(board.uart_path, folder / board.uart_source)
     if board.arch == "cortex-m":
         (folder / "board.ld").write_text(linker_script(board))
+        (folder / "vb_irqs.h").write_text(irq_header(board))
     return [f"vb_board/{n}" for n in (*names, board.uart_source)]
 
 
@@ -298,6 +311,8 @@ async def _package_objects(runner: Runner, board: Board, workdir: Path, package:
             argv = compile_argv(board, src, "OBJ", compiler=compiler, flags=PACKAGE_FLAGS,
                                 semihosting=semihosting)
             key = hashlib.sha256("\0".join(argv).encode() + (scratch / src).read_bytes())
+            for header in sorted((scratch / "vb_board").glob("*.h")):  # the IRQ names
+                key.update(header.read_bytes())
             obj = cache / f"{board.name}-{Path(src).stem}-{key.hexdigest()[:16]}.o"
             if not obj.exists():
                 tmp = f"{Path(src).stem}.pkg.o"

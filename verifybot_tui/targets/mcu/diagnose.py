@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,6 +83,8 @@ _REG = re.compile(r"(cfsr|hfsr|bfar)=(0x[0-9a-fA-F]+)")
 
 
 _SYSTEM_EXCEPTIONS = {2: "NMI", 11: "SVCall", 12: "DebugMonitor", 14: "PendSV", 15: "SysTick"}
+_SYSTEM_HANDLERS = {2: "NMI_Handler", 11: "SVC_Handler", 12: "DebugMon_Handler",
+                    14: "PendSV_Handler", 15: "SysTick_Handler"}
 _UNEXPECTED = re.compile(r"unexpected interrupt \(exception (\d+)\)")
 
 
@@ -90,7 +93,17 @@ def exception_name(number: int) -> str:
                                   f"exception {number}")
 
 
-def package_fault(m: re.Match[str], tool: str, elf: Path) -> str:
+def handler_hint(number: int, irq_names: Sequence[str] = ()) -> str:
+    """What to define for an exception with no handler, by its CMSIS name ("" unknown):
+    "IRQ 28 is TIM2: define `TIM2_IRQHandler`"."""
+    if number in _SYSTEM_HANDLERS:
+        return f"{exception_name(number)}: define `{_SYSTEM_HANDLERS[number]}`"
+    irq = number - 16
+    name = irq_names[irq] if 0 <= irq < len(irq_names) else ""
+    return f"IRQ {irq} is {name}: define `{name}_IRQHandler`" if name else ""
+
+
+def package_fault(m: re.Match[str], tool: str, elf: Path, irq_names: Sequence[str] = ()) -> str:
     """The board package's fault line (uart.FAULT_LINE) in the words of the source."""
     pc, lr = int(m.group(2), 16), int(m.group(3), 16)
     regs = {k: int(v, 16) for k, v in _REG.findall(m.group(4))}
@@ -98,9 +111,11 @@ def package_fault(m: re.Match[str], tool: str, elf: Path) -> str:
     unexpected = _UNEXPECTED.match(m.group(1))
     if unexpected:
         n = int(unexpected.group(1))
+        hint = handler_hint(n, irq_names)
         return (f"the firmware took an interrupt it has no handler for: {exception_name(n)} "
                 f"(exception {n}; the board package's Default_Handler caught it). "
-                f"Interrupted at {at}")
+                + (f"{hint} (that name is the one the vector table calls). " if hint else "")
+                + f"Interrupted at {at}")
     kind = m.group(1)
     if "cfsr" in regs:
         kind = fault_kind(regs["cfsr"], regs.get("hfsr", 0), regs.get("bfar", 0), 0)

@@ -331,7 +331,8 @@ def _reported_failed(s: _Session) -> str:
 def _package_fault(s: _Session) -> str:
     """The board package's own fault report (a real board, or QEMU missing it)."""
     assert s.uart.fault_line is not None
-    return diagnose.package_fault(s.uart.fault_line, s.board.tool("addr2line"), s.elf)
+    return diagnose.package_fault(s.uart.fault_line, s.board.tool("addr2line"), s.elf,
+                                  s.board.irq_names)
 
 
 def _exited(s: _Session, protocol: local._Reader) -> FirmwareRun:
