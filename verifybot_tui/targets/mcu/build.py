@@ -261,7 +261,7 @@ async def _build(runner: Runner, board: Board, workdir: Path, names: list[str],
     for i, src in enumerate(sources):
         obj = f"vb_build/{i}_{Path(src).stem}.o"
         steps.append(compile_argv(board, src, obj, compiler=compiler, semihosting=semihosting,
-                                  flags=flags or DEFAULT_FLAGS))
+                                  flags=[*(flags or DEFAULT_FLAGS), "-fstack-usage"]))
         objs.append(obj)
     shown = board_paths(board)
     compiled = await _steps(runner, workdir, steps, on_output, link=False, read_only=shown)

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from verifybot_tui.targets.mcu.boards import Board
+
 _CFSR_BITS = [
     (0, "instruction access violation (MemManage: executing from a forbidden region)"),
     (1, "data access violation (MemManage)"),
@@ -77,6 +79,40 @@ def where(tool: str, elf: Path, address: int) -> str:
     """``0x... in function() (file:line)``."""
     text = addr2line(tool, elf, address)
     return f"{address:#010x}" + (f" in {text}" if text else "")
+
+
+def stack_frames(workdir: Path) -> list[tuple[int, str, str]]:
+    """The answer's functions by the stack each frame takes (gcc's -fstack-usage files in
+    vb_build/), biggest first: (bytes, "function()", "file:line")."""
+    frames = []
+    for su in (workdir / "vb_build").rglob("*.su"):
+        for line in su.read_text(errors="replace").splitlines():
+            place, _, rest = line.partition("\t")
+            size = rest.split("\t", 1)[0]
+            where, _, func = place.rpartition(":")
+            path, line_no = where.split(":")[:2] if where.count(":") >= 2 else (where, "?")
+            if size.isdigit():
+                frames.append((int(size), f"{func}()", f"{Path(path).name}:{line_no}"))
+    return sorted(frames, reverse=True)
+
+
+def stack_overflow(board: Board, sp: int, workdir: Path, kind: str = "",
+                   what: str = "The stack pointer went to") -> str:
+    """A crash whose stacked frame cannot be read, or a write just below RAM: the stack
+    outgrew the RAM. Told with the function whose frame is the biggest (-fstack-usage)."""
+    side = ("below the start" if sp < board.ram[0] else "past the end") if sp else "at 0"
+    text = (f"the firmware crashed: a stack overflow. {what} {sp:#010x}, "
+            f"{side} of the {board.mcu}'s RAM ({board.ram[0]:#x}-"
+            f"{board.ram[0] + board.ram[1]:#x})")
+    if kind:
+        text += f", so the CPU could not save its registers for the fault ({kind})"
+    frames = stack_frames(workdir)
+    if frames:
+        size, func, at = frames[0]
+        text += (f". The biggest stack frame is {func} ({at}): {size:,} bytes of locals "
+                 f"(the RAM holds {board.ram[1]:,}); put a large buffer in a static or global "
+                 "instead, or make it smaller")
+    return text
 
 
 _REG = re.compile(r"(cfsr|hfsr|bfar)=(0x[0-9a-fA-F]+)")
@@ -186,6 +222,13 @@ class QemuLog:
         return (f"the firmware touched peripherals QEMU does not model: {listed}. They read "
                 "as 0 and ignore writes, so code that waits on them hangs and their results "
                 "are not real: this part needs a real board (backend = \"probe\")")
+
+    def lowest_below(self, start: int, reach: int = 1 << 24) -> int | None:
+        """The lowest bad access within ``reach`` bytes below ``start`` (the RAM's start:
+        a stack that grew past it), None when there was none."""
+        found = [int(k.rsplit(" ", 1)[1], 16) for k in self.invalid]
+        below = [a for a in found if start - reach <= a < start]
+        return min(below) if below else None
 
     def bad_accesses(self) -> str:
         if not self.invalid:

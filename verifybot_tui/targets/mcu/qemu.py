@@ -126,9 +126,14 @@ class _Session:
         regs = await self.stub.registers()
         r = struct.unpack_from("<16I", regs)
         sp, exc_return = r[13], r[14]
-        frame = await self.stub.words(sp, 8)
         cfsr, hfsr, _dfsr, mmfar, bfar = await self.stub.words(SCB_CFSR, 5)
         kind = diagnose.fault_kind(cfsr, hfsr, bfar, mmfar)
+        try:
+            frame = await self.stub.words(sp, 8) if self.board.in_ram(sp, 32) else None
+        except GdbError:
+            frame = None
+        if frame is None:  # the CPU could not even save its registers: SP left the RAM
+            return diagnose.stack_overflow(self.board, sp, self.elf.parent, kind)
         address = mmfar if cfsr >> 7 & 1 else bfar if cfsr >> 15 & 1 else None
         end = self.board.ram[0] + self.board.ram[1]
         if address is not None and end <= address < end + self.board.ram[1]:
@@ -379,18 +384,26 @@ def _emulator_failed(s: _Session, why: str) -> FirmwareRun:
 
 
 def _add_notes(s: _Session, run: FirmwareRun) -> None:
+    below = s.log.lowest_below(s.board.ram[0]) if s.board.arch == "cortex-m" else None
+    if below is not None and not run.diagnosis and run.ended_by != "closed":
+        # QEMU lets some boards (the LM3S) write where nothing is: the chip would fault
+        run.diagnosis = diagnose.stack_overflow(s.board, below, s.elf.parent,
+                                                what="The stack reached") + (
+            " (the emulator went on where the chip would have faulted)")
+        run.exit_code = 1
     if run.ended_by == "emulator" and run.exit_code not in (0, None) and not run.diagnosis:
         said = "; ".join(s.log.other[:5])
         run.diagnosis = f"the firmware exited with status {run.exit_code}" + (
             f" ({said})" if said else "")
     if run.ended_by in ("emulator", "exit") and not run.diagnosis and s.uart.failed:
         run.diagnosis = _reported_failed(s)  # a FAILED line, then exit(0): still a failure
-    if run.ended_by in ("emulator", "exit") and not s.uart.bytes and \
+    if run.ended_by in ("emulator", "exit", "fault") and not s.uart.bytes and \
             not run.diagnosis.startswith("no output"):
-        silent = ("no output on the UART: the firmware ended without printing anything "
-                  f"(exit status {run.exit_code})")
-        run.diagnosis = f"{run.diagnosis}; it printed nothing on the UART" if run.diagnosis \
-            else silent
+        how = (f"the firmware exited with status {run.exit_code}" if run.exit_code is not None
+               else "the emulator ended by itself")
+        silent = f"no output on the UART: {how}, and nothing was printed on the UART"
+        run.diagnosis = f"{run.diagnosis}; nothing was printed on the UART before it" \
+            if run.diagnosis else silent
     for note in (s.log.unmodelled(s.board.package_touches), s.log.bad_accesses()):
         if note:
             run.notes.append(note)
