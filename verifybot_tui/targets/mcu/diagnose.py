@@ -83,9 +83,9 @@ def where(tool: str, elf: Path, address: int) -> str:
 
 def stack_frames(workdir: Path) -> list[tuple[int, str, str]]:
     """The answer's functions by the stack each frame takes (gcc's -fstack-usage files in
-    vb_build/), biggest first: (bytes, "function()", "file:line")."""
+    the run folder), biggest first: (bytes, "function()", "file:line")."""
     frames = []
-    for su in (workdir / "vb_build").rglob("*.su"):
+    for su in workdir.rglob("*.su"):
         for line in su.read_text(errors="replace").splitlines():
             place, _, rest = line.partition("\t")
             size = rest.split("\t", 1)[0]

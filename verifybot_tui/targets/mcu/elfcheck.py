@@ -137,6 +137,14 @@ class Symbols:
     defined: dict[str, str] = field(default_factory=dict)  # name -> "global" or "weak"
     sections: dict[str, int] = field(default_factory=dict)  # name -> size
     address: dict[str, int] = field(default_factory=dict)  # name -> value (global and weak)
+    local: set[str] = field(default_factory=set)  # local labels and static functions
+    # sections holding a reset vector -> the reset handler's name ("" a local label)
+    vector_tables: dict[str, str] = field(default_factory=dict)
+
+
+SHF_ALLOC, SHF_EXECINSTR = 2, 4
+SHT_SYMTAB, SHT_RELA, SHT_REL = 2, 4, 9
+STT_FUNC, STT_SECTION = 2, 3
 
 
 def read_symbols(path: Path) -> Symbols:
@@ -155,16 +163,53 @@ def read_symbols(path: Path) -> Symbols:
     def cstr(at: int) -> str:
         return data[at:data.index(b"\0", at)].decode("utf-8", "replace")
 
+    names = [cstr(names_at + h[0]) for h in heads]
+    for name, h in zip(names, heads, strict=True):
+        found.sections[name] = h[5]
+    table: list[tuple[int, int, str]] = []  # each symbol's (type, section index, name)
     for h in heads:
-        found.sections[cstr(names_at + h[0])] = h[5]
-    for h in heads:
-        if h[1] != 2:  # SHT_SYMTAB
+        if h[1] != SHT_SYMTAB:
             continue
         strtab = heads[h[6]][4]
+        table = [(0, 0, "")]
         for at in range(h[4] + 16, h[4] + h[5], 16):
             name, value, _size, info, _other, shndx = struct.unpack_from("<IIIBBH", data, at)
-            bind = info >> 4
+            bind, kind = info >> 4, info & 0xF
+            table.append((kind, shndx, cstr(strtab + name) if kind != STT_SECTION else ""))
             if shndx and bind in (1, 2) and name:
                 found.defined[cstr(strtab + name)] = "global" if bind == 1 else "weak"
                 found.address[cstr(strtab + name)] = value
+            elif shndx and bind == 0 and name and kind != STT_SECTION:
+                found.local.add(cstr(strtab + name))
+    found.vector_tables = _vector_tables(data, heads, names, table)
     return found
+
+
+def _vector_tables(data: bytes, heads: list[tuple[int, ...]], names: list[str],
+                   table: list[tuple[int, int, str]]) -> dict[str, str]:
+    """The data sections of an object that hold a Cortex-M vector table, whatever their name:
+    word 1 (the reset vector) points at code, word 0 (the stack) does not, and words 2 and 3
+    (NMI, HardFault) are code or nothing (a table of names and functions is not one)."""
+    tables = {}
+    for h in heads:
+        if h[1] not in (SHT_REL, SHT_RELA) or not 0 < h[7] < len(heads):
+            continue
+        target = heads[h[7]]
+        if target[2] & SHF_EXECINSTR or not target[2] & SHF_ALLOC or target[5] < 8:
+            continue
+        step = 8 if h[1] == SHT_REL else 12
+        words: dict[int, tuple[bool, bool]] = {}  # offset -> (points at code, undefined)
+        reset_name = ""
+        for at in range(h[4], h[4] + h[5], step):
+            offset, info = struct.unpack_from("<II", data, at)
+            if offset < 16 and info >> 8 < len(table):
+                kind, shndx, name = table[info >> 8]
+                reset_name = name if offset == 4 else reset_name
+                code = kind == STT_FUNC or (kind == STT_SECTION and 0 < shndx < len(heads)
+                                            and bool(heads[shndx][2] & SHF_EXECINSTR))
+                words[offset] = (code, shndx == 0)
+        reset = words.get(4, (False, False))
+        later = all(any(words.get(o, (True, False))) for o in (8, 12))
+        if any(reset) and not words.get(0, (False, False))[0] and later:
+            tables[names[h[7]]] = reset_name
+    return tables
