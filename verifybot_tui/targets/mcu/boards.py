@@ -40,6 +40,7 @@ class Board:
     defines: list[str] = field(default_factory=list)
     irq_count: int = 32
     irq_names: list[str] = field(default_factory=list)  # IRQ n's CMSIS name ("" reserved)
+    flash_alias: list[int] = field(default_factory=list)  # [origin, size]: the flash seen again
     clock: str = ""
     package_touches: list[str] = field(default_factory=list)
     hal: str = ""  # a vendor HAL installed for this board ("" none): its name and include path
@@ -71,7 +72,9 @@ class Board:
         return self.irq_names[irq] if 0 <= irq < len(self.irq_names) else ""
 
     def in_flash(self, address: int, size: int = 0) -> bool:
-        return self.flash[0] <= address and address + size <= self.flash[0] + self.flash[1]
+        """In the flash, or in its alias (the STM32's flash at 0x0, where it boots from)."""
+        return any(m and m[0] <= address and address + size <= m[0] + m[1]
+                   for m in (self.flash, self.flash_alias))
 
     def in_ram(self, address: int, size: int = 0) -> bool:
         return self.ram[0] <= address and address + size <= self.ram[0] + self.ram[1]
