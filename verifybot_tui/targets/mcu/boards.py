@@ -17,6 +17,7 @@ from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.base.toml_file import TOML_LIMIT, TomlFileError, parse_toml, read_text_file
 from verifybot_tui.core.settings import trust
 from verifybot_tui.core.settings.config import Config, user_config_dir
+from verifybot_tui.targets.mcu import peripherals
 
 BUILTIN_DIR = Path(__file__).parent / "boards"
 PACKAGE_DIR = Path(__file__).parent / "package"
@@ -41,6 +42,7 @@ class Board:
     irq_count: int = 32
     irq_names: list[str] = field(default_factory=list)  # IRQ n's CMSIS name ("" reserved)
     flash_alias: list[int] = field(default_factory=list)  # [origin, size]: the flash seen again
+    explain: list[dict[str, Any]] = field(default_factory=list)  # peripherals.Check as data
     clock: str = ""
     package_touches: list[str] = field(default_factory=list)
     hal: str = ""  # a vendor HAL installed for this board ("" none): its name and include path
@@ -66,6 +68,11 @@ class Board:
         """The UART file: beside the board file (a user's board), else in the package."""
         own = Path(self.path).parent / self.uart_source
         return own if own.is_file() else PACKAGE_DIR / self.arch / self.uart_source
+
+    @property
+    def checks(self) -> list[peripherals.Check]:
+        """The registers that explain a silent or stuck firmware (``[[explain]]``)."""
+        return peripherals.parse(self.explain, self.path)
 
     def irq_name(self, irq: int) -> str:
         """The device IRQ's name ("TIM2"), "" when the board file names none."""
@@ -118,6 +125,8 @@ def _check(data: dict[str, Any], path: Path) -> None:
               isinstance(value, str))
         if ok and want == "list[int]":
             ok = len(value) == 2 and all(isinstance(v, int) for v in value)
+        elif ok and want.startswith("list[dict"):
+            ok = all(isinstance(v, dict) for v in value)
         elif ok and want.startswith("list"):
             ok = all(isinstance(v, str) for v in value)
         if not ok:
@@ -209,6 +218,7 @@ def load_board(spec: str, base: Path | None = None) -> Board:
                           f"got {data['arch']!r}")
     board = Board(name=path.stem, path=str(path), **data)
     _check_irqs(board, path)
+    peripherals.parse(board.explain, str(path))
     if not board.uart_path.is_file():
         raise ConfigError(f"{path}: board key 'uart_source': no {data['uart_source']} beside the "
                           f"board file nor in the board package for {data['arch']}")

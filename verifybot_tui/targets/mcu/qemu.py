@@ -32,7 +32,7 @@ from verifybot_tui.core.base.ports import OutputCallback
 from verifybot_tui.core.settings.secrets import program_env
 from verifybot_tui.targets import containment, local
 from verifybot_tui.targets import sandbox as sandbox_env
-from verifybot_tui.targets.mcu import diagnose
+from verifybot_tui.targets.mcu import diagnose, peripherals
 from verifybot_tui.targets.mcu.boards import Board
 from verifybot_tui.targets.mcu.elfcheck import read_symbols
 from verifybot_tui.targets.mcu.gdbstub import GdbError, GdbStub
@@ -106,8 +106,10 @@ class _Session:
         status = struct.unpack_from("<h", regs, 24)[0]
         run = FirmwareRun(status, self.uart.text, self.uart.bytes, "exit")
         if not self.uart.bytes:
+            found = await self.explain(silent=True, timeout=False)
             run.diagnosis = ("no output on the UART: main() returned and the CPU halted "
-                             "(avr-libc's exit) without printing anything")
+                             "(avr-libc's exit) without printing anything"
+                             + "".join(f". {f}" for f in found))
         elif status:
             run.diagnosis = (f"the firmware exited with status {status} (what main() returned; "
                              "undefined for a void main()) with no end line on the UART")
@@ -143,6 +145,24 @@ class _Session:
         if exc_return & 4:
             text += " (the fault came from a thread on the process stack; PC/LR may be off)"
         return text + f". CFSR={cfsr:#010x} HFSR={hfsr:#010x}"
+
+    async def explain(self, *, silent: bool, timeout: bool) -> list[str]:
+        """What the board's registers say about a silent or stuck firmware (the CPU stopped)."""
+        if self.stub is None:
+            return []
+        checks = [*self.board.checks, *(peripherals.nvic_checks(self.board.irq_names)
+                                        if self.board.arch == "cortex-m" else [])]
+        chosen = peripherals.relevant(checks, read_symbols(self.elf).defined, silent=silent,
+                                      timeout=timeout)
+        stub = self.stub
+
+        async def read(address: int, size: int) -> bytes | None:
+            try:
+                return await stub.memory(address, size)
+            except (GdbError, OSError, TimeoutError, asyncio.IncompleteReadError):
+                return None
+
+        return await peripherals.explain(chosen, read)
 
     async def hang_site(self) -> str:
         """Interrupt the CPU (at the timeout) and say where it was."""
@@ -366,12 +386,16 @@ def _exited(s: _Session, protocol: local._Reader) -> FirmwareRun:
 
 async def _timed_out(s: _Session, timeout: float) -> FirmwareRun:
     site = await s.hang_site()
+    found = await s.explain(silent=not s.uart.bytes, timeout=True) if site else []
     at = f"; {site}" if site else ""
     if not s.uart.bytes:
         why = f"no output on the UART within {timeout:g} s (stopped at the timeout{at})"
     else:
         why = (f"no end line (PASSED or FAILED) on the UART within {timeout:g} s: stopped at "
                f"the timeout{at}. An endless loop, or waiting on something that never comes?")
+    if found:
+        why += (" " if why.endswith(("?", ".")) else ". ") + "What the registers say: " + \
+            "; ".join(found)
     return FirmwareRun(None, s.uart.text, s.uart.bytes, "timeout", diagnosis=why,
                        timed_out=True)
 
