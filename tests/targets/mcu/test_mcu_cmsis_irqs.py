@@ -182,3 +182,25 @@ def test_the_vector_table_is_as_long_as_the_boards_irq_count(tmp_path):
     assert stm32[1 + 28] == "VB_IRQ(TIM2_IRQHandler)  /* IRQ 28 */"
     assert stm32[1 + 37] == "VB_IRQ(USART1_IRQHandler)  /* IRQ 37 */"
     assert stm32[1 + 61] == "VB_RESERVED  /* IRQ 61 */"
+
+
+def test_the_board_context_tells_the_handler_names():
+    from verifybot_tui.targets.mcu.context import board_context
+
+    text = board_context(load_board("netduinoplus2"), backend="qemu", where="")
+    assert "CMSIS handler name (WWDG_IRQHandler, PVD_IRQHandler, TAMP_STAMP_IRQHandler...; " \
+           "SysTick_Handler, PendSV_Handler)" in text
+
+
+async def test_tim2_with_a_prescaler_is_named_as_not_at_the_chips_rate(make):
+    code = STM32.replace("    TIM2_ARR = 16000;", "    REG(TIM2_BASE + 0x28) = 1;  /* PSC */\n"
+                         "    TIM2_ARR = 16000;")
+    r = await make("netduinoplus2").run(request("cmsis_psc", {"main.c": code}, timeout=30),
+                                        Recorder())
+    assert judge(r, []).ok, r.stderr
+    assert "note: TIM2 runs with a prescaler, which QEMU 7.2 does not count at the chip's " \
+           "rate" in r.stderr
+    assert "(TIM2_PSC = 0x00000001)" in r.stderr
+    plain = await make("netduinoplus2").run(request("cmsis_nopsc", {"main.c": STM32},
+                                                    timeout=15), Recorder())
+    assert "prescaler" not in plain.stderr

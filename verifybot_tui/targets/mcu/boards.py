@@ -43,6 +43,7 @@ class Board:
     irq_names: list[str] = field(default_factory=list)  # IRQ n's CMSIS name ("" reserved)
     flash_alias: list[int] = field(default_factory=list)  # [origin, size]: the flash seen again
     explain: list[dict[str, Any]] = field(default_factory=list)  # peripherals.Check as data
+    arduino: str = ""  # the Arduino AVR core's board id ("uno"): sketches build against it
     clock: str = ""
     package_touches: list[str] = field(default_factory=list)
     hal: str = ""  # a vendor HAL installed for this board ("" none): its name and include path

@@ -129,7 +129,8 @@ def has_makefile(names: list[str]) -> bool:
 
 def buildable(names: list[str]) -> bool:
     """Whether the answer's files make a firmware: sources or a Makefile."""
-    return has_makefile(names) or any(n.endswith((*C_EXT, *CXX_EXT, *ASM_EXT)) for n in names)
+    return has_makefile(names) or any(n.endswith((*C_EXT, *CXX_EXT, *ASM_EXT, ".ino"))
+                                      for n in names)
 
 
 def _cxx(compiler: str) -> str:
@@ -213,8 +214,13 @@ async def build(runner: Runner, board: Board, workdir: Path, names: list[str],
                 on_output: OutputCallback, *, compiler: str = "", flags: list[str] | None = None,
                 semihosting: bool = True) -> Built:
     """Build the firmware in ``workdir`` (the answer's files are there)."""
-    built = await _build(runner, board, workdir, names, on_output, compiler=compiler,
-                         flags=flags, semihosting=semihosting)
+    from verifybot_tui.targets.mcu import arduino  # it builds on this module's steps
+
+    if not has_makefile(names) and arduino.is_sketch(board, workdir, names):
+        built = await arduino.build_sketch(runner, board, workdir, names, on_output)
+    else:
+        built = await _build(runner, board, workdir, names, on_output, compiler=compiler,
+                             flags=flags, semihosting=semihosting)
     over = disk_cap(workdir, names)
     if over:
         _tell(built, on_output, over)

@@ -18,21 +18,25 @@ from typing import Any
 
 from verifybot_tui.core.base.errors import ConfigError
 
-WHEN = ("silent", "timeout")  # nothing printed (at a timeout or an exit); at any timeout
+# nothing printed (at a timeout or an exit); at any timeout; at the end of every run (a note:
+# what the emulator does not do as the chip does, for a firmware that uses it)
+WHEN = ("silent", "timeout", "end")
 _KEYS = {"name": str, "address": int, "size": int, "mask": int, "equals": int, "when": str,
-         "needs": list, "says": str}
+         "needs": list, "says": str, "differs": bool}
 
 
 @dataclass(frozen=True)
 class Check:
     name: str  # the register, as the reference manual names it
-    address: int  # as the emulator's debugger sees it (AVR data space: 0x800000 + address)
+    address: int  # as the emulator's debugger sees it (AVR data space: 0x800000 + address);
+    # -1: no register, ``says`` is told whenever the firmware ``needs`` it
     size: int  # bytes: 1, 2 or 4, little-endian
     mask: int
     equals: int  # (value & mask) == equals: what ``says`` tells
     when: str  # one of WHEN
     says: str
     needs: tuple[str, ...] = ()  # handlers of which the firmware must define one
+    differs: bool = False  # (value & mask) != equals is what ``says`` tells
 
 
 def parse(entries: Sequence[dict[str, Any]], where: str) -> list[Check]:
@@ -41,11 +45,12 @@ def parse(entries: Sequence[dict[str, Any]], where: str) -> list[Check]:
     for n, entry in enumerate(entries, 1):
         for key, value in entry.items():
             want = _KEYS.get(key)
-            if want is None or not isinstance(value, want) or isinstance(value, bool):
+            if want is None or not isinstance(value, want) or (isinstance(value, bool)
+                                                                and want is not bool):
                 raise ConfigError(f"{where}: explain entry {n}: key {key!r} "
                                   + ("is not known; expected one of " + ", ".join(_KEYS)
                                      if want is None else f"must be {want.__name__}"))
-        missing = [k for k in ("name", "address", "mask", "says") if k not in entry]
+        missing = [k for k in ("name", "says") if k not in entry]
         if missing:
             raise ConfigError(f"{where}: explain entry {n} lacks {', '.join(missing)}")
         when = entry.get("when", "silent")
@@ -53,18 +58,21 @@ def parse(entries: Sequence[dict[str, Any]], where: str) -> list[Check]:
         if when not in WHEN or size not in (1, 2, 4):
             raise ConfigError(f"{where}: explain entry {n}: 'when' must be one of "
                               f"{', '.join(WHEN)} and 'size' 1, 2 or 4")
-        checks.append(Check(entry["name"], entry["address"], size, entry["mask"],
+        checks.append(Check(entry["name"], entry.get("address", -1), size, entry.get("mask", 0),
                             entry.get("equals", 0), when, entry["says"],
-                            tuple(str(s) for s in entry.get("needs", []))))
+                            tuple(str(s) for s in entry.get("needs", [])),
+                            entry.get("differs", False)))
     return checks
 
 
 def relevant(checks: Sequence[Check], defined: dict[str, str], *, silent: bool,
              timeout: bool) -> list[Check]:
     """The checks that matter for this stop and this firmware (``defined``: its symbols,
-    name -> "global" or "weak"; a weak handler is the start-up code's default)."""
+    name -> "global" or "weak"; a weak handler is the start-up code's default). The "end"
+    checks matter at every stop; with both False, only they do."""
     def wanted(c: Check) -> bool:
-        return (c.when == "silent" and silent) or (c.when == "timeout" and timeout)
+        return (c.when == "silent" and silent) or (c.when == "timeout" and timeout) or (
+            c.when == "end")
 
     def defines(c: Check) -> bool:
         return not c.needs or any(defined.get(n) == "global" for n in c.needs)
@@ -78,11 +86,14 @@ async def explain(checks: Sequence[Check],
     ``read(address, size)`` reads memory through the stub; None (it could not) is skipped."""
     found = []
     for c in checks:
+        if c.address < 0:
+            found.append(c.says)
+            continue
         raw = await read(c.address, c.size)
         if raw is None:
             continue
         value = int.from_bytes(raw[:c.size], "little")
-        if value & c.mask == c.equals:
+        if (value & c.mask == c.equals) != c.differs:
             found.append(f"{c.says} ({c.name} = {value:#0{2 + 2 * c.size}x})")
     return found
 
