@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 from cli_runs import answers, run_cli
-from mcu_fixtures import Recorder, mcu_config, qemu_pids, request
+from mcu_fixtures import Recorder, qemu_pids, request
 from project import need
 
 from verifybot_tui.core.verify.verdict import judge
-from verifybot_tui.targets import make_target
 from verifybot_tui.targets.mcu import arduino
 
 SKETCH = """\
@@ -97,13 +96,10 @@ void loop() {}
 
 
 @pytest.fixture
-async def uno(tmp_path):
-    need("avr-gcc", "avr-g++", "qemu-system-avr")
+def uno(mcu):  # type: ignore[no-untyped-def]
+    need("avr-g++")
     assert arduino.installed(), f"the Arduino AVR core ({arduino.PACKAGE}) is not installed"
-    t = make_target(mcu_config("arduino-uno"), "board", tmp_path / "ws")
-    yield t
-    await t.close()
-    assert qemu_pids(tmp_path / "ws") == []
+    return mcu("arduino-uno")
 
 
 async def test_a_sketch_with_serial_millis_a_timer_and_eeprom_runs(uno):
@@ -174,3 +170,13 @@ def test_the_unos_context_tells_the_llm_sketches_work():
     text = board_context(load_board("arduino-uno"), backend="qemu", where="")
     assert "Arduino sketches work too" in text and "arduino:avr:uno (16 MHz)" in text
     assert "millis() stays 0" in text
+
+
+def test_doctor_names_the_arduino_core():
+    from verifybot_tui.targets.mcu import checks
+    from verifybot_tui.targets.mcu.boards import load_board
+
+    found = checks.toolchain(load_board("arduino-uno"))
+    assert ("OK", f"Arduino sketches: arduino-core-avr {arduino.core_version()} (EEPROM, HID, "
+                  "SPI, SoftwareSerial, Wire)") in found
+    assert not any("Arduino" in text for _, text in checks.toolchain(load_board("lm3s6965evb")))

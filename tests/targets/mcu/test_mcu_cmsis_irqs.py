@@ -11,11 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mcu_fixtures import Recorder, mcu_config, qemu_pids, request
-from project import need
+from mcu_fixtures import Recorder, request
 
 from verifybot_tui.core.verify.verdict import judge
-from verifybot_tui.targets import make_target
 from verifybot_tui.targets.mcu.boards import load_board
 from verifybot_tui.targets.mcu.elfcheck import read_symbols
 
@@ -132,27 +130,11 @@ static void timer_start(void)
 MISNAMED = STM32.replace("void TIM2_IRQHandler(void)", "void TIM2_Handler(void)")
 
 
-@pytest.fixture
-async def make(tmp_path):
-    need("arm-none-eabi-gcc", "qemu-system-arm")
-    made = []
-
-    def build(board: str):
-        t = make_target(mcu_config(board), "board", tmp_path / "ws")
-        made.append(t)
-        return t
-
-    yield build
-    for t in made:
-        await t.close()
-    assert qemu_pids(tmp_path / "ws") == []
-
-
 @pytest.mark.parametrize("board, code, irqs", [("netduinoplus2", STM32, 82),
                                                ("lm3s6965evb", LM3S, 44)],
                          ids=["stm32f405", "lm3s6965"])
-async def test_handlers_by_their_cmsis_names_are_called(make, board, code, irqs):
-    r = await make(board).run(request(f"cmsis_{board}", {"main.c": code}, timeout=15),
+async def test_handlers_by_their_cmsis_names_are_called(mcu, board, code, irqs):
+    r = await mcu(board).run(request(f"cmsis_{board}", {"main.c": code}, timeout=15),
                               Recorder())
     assert r.stdout == "timer>=3 1 uart 1 systick>=5 1\nPASSED\n", r.stderr
     assert judge(r, []).ok
@@ -161,8 +143,8 @@ async def test_handlers_by_their_cmsis_names_are_called(make, board, code, irqs)
     assert table == 4 * (16 + irqs)
 
 
-async def test_a_misnamed_handler_is_told_the_name_to_define(make):
-    r = await make("netduinoplus2").run(request("cmsis_typo", {"main.c": MISNAMED}, timeout=15),
+async def test_a_misnamed_handler_is_told_the_name_to_define(mcu):
+    r = await mcu("netduinoplus2").run(request("cmsis_typo", {"main.c": MISNAMED}, timeout=15),
                                         Recorder())
     assert not judge(r, []).ok
     assert "no handler for: IRQ 28 (exception 44" in r.diagnosis
@@ -192,15 +174,15 @@ def test_the_board_context_tells_the_handler_names():
            "SysTick_Handler, PendSV_Handler)" in text
 
 
-async def test_tim2_with_a_prescaler_is_named_as_not_at_the_chips_rate(make):
+async def test_tim2_with_a_prescaler_is_named_as_not_at_the_chips_rate(mcu):
     code = STM32.replace("    TIM2_ARR = 16000;", "    REG(TIM2_BASE + 0x28) = 1;  /* PSC */\n"
                          "    TIM2_ARR = 16000;")
-    r = await make("netduinoplus2").run(request("cmsis_psc", {"main.c": code}, timeout=30),
+    r = await mcu("netduinoplus2").run(request("cmsis_psc", {"main.c": code}, timeout=30),
                                         Recorder())
     assert judge(r, []).ok, r.stderr
     assert "note: TIM2 runs with a prescaler, which QEMU 7.2 does not count at the chip's " \
            "rate" in r.stderr
     assert "(TIM2_PSC = 0x00000001)" in r.stderr
-    plain = await make("netduinoplus2").run(request("cmsis_nopsc", {"main.c": STM32},
+    plain = await mcu("netduinoplus2").run(request("cmsis_nopsc", {"main.c": STM32},
                                                     timeout=15), Recorder())
     assert "prescaler" not in plain.stderr

@@ -7,11 +7,9 @@ Real cross-builds, real QEMU; the verdict and the cause checked.
 from __future__ import annotations
 
 import pytest
-from mcu_fixtures import Recorder, mcu_config, qemu_pids, request
-from project import need
+from mcu_fixtures import Recorder, request
 
 from verifybot_tui.core.verify.verdict import judge
-from verifybot_tui.targets import make_target
 
 # A 1 MB local array: SP goes below the start of RAM at fill()'s first store.
 STACK_OVERFLOW = """\
@@ -35,25 +33,9 @@ int main(void)
 """
 
 
-@pytest.fixture
-async def make(tmp_path):
-    need("arm-none-eabi-gcc", "qemu-system-arm")
-    made = []
-
-    def build(board: str):
-        t = make_target(mcu_config(board), "board", tmp_path / "ws")
-        made.append(t)
-        return t
-
-    yield build
-    for t in made:
-        await t.close()
-    assert qemu_pids(tmp_path / "ws") == []
-
-
 @pytest.mark.parametrize("board", ["netduinoplus2", "lm3s6965evb"])
-async def test_a_stack_overflow_is_told_as_one_with_its_function(make, board):
-    r = await make(board).run(request(f"overflow_{board}", {"main.c": STACK_OVERFLOW}),
+async def test_a_stack_overflow_is_told_as_one_with_its_function(mcu, board):
+    r = await mcu(board).run(request(f"overflow_{board}", {"main.c": STACK_OVERFLOW}),
                               Recorder())
     assert r.stdout.startswith("start\n")
     assert r.exit_code == 1 and not judge(r, []).ok
@@ -63,8 +45,8 @@ async def test_a_stack_overflow_is_told_as_one_with_its_function(make, board):
     assert "exit" not in r.diagnosis
 
 
-async def test_the_cpu_that_faulted_says_it_could_not_stack(make):
-    r = await make("netduinoplus2").run(request("overflow_fault", {"main.c": STACK_OVERFLOW}),
+async def test_the_cpu_that_faulted_says_it_could_not_stack(mcu):
+    r = await mcu("netduinoplus2").run(request("overflow_fault", {"main.c": STACK_OVERFLOW}),
                                         Recorder())
     assert "could not save its registers for the fault" in r.diagnosis
     assert "bus error while stacking" in r.diagnosis

@@ -8,11 +8,9 @@ for that, not for where it is linked. Real cross-builds, real QEMU.
 from __future__ import annotations
 
 import pytest
-from mcu_fixtures import SUM, Recorder, mcu_config, qemu_pids, request
-from project import need
+from mcu_fixtures import SUM, Recorder, request
 
 from verifybot_tui.core.verify.verdict import judge
-from verifybot_tui.targets import make_target
 
 # A CubeMX-style script of the answer's own, at the flash alias; the package's start-up.
 AT_ZERO = """\
@@ -41,12 +39,8 @@ SECTIONS
 
 
 @pytest.fixture
-async def stm32(tmp_path):
-    need("arm-none-eabi-gcc", "qemu-system-arm")
-    t = make_target(mcu_config("netduinoplus2"), "board", tmp_path / "ws")
-    yield t
-    await t.close()
-    assert qemu_pids(tmp_path / "ws") == []
+def stm32(mcu):  # type: ignore[no-untyped-def]
+    return mcu("netduinoplus2")
 
 
 async def test_an_image_linked_at_the_flash_alias_runs(stm32):

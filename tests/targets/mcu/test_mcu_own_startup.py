@@ -12,11 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mcu_fixtures import Recorder, mcu_config, qemu_pids, request
-from project import need
+from mcu_fixtures import Recorder, request
 
 from verifybot_tui.core.verify.verdict import judge
-from verifybot_tui.targets import make_target
 
 STARTUP_S = """\
     .syntax unified
@@ -92,12 +90,8 @@ int main(void)
 
 
 @pytest.fixture
-async def lm3s(tmp_path):
-    need("arm-none-eabi-gcc", "qemu-system-arm")
-    t = make_target(mcu_config("lm3s6965evb"), "board", tmp_path / "ws")
-    yield t
-    await t.close()
-    assert qemu_pids(tmp_path / "ws") == []
+def lm3s(mcu):  # type: ignore[no-untyped-def]
+    return mcu("lm3s6965evb")
 
 
 async def test_own_startup_and_script_with_other_names_are_built_as_written(lm3s):

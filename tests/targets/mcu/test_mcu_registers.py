@@ -9,12 +9,11 @@ for its ticks (STM32F405 and LM3S6965). Real cross-builds, real QEMU, the boards
 from __future__ import annotations
 
 import pytest
-from mcu_fixtures import Recorder, mcu_config, qemu_pids, request
+from mcu_fixtures import Recorder, request
 from project import need
 
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.verify.verdict import judge
-from verifybot_tui.targets import make_target
 from verifybot_tui.targets.mcu.boards import load_board
 
 TX_OFF = """\
@@ -73,24 +72,9 @@ int main(void)
 """
 
 
-@pytest.fixture
-async def make(tmp_path):
-    made = []
-
-    def build(board: str):
-        t = make_target(mcu_config(board), "board", tmp_path / "ws")
-        made.append(t)
-        return t
-
-    yield build
-    for t in made:
-        await t.close()
-    assert qemu_pids(tmp_path / "ws") == []
-
-
-async def test_a_uart_with_its_transmitter_off_is_told_so(make):
+async def test_a_uart_with_its_transmitter_off_is_told_so(mcu):
     need("avr-gcc", "qemu-system-avr")
-    r = await make("arduino-uno").run(request("tx_off", {"main.c": TX_OFF}, timeout=10),
+    r = await mcu("arduino-uno").run(request("tx_off", {"main.c": TX_OFF}, timeout=10),
                                       Recorder())
     assert r.stdout == "" and not judge(r, []).ok
     assert r.diagnosis.startswith("no output on the UART")
@@ -99,9 +83,9 @@ async def test_a_uart_with_its_transmitter_off_is_told_so(make):
 
 
 @pytest.mark.parametrize("board", ["netduinoplus2", "lm3s6965evb"])
-async def test_a_systick_never_started_is_told_so(make, board):
+async def test_a_systick_never_started_is_told_so(mcu, board):
     need("arm-none-eabi-gcc", "qemu-system-arm")
-    r = await make(board).run(request(f"systick_{board}", {"main.c": SYSTICK_NEVER_STARTED},
+    r = await mcu(board).run(request(f"systick_{board}", {"main.c": SYSTICK_NEVER_STARTED},
                                       timeout=2), Recorder())
     assert r.timed_out and r.stdout == "waiting 10 ms\n" and not judge(r, []).ok
     assert "in delay_ms() (main.c:14)" in r.diagnosis
@@ -109,11 +93,11 @@ async def test_a_systick_never_started_is_told_so(make, board):
            "started, so SysTick_Handler never runs" in r.diagnosis
 
 
-async def test_a_firmware_without_the_handler_is_not_told_about_systick(make):
+async def test_a_firmware_without_the_handler_is_not_told_about_systick(mcu):
     need("arm-none-eabi-gcc", "qemu-system-arm")
     code = SYSTICK_NEVER_STARTED.replace("void SysTick_Handler(void)", "static void tick(void)")
     code = code.replace("    delay_ms(10);", "    tick();\n    delay_ms(10);")
-    r = await make("netduinoplus2").run(request("systick_none", {"main.c": code}, timeout=2),
+    r = await mcu("netduinoplus2").run(request("systick_none", {"main.c": code}, timeout=2),
                                         Recorder())
     assert r.timed_out and "SysTick" not in r.diagnosis
 

@@ -122,7 +122,7 @@ class _Session:
         found = await self.explain(silent=True, timeout=False) if not self.uart.bytes else []
         if not self.uart.bytes:
             run.diagnosis = ("no output on the UART: main() returned and the CPU halted "
-                             "(avr-libc's exit) without printing anything" if avr else
+                             "(avr-libc's exit), and nothing was printed on the UART" if avr else
                              f"no output on the UART: the firmware exited with status "
                              f"{status}, and nothing was printed on the UART")
             run.diagnosis += "".join(f". {f}" for f in found)
@@ -349,7 +349,7 @@ async def _watch(s: _Session, protocol: local._Reader, sock: str, timeout: float
         await asyncio.wait([protocol.exited], timeout=1.0)
         return _emulator_failed(s, f"the emulator did not start: {e}")
     assert s.stub is not None
-    stop = asyncio.ensure_future(s.stub.wait_stop())
+    stop: asyncio.Future[str] = asyncio.ensure_future(s.stub.wait_stop())
     end = asyncio.ensure_future(s.uart.ended.wait())
     shut = asyncio.ensure_future(closed.wait())
     waits: set[asyncio.Future[Any]] = {stop, end, shut, protocol.exited}

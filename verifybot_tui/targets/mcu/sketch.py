@@ -105,9 +105,9 @@ def to_cpp(files: list[tuple[str, str]]) -> str:
     prototypes: list[str] = []
     for _name, text in files:
         for d in definitions(text):
-            name = re.search(r"(\w+)\s*\(", d.prototype)
-            if name and name.group(1) not in ("setup", "loop") and \
-                    not declared(text, name.group(1)) and d.prototype not in prototypes:
+            called = re.search(r"(\w+)\s*\(", d.prototype)
+            if called and called.group(1) not in ("setup", "loop") and \
+                    not declared(text, called.group(1)) and d.prototype not in prototypes:
                 prototypes.append(d.prototype)
     out = ["#include <Arduino.h>"]
     for n, (name, text) in enumerate(files):
