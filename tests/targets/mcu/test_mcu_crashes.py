@@ -50,3 +50,17 @@ async def test_the_cpu_that_faulted_says_it_could_not_stack(mcu):
                                         Recorder())
     assert "could not save its registers for the fault" in r.diagnosis
     assert "bus error while stacking" in r.diagnosis
+
+
+async def test_a_lockup_is_told_as_a_lockup(mcu):
+    """A fault with no HardFault handler (its entry 0): the CPU locks up, and says so."""
+    from test_mcu_projects import LINK_LD, OWN_MAIN, STARTUP_S
+
+    main = OWN_MAIN.replace("    say(greeting);", "    say(greeting);\n    __builtin_trap();")
+    r = await mcu("lm3s6965evb").run(request("lockup", {"startup.s": STARTUP_S,
+                                                        "link.ld": LINK_LD, "main.c": main}),
+                                     Recorder())
+    assert r.stdout == "own start-up, own script\n" and not judge(r, []).ok
+    assert r.diagnosis.startswith("the CPU locked up (a fault inside the fault handler, or no "
+                                  "usable handler): qemu: fatal: Lockup")
+    assert "exit" not in r.diagnosis
