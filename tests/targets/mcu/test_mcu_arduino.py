@@ -180,3 +180,18 @@ def test_doctor_names_the_arduino_core():
     assert ("OK", f"Arduino sketches: arduino-core-avr {arduino.core_version()} (EEPROM, HID, "
                   "SPI, SoftwareSerial, Wire)") in found
     assert not any("Arduino" in text for _, text in checks.toolchain(load_board("lm3s6965evb")))
+
+
+def test_two_ino_files_are_one_sketch_with_prototypes_for_both():
+    """As the Arduino builder: the main sketch first, prototypes before its first function
+    for what either file defines (one declared only later in the other file too)."""
+    from verifybot_tui.targets.mcu import sketch
+
+    main = "void setup() {\n  blink(2);\n  Serial.println(twice(3));\n}\n\nvoid loop() {}\n"
+    other = "// helpers.ino\nvoid blink(int n) {\n  digitalWrite(13, n & 1);\n}\n" \
+            "int twice(int x);\nint twice(int x) { return 2 * x; }\n"
+    made = sketch.to_cpp([("main.ino", main), ("helpers.ino", other)])
+    assert made.startswith('#include <Arduino.h>\n#line 1 "main.ino"\n'
+                           'void blink(int n);\nint twice(int x);\n#line 1 "main.ino"\n'
+                           'void setup() {')
+    assert '#line 1 "helpers.ino"\n// helpers.ino\nvoid blink(int n) {' in made

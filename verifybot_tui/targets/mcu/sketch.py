@@ -84,30 +84,16 @@ def _definition(code: str, head: str, start: int) -> list[Definition]:
     return [Definition(line, f"{text.rstrip()};")]
 
 
-def file_level(text: str) -> str:
-    """The code outside every brace (function bodies, struct members): declarations."""
-    out, depth = [], 0
-    for ch in blank(text):
-        depth += ch == "{"
-        if depth == 0:
-            out.append(ch)
-        depth -= ch == "}" and depth > 0
-    return "".join(out)
-
-
-def declared(text: str, name: str) -> bool:
-    """Whether the sketch already declares ``name`` (a file-level prototype)."""
-    return bool(re.search(rf"\b{re.escape(name)}\s*\([^(){{}};]*\)\s*;", file_level(text)))
-
-
 def to_cpp(files: list[tuple[str, str]]) -> str:
     """The sketch's files (name, text), first the main one, as one C++ translation unit."""
     prototypes: list[str] = []
     for _name, text in files:
         for d in definitions(text):
+            # declared again even if the sketch declares it (later, or in another file):
+            # a repeated declaration is legal C++, a missing one is an error
             called = re.search(r"(\w+)\s*\(", d.prototype)
             if called and called.group(1) not in ("setup", "loop") and \
-                    not declared(text, called.group(1)) and d.prototype not in prototypes:
+                    d.prototype not in prototypes:
                 prototypes.append(d.prototype)
     out = ["#include <Arduino.h>"]
     for n, (name, text) in enumerate(files):
