@@ -109,3 +109,39 @@ def test_a_board_files_explain_entry_is_checked(tmp_path):
     with pytest.raises(ConfigError, match="explain entry 1: 'when' must be one of silent, "
                                           "timeout"):
         load_board(str(own))
+
+
+# The MPS2's CMSDK UART drops every byte until its CTRL has TX enable set: an answer with its
+# own start-up (no board package UART set-up) that writes DATA without enabling it is silent.
+CMSDK_TX_OFF = """\
+#define UART0_DATA (*(volatile unsigned *)0x40004000)
+#define UART0_STATE (*(volatile unsigned *)0x40004004)
+
+static void say(const char *s)
+{
+    while (*s) {
+        while (UART0_STATE & 1u) {
+        }
+        UART0_DATA = *s++;
+    }
+}
+
+int main(void)
+{
+    say("hello from the MPS2\\n");
+    say("PASSED\\n");
+    for (;;) {
+    }
+}
+"""
+
+
+async def test_a_cmsdk_uart_never_enabled_is_told_so(mcu):
+    from test_mcu_projects import LINK_LD, STARTUP_S
+
+    files = {"startup.s": STARTUP_S, "link.ld": LINK_LD, "main.c": CMSDK_TX_OFF}
+    r = await mcu("mps2-an385").run(request("cmsdk_off", files, timeout=3), Recorder())
+    assert r.timed_out and r.stdout == "" and not judge(r, []).ok
+    assert r.diagnosis.startswith("no output on the UART within 3 s")
+    assert "What the registers say: UART0's CTRL has TX enable clear: the UART drops every " \
+           "byte written to it (UART0_CTRL = 0x00000000)" in r.diagnosis
