@@ -227,7 +227,7 @@ def test_doctor_on_a_good_a_bad_key_a_missing_model_and_an_unreachable_provider(
             in out)
     assert "OK   llm claude_api: anthropic at" in out
     assert "FAIL llm wrongmodel:" in out and "no model 'gpt-9'" in out
-    assert "the server offers: coder, cut" in out
+    assert "the server offers: coder, coin, cut" in out
     assert "FAIL llm badkey:" in out and "refused the key in $VB_TEST_BAD_KEY (401)" in out
     assert f"FAIL llm down: cannot connect to {down}" in out
     assert "FAIL llm official: $VB_TEST_UNSET is not set" in out

@@ -206,7 +206,8 @@ async def test_a_firmware_that_prints_nothing_and_returns_0_fails(stm32):
     r = await stm32.run(request("silent_exit_1", {"main.c": SILENT_EXIT}, timeout=30),
                         Recorder())
     assert r.exit_code == 0 and r.stdout == ""
-    assert r.diagnosis.startswith("no output on the UART: the firmware ended without printing")
+    assert r.diagnosis == ("no output on the UART: the firmware exited with status 0, and "
+                           "nothing was printed on the UART")
     assert not judge(r, []).ok
 
 

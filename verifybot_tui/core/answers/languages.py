@@ -36,7 +36,9 @@ LANGUAGES: tuple[Language, ...] = (
     Language("c", (".c",), ("h",),
              compile=("gcc", "-O1", "-Wall", "-o", "{exe}", "{sources}", "-lm"),
              run=("./{exe}",), tool="gcc"),
-    Language("cpp", (".cpp", ".cc", ".cxx", ".c++"), ("c++", "cxx", "hpp"),
+    # an Arduino sketch (.ino) is C++: its name is kept (an AVR mcu target builds it)
+    Language("cpp", (".cpp", ".cc", ".cxx", ".c++", ".ino"), ("c++", "cxx", "hpp", "arduino",
+                                                              "ino"),
              compile=("g++", "-O1", "-Wall", "-std=c++17", "-o", "{exe}", "{sources}"),
              run=("./{exe}",), tool="g++"),
     Language("javascript", (".js", ".mjs", ".cjs"), ("js", "node", "nodejs"),

@@ -9,6 +9,7 @@ with ``extends = "netduinoplus2"`` and change only what differs.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -19,6 +20,7 @@ from verifybot_tui.core.base.toml_file import TOML_LIMIT, TomlFileError, parse_t
 from verifybot_tui.core.settings import trust
 from verifybot_tui.core.settings.config import Config, user_config_dir, user_data_dir
 from verifybot_tui.core.settings.ui_state import state_path
+from verifybot_tui.targets.mcu import peripherals
 
 BUILTIN_DIR = Path(__file__).parent / "boards"
 PACKAGE_DIR = Path(__file__).parent / "package"
@@ -43,6 +45,10 @@ class Board:
     qemu_unmodelled: str = ""  # what the emulator reads as 0: told to the LLM
     defines: list[str] = field(default_factory=list)
     irq_count: int = 32
+    irq_names: list[str] = field(default_factory=list)  # IRQ n's CMSIS name ("" reserved)
+    flash_alias: list[int] = field(default_factory=list)  # [origin, size]: the flash seen again
+    explain: list[dict[str, Any]] = field(default_factory=list)  # peripherals.Check as data
+    arduino: str = ""  # the Arduino AVR core's board id ("uno"): sketches build against it
     clock: str = ""
     package_touches: list[str] = field(default_factory=list)
     hal: str = ""  # a vendor HAL installed for this board ("" none): its name and include path
@@ -70,8 +76,19 @@ class Board:
         own = Path(self.path).parent / self.uart_source
         return own if os.path.lexists(own) else PACKAGE_DIR / self.arch / self.uart_source
 
+    @property
+    def checks(self) -> list[peripherals.Check]:
+        """The registers that explain a silent or stuck firmware (``[[explain]]``)."""
+        return peripherals.parse(self.explain, self.path)
+
+    def irq_name(self, irq: int) -> str:
+        """The device IRQ's name ("TIM2"), "" when the board file names none."""
+        return self.irq_names[irq] if 0 <= irq < len(self.irq_names) else ""
+
     def in_flash(self, address: int, size: int = 0) -> bool:
-        return self.flash[0] <= address and address + size <= self.flash[0] + self.flash[1]
+        """In the flash, or in its alias (the STM32's flash at 0x0, where it boots from)."""
+        return any(m and m[0] <= address and address + size <= m[0] + m[1]
+                   for m in (self.flash, self.flash_alias))
 
     def in_ram(self, address: int, size: int = 0) -> bool:
         return self.ram[0] <= address and address + size <= self.ram[0] + self.ram[1]
@@ -115,6 +132,8 @@ def _check(data: dict[str, Any], path: Path) -> None:
               isinstance(value, str))
         if ok and want == "list[int]":
             ok = len(value) == 2 and all(isinstance(v, int) for v in value)
+        elif ok and want.startswith("list[dict"):
+            ok = all(isinstance(v, dict) for v in value)
         elif ok and want.startswith("list"):
             ok = all(isinstance(v, str) for v in value)
         if not ok:
@@ -226,6 +245,23 @@ def _read(path: Path, seen: tuple[Path, ...],
     return {**_read(_find(parent, path.parent), (*seen, path), files), **data}
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _check_irqs(board: Board, path: Path) -> None:
+    """IRQ names become C identifiers in the package's vector table: names only, one per IRQ."""
+    if not 0 <= board.irq_count <= 496:
+        raise ConfigError(f"{path}: board key 'irq_count' must be 0 to 496 (the NVIC's most), "
+                          f"got {board.irq_count}")
+    if len(board.irq_names) > board.irq_count:
+        raise ConfigError(f"{path}: board key 'irq_names' names {len(board.irq_names)} IRQs; "
+                          f"'irq_count' says {board.irq_count}")
+    bad = [n for n in board.irq_names if n and not _IDENTIFIER.fullmatch(n)]
+    if bad:
+        raise ConfigError(f"{path}: board key 'irq_names': {bad[0]!r} is not a C name (letters, "
+                          "digits and _; \"\" for a reserved IRQ)")
+
+
 def board_files_to_trust(spec: str, base: Path | None = None) -> list[trust.FileToTrust]:
     """The board's own files (not the built-in ones) that set commands nobody approved."""
     files: list[trust.FileToTrust] = []
@@ -259,6 +295,8 @@ def load_board(spec: str, base: Path | None = None) -> Board:
         raise ConfigError(f"{path}: board key 'arch' must be one of {', '.join(ARCHES)}, "
                           f"got {data['arch']!r}")
     board = Board(name=path.stem, path=str(path), **data)
+    _check_irqs(board, path)
+    peripherals.parse(board.explain, str(path))
     if not board.uart_path.is_file():
         raise ConfigError(f"{path}: board key 'uart_source': no {data['uart_source']} beside the "
                           f"board file nor in the board package for {data['arch']}")

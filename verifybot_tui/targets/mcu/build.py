@@ -29,8 +29,13 @@ from typing import Protocol
 
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.base.ports import OutputCallback, RunResult
-from verifybot_tui.targets.mcu import own_make
-from verifybot_tui.targets.mcu.boards import PACKAGE_DIR, Board, refused_place, shown_paths
+from verifybot_tui.targets.mcu import own_make, own_startup
+from verifybot_tui.targets.mcu.boards import (
+    PACKAGE_DIR,
+    Board,
+    refused_place,
+    shown_paths,
+)
 from verifybot_tui.targets.mcu.elfcheck import read_symbols
 from verifybot_tui.targets.sandbox import BOARD_CACHE
 
@@ -44,6 +49,7 @@ ARM_PACKAGE = ("startup.c", "fault.c", "syscalls.c")
 SYSCALLS = ("_write", "_read", "_sbrk", "_exit", "_close", "_fstat", "_isatty", "_lseek",
             "_getpid", "_kill")
 LD_EXT = (".ld", ".lds")
+SOURCES = (*C_EXT, *CXX_EXT, *ASM_EXT)
 PACKAGE_FLAGS = ["-O1", "-g", "-Wall", "-Wextra"]
 
 
@@ -81,11 +87,26 @@ class Built:
     unchecked: str = ""  # why a recipe's compiler and flags may not have held ("" they did)
 
 
-def linker_script(board: Board) -> str:
+def linker_script(board: Board, vectors: str = "") -> str:
+    """The package's linker script; ``vectors``: the section of the answer's own vector
+    table, placed first when it has a name the script does not know."""
     template = (PACKAGE_DIR / "cortex-m" / "cortex-m.ld.in").read_text()
     return template.format(board=board.name, mcu=board.mcu, flash_origin=board.flash[0],
                            flash_size=board.flash[1], ram_origin=board.ram[0],
-                           ram_size=board.ram[1])
+                           ram_size=board.ram[1],
+                           vectors=f" KEEP(*({vectors}))" if vectors else "")
+
+
+def irq_header(board: Board) -> str:
+    """``vb_irqs.h``: the board's device IRQs for the package's vector table, by handler name
+    (``VB_IRQ(TIM2_IRQHandler)``, ``VB_RESERVED``), as many as the board's ``irq_count``."""
+    lines = [f"/* Written from the board file for {board.name} ({board.mcu}): its "
+             f"{board.irq_count} device IRQs in order. */"]
+    for irq in range(board.irq_count):
+        name = board.irq_name(irq)
+        lines.append(f"VB_IRQ({name}_IRQHandler)  /* IRQ {irq} */" if name else
+                     f"VB_RESERVED  /* IRQ {irq} */")
+    return "\n".join(lines) + "\n"
 
 
 def install_package(board: Board, workdir: Path) -> list[str]:
@@ -98,6 +119,7 @@ def install_package(board: Board, workdir: Path) -> list[str]:
     copy_regular(board.uart_path, folder / board.uart_source)
     if board.arch == "cortex-m":
         (folder / "board.ld").write_text(linker_script(board))
+        (folder / "vb_irqs.h").write_text(irq_header(board))
     return [f"vb_board/{n}" for n in (*names, board.uart_source)]
 
 
@@ -118,7 +140,8 @@ def has_makefile(names: list[str]) -> bool:
 
 def buildable(names: list[str]) -> bool:
     """Whether the answer's files make a firmware: sources or a Makefile."""
-    return has_makefile(names) or any(n.endswith((*C_EXT, *CXX_EXT, *ASM_EXT)) for n in names)
+    return has_makefile(names) or any(n.endswith((*C_EXT, *CXX_EXT, *ASM_EXT, ".ino"))
+                                      for n in names)
 
 
 def _cxx(compiler: str) -> str:
@@ -126,28 +149,30 @@ def _cxx(compiler: str) -> str:
 
 
 def compile_argv(board: Board, source: str, obj: str, *, compiler: str, flags: list[str],
-                 semihosting: bool) -> list[str]:
+                 semihosting: bool, sections: bool = True) -> list[str]:
     cc = compiler or board.compiler
     cxx = source.endswith(CXX_EXT)
     argv = [_cxx(cc) if cxx else cc, *board.cpu_flags, *flags,
             *(f"-D{d}" for d in board.defines), *board.hal_flags]
     if semihosting:
         argv.append("-DVB_SEMIHOSTING")
-    argv += ["-ffunction-sections", "-fdata-sections", "-Ivb_board"]
+    if sections:  # not for a linker script that would scatter them (own_startup)
+        argv += ["-ffunction-sections", "-fdata-sections"]
+    argv.append("-Ivb_board")
     if cxx:
         argv += ["-fno-exceptions", "-fno-rtti"]
     return [*argv, "-c", source, "-o", obj]
 
 
 def link_argv(board: Board, objs: list[str], *, compiler: str, cxx: bool,
-              script: str = "vb_board/board.ld") -> list[str]:
+              script: str = "vb_board/board.ld", gc: bool = True) -> list[str]:
     cc = compiler or board.compiler
     argv = [_cxx(cc) if cxx else cc, *board.cpu_flags, *board.hal_flags]
     if board.arch == "cortex-m":
         argv += ["-nostartfiles", "--specs=nano.specs", "-T", script]
         if cxx:  # newlib-nano's lite exit registers global destructors only if this is linked
             argv.append("-Wl,-u,__register_exitproc")
-    return [*argv, "-Wl,--gc-sections", "-o", "firmware.elf", *objs, "-lm"]
+    return [*argv, *(["-Wl,--gc-sections"] if gc else []), "-o", "firmware.elf", *objs, "-lm"]
 
 
 @dataclass
@@ -168,23 +193,24 @@ def compose(board: Board, workdir: Path, names: list[str], objs: list[str],
         return Parts(package, script, "start-up code, vector table and C library from "
                      "avr-libc; UART set-up from VerifyBot")
     defined: dict[str, str] = {}
-    vectors = False
-    for obj in objs:
-        symbols = read_symbols(workdir / obj)
-        defined.update({k: v for k, v in symbols.defined.items() if k not in defined})
-        vectors = vectors or any("vector" in name and size for name, size in
-                                 symbols.sections.items())
-    own_startup = "Reset_Handler" in defined or vectors
-    keep = [p for p in package if not (own_startup and Path(p).name in ("startup.c",
+    symbols = {}
+    for src, obj in zip([n for n in names if n.endswith(SOURCES)], objs, strict=True):
+        symbols[src] = read_symbols(workdir / obj)
+        defined.update({k: v for k, v in symbols[src].defined.items() if k not in defined})
+    start = own_startup.find(symbols, own_startup.script_entry(
+        own_startup.script_text(workdir, ours)))
+    keep = [p for p in package if not (start.found and Path(p).name in ("startup.c",
                                                                            "fault.c"))]
-    said = ["start-up code and vector table from the answer" if own_startup else
+    if start.table and not ours:  # its table first in VerifyBot's script, whatever its name
+        (workdir / script).write_text(linker_script(board, start.table))
+    said = [start.said() if start.found else
             "start-up code, vector table and fault handler from VerifyBot",
             f"linker script from the answer ({script})" if ours else
             "linker script from VerifyBot (vb_board/board.ld)"]
     calls = [c for c in SYSCALLS if c in defined]
     said.append(f"syscalls {', '.join(calls)} from the answer, the others from VerifyBot"
                 if calls else "syscalls (newlib retargeting) from VerifyBot")
-    said.append("UART set-up from VerifyBot (at the first printf)" if own_startup else
+    said.append("UART set-up from VerifyBot (at the first printf)" if start.found else
                 "UART set-up from VerifyBot")
     return Parts(keep, script, "; ".join(said))
 
@@ -199,8 +225,13 @@ async def build(runner: Runner, board: Board, workdir: Path, names: list[str],
                 on_output: OutputCallback, *, compiler: str = "", flags: list[str] | None = None,
                 semihosting: bool = True) -> Built:
     """Build the firmware in ``workdir`` (the answer's files are there)."""
-    built = await _build(runner, board, workdir, names, on_output, compiler=compiler,
-                         flags=flags, semihosting=semihosting)
+    from verifybot_tui.targets.mcu import arduino  # it builds on this module's steps
+
+    if not has_makefile(names) and arduino.is_sketch(board, workdir, names):
+        built = await arduino.build_sketch(runner, board, workdir, names, on_output)
+    else:
+        built = await _build(runner, board, workdir, names, on_output, compiler=compiler,
+                             flags=flags, semihosting=semihosting)
     over = disk_cap(workdir, names)
     if over:
         _tell(built, on_output, over)
@@ -247,14 +278,22 @@ async def _build(runner: Runner, board: Board, workdir: Path, names: list[str],
     package = install_package(board, workdir)
     if has_makefile(names):
         return await _make(runner, workdir, on_output, compiler=compiler, flags=flags or [])
-    sources = [n for n in names if n.endswith((*C_EXT, *CXX_EXT, *ASM_EXT))]
+    sources = [n for n in names if n.endswith(SOURCES)]
+    scripts = [n for n in names if n.endswith(LD_EXT)]
+    text = own_startup.script_text(workdir, scripts)
+    # the answer's own script may place only *(.text): no sections it would scatter or drop
+    sections = not scripts or own_startup.keeps_sections(text)
     (workdir / "vb_build").mkdir(exist_ok=True)
     steps: list[list[str]] = []
     objs: list[str] = []
-    for i, src in enumerate(sources):
-        obj = f"vb_build/{i}_{Path(src).stem}.o"
+    for src in sources:
+        obj = own_startup.object_path(src, text)  # startup.s -> startup.o, where .ld says
+        if obj in objs:
+            obj = f"vb_build/{Path(src).with_suffix(Path(src).suffix + '.o')}"
+        (workdir / obj).parent.mkdir(parents=True, exist_ok=True)
         steps.append(compile_argv(board, src, obj, compiler=compiler, semihosting=semihosting,
-                                  flags=flags or DEFAULT_FLAGS))
+                                  flags=[*(flags or DEFAULT_FLAGS), "-fstack-usage"],
+                                  sections=sections))
         objs.append(obj)
     shown = board_paths(board, workdir.parent.parent)
     compiled = await _steps(runner, workdir, steps, on_output, link=False, read_only=shown)
@@ -262,11 +301,12 @@ async def _build(runner: Runner, board: Board, workdir: Path, names: list[str],
         return compiled
     parts = compose(board, workdir, names, objs, package)
     cached = await _package_objects(runner, board, workdir, parts.package, on_output,
-                                    compiler=compiler, semihosting=semihosting)
+                                    compiler=compiler, semihosting=semihosting,
+                                    sections=sections)
     if isinstance(cached, Built):
         return cached
     linked = await _steps(runner, workdir, [link_argv(
-        board, [*objs, *cached], compiler=compiler, script=parts.script,
+        board, [*objs, *cached], compiler=compiler, script=parts.script, gc=sections,
         cxx=any(s.endswith(CXX_EXT) for s in sources))], on_output, read_only=shown)
     linked.warnings = compiled.warnings + linked.warnings
     linked.command = " && ".join(c for c in (compiled.command, linked.command) if c)
@@ -285,7 +325,7 @@ def _tell(built: Built, on_output: OutputCallback, text: str) -> None:
 
 async def _package_objects(runner: Runner, board: Board, workdir: Path, package: list[str],
                            on_output: OutputCallback, *, compiler: str,
-                           semihosting: bool) -> list[str] | Built:
+                           semihosting: bool, sections: bool = True) -> list[str] | Built:
     """The board package's objects, compiled once per board, compiler and mode.
 
     They are the same for every answer, so they are kept beside the runs (by a hash
@@ -302,8 +342,10 @@ async def _package_objects(runner: Runner, board: Board, workdir: Path, package:
         objs: list[str] = []
         for src in ours:
             argv = compile_argv(board, src, "OBJ", compiler=compiler, flags=PACKAGE_FLAGS,
-                                semihosting=semihosting)
+                                semihosting=semihosting, sections=sections)
             key = hashlib.sha256("\0".join(argv).encode() + (scratch / src).read_bytes())
+            for header in sorted((scratch / "vb_board").glob("*.h")):  # the IRQ names
+                key.update(header.read_bytes())
             obj = cache / f"{board.name}-{Path(src).stem}-{key.hexdigest()[:16]}.o"
             if not obj.exists():
                 tmp = f"{Path(src).stem}.pkg.o"

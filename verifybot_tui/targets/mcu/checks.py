@@ -14,7 +14,7 @@ from importlib.util import find_spec
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.base.ports import ProgramFile, RunRequest, Target
 from verifybot_tui.core.settings.config import TargetConfig
-from verifybot_tui.targets.mcu import probe
+from verifybot_tui.targets.mcu import arduino, probe
 from verifybot_tui.targets.mcu.boards import Board, load_board
 
 APT = {  # program -> the Debian package holding it
@@ -64,7 +64,21 @@ def toolchain(board: Board) -> list[Finding]:
     if board.arch == "avr" and not os.path.isdir("/usr/lib/avr/include"):
         found.append(("WARN", "avr-libc's headers were not found in /usr/lib/avr: "
                               "sudo apt install avr-libc"))
-    return found
+    return found + arduino_core(board)
+
+
+def arduino_core(board: Board) -> list[Finding]:
+    """The Arduino AVR core sketches build against (boards that name an Arduino board)."""
+    if not board.arduino:
+        return []
+    if not arduino.installed():
+        return [("WARN", f"Arduino sketches (.ino) will not build: the Arduino AVR core is "
+                         f"not installed: sudo apt install {arduino.PACKAGE}")]
+    if arduino.settings(board) is None:
+        return [("WARN", f"the Arduino AVR core has no board {board.arduino!r} "
+                         f"({arduino.CORE / 'boards.txt'}): sketches will not build")]
+    return [("OK", f"Arduino sketches: {arduino.PACKAGE} {arduino.core_version()} "
+                   f"({', '.join(arduino.libraries())})")]
 
 
 def emulator(board: Board) -> list[Finding]:

@@ -7,6 +7,7 @@ on the UART and ends with the line VerifyBot waits for.
 
 from __future__ import annotations
 
+from verifybot_tui.targets.mcu import arduino
 from verifybot_tui.targets.mcu.boards import Board
 from verifybot_tui.targets.mcu.uart import CONTRACT
 
@@ -32,15 +33,41 @@ def _supplied(board: Board) -> list[str]:
         f"newlib-nano retargeting: printf, puts, putchar and malloc work from the first line "
         f"of main(); output goes to {board.uart};",
         "a HardFault handler that reports the faulting PC and LR;",
+        *_handlers(board),
     ]
+
+
+def _handlers(board: Board) -> list[str]:
+    named = [n for n in board.irq_names if n][:3]
+    if not named:
+        return []
+    return [f"a vector table naming every device IRQ by its CMSIS handler name "
+            f"({', '.join(f'{n}_IRQHandler' for n in named)}...; SysTick_Handler, "
+            "PendSV_Handler): define a handler by that name and it is the one called;"]
+
+
+def _sketches(board: Board, backend: str) -> str | None:
+    """What the LLM is told about Arduino sketches (None: the board takes none here)."""
+    s = arduino.settings(board) if arduino.installed() else None
+    if s is None:
+        return None
+    emulated = (" In the emulator millis() stays 0 and delay() never returns (Timer0 is not "
+                "modelled): time with Timer1 or count loop passes." if backend == "qemu" else "")
+    return (f"- Arduino sketches work too: a sketch (sketch.ino, or a .cpp with setup() and "
+            f"loop() and no main()) is built against the Arduino AVR core for {s.fqbn} "
+            f"({int(s.f_cpu.rstrip('L')) // 1_000_000} MHz), with the core's libraries "
+            f"({', '.join(arduino.libraries())}); Serial prints on the UART at any baud "
+            f"rate.{emulated}")
 
 
 def board_context(board: Board, *, backend: str, where: str) -> str:
     """The target's context as markdown (saved as context/<target>.md)."""
+    sketches = _sketches(board, backend)
     hal = (f"The vendor library {board.hal} is installed and may be used." if board.hal else
-           "No vendor HAL or device headers (STM32 HAL, CMSIS device files, Arduino core) "
-           "are installed: use direct register access with the addresses and bits from the "
-           "chip's reference manual, as volatile pointers.")
+           "No vendor HAL or device headers (STM32 HAL, CMSIS device files) are installed: "
+           "use direct register access with the addresses and bits from the chip's reference "
+           "manual, as volatile pointers" + (", or write an Arduino sketch." if sketches else
+                                             "."))
     unmodelled = f" ({board.qemu_unmodelled})" if board.qemu_unmodelled else ""
     run = (f"the QEMU emulator. It models the CPU, the memory and the UART; peripherals it "
            f"does not model{unmodelled} read as 0 and ignore writes, so do not wait forever "
@@ -71,6 +98,7 @@ def board_context(board: Board, *, backend: str, where: str) -> str:
         "the run folder and the executable ELF it makes is the firmware. The board package is "
         "in vb_board/ of that folder if the Makefile wants it.",
         f"- {hal}",
+        sketches,
         "- Compiler errors and warnings (file:line), faults (with the faulting function and "
         "line) and the UART output come back as feedback.",
     ]

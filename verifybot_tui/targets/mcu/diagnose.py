@@ -13,10 +13,12 @@ import re
 import shutil
 import subprocess
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from verifybot_tui.targets import containment
+from verifybot_tui.targets.mcu.boards import Board
 
 _CFSR_BITS = [
     (0, "instruction access violation (MemManage: executing from a forbidden region)"),
@@ -84,10 +86,46 @@ def where(tool: str, elf: Path, address: int) -> str:
     return f"{address:#010x}" + (f" in {text}" if text else "")
 
 
+def stack_frames(workdir: Path) -> list[tuple[int, str, str]]:
+    """The answer's functions by the stack each frame takes (gcc's -fstack-usage files in
+    the run folder), biggest first: (bytes, "function()", "file:line")."""
+    frames = []
+    for su in workdir.rglob("*.su"):
+        for line in su.read_text(errors="replace").splitlines():
+            place, _, rest = line.partition("\t")
+            size = rest.split("\t", 1)[0]
+            where, _, func = place.rpartition(":")
+            path, line_no = where.split(":")[:2] if where.count(":") >= 2 else (where, "?")
+            if size.isdigit():
+                frames.append((int(size), f"{func}()", f"{Path(path).name}:{line_no}"))
+    return sorted(frames, reverse=True)
+
+
+def stack_overflow(board: Board, sp: int, workdir: Path, kind: str = "",
+                   what: str = "The stack pointer went to") -> str:
+    """A crash whose stacked frame cannot be read, or a write just below RAM: the stack
+    outgrew the RAM. Told with the function whose frame is the biggest (-fstack-usage)."""
+    side = ("below the start" if sp < board.ram[0] else "past the end") if sp else "at 0"
+    text = (f"the firmware crashed: a stack overflow. {what} {sp:#010x}, "
+            f"{side} of the {board.mcu}'s RAM ({board.ram[0]:#x}-"
+            f"{board.ram[0] + board.ram[1]:#x})")
+    if kind:
+        text += f", so the CPU could not save its registers for the fault ({kind})"
+    frames = stack_frames(workdir)
+    if frames:
+        size, func, at = frames[0]
+        text += (f". The biggest stack frame is {func} ({at}): {size:,} bytes of locals "
+                 f"(the RAM holds {board.ram[1]:,}); put a large buffer in a static or global "
+                 "instead, or make it smaller")
+    return text
+
+
 _REG = re.compile(r"(cfsr|hfsr|bfar)=(0x[0-9a-fA-F]+)")
 
 
 _SYSTEM_EXCEPTIONS = {2: "NMI", 11: "SVCall", 12: "DebugMonitor", 14: "PendSV", 15: "SysTick"}
+_SYSTEM_HANDLERS = {2: "NMI_Handler", 11: "SVC_Handler", 12: "DebugMon_Handler",
+                    14: "PendSV_Handler", 15: "SysTick_Handler"}
 _UNEXPECTED = re.compile(r"unexpected interrupt \(exception (\d+)\)")
 
 
@@ -96,7 +134,17 @@ def exception_name(number: int) -> str:
                                   f"exception {number}")
 
 
-def package_fault(m: re.Match[str], tool: str, elf: Path) -> str:
+def handler_hint(number: int, irq_names: Sequence[str] = ()) -> str:
+    """What to define for an exception with no handler, by its CMSIS name ("" unknown):
+    "IRQ 28 is TIM2: define `TIM2_IRQHandler`"."""
+    if number in _SYSTEM_HANDLERS:
+        return f"{exception_name(number)}: define `{_SYSTEM_HANDLERS[number]}`"
+    irq = number - 16
+    name = irq_names[irq] if 0 <= irq < len(irq_names) else ""
+    return f"IRQ {irq} is {name}: define `{name}_IRQHandler`" if name else ""
+
+
+def package_fault(m: re.Match[str], tool: str, elf: Path, irq_names: Sequence[str] = ()) -> str:
     """The board package's fault line (uart.FAULT_LINE) in the words of the source."""
     pc, lr = int(m.group(2), 16), int(m.group(3), 16)
     regs = {k: int(v, 16) for k, v in _REG.findall(m.group(4))}
@@ -104,9 +152,11 @@ def package_fault(m: re.Match[str], tool: str, elf: Path) -> str:
     unexpected = _UNEXPECTED.match(m.group(1))
     if unexpected:
         n = int(unexpected.group(1))
+        hint = handler_hint(n, irq_names)
         return (f"the firmware took an interrupt it has no handler for: {exception_name(n)} "
                 f"(exception {n}; the board package's Default_Handler caught it). "
-                f"Interrupted at {at}")
+                + (f"{hint} (that name is the one the vector table calls). " if hint else "")
+                + f"Interrupted at {at}")
     kind = m.group(1)
     if "cfsr" in regs:
         kind = fault_kind(regs["cfsr"], regs.get("hfsr", 0), regs.get("bfar", 0), 0)
@@ -177,6 +227,13 @@ class QemuLog:
         return (f"the firmware touched peripherals QEMU does not model: {listed}. They read "
                 "as 0 and ignore writes, so code that waits on them hangs and their results "
                 "are not real: this part needs a real board (backend = \"probe\")")
+
+    def lowest_below(self, start: int, reach: int = 1 << 24) -> int | None:
+        """The lowest bad access within ``reach`` bytes below ``start`` (the RAM's start:
+        a stack that grew past it), None when there was none."""
+        found = [int(k.rsplit(" ", 1)[1], 16) for k in self.invalid]
+        below = [a for a in found if start - reach <= a < start]
+        return min(below) if below else None
 
     def bad_accesses(self) -> str:
         if not self.invalid:

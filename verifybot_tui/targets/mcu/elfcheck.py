@@ -70,14 +70,21 @@ def _read_at(data: bytes, address: int, length: int) -> bytes | None:
     return None
 
 
+# What fails first on the chip comes first: the vector table it reads at reset (the stack
+# pointer, then the reset vector), then where the image loads, then whether it fits.
+_FIRST, _LOAD, _SIZE = 0, 1, 2
+
+
 def check_elf(path: Path, board: Board) -> ElfInfo:
-    """Sizes, vectors and every problem found (none: fit to run)."""
+    """Sizes, vectors and every problem found (none: fit to run), in the order the chip
+    would meet them."""
     info = ElfInfo()
     data = path.read_bytes()
     segs, why = _segments(data)
     if why:
         info.problems.append(f"{path.name}: {why}")
         return info
+    found: list[tuple[int, str]] = []
     for s in segs:
         if s.filesz and board.in_flash(s.paddr, s.filesz):
             info.flash_used += s.filesz
@@ -86,37 +93,47 @@ def check_elf(path: Path, board: Board) -> ElfInfo:
                                  f"at {s.paddr:#x}, not from flash: the emulator loads them, a "
                                  "real chip starts with that RAM uninitialised")
         elif s.filesz:
-            info.problems.append(f"a segment of {s.filesz} bytes loads at {s.paddr:#x}, where "
-                                 f"the {board.mcu} has neither flash ({board.flash[0]:#x} + "
-                                 f"{board.flash[1]:#x}) nor RAM")
+            found.append((_LOAD, f"a segment of {s.filesz} bytes loads at {s.paddr:#x}, where "
+                                 f"the {board.mcu} has neither flash ({_memory(board)}) nor RAM"))
         if board.in_ram(s.vaddr):
             info.ram_used += s.memsz
             if not board.in_ram(s.vaddr, s.memsz):
-                info.problems.append(f"RAM overflows: {s.memsz} bytes at {s.vaddr:#x} pass the "
-                                     f"end of RAM ({board.ram[0] + board.ram[1]:#x})")
+                found.append((_SIZE, f"RAM overflows: {s.memsz} bytes at {s.vaddr:#x} pass the "
+                                     f"end of RAM ({board.ram[0] + board.ram[1]:#x})"))
     if info.flash_used > board.flash[1]:
-        info.problems.append(f"the firmware needs {info.flash_used} bytes of flash; the "
-                             f"{board.mcu} has {board.flash[1]}")
+        found.append((_SIZE, f"the firmware needs {info.flash_used} bytes of flash; the "
+                             f"{board.mcu} has {board.flash[1]}"))
     if info.ram_used > board.ram[1]:
-        info.problems.append(f"the firmware needs {info.ram_used} bytes of RAM; the "
-                             f"{board.mcu} has {board.ram[1]}")
+        found.append((_SIZE, f"the firmware needs {info.ram_used} bytes of RAM; the "
+                             f"{board.mcu} has {board.ram[1]}"))
     if board.arch == "cortex-m":
-        _check_vectors(data, board, info)
+        found += [(_FIRST, p) for p in _check_vectors(data, board, info)]
+    info.problems += [text for _, text in sorted(found, key=lambda f: f[0])]
     return info
 
 
-def _check_vectors(data: bytes, board: Board, info: ElfInfo) -> None:
-    raw = _read_at(data, board.flash[0], 64)
+def _memory(board: Board) -> str:
+    alias = board.flash_alias
+    return f"{board.flash[0]:#x} + {board.flash[1]:#x}" + (
+        f", seen again at {alias[0]:#x}" if alias else "")
+
+
+def _check_vectors(data: bytes, board: Board, info: ElfInfo) -> list[str]:
+    """The vector table where the chip reads it at reset (the flash, or its alias at 0x0):
+    its problems, stack pointer first."""
+    starts = [board.flash[0], *board.flash_alias[:1]]
+    raw = next((r for r in (_read_at(data, a, 64) for a in starts) if r is not None), None)
     if raw is None:
-        info.problems.append(f"no vector table at the start of flash ({board.flash[0]:#x}): "
-                             "the linker script must put it first (KEEP(*(.isr_vector)))")
-        return
+        return [f"no vector table at the start of flash ({board.flash[0]:#x}): the linker "
+                "script must put it first (KEEP(*(.isr_vector)))"]
+    problems = []
     info.vectors = list(struct.unpack("<16I", raw))
     sp, reset, hardfault = info.vectors[0], info.vectors[1], info.vectors[3]
     end_of_ram = board.ram[0] + board.ram[1]
     if not (board.ram[0] < sp <= end_of_ram):
-        info.problems.append(f"vector table: the initial stack pointer {sp:#010x} is not in RAM "
-                             f"({board.ram[0]:#x}-{end_of_ram:#x})")
+        problems.append(f"vector table: the initial stack pointer {sp:#010x} is not in RAM "
+                        f"({board.ram[0]:#x}-{end_of_ram:#x}): the first push at reset "
+                        "would fault")
     for name, value in (("reset", reset), ("HardFault", hardfault)):
         if not value:
             info.warnings.append(f"vector table: the {name} entry is 0 (no handler: the CPU "
@@ -128,6 +145,7 @@ def _check_vectors(data: bytes, board: Board, info: ElfInfo) -> None:
         elif not value & 1:
             info.warnings.append(f"vector table: the {name} handler {value:#010x} has bit 0 "
                                  "clear (Cortex-M runs Thumb code only: the CPU would fault)")
+    return problems
 
 
 @dataclass
@@ -137,6 +155,14 @@ class Symbols:
     defined: dict[str, str] = field(default_factory=dict)  # name -> "global" or "weak"
     sections: dict[str, int] = field(default_factory=dict)  # name -> size
     address: dict[str, int] = field(default_factory=dict)  # name -> value (global and weak)
+    local: set[str] = field(default_factory=set)  # local labels and static functions
+    # sections holding a reset vector -> the reset handler's name ("" a local label)
+    vector_tables: dict[str, str] = field(default_factory=dict)
+
+
+SHF_ALLOC, SHF_EXECINSTR = 2, 4
+SHT_SYMTAB, SHT_RELA, SHT_REL = 2, 4, 9
+STT_FUNC, STT_SECTION = 2, 3
 
 
 def read_symbols(path: Path) -> Symbols:
@@ -155,16 +181,53 @@ def read_symbols(path: Path) -> Symbols:
     def cstr(at: int) -> str:
         return data[at:data.index(b"\0", at)].decode("utf-8", "replace")
 
+    names = [cstr(names_at + h[0]) for h in heads]
+    for name, h in zip(names, heads, strict=True):
+        found.sections[name] = h[5]
+    table: list[tuple[int, int, str]] = []  # each symbol's (type, section index, name)
     for h in heads:
-        found.sections[cstr(names_at + h[0])] = h[5]
-    for h in heads:
-        if h[1] != 2:  # SHT_SYMTAB
+        if h[1] != SHT_SYMTAB:
             continue
         strtab = heads[h[6]][4]
+        table = [(0, 0, "")]
         for at in range(h[4] + 16, h[4] + h[5], 16):
             name, value, _size, info, _other, shndx = struct.unpack_from("<IIIBBH", data, at)
-            bind = info >> 4
+            bind, kind = info >> 4, info & 0xF
+            table.append((kind, shndx, cstr(strtab + name) if kind != STT_SECTION else ""))
             if shndx and bind in (1, 2) and name:
                 found.defined[cstr(strtab + name)] = "global" if bind == 1 else "weak"
                 found.address[cstr(strtab + name)] = value
+            elif shndx and bind == 0 and name and kind != STT_SECTION:
+                found.local.add(cstr(strtab + name))
+    found.vector_tables = _vector_tables(data, heads, names, table)
     return found
+
+
+def _vector_tables(data: bytes, heads: list[tuple[int, ...]], names: list[str],
+                   table: list[tuple[int, int, str]]) -> dict[str, str]:
+    """The data sections of an object that hold a Cortex-M vector table, whatever their name:
+    word 1 (the reset vector) points at code, word 0 (the stack) does not, and words 2 and 3
+    (NMI, HardFault) are code or nothing (a table of names and functions is not one)."""
+    tables = {}
+    for h in heads:
+        if h[1] not in (SHT_REL, SHT_RELA) or not 0 < h[7] < len(heads):
+            continue
+        target = heads[h[7]]
+        if target[2] & SHF_EXECINSTR or not target[2] & SHF_ALLOC or target[5] < 8:
+            continue
+        step = 8 if h[1] == SHT_REL else 12
+        words: dict[int, tuple[bool, bool]] = {}  # offset -> (points at code, undefined)
+        reset_name = ""
+        for at in range(h[4], h[4] + h[5], step):
+            offset, info = struct.unpack_from("<II", data, at)
+            if offset < 16 and info >> 8 < len(table):
+                kind, shndx, name = table[info >> 8]
+                reset_name = name if offset == 4 else reset_name
+                code = kind == STT_FUNC or (kind == STT_SECTION and 0 < shndx < len(heads)
+                                            and bool(heads[shndx][2] & SHF_EXECINSTR))
+                words[offset] = (code, shndx == 0)
+        reset = words.get(4, (False, False))
+        later = all(any(words.get(o, (True, False))) for o in (8, 12))
+        if any(reset) and not words.get(0, (False, False))[0] and later:
+            tables[names[h[7]]] = reset_name
+    return tables

@@ -156,7 +156,8 @@ def _outcome(target: McuTarget, elf: Path, uart: UartReader, code: int | None,
                       command=command)
     tool = target.board.tool("addr2line")
     if uart.fault_line is not None:
-        run.diagnosis = diagnose.package_fault(uart.fault_line, tool, elf)
+        run.diagnosis = diagnose.package_fault(uart.fault_line, tool, elf,
+                                               target.board.irq_names)
     if uart.end:
         run.exit_code = 1 if uart.failed else 0
         if run.exit_code and not run.diagnosis:

@@ -32,7 +32,7 @@ from verifybot_tui.core.base.ports import OutputCallback
 from verifybot_tui.core.settings.secrets import program_env
 from verifybot_tui.targets import containment, live_runs, local
 from verifybot_tui.targets import sandbox as sandbox_env
-from verifybot_tui.targets.mcu import diagnose
+from verifybot_tui.targets.mcu import diagnose, peripherals
 from verifybot_tui.targets.mcu.boards import Board
 from verifybot_tui.targets.mcu.elfcheck import read_symbols
 from verifybot_tui.targets.mcu.gdbstub import GdbError, GdbStub
@@ -75,6 +75,7 @@ class _Session:
         self.uart = UartReader(on_output)
         self.log = diagnose.QemuLog()
         self.stub: GdbStub | None = None
+        self.end_found: list[str] = []  # the "end" registers' notes, read at the end line
 
     def on_pipe(self, stream: str, text: str) -> None:
         if stream == "stdout":
@@ -89,28 +90,46 @@ class _Session:
         if self.board.arch == "cortex-m":
             for address in self.fault_handlers():
                 await self.stub.breakpoint(address, 2)
-        elif self.exit_at is not None:  # avr-libc: main() returned, the CPU is about to halt
+        if self.exit_at is not None:  # main() returned: the CPU is about to halt or QEMU end
             await self.stub.breakpoint(self.exit_at, 2)
         await self.stub.cont()
 
     @property
     def exit_at(self) -> int | None:
-        return read_symbols(self.elf).address.get("_exit") if self.board.arch == "avr" else None
+        """Where exit() ends (``_exit``: avr-libc's, the package's syscalls or the answer's)."""
+        address = read_symbols(self.elf).address.get("_exit")
+        return None if address is None else address & ~1
 
-    async def avr_exit(self) -> FirmwareRun:
-        """main() returned (or exit() was called) on the AVR: the status is in r24:r25."""
+    async def at_exit(self) -> bool:
+        """Whether the CPU stopped at ``_exit`` (a Cortex-M also stops at its fault vectors)."""
+        if self.board.arch == "avr":
+            return True
         assert self.stub is not None
+        pc = struct.unpack_from("<16I", await self.stub.registers())[15]
+        return self.exit_at is not None and pc & ~1 == self.exit_at
+
+    async def on_exit(self) -> FirmwareRun:
+        """main() returned or exit() was called: the status is in r24:r25 (AVR) or r0."""
+        assert self.stub is not None
+        self.end_found = await peripherals.explain(
+            [c for c in self.end_checks() if c.address >= 0], self._read)
         if self.uart.end:
             return _ended(self)  # the end line, then main() returned: the end line counts
         regs = await self.stub.registers()
-        status = struct.unpack_from("<h", regs, 24)[0]
+        avr = self.board.arch == "avr"
+        status = struct.unpack_from("<h" if avr else "<i", regs, 24 if avr else 0)[0]
         run = FirmwareRun(status, self.uart.text, self.uart.bytes, "exit")
+        found = await self.explain(silent=True, timeout=False) if not self.uart.bytes else []
         if not self.uart.bytes:
             run.diagnosis = ("no output on the UART: main() returned and the CPU halted "
-                             "(avr-libc's exit) without printing anything")
+                             "(avr-libc's exit), and nothing was printed on the UART" if avr else
+                             f"no output on the UART: the firmware exited with status "
+                             f"{status}, and nothing was printed on the UART")
+            run.diagnosis += "".join(f". {f}" for f in found)
         elif status:
             run.diagnosis = (f"the firmware exited with status {status} (what main() returned; "
-                             "undefined for a void main()) with no end line on the UART")
+                             "undefined for a void main()) with no end line on the UART"
+                             if avr else f"the firmware exited with status {status}")
         return run
 
     def fault_handlers(self) -> list[int]:
@@ -126,9 +145,14 @@ class _Session:
         regs = await self.stub.registers()
         r = struct.unpack_from("<16I", regs)
         sp, exc_return = r[13], r[14]
-        frame = await self.stub.words(sp, 8)
         cfsr, hfsr, _dfsr, mmfar, bfar = await self.stub.words(SCB_CFSR, 5)
         kind = diagnose.fault_kind(cfsr, hfsr, bfar, mmfar)
+        try:
+            frame = await self.stub.words(sp, 8) if self.board.in_ram(sp, 32) else None
+        except GdbError:
+            frame = None
+        if frame is None:  # the CPU could not even save its registers: SP left the RAM
+            return diagnose.stack_overflow(self.board, sp, self.elf.parent, kind)
         address = mmfar if cfsr >> 7 & 1 else bfar if cfsr >> 15 & 1 else None
         end = self.board.ram[0] + self.board.ram[1]
         if address is not None and end <= address < end + self.board.ram[1]:
@@ -138,6 +162,57 @@ class _Session:
         if exc_return & 4:
             text += " (the fault came from a thread on the process stack; PC/LR may be off)"
         return text + f". CFSR={cfsr:#010x} HFSR={hfsr:#010x}"
+
+    async def _read(self, address: int, size: int) -> bytes | None:
+        """Memory through the stub (the CPU stopped); None when it cannot be read."""
+        try:
+            return await self.stub.memory(address, size) if self.stub else None
+        except (GdbError, OSError, TimeoutError, asyncio.IncompleteReadError):
+            return None
+
+    async def explain(self, *, silent: bool, timeout: bool) -> list[str]:
+        """What the board's registers say about a silent or stuck firmware (the CPU stopped)."""
+        if self.stub is None:
+            return []
+        checks = [*self.board.checks, *(peripherals.nvic_checks(self.board.irq_names)
+                                        if self.board.arch == "cortex-m" else [])]
+        chosen = peripherals.relevant(checks, read_symbols(self.elf).defined, silent=silent,
+                                      timeout=timeout)
+        return await peripherals.explain(chosen, self._read)
+
+    def end_checks(self) -> list[peripherals.Check]:
+        """The board's "end" checks that matter to this firmware (what QEMU does not do as
+        the chip does, for a firmware that uses it)."""
+        return peripherals.relevant(self.board.checks, read_symbols(self.elf).defined,
+                                    silent=False, timeout=False)
+
+    async def read_at_end_line(self, stop: asyncio.Future[str]) -> asyncio.Future[str]:
+        """At the end line, while the CPU still runs (a return from main() soon ends QEMU):
+        stop it, read the "end" registers, let it go on; the new stop-reply future."""
+        checks = [c for c in self.end_checks() if c.address >= 0]
+        if not checks or self.stub is None or stop.done():
+            return stop
+        stop.cancel()  # the interrupt's reply is read here, not by the waiting reader
+        await asyncio.wait([stop])
+        try:
+            await self.stub.interrupt()
+            self.end_found = await peripherals.explain(checks, self._read)
+            await self.stub.cont()
+        except (GdbError, OSError, TimeoutError, asyncio.IncompleteReadError):
+            pass
+        return asyncio.ensure_future(self.stub.wait_stop())
+
+    async def end_notes(self, run: FirmwareRun) -> list[str]:
+        """The "end" checks' notes, after any run the diagnosis did not already tell them for:
+        registers read at the end line, or now if the CPU is stopped (a fault, an exit)."""
+        checks = [c for c in self.end_checks() if c.says not in run.diagnosis]
+        if not checks or run.ended_by in ("timeout", "closed"):
+            return []
+        told = [c.says for c in checks if c.address < 0]
+        if run.ended_by == "fault":
+            return told + await peripherals.explain(
+                [c for c in checks if c.address >= 0], self._read)
+        return told + [f for f in self.end_found if f not in run.diagnosis]
 
     async def hang_site(self) -> str:
         """Interrupt the CPU (at the timeout) and say where it was."""
@@ -222,6 +297,7 @@ async def _run_in(board: Board, elf: Path, vectors: list[int], workdir: Path, ti
         if cancelled:
             raise asyncio.CancelledError
         run = await _watch(s, protocol, sock, timeout, closed)
+        run.notes += await s.end_notes(run)
     finally:
         if box is not None:  # QEMU alone first: the sandbox's init then names the rest
             await asyncio.shield(_end_emulator(pid, argv[0], token))
@@ -273,7 +349,7 @@ async def _watch(s: _Session, protocol: local._Reader, sock: str, timeout: float
         await asyncio.wait([protocol.exited], timeout=1.0)
         return _emulator_failed(s, f"the emulator did not start: {e}")
     assert s.stub is not None
-    stop = asyncio.ensure_future(s.stub.wait_stop())
+    stop: asyncio.Future[str] = asyncio.ensure_future(s.stub.wait_stop())
     end = asyncio.ensure_future(s.uart.ended.wait())
     shut = asyncio.ensure_future(closed.wait())
     waits: set[asyncio.Future[Any]] = {stop, end, shut, protocol.exited}
@@ -282,6 +358,8 @@ async def _watch(s: _Session, protocol: local._Reader, sock: str, timeout: float
                                      return_when=asyncio.FIRST_COMPLETED)
         others: set[asyncio.Future[Any]] = {stop, shut, protocol.exited}
         if end in done and not done & others:
+            stop = await s.read_at_end_line(stop)
+            others = {stop, shut, protocol.exited}
             # the end line: a short grace, so a fault or an exit right after it still counts
             more, _ = await asyncio.wait(others, timeout=END_GRACE,
                                          return_when=asyncio.FIRST_COMPLETED)
@@ -297,8 +375,8 @@ async def _watch(s: _Session, protocol: local._Reader, sock: str, timeout: float
     if stop in done and _stopped(stop):
         await asyncio.sleep(0.05)  # what the UART had already sent
         try:
-            if s.board.arch == "avr":
-                return await s.avr_exit()
+            if await s.at_exit():
+                return await s.on_exit()
             return FirmwareRun(1, s.uart.text, s.uart.bytes, "fault", diagnosis=await s.fault())
         except (GdbError, OSError, TimeoutError, asyncio.IncompleteReadError):
             pass  # QEMU went away meanwhile: told as its exit
@@ -331,7 +409,8 @@ def _reported_failed(s: _Session) -> str:
 def _package_fault(s: _Session) -> str:
     """The board package's own fault report (a real board, or QEMU missing it)."""
     assert s.uart.fault_line is not None
-    return diagnose.package_fault(s.uart.fault_line, s.board.tool("addr2line"), s.elf)
+    return diagnose.package_fault(s.uart.fault_line, s.board.tool("addr2line"), s.elf,
+                                  s.board.irq_names)
 
 
 def _exited(s: _Session, protocol: local._Reader) -> FirmwareRun:
@@ -360,12 +439,16 @@ def _exited(s: _Session, protocol: local._Reader) -> FirmwareRun:
 
 async def _timed_out(s: _Session, timeout: float) -> FirmwareRun:
     site = await s.hang_site()
+    found = await s.explain(silent=not s.uart.bytes, timeout=True) if site else []
     at = f"; {site}" if site else ""
     if not s.uart.bytes:
         why = f"no output on the UART within {timeout:g} s (stopped at the timeout{at})"
     else:
         why = (f"no end line (PASSED or FAILED) on the UART within {timeout:g} s: stopped at "
                f"the timeout{at}. An endless loop, or waiting on something that never comes?")
+    if found:
+        why += (" " if why.endswith(("?", ".")) else ". ") + "What the registers say: " + \
+            "; ".join(found)
     return FirmwareRun(None, s.uart.text, s.uart.bytes, "timeout", diagnosis=why,
                        timed_out=True)
 
@@ -378,18 +461,26 @@ def _emulator_failed(s: _Session, why: str) -> FirmwareRun:
 
 
 def _add_notes(s: _Session, run: FirmwareRun) -> None:
+    below = s.log.lowest_below(s.board.ram[0]) if s.board.arch == "cortex-m" else None
+    if below is not None and not run.diagnosis and run.ended_by != "closed":
+        # QEMU lets some boards (the LM3S) write where nothing is: the chip would fault
+        run.diagnosis = diagnose.stack_overflow(s.board, below, s.elf.parent,
+                                                what="The stack reached") + (
+            " (the emulator went on where the chip would have faulted)")
+        run.exit_code = 1
     if run.ended_by == "emulator" and run.exit_code not in (0, None) and not run.diagnosis:
         said = "; ".join(s.log.other[:5])
         run.diagnosis = f"the firmware exited with status {run.exit_code}" + (
             f" ({said})" if said else "")
     if run.ended_by in ("emulator", "exit") and not run.diagnosis and s.uart.failed:
         run.diagnosis = _reported_failed(s)  # a FAILED line, then exit(0): still a failure
-    if run.ended_by in ("emulator", "exit") and not s.uart.bytes and \
+    if run.ended_by in ("emulator", "exit", "fault") and not s.uart.bytes and \
             not run.diagnosis.startswith("no output"):
-        silent = ("no output on the UART: the firmware ended without printing anything "
-                  f"(exit status {run.exit_code})")
-        run.diagnosis = f"{run.diagnosis}; it printed nothing on the UART" if run.diagnosis \
-            else silent
+        how = (f"the firmware exited with status {run.exit_code}" if run.exit_code is not None
+               else "the emulator ended by itself")
+        silent = f"no output on the UART: {how}, and nothing was printed on the UART"
+        run.diagnosis = f"{run.diagnosis}; nothing was printed on the UART before it" \
+            if run.diagnosis else silent
     for note in (s.log.unmodelled(s.board.package_touches), s.log.bad_accesses()):
         if note:
             run.notes.append(note)

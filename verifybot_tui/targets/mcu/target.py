@@ -129,8 +129,8 @@ class McuTarget(ReportsState):
         names = self._write_files(workdir, request)
         if not build.buildable(names):
             why = (f"nothing to build for the {self.board.mcu}: an mcu target builds C or C++ "
-                   f"firmware (.c, .cpp, .s files, or a Makefile), and the answer holds "
-                   f"{', '.join(names) or 'no file'}\n")
+                   f"firmware (.c, .cpp, .s files, an Arduino sketch .ino, or a Makefile), and "
+                   f"the answer holds {', '.join(names) or 'no file'}\n")
             on_output("stderr", why)
             return RunResult(exit_code=None, stdout="", stderr=why, duration=0.0,
                              compile_failed=True, workdir=str(workdir))

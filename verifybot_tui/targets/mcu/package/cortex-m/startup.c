@@ -4,8 +4,10 @@
  * SystemInit() if it has one (CMSIS style), brings up the board's UART
  * (vb_board_init, in the board's uart file), runs C++ constructors
  * (.init_array), calls main() and passes its return value to exit(), which
- * runs the global destructors. Every unused vector goes to Default_Handler;
- * the fault vectors go to the fault handler in fault.c. An answer that brings
+ * runs the global destructors. Every device IRQ of the board has its CMSIS
+ * handler name (vb_irqs.h, written from the board file: TIM2_IRQHandler...), a
+ * weak alias of Default_Handler, so an answer's handler of that name is the one
+ * called; the fault vectors go to the fault handler in fault.c. An answer that brings
  * its own start-up code replaces this file and fault.c (build.py).
  */
 #include <stdint.h>
@@ -26,12 +28,15 @@ void DebugMon_Handler(void) __attribute__((weak, alias("Default_Handler")));
 void PendSV_Handler(void) __attribute__((weak, alias("Default_Handler")));
 void SysTick_Handler(void) __attribute__((weak, alias("Default_Handler")));
 
-#ifndef VB_IRQ_COUNT
-#define VB_IRQ_COUNT 32
-#endif
+/* The board's device IRQs: VB_IRQ(handler name) or VB_RESERVED, one per IRQ, in order. */
+#define VB_IRQ(handler) void handler(void) __attribute__((weak, alias("Default_Handler")));
+#define VB_RESERVED
+#include "vb_irqs.h"
+#undef VB_IRQ
+#undef VB_RESERVED
 
 __attribute__((section(".isr_vector"), used))
-void (*const vb_vectors[16 + VB_IRQ_COUNT])(void) = {
+void (*const vb_vectors[])(void) = {
     (void (*)(void))(&_estack),
     Reset_Handler,
     NMI_Handler,
@@ -45,7 +50,9 @@ void (*const vb_vectors[16 + VB_IRQ_COUNT])(void) = {
     0,
     PendSV_Handler,
     SysTick_Handler,
-    [16 ... 16 + VB_IRQ_COUNT - 1] = Default_Handler,
+#define VB_IRQ(handler) handler,
+#define VB_RESERVED Default_Handler,
+#include "vb_irqs.h"
 };
 
 void Reset_Handler(void)
