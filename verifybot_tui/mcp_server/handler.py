@@ -10,6 +10,7 @@ run's output file, a resource of the run).
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -21,6 +22,7 @@ from verifybot_tui.core.loop import events
 # (progress, message): what a call reports; progress only grows.
 Report = Callable[[float, str], Awaitable[Any]]
 STREAM_CAP = 256 * 1024  # characters of output streamed per call; the rest is in the file
+FLUSH_AFTER = 0.1  # seconds a part of a line waits for the rest before it is sent
 
 
 class McpHandler(Headless):
@@ -37,6 +39,8 @@ class McpHandler(Headless):
         self.attempts = 0
         self.files: list[dict[str, str]] = []  # the last attempt's files
         self.entry = ""
+        self._pending: tuple[str, str] | None = None  # (stream, text) not sent yet
+        self._timer: asyncio.TimerHandle | None = None
 
     async def say(self, message: str) -> None:
         self.progress += 1
@@ -79,15 +83,39 @@ class McpHandler(Headless):
         await self.say(f"attempt {ev.attempt}: running on {ev.target}")
 
     async def on_output(self, ev: events.Output) -> None:
+        """Whole lines as they come (a UART gives one character at a time); a line still
+        growing goes out after a tenth of a second."""
         if self.streamed >= STREAM_CAP:
             return
         text = ev.text[:STREAM_CAP - self.streamed]
         self.streamed += len(text)
         if self.streamed >= STREAM_CAP:
             text += "\n[more output: read the run's output resource]\n"
-        await self.say(text if ev.stream == "stdout" else f"[stderr] {text}")
+        if self._pending and self._pending[0] != ev.stream:
+            await self._flush()
+        stream, kept = self._pending or (ev.stream, "")
+        self._pending = (stream, kept + text)
+        if "\n" in text:
+            await self._flush(lines_only=True)
+        if self._pending and self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(
+                FLUSH_AFTER, lambda: asyncio.ensure_future(self._flush()))
+
+    async def _flush(self, lines_only: bool = False) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._pending:
+            return
+        stream, text = self._pending
+        cut = text.rfind("\n") + 1 if lines_only else len(text)
+        out, rest = text[:cut], text[cut:]
+        self._pending = (stream, rest) if rest else None
+        if out:
+            await self.say(out if stream == "stdout" else f"[stderr] {out}")
 
     async def on_run_finished(self, ev: events.RunFinished) -> None:
+        await self._flush()
         self.result = ev.result
 
     async def on_verdict_reached(self, ev: events.VerdictReached) -> None:

@@ -39,6 +39,12 @@ class FileIn(BaseModel):
     content: str = Field(description="The file's whole text")
 
 
+def _plain_doc(fn: T) -> T:
+    """A docstring as one paragraph: the tool's description, as an agent reads it."""
+    fn.__doc__ = " ".join((fn.__doc__ or "").split())  # type: ignore[attr-defined]
+    return fn
+
+
 async def _guard(work: Awaitable[T]) -> T:
     """A VerifyBot error (bad input, an unknown target, a refused install) as a tool error
     the model reads; the message says what to do."""
@@ -67,6 +73,7 @@ def build_server(state: ServerState) -> MCPServer:
 
 def _target_tools(server: MCPServer, state: ServerState) -> None:
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    @_plain_doc
     async def list_targets() -> list[dict[str, Any]]:
         """The targets you may run programs on: name, kind (local, mcu, ssh), board and
         backend for microcontrollers, whether it is sandboxed, and whether it was
@@ -75,6 +82,7 @@ def _target_tools(server: MCPServer, state: ServerState) -> None:
         return await _guard(target_tools.list_targets(state))
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    @_plain_doc
     async def describe_target(
         target: Annotated[str, Field(description="A name from list_targets")],
     ) -> str:
@@ -87,6 +95,7 @@ def _target_tools(server: MCPServer, state: ServerState) -> None:
 
 def _run_tool(server: MCPServer, state: ServerState) -> None:
     @server.tool(annotations=ToolAnnotations(destructive_hint=False, open_world_hint=False))
+    @_plain_doc
     async def run(
         files: Annotated[list[FileIn], Field(description="The program's files, each "
                                                          "{path, content}", min_length=1)],
@@ -120,6 +129,7 @@ def _run_tool(server: MCPServer, state: ServerState) -> None:
 
 def _verify_tool(server: MCPServer, state: ServerState) -> None:
     @server.tool(annotations=ToolAnnotations(open_world_hint=True))
+    @_plain_doc
     async def verify(
         task: Annotated[str, Field(description="What the program should do, as you would "
                                                "ask a person")],
@@ -145,6 +155,7 @@ def _verify_tool(server: MCPServer, state: ServerState) -> None:
 
 def _history_tools(server: MCPServer, state: ServerState) -> None:
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    @_plain_doc
     async def history(
         query: Annotated[str | None, Field(description="Keep sessions whose prompt, target, "
                                                        "LLM or status holds this")] = None,
@@ -156,6 +167,7 @@ def _history_tools(server: MCPServer, state: ServerState) -> None:
         return await _guard(_now(records.sessions, state, query, limit))
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    @_plain_doc
     async def get_run(
         run_id: Annotated[str, Field(description="A run_id from run, verify or history")],
     ) -> dict[str, Any]:
