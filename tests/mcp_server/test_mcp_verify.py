@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cli_runs import answers, python_answer
+from cli_runs import answers, python_answer, run_cli
 from mcp_clients import Progress, client, error_text, history_rows, result, write_config
 from mcu_fixtures import COMPILE_ERROR, SUM, c_answer
 from project import need
@@ -42,6 +42,22 @@ async def test_verify_feeds_the_failure_back_and_returns_the_files_that_passed(
     assert "attempt 2: prompt sent (feedback)" in progress.text
     rows = history_rows(tmp_path / "ws")
     assert [(r["id"], r["status"]) for r in rows] == [(int(done["run_id"]), "VERIFIED")]
+    assert "- via: mcp" in Path(done["transcript"]).read_text()
+
+
+async def test_history_tells_the_mcp_sessions_from_the_users_own(tmp_path: Path) -> None:
+    write_config(tmp_path)
+    replay = tmp_path / "answers.md"
+    replay.write_text(answers(python_answer(RIGHT)))
+    own = run_cli("run", "Print the sum", "--llm", f"replay:{replay}", "--yes",
+                  "--target", "local", "--config", str(tmp_path / "config.toml"), cwd=tmp_path)
+    assert own.returncode == 0, own.stderr
+    async with client(tmp_path) as c:
+        await c.call_tool("verify", {"task": "Print the sum of 1 to 10", "target": "local",
+                                     "llm": f"replay:{replay}"})
+        listed = result(await c.call_tool("history", {}))["result"]
+    assert [(r["prompt"], r["from_mcp"]) for r in listed] == [
+        ("Print the sum of 1 to 10", True), ("Print the sum", False)]
 
 
 async def test_verify_firmware_on_the_stm32_in_qemu(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ def sessions(state: ServerState, query: str | None, limit: int) -> list[dict[str
     out = []
     for r in rows:
         row = {"run_id": str(r["id"]), "prompt": r["prompt"], "target": r["target"],
-               "llm": r["llm"], "from_mcp": r["prompt"].startswith("MCP ") or r["llm"] == "mcp",
+               "llm": r["llm"], "from_mcp": from_mcp(r),
                "status": status_text(r), "attempts": r.get("attempts", 0),
                "started": r["started_at"], "finished": r["finished_at"]}
         hay = " ".join(str(v) for v in row.values()).lower()
@@ -36,6 +36,16 @@ def sessions(state: ServerState, query: str | None, limit: int) -> list[dict[str
         if len(out) >= limit:
             break
     return out
+
+
+def from_mcp(row: dict[str, Any]) -> bool:
+    """Whether an MCP client started the session: its transcript's header says so."""
+    try:
+        with open(row.get("transcript") or "", "rb") as f:
+            head = f.read(2048)
+    except OSError:
+        return False
+    return b"\n- via: mcp\n" in head
 
 
 def _session(state: ServerState, run_id: str) -> dict[str, Any]:
@@ -58,7 +68,8 @@ def run_detail(state: ServerState, run_id: str) -> dict[str, Any]:
                                                "decision", "status", "verdict", "reason",
                                                "exit_code", "output_file")})
     return {"run_id": str(row["id"]), "prompt": row["prompt"], "target": row["target"],
-            "llm": row["llm"], "status": status_text(row), "started": row["started_at"],
+            "llm": row["llm"], "from_mcp": from_mcp(row), "status": status_text(row),
+            "started": row["started_at"],
             "finished": row["finished_at"], "transcript": row["transcript"],
             "conversation_url": row["conversation_url"], "attempts": attempts,
             "resources": {"output": f"verifybot://runs/{row['id']}/output",

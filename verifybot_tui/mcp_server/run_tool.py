@@ -130,6 +130,7 @@ async def run_files(state: ServerState, args: RunArgs, report: Report) -> dict[s
                      history=state.history, max_retries=0, timeout=args.timeout,
                      auto_accept=True, auto_install=cfg.mcp.install,
                      workspace=state.workspace, verification=v)
+    loop.via = "mcp"
     what = ", ".join(f.name for f in files[:3]) + (" ..." if len(files) > 3 else "")
     finished = await drive(loop, f"MCP run of {what} on {args.target}", handler)
     return result_of(finished, handler, state)

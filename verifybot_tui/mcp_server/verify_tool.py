@@ -74,6 +74,7 @@ async def verify(state: ServerState, *, task: str, llm: str | None, target: str 
                               max_retries=max_retries, auto_accept=True,
                               auto_install=cfg.mcp.install, workspace=state.workspace,
                               verification=v)
+            loop.via = "mcp"
             finished = await drive(loop, task, handler)
         finally:
             await backend.close()
