@@ -68,7 +68,7 @@ class McpHandler(Headless):
     async def on_code_ready(self, ev: events.CodeReady) -> None:
         self.files = [{"path": f.name, "content": f.content} for f in ev.files]
         self.entry = ev.entry
-        await self.say(f"attempt {ev.attempt}: code extracted: "
+        await self.say(f"attempt {ev.attempt}: files "
                        f"{', '.join(f.name for f in ev.files)}")
 
     async def on_permission_needed(self, ev: events.PermissionNeeded) -> None:

@@ -52,3 +52,15 @@ def test_export_keeps_the_mcp_table() -> None:
     assert export_document(cfg)["mcp"] == {"targets": ["pi"], "install": False}
     again = parse_config(export_document(cfg))
     assert again.mcp.targets == ["pi"]
+
+
+def test_the_example_config_documents_the_mcp_table() -> None:
+    from project import ROOT
+
+    lines = (ROOT / "config.toml.example").read_text().splitlines()
+    table = lines.index("[mcp]")
+    for key in ("targets", "install"):
+        line = next(i for i in range(table, len(lines)) if lines[i].startswith(f"{key} ="))
+        assert lines[line - 1].startswith("#"), f"mcp.{key} has no comment above it"
+    cfg = parse_config(tomllib.loads("\n".join(lines)), "config.toml.example")
+    assert (cfg.mcp.targets, cfg.mcp.install) == ([], False)
