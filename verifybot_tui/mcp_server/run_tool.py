@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,17 +66,19 @@ class NoLLM:
 class HeldTarget:
     """A target whose runs wait for the board to be free (ServerState.hold)."""
 
-    def __init__(self, inner: Target, state: ServerState, run_id: Any, report: Report) -> None:
+    def __init__(self, inner: Target, state: ServerState,
+                 waiting: Callable[[str], Awaitable[Any]]) -> None:
         self._inner = inner
         self._state = state
-        self._run_id = run_id
-        self._report = report
+        self._waiting = waiting
+        self.loop: Any = None  # the loop that runs on it: its session is the run's id
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
     async def run(self, request: RunRequest, on_output: OutputCallback) -> RunResult:
-        async with self._state.hold(self._inner.name, self._run_id, self._report):
+        async with self._state.hold(self._inner.name, lambda: str(self.loop.session_id),
+                                    self._waiting):
             return await self._inner.run(request, on_output)
 
 
@@ -124,13 +127,12 @@ async def run_files(state: ServerState, args: RunArgs, report: Report) -> dict[s
     check_install(state, args.install)
     target = await state.target(args.target)
     handler = McpHandler("mcp", report, may_install=cfg.mcp.install)
+    held = HeldTarget(target, state, handler.say)
     loop = FilesLoop(files=files, entry=entry, dependencies=args.install, config=cfg,
-                     llm=NoLLM(), target=HeldTarget(target, state,
-                                                    lambda: str(loop.session_id), handler.say),
-                     history=state.history, max_retries=0, timeout=args.timeout,
-                     auto_accept=True, auto_install=cfg.mcp.install,
+                     llm=NoLLM(), target=held, history=state.history, max_retries=0,
+                     timeout=args.timeout, auto_accept=True, auto_install=cfg.mcp.install,
                      workspace=state.workspace, verification=v)
-    loop.via = "mcp"
+    held.loop, loop.via = loop, "mcp"
     what = ", ".join(f.name for f in files[:3]) + (" ..." if len(files) > 3 else "")
     finished = await drive(loop, f"MCP run of {what} on {args.target}", handler)
     return result_of(finished, handler, state)

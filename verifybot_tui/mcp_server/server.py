@@ -41,7 +41,7 @@ class FileIn(BaseModel):
 
 def _plain_doc(fn: T) -> T:
     """A docstring as one paragraph: the tool's description, as an agent reads it."""
-    fn.__doc__ = " ".join((fn.__doc__ or "").split())  # type: ignore[attr-defined]
+    fn.__doc__ = " ".join((fn.__doc__ or "").split())
     return fn
 
 

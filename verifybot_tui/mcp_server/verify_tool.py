@@ -68,13 +68,12 @@ async def verify(state: ServerState, *, task: str, llm: str | None, target: str 
         backend = make_llm(cfg, spec, state.workspace)
         try:
             inner = await state.target(name)
-            loop = VerifyLoop(config=cfg, llm=backend, history=state.history,
-                              target=HeldTarget(inner, state, lambda: str(loop.session_id),
-                                                handler.say),
+            held = HeldTarget(inner, state, handler.say)
+            loop = VerifyLoop(config=cfg, llm=backend, history=state.history, target=held,
                               max_retries=max_retries, auto_accept=True,
                               auto_install=cfg.mcp.install, workspace=state.workspace,
                               verification=v)
-            loop.via = "mcp"
+            held.loop, loop.via = loop, "mcp"
             finished = await drive(loop, task, handler)
         finally:
             await backend.close()
