@@ -115,3 +115,23 @@ async def test_runs_on_the_local_target_do_not_wait_for_each_other(tmp_path: Pat
     assert [r["stdout"] for r in results] == ["run 0\n", "run 1\n", "run 2\n"]
     assert len({r["run_id"] for r in results}) == 3
     assert not any("waiting for" in p.text for p in progress)
+
+
+async def test_a_client_that_goes_away_mid_run_leaves_no_process(tmp_path: Path) -> None:
+    write_config(tmp_path)
+    tag = f"mcp-gone-{uuid.uuid4().hex}"
+    progress = Progress()
+    try:
+        async with client(tmp_path) as c:
+            call = asyncio.create_task(c.call_tool(
+                "run", {"files": [_spawner(tag)], "target": "local", "timeout": 300},
+                progress_callback=progress))
+            await progress.wait_for("children started")
+            assert len(tagged(tag)) == 2
+        # The agent closed the connection: the server ends, and the program with it.
+        call.cancel()
+        await asyncio.gather(call, return_exceptions=True)
+        assert all_gone(tagged(tag), 10), tagged(tag)
+        assert [r["status"] for r in history_rows(tmp_path / "ws")] == ["STOPPED"]
+    finally:
+        kill_all(tagged(tag))
