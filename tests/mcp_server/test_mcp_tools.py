@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from mcp_clients import Progress, client, error_text, history_rows, result, write_config
+from mcu_fixtures import CRASH
+from project import need
 
 HELLO = {"path": "main.py", "content": "import sys\nprint('hello from mcp')\n"
                                        "print('a warning', file=sys.stderr)\n"}
@@ -168,3 +170,37 @@ async def test_a_resource_path_cannot_leave_the_run_folder(tmp_path: Path) -> No
         except Exception as e:  # the SDK's own check, or ours: refused either way
             text = str(e)
     assert "not for clients" not in text
+
+
+WARNS = """\
+#include <stdio.h>
+
+int main(void)
+{
+    int unused;
+    printf("sum=%d\\n", 55);
+    printf("PASSED\\n");
+    return 0;
+}
+"""
+
+
+async def test_firmware_in_qemu_gives_the_fault_diagnosis_and_the_build_warnings(
+        tmp_path: Path) -> None:
+    need("arm-none-eabi-gcc", "qemu-system-arm")
+    write_config(tmp_path)
+    progress = Progress()
+    async with client(tmp_path) as c:
+        crashed = result(await c.call_tool("run", {"files": [
+            {"path": "main.c", "content": CRASH}], "target": "stm32"},
+            progress_callback=progress))
+        warned = result(await c.call_tool("run", {"files": [
+            {"path": "main.c", "content": WARNS}], "target": "stm32",
+            "expect": ["contains:sum=55"]}))
+    assert crashed["status"] == "FAILED" and crashed["stdout"] == "reading\n"
+    assert "BusFault" in crashed["diagnosis"] and "read_sensor() (main.c:" in crashed["diagnosis"]
+    assert crashed["reason"] == crashed["diagnosis"]
+    assert "reading" in progress.text
+    assert warned["status"] == "VERIFIED"
+    assert any("unused variable" in w for w in warned["warnings"])
+    assert "diagnosis" not in warned
