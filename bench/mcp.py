@@ -8,7 +8,10 @@ caller's side, median of N (default 30):
   sandbox, the saved version, the output file, the verdict and the history rows,
   without the start-up and the target's probe of a command;
 - cli: ``verifybot extract answer.md --run --yes`` of the same program (the CLI's one
-  run of a given program: the interpreter's start, the config, the probe, the loop).
+  run of a given program: the interpreter's start, the config, the probe, the loop);
+- sandboxed: the local target's own run of it, called in this process (the sandbox, the
+  run folder, no loop, no records, no protocol): what mcp adds on top of it is the
+  server's own cost, the rest is the sandbox's.
 
 Run: .venv/bin/python bench/mcp.py [--runs N]
 Goal: mcp within 40 ms of by hand, well under the CLI. Prints figures; asserts nothing
@@ -26,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 # Run as a script, this file's folder is first on sys.path, and this file is "mcp": the
 # SDK of the same name must be found instead.
@@ -70,6 +74,18 @@ def over_cli(folder: Path) -> float:
     return took
 
 
+async def sandboxed(target: Any, n: int) -> float:
+    from verifybot_tui.core.base.ports import ProgramFile, RunRequest
+
+    request = RunRequest(run_id=f"bench_{n}", entry="main.py", language="python", timeout=30,
+                         files=[ProgramFile("main.py", "main.py", PROGRAM, "python")])
+    t = time.perf_counter()
+    got = await target.run(request, lambda _stream, _text: None)
+    took = time.perf_counter() - t
+    assert got.stdout == "42\n", got
+    return took
+
+
 async def rounds(folder: Path, runs: int) -> dict[str, list[float]]:
     """Each way once per round, in turn: a machine that gets busier mid-way weighs on
     all three alike."""
@@ -78,12 +94,18 @@ async def rounds(folder: Path, runs: int) -> dict[str, list[float]]:
     cmd = [sys.executable, "-m", "verifybot_tui", "mcp", "--config", str(folder / "config.toml")]
     params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=dict(os.environ),
                                    cwd=str(folder))
-    times: dict[str, list[float]] = {"by hand": [], "mcp": [], "cli": []}
+    from verifybot_tui.core.settings.config import load_config
+    from verifybot_tui.targets import make_target
+
+    cfg = load_config(str(folder / "config.toml"))
+    target = make_target(cfg, "local", cfg.workspace)
+    times: dict[str, list[float]] = {"by hand": [], "sandboxed": [], "mcp": [], "cli": []}
     async with Client(params, read_timeout_seconds=120) as c:
         for _ in range(3):  # warm: the target made, the first run folder, the caches
             await over_mcp(c)
-        for _ in range(runs):
+        for n in range(runs):
             times["by hand"].append(by_hand(folder))
+            times["sandboxed"].append(await sandboxed(target, n))
             times["mcp"].append(await over_mcp(c))
             times["cli"].append(over_cli(folder))
     return times
@@ -93,7 +115,7 @@ def show(name: str, times: list[float], base: float | None = None) -> None:
     med = statistics.median(times) * 1000
     p90 = sorted(times)[int(0.9 * (len(times) - 1))] * 1000
     extra = f"  (+{med - base:.1f} ms over by hand)" if base is not None else ""
-    print(f"{name:8} median {med:7.1f} ms   p90 {p90:7.1f} ms   n={len(times)}{extra}")
+    print(f"{name:10} median {med:7.1f} ms   p90 {p90:7.1f} ms   n={len(times)}{extra}")
 
 
 def main() -> None:
@@ -109,6 +131,9 @@ def main() -> None:
           f"{os.getloadavg()[0]:.2f}")
     for name, taken in times.items():
         show(name, taken, None if name == "by hand" else base)
+    own = statistics.median(times["mcp"]) - statistics.median(times["sandboxed"])
+    print(f"mcp over the sandboxed run alone: {own * 1000:+.1f} ms (the protocol, the loop's "
+          "records: history, transcript, saved version, output file, verdict)")
 
 
 if __name__ == "__main__":
