@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp_clients import Progress, client, history_rows, result, write_config
@@ -29,6 +30,17 @@ def _spawner(tag: str) -> dict[str, str]:
     return {"path": "main.py", "content": code}
 
 
+async def _spawning(c: Any, tag: str) -> asyncio.Task:
+    """A run of ``_spawner`` under way, once both its children run."""
+    progress = Progress()
+    call = asyncio.create_task(c.call_tool(
+        "run", {"files": [_spawner(tag)], "target": "local", "timeout": 300},
+        progress_callback=progress))
+    await progress.wait_for("children started")
+    assert len(tagged(tag)) == 2
+    return call
+
+
 async def _cancel(call: asyncio.Task) -> None:
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -38,16 +50,9 @@ async def _cancel(call: asyncio.Task) -> None:
 async def test_a_cancel_stops_the_program_and_its_children(tmp_path: Path) -> None:
     write_config(tmp_path)
     tag = f"mcp-cancel-{uuid.uuid4().hex}"
-    progress = Progress()
     try:
         async with client(tmp_path) as c:
-            call = asyncio.create_task(c.call_tool(
-                "run", {"files": [_spawner(tag)], "target": "local", "timeout": 300},
-                progress_callback=progress))
-            await progress.wait_for("children started")
-            children = tagged(tag)
-            assert len(children) == 2
-            await _cancel(call)
+            await _cancel(await _spawning(c, tag))
             assert all_gone(tagged(tag), 10), tagged(tag)
             # The server goes on serving: the next call runs.
             after = result(await c.call_tool("run", {"files": [
@@ -120,14 +125,9 @@ async def test_runs_on_the_local_target_do_not_wait_for_each_other(tmp_path: Pat
 async def test_a_client_that_goes_away_mid_run_leaves_no_process(tmp_path: Path) -> None:
     write_config(tmp_path)
     tag = f"mcp-gone-{uuid.uuid4().hex}"
-    progress = Progress()
     try:
         async with client(tmp_path) as c:
-            call = asyncio.create_task(c.call_tool(
-                "run", {"files": [_spawner(tag)], "target": "local", "timeout": 300},
-                progress_callback=progress))
-            await progress.wait_for("children started")
-            assert len(tagged(tag)) == 2
+            call = await _spawning(c, tag)
         # The agent closed the connection: the server ends, and the program with it.
         call.cancel()
         await asyncio.gather(call, return_exceptions=True)
