@@ -12,18 +12,14 @@ client is the one who fixes.
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
-
 from verifybot_tui.core.answers.extract import Extraction
 from verifybot_tui.core.answers.languages import language_for_filename
 from verifybot_tui.core.answers.names import confine_name
-from verifybot_tui.core.answers.programs import digest
+from verifybot_tui.core.answers.programs import digest, pick_entry
 from verifybot_tui.core.base.errors import EXIT_FAILED, ConfigError, TargetError
 from verifybot_tui.core.base.outcome import Outcome, Status
 from verifybot_tui.core.base.ports import ProgramFile
 from verifybot_tui.core.loop.verify_loop import Code, Turn, VerifyLoop, _Conversation
-
-_ENTRY_STEMS = ("main", "app", "run", "program")
 
 
 def given_files(files: list[tuple[str, str]], entry: str | None,
@@ -68,10 +64,7 @@ def _entry(files: list[ProgramFile], entry: str | None) -> str:
     if not runnable:
         raise ConfigError("none of the files is in a language VerifyBot runs (the extension "
                           "says which: .py, .c, .cpp, .sh, .js, ...); name the files so")
-    for f in runnable:
-        if PurePosixPath(f.name).stem.lower() in _ENTRY_STEMS:
-            return f.name
-    return runnable[0].name
+    return pick_entry(runnable)
 
 
 class FilesLoop(VerifyLoop):
