@@ -204,3 +204,16 @@ async def test_firmware_in_qemu_gives_the_fault_diagnosis_and_the_build_warnings
     assert warned["status"] == "VERIFIED"
     assert any("unused variable" in w for w in warned["warnings"])
     assert "diagnosis" not in warned
+
+
+async def test_a_missing_package_is_not_installed_unless_the_user_allows_it(
+        tmp_path: Path) -> None:
+    write_config(tmp_path)
+    program = {"path": "main.py",
+               "content": "import pyfiglet\nprint(pyfiglet.figlet_format('hi'))\n"}
+    async with client(tmp_path) as c:
+        ran = result(await c.call_tool("run", {"files": [program], "target": "local"}))
+    assert ran["status"] == "FAILED" and "pyfiglet" in ran["stderr"]
+    assert any("not installed: pyfiglet" in w and "[mcp] install = true" in w
+               for w in ran["warnings"])
+    assert not (tmp_path / "ws" / "venv").exists()
