@@ -7,7 +7,9 @@ are answered 401 before the MCP layer sees them.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +27,7 @@ from mcp_clients import (
     wait_listening,
     write_config,
 )
+from proc_helpers import all_gone, kill_all, tagged
 from project import verifybot_cmd
 
 
@@ -94,3 +97,30 @@ def test_a_non_loopback_address_is_refused_unless_allowed(tmp_path: Path) -> Non
                           "--http", "127.0.0.1"], capture_output=True, text=True,
                          timeout=60, stdin=subprocess.DEVNULL)
     assert bad.returncode == 2 and "expected HOST:PORT" in bad.stderr
+
+
+async def test_a_cancel_over_http_stops_the_program(server: HttpServer, tmp_path: Path) -> None:
+    tag = f"mcp-http-cancel-{uuid.uuid4().hex}"
+    code = ("import subprocess, sys, time\n"
+            f"kid = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', "
+            f"'{tag}'])\nprint('child started', flush=True)\ntime.sleep(600)\n")
+    progress = Progress()
+    try:
+        async with _client(server, server.token) as c:
+            call = asyncio.create_task(c.call_tool(
+                "run", {"files": [{"path": "main.py", "content": code}], "target": "local",
+                        "timeout": 300}, progress_callback=progress))
+            await progress.wait_for("child started")
+            assert len(tagged(tag)) == 1
+            call.cancel()
+            await asyncio.gather(call, return_exceptions=True)
+            # The cancel is the client closing the response stream, which its event
+            # loop (this test's) does: wait without blocking it.
+            for _ in range(200):
+                if all_gone(tagged(tag), 0):
+                    break
+                await asyncio.sleep(0.05)
+            assert all_gone(tagged(tag), 0), tagged(tag)
+        assert [r["status"] for r in history_rows(tmp_path / "ws")] == ["STOPPED"]
+    finally:
+        kill_all(tagged(tag))

@@ -38,6 +38,7 @@ def given_files(files: list[tuple[str, str]], entry: str | None,
     for path, content in files:
         name, why = confine_name(path)
         if name is None:
+            why = why.replace("programs/", "the run folder")
             raise ConfigError(f"file path {path!r} refused: {why}; paths are relative to "
                               "the run folder (src/main.c), without '..'")
         if name in seen:
