@@ -26,12 +26,12 @@ def sessions(state: ServerState, query: str | None, limit: int) -> list[dict[str
     out = []
     for r in rows:
         row = {"run_id": str(r["id"]), "prompt": r["prompt"], "target": r["target"],
-               "llm": r["llm"], "from_mcp": from_mcp(r),
-               "status": status_text(r), "attempts": r.get("attempts", 0),
+               "llm": r["llm"], "status": status_text(r), "attempts": r.get("attempts", 0),
                "started": r["started_at"], "finished": r["finished_at"]}
         hay = " ".join(str(v) for v in row.values()).lower()
         if query and query.lower() not in hay:
             continue
+        row["from_mcp"] = from_mcp(r)  # read from the transcript: only for rows kept
         out.append(row)
         if len(out) >= limit:
             break
