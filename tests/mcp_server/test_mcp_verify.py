@@ -7,8 +7,18 @@ files that passed, the transcript and progress per attempt.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from api_fixtures import (
+    KEY,
+    KEY_ENV,
+    PROMPT,
+    api_server,  # noqa: F401 (a fixture)
+    files_holding,
+    llm_table,
+)
+from apiserver import ApiServer
 from cli_runs import answers, python_answer, run_cli
 from mcp_clients import Progress, client, error_text, history_rows, result, write_config
 from mcu_fixtures import COMPILE_ERROR, SUM, c_answer
@@ -92,3 +102,21 @@ async def test_verify_refuses_what_the_user_did_not_configure(tmp_path: Path) ->
     assert "must be inside the workspace" in away
     assert "task is empty" in empty
     assert history_rows(tmp_path / "ws") == []
+
+
+async def test_verify_with_an_api_llm_the_user_configured(
+        tmp_path: Path, api_server: ApiServer, monkeypatch) -> None:  # noqa: F811
+    # The user's own [llm.api] on the loopback API server; its key in the server's
+    # environment only, never in what a client gets back.
+    write_config(tmp_path, "\n" + llm_table("api", "openai", api_server.url, "coder"))
+    monkeypatch.setenv(KEY_ENV, KEY)
+    progress = Progress()
+    async with client(tmp_path) as c:
+        done = result(await c.call_tool("verify", {"task": PROMPT, "llm": "api",
+                                                   "target": "local"},
+                                        progress_callback=progress))
+    assert (done["status"], done["attempts"], done["llm"]) == ("PASSED", 2, "api")
+    assert "TypeError" in progress.text and "Total words: 17" in progress.text
+    assert len(api_server.chats()) == 2
+    assert KEY not in json.dumps(done) and KEY not in progress.text
+    assert not files_holding(tmp_path / "ws", KEY)
