@@ -21,13 +21,14 @@ from mcp.shared.exceptions import MCPError
 from mcp_clients import (
     HttpServer,
     Progress,
+    all_gone_soon,
     free_port,
     history_rows,
     result,
     wait_listening,
     write_config,
 )
-from proc_helpers import all_gone, kill_all, tagged
+from proc_helpers import kill_all, tagged
 from project import verifybot_cmd
 
 
@@ -115,12 +116,8 @@ async def test_a_cancel_over_http_stops_the_program(server: HttpServer, tmp_path
             call.cancel()
             await asyncio.gather(call, return_exceptions=True)
             # The cancel is the client closing the response stream, which its event
-            # loop (this test's) does: wait without blocking it.
-            for _ in range(200):
-                if all_gone(tagged(tag), 0):
-                    break
-                await asyncio.sleep(0.05)
-            assert all_gone(tagged(tag), 0), tagged(tag)
+            # loop (this test's) does: the wait must not block it.
+            assert await all_gone_soon(lambda: tagged(tag)), tagged(tag)
         assert [r["status"] for r in history_rows(tmp_path / "ws")] == ["STOPPED"]
     finally:
         kill_all(tagged(tag))

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_clients import Progress, client, history_rows, result, write_config
+from mcp_clients import Progress, all_gone_soon, client, history_rows, result, write_config
 from mcu_fixtures import ENDLESS, SUM, qemu_pids
-from proc_helpers import all_gone, kill_all, tagged
+from proc_helpers import kill_all, tagged
 from project import need
 
 
@@ -53,7 +53,7 @@ async def test_a_cancel_stops_the_program_and_its_children(tmp_path: Path) -> No
     try:
         async with client(tmp_path) as c:
             await _cancel(await _spawning(c, tag))
-            assert all_gone(tagged(tag), 10), tagged(tag)
+            assert await all_gone_soon(lambda: tagged(tag)), tagged(tag)
             # The server goes on serving: the next call runs.
             after = result(await c.call_tool("run", {"files": [
                 {"path": "main.py", "content": "print('next')\n"}], "target": "local"}))
@@ -76,7 +76,7 @@ async def test_a_cancel_stops_qemu(tmp_path: Path) -> None:
             await progress.wait_for("counting")
             assert qemu_pids(ws)
             await _cancel(call)
-            assert all_gone(qemu_pids(ws), 10), qemu_pids(ws)
+            assert await all_gone_soon(lambda: qemu_pids(ws)), qemu_pids(ws)
         assert [r["status"] for r in history_rows(ws)] == ["STOPPED"]
     finally:
         kill_all(qemu_pids(ws))
@@ -131,7 +131,31 @@ async def test_a_client_that_goes_away_mid_run_leaves_no_process(tmp_path: Path)
         # The agent closed the connection: the server ends, and the program with it.
         call.cancel()
         await asyncio.gather(call, return_exceptions=True)
-        assert all_gone(tagged(tag), 10), tagged(tag)
+        assert await all_gone_soon(lambda: tagged(tag)), tagged(tag)
         assert [r["status"] for r in history_rows(tmp_path / "ws")] == ["STOPPED"]
     finally:
         kill_all(tagged(tag))
+
+
+async def test_two_servers_on_one_workspace_share_a_board_in_turn(tmp_path: Path) -> None:
+    """Two agents, each with its own `verifybot mcp`, sending firmware to one board."""
+    need("arm-none-eabi-gcc", "qemu-system-arm")
+    write_config(tmp_path)
+    first, second = Progress(), Progress()
+    try:
+        async with client(tmp_path) as a, client(tmp_path) as b:
+            holding = asyncio.create_task(a.call_tool(
+                "run", {"files": [{"path": "main.c", "content": ENDLESS}], "target": "stm32",
+                        "timeout": 4}, progress_callback=first))
+            await first.wait_for("counting")
+            waiting = asyncio.create_task(b.call_tool(
+                "run", {"files": [{"path": "main.c", "content": SUM}], "target": "stm32"},
+                progress_callback=second))
+            await second.wait_for("waiting for stm32")
+            held = result(await holding)
+            done = result(await waiting)
+        assert f"waiting for stm32: in use by run {held['run_id']}" in second.text
+        assert done["status"] == "PASSED"
+        assert second.text.index("waiting for stm32") < second.text.index("sum=55")
+    finally:
+        kill_all(qemu_pids(tmp_path / "ws"))

@@ -77,6 +77,17 @@ class Progress:
                 pass
 
 
+async def all_gone_soon(pids: Any, within: float = 10) -> bool:
+    """Whether every process ``pids()`` finds has stopped, waiting up to ``within``
+    seconds without blocking the event loop: a client's cancel is sent by its loop."""
+    from proc_helpers import all_gone
+
+    deadline = time.monotonic() + within
+    while not all_gone(pids(), 0) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return all_gone(pids(), 0)
+
+
 def result(call: Any) -> dict[str, Any]:
     """A tool's structured result (a list comes wrapped as {"result": [...]})."""
     assert not call.is_error, call.content[0].text
@@ -175,5 +186,5 @@ def wait_listening(port: int, within: float = 30) -> None:
     raise AssertionError(f"nothing listens on 127.0.0.1:{port}")
 
 
-__all__ = ["CONFIG", "HttpServer", "Progress", "client", "error_text", "free_port",
+__all__ = ["CONFIG", "HttpServer", "Progress", "all_gone_soon", "client", "error_text", "free_port",
            "history_rows", "result", "stdio_server", "wait_listening", "write_config"]

@@ -20,6 +20,7 @@ from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.base.ports import Target
 from verifybot_tui.core.settings.config import Config, TargetConfig
 from verifybot_tui.core.store.history import History
+from verifybot_tui.mcp_server.board_hold import held
 from verifybot_tui.targets import containment, make_target
 
 REACHABLE_FOR = 60.0  # seconds a connect's result stands for list_targets
@@ -129,7 +130,9 @@ class ServerState:
                 continue
         holder.run_id = run_id()
         try:
-            yield
+            # Then the other servers of this workspace (another agent's) on the same board.
+            async with held(self.workspace / "runs" / ".held", name, holder.run_id, waiting):
+                yield
         finally:
             holder.run_id = ""
             holder.lock.release()
