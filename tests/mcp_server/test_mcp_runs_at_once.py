@@ -37,6 +37,10 @@ async def _spawning(c: Any, tag: str) -> asyncio.Task:
         "run", {"files": [_spawner(tag)], "target": "local", "timeout": 300},
         progress_callback=progress))
     await progress.wait_for("children started")
+    for _ in range(100):  # /proc shows a process just started a moment later, at times
+        if len(tagged(tag)) == 2:
+            break
+        await asyncio.sleep(0.05)
     assert len(tagged(tag)) == 2
     return call
 
