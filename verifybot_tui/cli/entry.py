@@ -45,7 +45,7 @@ from verifybot_tui.core.base.errors import (
 from verifybot_tui.core.base.outcome import Status
 
 COMMANDS = ("run", "login", "probe", "extract", "history", "doctor", "selftest", "recipe",
-            "config", "compare")
+            "config", "compare", "mcp")
 
 
 # -- argument parsing ------------------------------------------------------------
@@ -129,6 +129,12 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         p.description = ("Task recipes: `recipe run FILE... [--parallel N] [--junit PATH] "
                          "[--json]`, `recipe new [SESSION]`.")
         add_args(p)
+        return p
+    if command == "mcp":
+        from verifybot_tui.cli.mcp import add_args as mcp_args
+
+        mcp_args(p)
+        _common(p)
         return p
     if command == "compare":
         from verifybot_tui.cli.compare.command import add_args as compare_args
@@ -323,7 +329,8 @@ _COMMANDS = {"run": ("verifybot_tui.cli.run", "cmd_run"),
              **{name: ("verifybot_tui.cli.commands", f"cmd_{name}")
                 for name in ("login", "probe", "history", "doctor", "selftest", "recipe",
                              "config")},
-             "compare": ("verifybot_tui.cli.compare", "cmd_compare")}
+             "compare": ("verifybot_tui.cli.compare", "cmd_compare"),
+             "mcp": ("verifybot_tui.cli.mcp", "cmd_mcp")}
 
 
 def _ignore_late_signals() -> None:

@@ -57,12 +57,16 @@ def program_files(ex: Extraction, slug: str,
     files = without_clashes(files, ex.notes)
     kept = {id(f) for f in files}
     runnable = [f for f in runnable if id(f) in kept]
-    if not runnable:
-        return files, ""
+    return files, pick_entry(runnable)
+
+
+def pick_entry(runnable: list[ProgramFile]) -> str:
+    """The file to run of these: main, app, run or program by its stem, else the first
+    ("" when there is none)."""
     for f in runnable:
         if Path(f.name).stem.lower() in _ENTRY_STEMS:
-            return files, f.name
-    return files, runnable[0].name
+            return f.name
+    return runnable[0].name if runnable else ""
 
 
 # Source files of languages VerifyBot does not run: an unnamed ```go block is still the

@@ -53,6 +53,7 @@ class SessionRecorder:
         self._reached = False  # llm_answered() already stored
         self._transcript: Transcript | None = None
         self.max_output_bytes = 64 * 1024 * 1024  # [run] max_output_mb, set by the loop
+        self.via = ""  # "mcp": an agent started the session through `verifybot mcp`
 
     # -- opening and closing ----------------------------------------------------
 
@@ -91,7 +92,8 @@ class SessionRecorder:
         self.tr.write(f"\n# VerifyBot session {self.session_id}: {_one_line(self.prompt)}\n\n"
                       f"- started: {when}\n- target: {target}\n- llm: {llm}\n"
                       f"- workspace: {self.workspace.root}\n"
-                      f"- resumed: {'yes' if resumed else 'no'}\n", sync=True)
+                      f"- resumed: {'yes' if resumed else 'no'}\n"
+                      + (f"- via: {self.via}\n" if self.via else ""), sync=True)
 
     @property
     def tr(self) -> Transcript:
@@ -122,6 +124,7 @@ class SessionRecorder:
             "max_retries": self.max_retries, "timeout": self.timeout,
             "transcript": self.workspace.rel(self.tr.path),
             "workspace": str(self.workspace.root),
+            **({"via": self.via} if self.via else {}),
         }
         self.tr.section("Final status",
                         f"{status}: {visible(message)}\n" if message else f"{status}\n")

@@ -132,6 +132,8 @@ Step = Outcome | Turn
 
 
 class VerifyLoop:
+    via = ""  # who started the sessions when not the user at a front end ("mcp")
+
     def __init__(self, *, config: Config, llm: LLMBackend, target: Target, history: History,
                  max_retries: int | None = None, timeout: float | None = None,
                  auto_accept: bool | None = None, auto_install: bool | None = None,
@@ -225,6 +227,7 @@ class VerifyLoop:
         rec.criteria = [c.text for c in self.verification.criteria]
         rec.judge = self.verification.judge
         rec.max_retries, rec.timeout = self.max_retries, self.timeout
+        rec.via = self.via
         rec.sweep_interrupted()
         names = {"target": self.target.name, "llm": self.llm.name}
         if resume is not None:

@@ -192,6 +192,19 @@ SOURCES = ("", "defaults", "user", "explicit", "approved")
 
 
 @dataclass
+class MCPConfig:
+    """What `verifybot mcp` lets an agent reach: only the user's own config says, never
+    the client (files over MCP are files from others)."""
+
+    targets: list[str] = field(default_factory=list)
+    """Targets without a sandbox (ssh, real boards, labgrid places) offered to MCP clients;
+    sandboxed ones (local, QEMU boards) are offered without being listed."""
+    install: bool = False
+    """true: a program sent over MCP may have its missing packages installed (outside the
+    sandbox, index names only)."""
+
+
+@dataclass
 class Config:
     path: Path | None = None
     source: str = ""
@@ -202,6 +215,7 @@ class Config:
     llm: dict[str, LLMConfig] = field(default_factory=dict)
     targets: dict[str, TargetConfig] = field(default_factory=dict)
     ui: UIConfig = field(default_factory=UIConfig)
+    mcp: MCPConfig = field(default_factory=MCPConfig)
 
     @property
     def workspace(self) -> Path:
@@ -292,6 +306,8 @@ def parse_config(data: dict[str, Any], path: Path | str = "<config>") -> Config:
         elif top == "ui":
             _fill(cfg.ui, value, "ui", path)
             _check_notify(cfg.ui, path)
+        elif top == "mcp":
+            _fill(cfg.mcp, value, "mcp", path)
         elif top in ("llm", "targets"):
             if not isinstance(value, dict):
                 raise ConfigError(f"{path}: '{top}' must hold tables like [{top}.NAME]")
@@ -313,7 +329,7 @@ def parse_config(data: dict[str, Any], path: Path | str = "<config>") -> Config:
                     cfg.targets[name] = obj
         else:
             raise ConfigError(f"{path}: unknown table '[{top}]'; expected [run], [llm.NAME], "
-                              f"[targets.NAME] or [ui]")
+                              f"[targets.NAME], [ui] or [mcp]")
     _check_semantics(cfg, path)
     return cfg
 
@@ -365,6 +381,10 @@ def _check_semantics(cfg: Config, path: Path | str) -> None:
             raise ConfigError(f"{path}: key 'targets.{name}.port' must be 1-65535")
         if t.kind == "mcu":
             _check_mcu(cfg, name, t, path)
+    for name in cfg.mcp.targets:
+        if name not in cfg.targets:
+            raise ConfigError(f"{path}: key 'mcp.targets' names {name!r}, but there is no "
+                              f"[targets.{name}]; configured: {', '.join(sorted(cfg.targets))}")
 
 
 def _check_mcu(cfg: Config, name: str, t: TargetConfig, path: Path | str) -> None:

@@ -47,7 +47,7 @@ def _show(value: Any) -> str:
 
 def _flat(cfg: Config) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for table, obj in (("run", cfg.run), ("ui", cfg.ui)):
+    for table, obj in (("run", cfg.run), ("ui", cfg.ui), ("mcp", cfg.mcp)):
         for f in fields(obj):
             out[f"{table}.{f.name}"] = getattr(obj, f.name)
     for top, items in (("llm", cfg.llm), ("targets", cfg.targets)):
@@ -147,6 +147,11 @@ def _run_risk(key: str, old: Any, new: Any) -> str:
             return ("programs may see variables these patterns hid: "
                     f"{', '.join(gone)} (weakens protection)")
         return ""
+    if key == "mcp.targets" and set(new) - set(old if isinstance(old, list) else []):
+        return ("offers targets without a sandbox to MCP clients: their files run there "
+                "(weakens protection)")
+    if key == "mcp.install" and new is True:
+        return "installs packages programs from MCP clients need (weakens protection)"
     if key == "run.auto_accept" and new is True:
         return "runs every version of a program without asking (weakens protection)"
     if key == "run.install" and new is True:

@@ -91,6 +91,7 @@ def export_document(cfg: Config) -> dict[str, Any]:
         "llm": {name: _llm_table(llm) for name, llm in sorted(cfg.llm.items())},
         "targets": {name: _target_table(t) for name, t in sorted(cfg.targets.items())},
         "ui": ui,
+        "mcp": _table(cfg.mcp),
     }
 
 
