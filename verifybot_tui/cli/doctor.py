@@ -81,6 +81,11 @@ async def _check_llm(r: _Report, name: str, llm: LLMConfig) -> None:
     except VerifyBotError as e:
         r.line("FAIL", what, str(e))
         return
+    from verifybot_tui.llm.browser.site_profile import builtin_sites, user_site_file
+
+    if llm.site in builtin_sites() and (own := user_site_file(llm.site)).is_file():
+        r.line("OK", what, f"site profile {own} (your own, read before the built-in "
+                           f"{llm.site}; `doctor --repair` wrote it, or you did)")
     if not llm.headless and (why := needs_display()):
         r.line("WARN", what, f"headless = false needs a display, and {why}: run VerifyBot "
                              "in a desktop session (or under xvfb-run), or set headless = true "
@@ -189,8 +194,7 @@ async def run_doctor_repair(args: argparse.Namespace, path: Path, site: str,
     except VerifyBotError as e:
         print(one_line(f"FAIL {e}"))
         return EXIT_USAGE
-    here = cfg.path.parent if cfg.path else Path.cwd()
-    override = override_path(site, here)
+    override = override_path(site)
     try:
         return await repair_page(path, site, llm, override,
                                  say=lambda line: print(one_line(line), flush=True),

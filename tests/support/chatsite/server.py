@@ -76,7 +76,9 @@ class Options:
     dialog: str = ""  # open at load: "whats_new", "login" (must not be answered), "no_close"
     enter_newline: bool = False  # Enter inserts a newline, Ctrl+Enter sends (some accounts)
     multi_node: bool = False  # legacy: an answer in several assistant nodes of one section
-    claude_layout: str = "2025"  # claude's page: "2025" (2025-26) or "hub" (2026-10)
+    # claude's page: "2025" (2025-26), "hub" (2026-10), or "renamed" (the hub with three
+    # signals broken by a markup change: what doctor --repair mends)
+    claude_layout: str = "2025"
     swallow_send: int = 0  # clicks on send the page ignores (the composer keeps the text)
     answered_by: str = ""  # the model that answers, whatever the picker says ("": the picked)
     limit_on_type: str = ""  # an alert with this text once the prompt box holds text

@@ -768,9 +768,14 @@ if (window.top === window && !window.__vb) {
     const {answer} = turns();
     if (!answer) return null;
     const btn = copyButton(answer);
-    if (!btn) return null;
+    return btn ? captureClick(btn, timeoutMs) : null;
+  }
+  // What clicking this element puts on the clipboard (the page's clipboard replaced
+  // for the click), or null: the copy capture, and `doctor --repair`'s proof that a
+  // proposed copy button copies (a rating button puts nothing there).
+  async function captureClick(btn, timeoutMs) {
     const cb = navigator.clipboard;
-    if (!cb) return null;
+    if (!btn || !cb) return null;
     const own = {writeText: Object.getOwnPropertyDescriptor(cb, "writeText"),
       write: Object.getOwnPropertyDescriptor(cb, "write")};
     let done;
@@ -996,7 +1001,7 @@ if (window.top === window && !window.__vb) {
   window.__vb = {snapshot, resync, readBox, setBox, clickSend, clickStop, clickContinue,
     clickRegenerate, canSend: () => !!sendButton(), hasBox: () => { pickRenderer(); return !!findBox(); },
     focusBox: () => { pickRenderer(); const b = findBox(); if (b) focusEnd(b); return !!b; },
-    copyAnswer, answerMarkdown, fetchJson, probe, evidence, closeDialogs,
+    copyAnswer, captureClick, answerMarkdown, fetchJson, probe, evidence, closeDialogs,
     toMarkdown: vbDomToMarkdown};
   schedule();
 }

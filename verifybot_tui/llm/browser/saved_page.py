@@ -143,11 +143,14 @@ class SavedPage:
         self.path = path
         self.page: Any = None
 
-    async def open(self, profile: SiteProfile) -> Any:
+    async def open(self, profile: SiteProfile, *, keep: bool = True) -> Any:
+        """A new tab; with keep=False a trial tab (its caller closes it) that leaves
+        ``page`` the one being repaired."""
         page = await self.context.new_page()
         await page.goto(self.url, wait_until="domcontentloaded", timeout=30_000)
         await page.evaluate(init_script(profile))
-        self.page = page
+        if keep:
+            self.page = page
         return page
 
 
