@@ -15,7 +15,7 @@ from typing import Any
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
-from textual.notifications import SeverityLevel
+from textual.notifications import Notify, SeverityLevel
 from textual.screen import Screen
 
 from verifybot_tui.core.settings.config import Config
@@ -150,6 +150,19 @@ class VerifyBotApp(App[int]):
         """Every notification is plain text: ours quote config keys ("[targets.NAME]")
         and errors quote program output, and markup would eat their brackets."""
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
+    def on_notify(self, event: Notify) -> None:
+        """A notice also goes to the main screen's notice line, where it covers nothing
+        (the main screen hides Textual's toasts; a dialog on top still shows them)."""
+        main = self.main_screen
+        if main is not None and main.is_mounted:
+            main.notice_line.add(event.notification)
+
+    def clear_notifications(self) -> None:
+        super().clear_notifications()
+        main = self.main_screen
+        if main is not None and main.is_mounted:
+            main.notice_line.clear()
 
     # -- a desktop notification when a run ends in the background ---------------------------
 

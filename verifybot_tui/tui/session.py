@@ -33,6 +33,7 @@ from verifybot_tui.targets import containment
 if TYPE_CHECKING:
     from verifybot_tui.core.loop.verify_loop import VerifyLoop
     from verifybot_tui.core.verify.recipe import Recipe
+    from verifybot_tui.llm.browser.first_start import NewProfile
 
 T = TypeVar("T")
 # What a refusal tells the user to do to run such a file after all.
@@ -74,6 +75,7 @@ class AppSession:
         self._llm_start: asyncio.Task[None] | None = None
         self._connecting: dict[str, asyncio.Task[Target]] = {}
         self.stopping = False  # a stop was asked for this run: the next one kills at once
+        self._profiles: dict[str, NewProfile] = {}  # browser profiles as they were at start
 
     @property
     def target(self) -> Target | None:
@@ -126,9 +128,30 @@ class AppSession:
             from verifybot_tui.llm import make_llm  # the browser import is the slow one
 
             llm = make_llm(self.config, self.llm_spec, self.workspace)
-            llm.on_state(lambda state: self.on_backend_state("llm", llm.name, state))
+            llm.on_state(lambda state: self._llm_state(llm.name, state))
             self.llm = llm
         return self.llm
+
+    def _llm_state(self, name: str, state: str) -> None:
+        profile = self._profiles.get(self.llm_spec)
+        if profile is not None and state in ("idle", "streaming", "thinking", "sent"):
+            profile.started = True  # a start succeeded: the profile is the user's now
+        self.on_backend_state("llm", name, state)
+
+    def _watch_profile(self) -> None:
+        """Note whether the browser LLM's profile exists before anything starts on it."""
+        cfg = self.config.llm.get(self.llm_spec)
+        if cfg is not None and cfg.kind == "browser" and self.llm_spec not in self._profiles:
+            from verifybot_tui.llm.browser.first_start import NewProfile
+
+            self._profiles[self.llm_spec] = NewProfile(cfg)
+
+    def discard_new_profiles(self) -> None:
+        """What a failed start made of a profile that was not there before goes again:
+        no half-made profile that `doctor` would take for a used one."""
+        for profile in self._profiles.values():
+            with contextlib.suppress(OSError):
+                profile.discard()
 
     def make_target(self, name: str) -> Target:
         target = self.targets.get(name)
@@ -141,7 +164,13 @@ class AppSession:
         return target
 
     async def start_llm(self) -> LLMBackend:
-        """Start the backend once; concurrent callers share the one start."""
+        """Start the backend once; concurrent callers share the one start. One that cannot
+        work here (a visible browser and no display) is refused before it runs:
+        first_start.LLMNotReady, with what to do."""
+        from verifybot_tui.tui.first_start import check_start
+
+        check_start(self.config, self.llm_spec)
+        self._watch_profile()
         llm = self.make_llm()
         return await self._shared("_llm_start", llm.start, llm)
 
@@ -288,4 +317,5 @@ class AppSession:
         for coro in closers:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(coro, 10)
+        self.discard_new_profiles()  # the browsers are closed: nothing holds them now
         self.history.close()

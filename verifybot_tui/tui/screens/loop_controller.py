@@ -27,6 +27,7 @@ from verifybot_tui.core.base.errors import VerifyBotError
 from verifybot_tui.core.base.outcome import Status
 from verifybot_tui.core.loop import events
 from verifybot_tui.tui.editor import edit_text
+from verifybot_tui.tui.first_start import LLMNotReady
 from verifybot_tui.tui.messages import FileEdited, LoopEnded, LoopEvent
 from verifybot_tui.tui.widgets.approval import ApprovalBar
 from verifybot_tui.tui.widgets.feedback import FeedbackBar
@@ -132,8 +133,13 @@ class LoopController:
         self.session.stopping = False
         # One start of the browser and one connection at a time: wait for those under
         # way; if they failed, the loop tries again and reports it in its own events.
-        with contextlib.suppress(VerifyBotError):
+        try:
             await self.session.start_llm()
+        except LLMNotReady as e:  # nothing was started, and the loop would start it
+            self.screen.post_message(LoopEnded(e))
+            return
+        except VerifyBotError:
+            pass  # the loop tries again and reports it in its own events
         with contextlib.suppress(VerifyBotError):
             await self.session.connect(self.session.target_name)
         try:

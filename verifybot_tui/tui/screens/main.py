@@ -47,6 +47,7 @@ from verifybot_tui.tui.widgets.conversation import ConversationPane
 from verifybot_tui.tui.widgets.feedback import FeedbackBar
 from verifybot_tui.tui.widgets.footer import FittingFooter
 from verifybot_tui.tui.widgets.history import HistoryPane
+from verifybot_tui.tui.widgets.notices import NoticeLine
 from verifybot_tui.tui.widgets.output import OutputPane
 from verifybot_tui.tui.widgets.prompt import PromptBox
 from verifybot_tui.tui.widgets.status import CHECK_FAILED, StatusBar
@@ -113,6 +114,7 @@ class MainScreen(Screen[None]):
                 yield OutputPane(self.output_buffer, id="output")
         with Vertical(id="bottom"):  # the bars join it after the first frame
             yield PromptBox(placeholder=self._prompt_hint(), id="prompt")
+            yield NoticeLine(id="notices")
         yield FittingFooter()
 
     # The panes, typed (each a query when read).
@@ -124,6 +126,7 @@ class MainScreen(Screen[None]):
     prompt_box = Child("#prompt", PromptBox)
     approval_bar = Child("#approval", ApprovalBar)
     feedback_bar = Child("#feedback", FeedbackBar)
+    notice_line = Child("#notices", NoticeLine)
 
     @property
     def output_buffer(self) -> OutputBuffer:
@@ -287,7 +290,11 @@ class MainScreen(Screen[None]):
     async def _loop_ended(self, message: LoopEnded) -> None:
         self.running = False
         self.controller.close_decisions()
-        if message.error is not None and not isinstance(message.error, RefusedFile):
+        from verifybot_tui.tui.first_start import LLMNotReady
+
+        if isinstance(message.error, LLMNotReady):
+            self.llm_not_ready(message.error)
+        elif message.error is not None and not isinstance(message.error, RefusedFile):
             self.notify(f"The loop stopped on an error: {one_line(str(message.error))}",
                         severity="error", timeout=10, markup=False)
 
@@ -367,7 +374,24 @@ class MainScreen(Screen[None]):
     def _llm_ready(self, message: LLMReady) -> None:
         self.conversation.loading = False
         if message.error is not None:
-            self.notify(one_line(str(message.error)), title="LLM not ready", severity="error",
+            self.llm_not_ready(message.error)
+
+    def llm_not_ready(self, error: BaseException) -> None:
+        """Why the LLM cannot answer: a calm notice with the command that fixes it when
+        that is known (no display, not logged in), else the error as it came."""
+        from verifybot_tui.llm.browser.first_start import needs_display
+        from verifybot_tui.tui.first_start import LLMNotReady, logged_out_notice
+
+        name = self.session.llm_spec
+        if isinstance(error, LLMNotReady):
+            self.llm_state = error.state
+            self.notify(str(error), title=f"{name} cannot start here", severity="warning",
+                        timeout=60)
+        elif self.session.llm is not None and self.session.llm.state == "logged_out":
+            self.notify(logged_out_notice(self.session.config, name, not needs_display()),
+                        title=f"{name}: log in first", severity="warning", timeout=60)
+        else:
+            self.notify(one_line(str(error)), title="LLM not ready", severity="error",
                         timeout=15, markup=False)
 
     def connect(self, name: str) -> None:

@@ -19,7 +19,8 @@ LLM_LABELS = {"stopped": "not started", "starting": "starting…", "logged_out":
               # An API provider checked after F8 (llm.api_check states), before it starts.
               "checking": "checking connection…", "ok": "OK, not started",
               "model_missing": "model missing", "key_refused": "key refused",
-              "unreachable": "unreachable", "no_key": "no API key"}
+              "unreachable": "unreachable", "no_key": "no API key",
+              "no_display": "no display"}
 CHECK_FAILED = ("model_missing", "key_refused", "unreachable", "no_key")
 
 
@@ -65,7 +66,8 @@ class StatusBar(Static):
         t_colour = {"connected": "$success", "error": "$error"}.get(self.target_state,
                                                                      "$warning")
         l_colour = {"idle": "$success", "ok": "$success", "error": "$error",
-                    "logged_out": "$error", "streaming": "$accent", "sent": "$accent",
+                    "logged_out": "$error", "no_display": "$warning", "streaming": "$accent",
+                    "sent": "$accent",
                     **dict.fromkeys(CHECK_FAILED, "$error")}.get(self.llm_state, "$text-muted")
         llm = self.llm if not name_cells or len(self.llm) <= name_cells else (
             self.llm[:name_cells - 1] + "…")
