@@ -386,6 +386,12 @@ if (window.top === window && !window.__vb) {
     return (name.textContent || "").trim().replace(/\s+/g, " ").slice(0, 80);
   }
 
+  // The effort or mode word a picker shows beside the model's name ("Moyen", "Extended"):
+  // recorded apart from the model, never taken for part of its name.
+  function firstText(list) {
+    const e = firstVisible(list || []);
+    return e ? (e.textContent || "").trim().replace(/\s+/g, " ").slice(0, 40) : "";
+  }
   function matchText(text, list) {
     const t = lower(text);
     return (list || []).find((x) => t.includes(lower(x))) || "";
@@ -550,6 +556,7 @@ if (window.top === window && !window.__vb) {
         .filter((x) => x).some((r) => union(S.artifact_markers || [], r).length) : false,
       boxLen: boxLength(),
       model: answerModel(answer),
+      effort: answer ? firstText(S.model_effort) : "",
       retry: retry ? retry.label : "",
       facts: facts(answer),
     };
@@ -595,7 +602,7 @@ if (window.top === window && !window.__vb) {
       answerKey: s.answerKey, keep, add: s.text.slice(keep), finished: s.finished,
       busy: s.busy, stop: s.stop, activity: s.activity, thinking: s.thinking,
       canContinue: s.canContinue, turnError: s.turnError, artifacts: s.artifacts,
-      boxLen: s.boxLen, model: s.model, retry: s.retry, facts: s.facts};
+      boxLen: s.boxLen, model: s.model, effort: s.effort, retry: s.retry, facts: s.facts};
     if (s.userText !== sentUserText) st.userText = s.userText;
     sentText = s.text;
     sentAnswerId = s.answerId;

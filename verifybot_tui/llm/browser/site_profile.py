@@ -35,7 +35,7 @@ OPTIONAL_SELECTORS = (
     "artifact_markers", "error_toast", "login_markers", "new_chat", "bot_check_markers",
     "account_picker_markers", "alert_containers", "model_picker", "model_option",
     "temporary_toggle", "action_row", "exchange", "dialog", "dialog_close", "model_label",
-    "model_label_exclude",
+    "model_label_exclude", "model_effort",
 )
 TEXT_KEYS = (
     "login_buttons", "login_paths", "bot_check_titles", "account_picker", "limit",

@@ -123,8 +123,12 @@
     if (hidden) for (let i = 0; i < 2; i++) routes.appendChild(hiddenRoute(SITE.hidden));
   }
   // The older page's picker is the composer pill (2026; its test id is gone).
-  const picker = el(CLAUDE
-    ? '<button data-testid="model-selector-dropdown" aria-haspopup="menu"></button>'
+  // Claude's 2026-09 picker (claude_picker "cds"): the name in span.text-end, the effort
+  // word (in the account's language) in a grey span.text-muted inside it.
+  const CDS_PICKER = CLAUDE && SITE.claude_picker === "cds";
+  const picker = el(CDS_PICKER
+    ? '<button type="button" data-cds="ModelSelector" aria-haspopup="menu"></button>'
+    : CLAUDE ? '<button data-testid="model-selector-dropdown" aria-haspopup="menu"></button>'
     : APPSHELL
       ? '<button type="button" data-codex-intelligence-trigger aria-haspopup="menu" ' +
         'aria-label="' + L.model + '"></button>'
@@ -134,6 +138,13 @@
   // Claude's picker as on its real pages: the name, a grey mode beside it, an icon.
   function showModel(name) {
     if (!CLAUDE) { picker.textContent = name; return; }
+    if (CDS_PICKER) {
+      picker.innerHTML = '<span class="text-end"><span class="name"></span> ' +
+        '<span class="text-muted">' + esc(SITE.effort || "Moyen") + "</span></span>" +
+        '<svg aria-hidden="true" viewBox="0 0 8 8"><path d="M0 2 L4 6 L8 2"></path></svg>';
+      picker.querySelector(".name").textContent = name;
+      return;
+    }
     picker.setAttribute("aria-label", "Model: " + name + " Extended");
     picker.innerHTML = '<div class="whitespace-nowrap select-none"></div>' +
       '<span class="text-text-500">Extended</span><span aria-hidden="true">\ue027</span>';
