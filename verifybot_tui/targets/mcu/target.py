@@ -110,7 +110,7 @@ class McuTarget(ReportsState):
     async def _run(self, request: RunRequest, on_output: OutputCallback) -> RunResult:
         started = time.monotonic()
         for note in self.notes:  # what the start did (a leftover place released)
-            on_output("stderr", note + "\n")
+            on_output("note", note)
         self.notes.clear()
         workdir = self._fresh_workdir(request.run_id)
         names = self._write_files(workdir, request)

@@ -148,12 +148,12 @@ async def _try_place(session: Any, address: str, place: Any,
         return None, f"another VerifyBot run of yours ({identity(session)}, pid {_pid_in(path)})"
     try:
         if place.acquired == identity(session) and not path.stat().st_size:
-            on_output("stderr", f"labgrid: place {place.name} is acquired by you "
-                                f"({place.acquired}) outside VerifyBot: used, left acquired\n")
+            on_output("note", f"labgrid: place {place.name} is acquired by you "
+                              f"({place.acquired}) outside VerifyBot: used, left acquired")
             return Claim(place.name, fd, path, release=False), ""
         if place.acquired == identity(session):  # a VerifyBot of ours took it and died
-            on_output("stderr", f"labgrid: place {place.name} was left acquired by a VerifyBot "
-                                f"that ended (pid {_pid_in(path)}): released\n")
+            on_output("note", f"labgrid: place {place.name} was left acquired by a VerifyBot "
+                              f"that ended (pid {_pid_in(path)}): released")
             await _release(session, place.name)
         elif place.acquired:
             _unlock(fd)
@@ -203,8 +203,8 @@ async def acquire(session: Any, cfg: TargetConfig, address: str,
                 claim, holder = await _try_place(session, address, place, on_output)
                 if claim is not None:
                     claim.token, token = token or "", None
-                    on_output("stderr", f"labgrid: acquired place {claim.name} as "
-                                        f"{identity(session)}\n")
+                    on_output("note", f"labgrid: acquired place {claim.name} as "
+                                      f"{identity(session)}")
                     return claim
                 holders.append(f"{place.name} by {holder}")
             left = deadline - time.monotonic()
@@ -219,8 +219,8 @@ async def acquire(session: Any, cfg: TargetConfig, address: str,
             if told < 0 or told - left >= step:
                 told = left
                 queue = " in labgrid's queue" if token else ""
-                on_output("stderr", f"labgrid: waiting{queue} for {place_spec(cfg)}, held "
-                                    f"({held}): {left:.0f} s left\n")
+                on_output("note", f"labgrid: waiting{queue} for {place_spec(cfg)}, held "
+                                  f"({held}): {left:.0f} s left")
             await _turn(session, token, min(POLL, left))
             await session.sync_with_coordinator()
     finally:
@@ -277,10 +277,10 @@ async def release(session: Any, claim: Claim, on_output: OutputCallback) -> None
     try:
         await asyncio.wait_for(asyncio.shield(_release(session, claim.name)), 10)
         os.ftruncate(claim.fd, 0)
-        on_output("stderr", f"labgrid: released place {claim.name}\n")
+        on_output("note", f"labgrid: released place {claim.name}")
     except (Exception, asyncio.CancelledError) as e:
-        on_output("stderr", f"labgrid: could not release place {claim.name}: {e!r} (the next "
-                            "VerifyBot start releases it)\n")
+        on_output("note", f"labgrid: could not release place {claim.name}: {e!r} (the next "
+                          "VerifyBot start releases it)")
     finally:
         if claim.token:
             await _cancel(session, claim.token)
@@ -300,8 +300,8 @@ async def release_leftovers(session: Any, address: str, on_output: OutputCallbac
         try:
             if not path.stat().st_size:
                 continue  # never held by a VerifyBot: the user's own labgrid-client session
-            on_output("stderr", f"labgrid: place {name} was left acquired by a VerifyBot that "
-                                f"ended (pid {_pid_in(path)}): released\n")
+            on_output("note", f"labgrid: place {name} was left acquired by a VerifyBot that "
+                              f"ended (pid {_pid_in(path)}): released")
             await _release(session, name)
             os.ftruncate(fd, 0)
             freed.append(name)
