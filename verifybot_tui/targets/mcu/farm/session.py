@@ -87,7 +87,7 @@ async def _open(address: str) -> Any:
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     if missing := labgrid_missing():
         raise TargetError(missing)
-    from labgrid.remote.client import ClientSession  # type: ignore[import-untyped]
+    from labgrid.remote.client import ClientSession
     from labgrid.util.proxy import proxymanager  # type: ignore[import-untyped]
 
     if _labgrid_quiet not in logging.getLogger().filters:
