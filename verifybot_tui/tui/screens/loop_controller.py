@@ -58,6 +58,7 @@ class LoopHost(Protocol):
     session: AppSession
     auto_accept: bool
     reviewing: bool
+    editing: bool
     # The panes (typed Child getters on the screen).
     status_bar: StatusBar
     conversation: ConversationPane
@@ -245,6 +246,7 @@ class LoopController:
 
     async def on_approval_needed(self, ev: events.ApprovalNeeded) -> None:
         self.pending_approval = ev
+        self.screen.status_bar.phase = "approval"
         # The entry's name is the LLM's text: a variable, never read as markup.
         self.screen.approval_bar.ask(Content.from_markup(
             "Attempt $n: run [b]$entry[/b] on [b]$target[/b]?", n=str(ev.attempt),
@@ -262,6 +264,7 @@ class LoopController:
 
     async def on_feedback_ready(self, ev: events.FeedbackReady) -> None:
         self.pending_feedback = ev
+        self.screen.status_bar.phase = "feedback"
         self.screen.reviewing = True
         self.screen.feedback_bar.ask(ev.prompt)
 
@@ -270,6 +273,7 @@ class LoopController:
         output.border_title = escape(f"Output — attempt {ev.attempt} on {ev.target}")
         output.border_subtitle = "running…"
         output.running = True
+        self.screen.status_bar.phase = "running"
 
     async def on_output(self, ev: events.Output) -> None:
         """Output never comes here: the worker puts it in the buffer (see _pump)."""
@@ -280,9 +284,11 @@ class LoopController:
         output.running = False
         code = ev.result.exit_code
         output.border_subtitle = f"exit {code}" if code is not None else "killed"
+        self.screen.status_bar.phase = ""
 
     async def on_verdict_reached(self, ev: events.VerdictReached) -> None:
         v = ev.verdict
+        self.screen.status_bar.verdict = "PASSED" if v.ok else "FAILED"  # until the next one
         await self.screen.conversation.add_notice(
             f"Verdict for attempt {ev.attempt}: {v.status} — {v.reason}",
             "info" if v.ok else "warning")
@@ -313,6 +319,7 @@ class LoopController:
         conversation = self.screen.conversation
         await conversation.end_answer()
         text = f"{ev.status}: {one_line(ev.message)}" if ev.message else str(ev.status)
+        self.screen.status_bar.verdict = str(ev.status)
         await conversation.add_notice(f"Finished — {text}", "info" if ev.status.ok else "warning")
         self.screen.notify(text, title="Session finished", markup=False,
                            severity=STATUS_SEVERITY.get(ev.status, "error"))
@@ -333,7 +340,9 @@ class LoopController:
                 worker.cancel()
         self.pending_approval = None
         self.pending_feedback = None
+        self.screen.status_bar.phase = ""
         self.screen.reviewing = False
+        self.screen.editing = False
         self.screen.refresh_bindings()
 
     def decide(self, decision: events.Decision) -> None:
@@ -358,6 +367,7 @@ class LoopController:
             self.decide(events.Decision("edit", files=edits) if edits
                         else events.Decision("accept"))
         elif action == "edit":
+            self.screen.editing = True  # a short screen gives the editor the output's rows
             await code.set_mode("edit")
         elif action == "external_edit":
             await self._external_edit()

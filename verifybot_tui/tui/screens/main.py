@@ -20,6 +20,7 @@ from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Input, TextArea
 from textual.worker import Worker, WorkerState
 
@@ -76,6 +77,7 @@ class MainScreen(Screen[None]):
     history_overlay: var[bool] = var(False, toggle_class="-history-overlay")
     show_code: var[bool] = var(False)  # narrow: code has the top (_show_top_pane)
     reviewing: var[bool] = var(False)  # the feedback bar is open (_fit_review)
+    editing: var[bool] = var(False)  # the inline editor is open (_fit_review)
 
     def __init__(self, session: AppSession) -> None:
         super().__init__()
@@ -129,6 +131,20 @@ class MainScreen(Screen[None]):
     notice_line = Child("#notices", NoticeLine)
 
     @property
+    def focus_chain(self) -> list[Widget]:
+        """Tab's order: the prompt (and the bars above it), then the output pane, then the
+        panes above in screen order. The output is where one looks after a run: from the
+        prompt it is one Tab away, not one past every pane and code tab."""
+        chain = super().focus_chain
+        bottoms = self.query("#bottom")
+        if not bottoms:
+            return chain
+        bottom = bottoms.first()
+        first = [w for w in chain if w is bottom or bottom in w.ancestors]
+        output = [w for w in chain if w.id == "output"]
+        return first + output + [w for w in chain if w not in first and w not in output]
+
+    @property
     def output_buffer(self) -> OutputBuffer:
         buffer: OutputBuffer = getattr(self.app, "output_buffer")  # noqa: B009 (App is generic)
         return buffer
@@ -178,8 +194,8 @@ class MainScreen(Screen[None]):
         # The footer shows what applies now: keys that cannot act are left out (False).
         if action == "stop":
             return self.running
-        if action == "retry":
-            return not self.running and bool(self.last_prompt)
+        if action == "retry":  # with nothing to retry yet it says so (action_retry)
+            return not self.running
         if action == "toggle_top":
             return self.narrow
         if action == "switch_llm":
@@ -290,10 +306,15 @@ class MainScreen(Screen[None]):
     async def _loop_ended(self, message: LoopEnded) -> None:
         self.running = False
         self.controller.close_decisions()
+        if self.new_chat_next:  # ctrl+n during the run: the next chat starts clean
+            self.clear_attempt()
         from verifybot_tui.tui.first_start import LLMNotReady
 
-        if isinstance(message.error, LLMNotReady):
-            self.llm_not_ready(message.error)
+        if isinstance(message.error, LLMNotReady):  # nothing was sent: the prompt stays
+            self.new_chat_next = True
+            self.prompt_box.value = self.prompt_box.value or self.last_prompt or ""
+            self.prompt_box.placeholder = self._prompt_hint()
+            self.llm_not_ready(message.error, kept=True)
         elif message.error is not None and not isinstance(message.error, RefusedFile):
             self.notify(f"The loop stopped on an error: {one_line(str(message.error))}",
                         severity="error", timeout=10, markup=False)
@@ -304,6 +325,7 @@ class MainScreen(Screen[None]):
 
     @on(CodePane.EditEnded)
     def _edit_ended(self, message: CodePane.EditEnded) -> None:
+        self.editing = False
         if self.pending_approval is not None:
             self.approval_bar.focus()
         if message.kept and message.widget.edits:
@@ -376,7 +398,7 @@ class MainScreen(Screen[None]):
         if message.error is not None:
             self.llm_not_ready(message.error)
 
-    def llm_not_ready(self, error: BaseException) -> None:
+    def llm_not_ready(self, error: BaseException, kept: bool = False) -> None:
         """Why the LLM cannot answer: a calm notice with the command that fixes it when
         that is known (no display, not logged in), else the error as it came."""
         from verifybot_tui.llm.browser.first_start import needs_display
@@ -385,8 +407,9 @@ class MainScreen(Screen[None]):
         name = self.session.llm_spec
         if isinstance(error, LLMNotReady):
             self.llm_state = error.state
-            self.notify(str(error), title=f"{name} cannot start here", severity="warning",
-                        timeout=60)
+            self.notify(str(error), title=f"{name} cannot start here"
+                        + (" (your prompt is kept in the box)" if kept else ""),
+                        severity="warning", timeout=60)
         elif self.session.llm is not None and self.session.llm.state == "logged_out":
             self.notify(logged_out_notice(self.session.config, name, not needs_display()),
                         title=f"{name}: log in first", severity="warning", timeout=60)
@@ -487,9 +510,11 @@ class MainScreen(Screen[None]):
     async def _show_session(self, session_id: int) -> None:
         """The panes show the session being resumed: its conversation, its last version
         and that version's output, so a follow-up is written knowing what it follows."""
-        from verifybot_tui.core.answers.languages import language_for_filename
-        from verifybot_tui.core.base.ports import ProgramFile
-        from verifybot_tui.tui.screens.attempt import read_output_file
+        from verifybot_tui.tui.screens.attempt import (
+            attempt_files,
+            entry_name,
+            read_output_file,
+        )
 
         history = self.session.history
         conversation = self.conversation
@@ -501,18 +526,14 @@ class MainScreen(Screen[None]):
             if p.get("answer"):
                 await conversation.finish_answer(p["answer"])
         await conversation.end_answer()
-        last = next((a for a in reversed(attempts) if a.get("files")), None)
-        files: list[ProgramFile] = []
-        for rel in (last or {}).get("files") or []:
-            path = self.session.workspace / rel
-            try:
-                content = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            lang = language_for_filename(path.name)
-            files.append(ProgramFile(path.name, path.name, content, lang.name if lang else ""))
-        entry = Path((last or {}).get("entry") or "").name
-        await self.code_pane.show_files(files, entry)
+        with_files = [a for a in attempts if a.get("files")]
+        last = with_files[-1] if with_files else None
+        files = attempt_files(self.session.workspace, last)
+        entry = entry_name(last)
+        # F4 compares with the version before, as it does in the session's own run.
+        previous = attempt_files(self.session.workspace,
+                                 with_files[-2] if len(with_files) > 1 else None)
+        await self.code_pane.show_files(files, entry, previous)
         self.controller.last_shown = files
         output = self.output_pane
         output.clear()
@@ -538,10 +559,8 @@ class MainScreen(Screen[None]):
 
     def _switch_key(self) -> str:
         """The key that switches targets, as the footer shows it (it may be remapped)."""
-        for key, active in self.active_bindings.items():
-            if active.binding.action == "switch_target":
-                return self.app.get_key_display(active.binding) or key
-        return "Switching"
+        key = self._key_of("switch_target")
+        return "Switching" if key == "switch_target" else key
 
     def _config_name(self) -> str:
         path = self.session.config.path
@@ -573,18 +592,35 @@ class MainScreen(Screen[None]):
         self.new_chat_next = True
         self.resume_id = None
         self.prompt_box.placeholder = self._prompt_hint()
-        status = self.status_bar
-        status.mode = "new chat"
+        self.status_bar.mode = "new chat"
         if not self.running:  # a clean slate: nothing on screen belongs to the next chat
-            status.attempt = 0
+            self.clear_attempt()
             self.run_worker(self._clear_panes(), group="ui")
+        else:
+            self.notify("The next prompt opens a new chat; this run goes on until it ends "
+                        "(ctrl+g stops it).")
         self.prompt_box.focus()
 
+    def clear_attempt(self) -> None:
+        """The status bar forgets the last attempt: its number and its verdict."""
+        status = self.status_bar
+        status.attempt = 0
+        status.verdict = ""
+        status.phase = ""
+
     def action_retry(self) -> None:
-        if not self.last_prompt:  # the key is greyed out then; the palette still asks
-            self.notify("Nothing to retry yet.")
+        if not self.last_prompt:
+            self.notify(f"Nothing to retry yet: {self._key_of('retry')} sends the last prompt "
+                        "again in a new chat, once a prompt has been sent.")
             return
         self.submit(self.last_prompt, new_chat=True)
+
+    def _key_of(self, action: str) -> str:
+        """The key bound to ``action`` as the footer shows it (it may be remapped)."""
+        for key, active in self.active_bindings.items():
+            if active.binding.action == action:
+                return self.app.get_key_display(active.binding) or key
+        return action
 
     def action_stop(self) -> None:
         self.controller.stop()
@@ -610,7 +646,15 @@ class MainScreen(Screen[None]):
             history.cursor_line = 0
 
     async def action_toggle_diff(self) -> None:
-        await self.code_pane.toggle_diff()
+        code = self.code_pane
+        if not code.files:
+            self.notify(f"No code yet: {self._key_of('toggle_diff')} shows what changed from "
+                        "the previous version once the LLM has answered with code.")
+            return
+        if code.mode != "diff" and not code.previous and not code.edits:
+            self.notify("This is the first version: there is no previous one to compare "
+                        "with yet.")
+        await code.toggle_diff()
 
     def action_focus_prompt(self) -> None:
         self.prompt_box.focus()
@@ -659,6 +703,9 @@ class MainScreen(Screen[None]):
     def watch_short(self) -> None:
         self._fit_review()
 
+    def watch_editing(self) -> None:
+        self._fit_review()
+
     def _fit_review(self) -> None:
         """While feedback is reviewed the output keeps 8 rows of text (10 with its
         border), and a short screen gives the top's rows to the review and the output.
@@ -668,6 +715,8 @@ class MainScreen(Screen[None]):
             return  # the watchers' first call: the panes start as this leaves them
         self.output_pane.styles.min_height = 10 if self.reviewing else None
         self.query_one("#top").display = not (self.short and self.reviewing)
+        # The inline editor on a short screen: the output steps aside for it.
+        self.output_pane.display = not (self.short and self.editing and not self.reviewing)
 
     def _show_top_pane(self) -> None:
         """Narrow, only the chosen one of code and conversation shows; wide, both.
@@ -702,6 +751,7 @@ class MainScreen(Screen[None]):
         self.llm_state = "stopped"
         self.new_chat_next = True
         self.resume_id = None
+        self.clear_attempt()
         self.prompt_box.placeholder = self._prompt_hint()
         self.status_bar.mode = "new chat"
         self.show_criteria()  # the judge follows the LLM unless one was chosen

@@ -2,7 +2,7 @@
 
 Textual's toasts float over the panes, and at 80x24 they covered the code tab, the
 diff's header and history rows. Here a notice takes rows of its own while it lasts
-(the panes give them up, nothing is covered), the newest last, each for as long as
+(the panes give them up, nothing is covered), the newest first, each for as long as
 its timeout; the same notices still go out as Textual's Notify messages.
 """
 
@@ -35,9 +35,9 @@ class NoticeLine(Static):
         self._expiry: dict[str, Timer] = {}
 
     def add(self, notice: Notification) -> None:
-        """Show ``notice`` for its timeout; a repeat of one shown replaces it."""
-        for old in [n for n in self.notices if (n.title, n.message) == (notice.title,
-                                                                         notice.message)]:
+        """Show ``notice`` for its timeout; a repeat of one shown replaces it (its title
+        may say more: "your prompt is kept")."""
+        for old in [n for n in self.notices if n.message == notice.message]:
             self._drop(old.identity)
         self.notices = [*self.notices, notice][-KEPT:]
         self._expiry[notice.identity] = self.set_timer(
@@ -68,7 +68,7 @@ class NoticeLine(Static):
     def _show(self) -> None:
         self.display = bool(self.notices)
         parts: list[Content] = []
-        for n in self.notices:
+        for n in reversed(self.notices):  # the newest first: a tall one cuts the oldest
             mark, colour = MARKS.get(n.severity, MARKS["information"])
             parts.append(Content.from_markup(f"[b {colour}]{mark}[/] ")
                          + Content(_plain(n)))
