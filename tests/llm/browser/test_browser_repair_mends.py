@@ -68,6 +68,9 @@ async def test_three_broken_signals_mended_and_the_driver_then_reads_the_site(
     assert "read it from now on, before the built-in profile" in out
     written = own.read_text(encoding="utf-8")
     assert 'extends = "claude"' in written and "Good response" not in written
+    checked = doctor("--config", str(cfg)).stdout
+    assert f"OK   llm site: site profile {own} (your own, read before the built-in claude" \
+        in checked, checked
 
     # The page the probe saw, read again with `--site claude`: the user's file first.
     page = next((tmp_path / "ws" / "runs" / "log").glob("*_site_probe_page.html"))
