@@ -23,8 +23,10 @@ from chatsite import ChatSite
 from chatsite.scenarios import SCENARIOS
 from project import verifybot_cmd
 
-from verifybot_tui.llm.browser.repair import says_copy
-from verifybot_tui.llm.browser.site_profile import user_site_file
+from verifybot_tui.llm.browser.repair import Repair, says_copy
+from verifybot_tui.llm.browser.saved_page import saved_page
+from verifybot_tui.llm.browser.site_profile import load_site_profile, user_site_file
+from verifybot_tui.llm.replay import ReplayLLM
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -96,3 +98,46 @@ def test_a_copy_button_is_known_by_its_name_in_any_language() -> None:
         assert not says_copy(name, []), name
     assert says_copy("Kopírovat odpověď", [])
     assert says_copy("Duplica", ["Duplica"])  # a label of the profile's own texts
+
+
+ANSWER_MD = "Here it is:\n\n```python\nprint(6 * 7)\n```"
+ICON_ROW_PAGE = (
+    '<!doctype html><html lang="en"><body><div data-test-render-count="1">'
+    '<div data-testid="user-message"><p>print the answer</p></div></div>'
+    '<div data-test-render-count="1"><div class="group"><div class="contents">'
+    '<div data-is-streaming="false"><div class="font-claude-response">'
+    '<div class="standard-markdown"><p>Here it is:</p><pre class="code-block__code">'
+    '<code class="language-python">print(6 * 7)\n</code></pre></div></div></div></div>'
+    '<div role="group" aria-label="Message actions"><button type="button" class="icon-a">'
+    '<svg viewBox="0 0 8 8"><path d="M1 1"></path></svg></button><button type="button" '
+    'class="icon-b"><svg viewBox="0 0 8 8"><path d="M2 2"></path></svg></button>'
+    '<button type="button" data-testid="action-bar-retry" aria-label="Retry">r</button>'
+    '</div></div></div><fieldset><div role="textbox" data-testid="chat-input" '
+    'contenteditable="true" class="ProseMirror"><p></p></div></fieldset></body></html>')
+
+
+async def test_a_nameless_copy_button_is_taken_only_if_a_click_copies_the_answer(
+        tmp_path: Path) -> None:
+    """Icon-only buttons: the one whose click puts the answer on the clipboard is the copy
+    button; the one whose click copies something else is not (the page's own scripts
+    stand in as handlers put in the page: a saved page runs none)."""
+    page = tmp_path / "icons.html"
+    page.write_text(ICON_ROW_PAGE, encoding="utf-8")
+    replay = tmp_path / "none.md"
+    replay.write_text("## Answer 1\n\nnothing\n", encoding="utf-8")
+    profile = load_site_profile("claude")
+    said: list[str] = []
+    async with saved_page(page, profile) as shown:
+        work = Repair(shown, profile, "claude_2026", ReplayLLM(replay), said.append)
+        nothing = await work._try("copy_button", ".icon-a")
+        assert not nothing.ok
+        assert "does not say copy, and clicking it on the page put nothing" in nothing.reason
+        await shown.page.evaluate("""md => {
+            const row = document.querySelector('[aria-label="Message actions"]');
+            row.querySelector('.icon-a').onclick = () => navigator.clipboard.writeText(md);
+            row.querySelector('.icon-b').onclick = () => navigator.clipboard.writeText('+1');
+        }""", ANSWER_MD)
+        other = await work._try("copy_button", ".icon-b")
+        assert not other.ok and "put something else on the clipboard" in other.reason
+        copies = await work._try("copy_button", ".icon-a")
+        assert copies.ok, copies.reason
