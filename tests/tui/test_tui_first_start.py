@@ -9,6 +9,7 @@ takes it for a used one. The tmux test of the same start is in tests/e2e/test_tm
 from __future__ import annotations
 
 import pytest
+from browser_fixtures import CHROMIUM
 
 from verifybot_tui.core.settings.config import parse_config
 from verifybot_tui.llm.browser.chromium import profile_dir
@@ -81,3 +82,25 @@ async def test_a_profile_that_was_there_before_is_kept(tui, app_messages, monkey
         await tui.wait_for(pilot, lambda: "LLM not ready" in said(app_messages), timeout=60,
                            what="the start to fail")
     assert profile_state(profile) == "logged_in"
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(180)
+async def test_a_logged_out_site_is_a_calm_notice_with_the_login_command(
+        tui, chatsite, tmp_path, app_messages, monkeypatch) -> None:
+    """The local chat site showing its login page: not an error dump, the command."""
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    chatsite.reset()
+    chatsite.configure("login_buttons")
+    table = {"kind": "browser", "site": "chatgpt", "url": chatsite.url, "headless": True,
+             "browser_path": CHROMIUM, "profile_dir": str(tmp_path / "profile")}
+    app = tui.make_app(tui.ws, llm="site", data={"llm": {"site": table}})
+    async with tui.running(app, app_messages, size=(80, 24)) as pilot:
+        await tui.wait_for(pilot, lambda: "log in first" in said(app_messages), timeout=60,
+                           what="the login notice")
+        notice = next(n for n in app_messages.notices if "log in first" in n.title)
+        assert notice.severity == "warning"
+        assert "login --llm site` where there is a display" in notice.message
+        assert "--llm replay:" in notice.message
+        assert tui.main(app).llm_state == "logged_out"

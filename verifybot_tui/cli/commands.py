@@ -35,8 +35,8 @@ async def cmd_login(args: argparse.Namespace) -> int:
               f"Its key is read from ${key_env(cfg.llm[name])}; `verifybot doctor` checks it.",
               file=sys.stderr)
         return EXIT_SUCCESS
-    from verifybot_tui.cli.doctor import LOGIN_STAMP, needs_display
     from verifybot_tui.llm.browser.chromium import profile_dir
+    from verifybot_tui.llm.browser.first_start import LOGIN_STAMP, needs_display
     from verifybot_tui.llm.browser.login import login
 
     if why := needs_display():
