@@ -28,10 +28,11 @@ from verifybot_tui.targets.mcu.farm.session import identity, matching, place_spe
 
 # While a place is held, VerifyBot waits in labgrid's own queue: a reservation (as
 # `labgrid-client reserve --wait`), which the coordinator allocates to the waiters in
-# turn, first come first served, as each place is given back. The reservation is asked
-# about each second, as labgrid-client does (and kept alive by it); without one (a
-# coordinator that refuses it) the places are looked at each second instead.
-POLL = 1.0
+# turn, first come first served, as each place is given back. It wakes when the
+# coordinator's stream says a place changed (given back, allocated to us), not on a
+# timer; between the countdown's lines it asks about the reservation, which keeps it
+# alive (the coordinator drops one not asked about for 60 s).
+SOON = 0.25
 # A place just released (by us, a leftover, or its last user) still has its resources
 # marked acquired until the exporter reports them free: the coordinator answers
 # "Failed to acquire resources" meanwhile. Nobody holds the place, so this is retried
@@ -193,6 +194,7 @@ async def acquire(session: Any, cfg: TargetConfig, address: str,
     token: str | None = None  # None: not asked yet; "": the coordinator refused one
     try:
         while True:
+            changed = _place_change(session)  # before looking: no change goes unseen
             places = matching(session, cfg)
             if not places:
                 known = ", ".join(sorted(session.places)) or "none"
@@ -221,7 +223,11 @@ async def acquire(session: Any, cfg: TargetConfig, address: str,
                 queue = " in labgrid's queue" if token else ""
                 on_output("note", f"labgrid: waiting{queue} for {place_spec(cfg)}, held "
                                   f"({held}): {left:.0f} s left")
-            await _turn(session, token, min(POLL, left))
+            # A place the coordinator shows free but that could not be taken (another run
+            # of ours still between its release and its unlock; a reservation someone else
+            # is about to use): looked at again shortly, not at the next change only.
+            soon = any(not place.acquired for place in places)
+            await _turn(session, token, changed, min(step, left, SOON if soon else step))
             await session.sync_with_coordinator()
     finally:
         if token:
@@ -243,21 +249,41 @@ async def _reserve(session: Any, cfg: TargetConfig, places: list[Any]) -> str:
     return str(made.reservation.token)
 
 
-async def _turn(session: Any, token: str, most: float) -> None:
-    """Back when the reservation's place is allocated to it, or after ``most`` seconds."""
+async def _turn(session: Any, token: str, changed: asyncio.Event, most: float) -> None:
+    """Back when the coordinator says a place changed, or after ``most`` seconds (then
+    the reservation is asked about, which keeps it alive)."""
     import grpc
-    from labgrid.remote.common import ReservationState  # type: ignore[import-untyped]
     from labgrid.remote.generated import labgrid_coordinator_pb2
 
+    try:
+        await asyncio.wait_for(changed.wait(), most)
+        return
+    except TimeoutError:
+        pass
     if token:
-        try:
-            got = await session.stub.PollReservation(
+        with contextlib.suppress(grpc.aio.AioRpcError):  # gone: the places decide
+            await session.stub.PollReservation(
                 labgrid_coordinator_pb2.PollReservationRequest(token=token))
-            if ReservationState(got.reservation.state) is not ReservationState.waiting:
-                return
-        except grpc.aio.AioRpcError:
-            pass  # gone (expired): the places are looked at as they are
-    await asyncio.sleep(most)
+
+
+def _place_change(session: Any) -> asyncio.Event:
+    """An event set at the coordinator's next place update on the session's stream
+    (labgrid's ClientSession calls on_place_changed for each; wrapped once here)."""
+    waiters: list[asyncio.Event] = session.__dict__.setdefault("_vb_waiters", [])
+    if "_vb_hooked" not in session.__dict__:
+        told = session.on_place_changed
+
+        async def on_place_changed(place: Any) -> None:
+            await told(place)
+            for event in waiters:
+                event.set()
+            waiters.clear()
+
+        session.on_place_changed = on_place_changed
+        session.__dict__["_vb_hooked"] = True
+    event = asyncio.Event()
+    waiters.append(event)
+    return event
 
 
 async def _cancel(session: Any, token: str) -> None:
