@@ -159,14 +159,15 @@ async def test_the_status_bar_follows_the_loop_and_forgets_after_a_new_chat(
         status.watch(status, "phase", lambda p: phases.append(p), init=False)
         await tui.type_prompt(pilot, "count words")
         await tui.wait_approval(pilot)
-        assert "approve?" in bar(app) and "idle" in bar(app), bar(app)
+        assert "approve?" in bar(app) and "review on" in bar(app), bar(app)
         await pilot.press("a")
         await tui.wait_feedback(pilot)
         assert "FAILED" in bar(app) and "review fb" in bar(app), bar(app)
         assert "running" in phases
         await pilot.press("ctrl+s")
         await tui.wait_approval(pilot, attempt=2)
-        assert "try 2/4" in bar(app) and "FAILED" in bar(app), bar(app)
+        shown = bar(app)  # at 80 columns every field but the mode, whole
+        assert "try 2/4 │ approve? │ FAILED │ auto off │ review on" in shown, shown
         await pilot.press("a")
         await tui.wait_idle(pilot, timeout=60)
         assert "PASSED" in bar(app) and "approve?" not in bar(app), bar(app)

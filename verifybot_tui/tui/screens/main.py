@@ -29,7 +29,7 @@ from verifybot_tui.core.base.errors import VerifyBotError
 from verifybot_tui.core.loop.events import ApprovalNeeded, FeedbackReady, dispatch
 from verifybot_tui.core.settings.config import LLMConfig
 from verifybot_tui.core.settings.trust import RefusedFile
-from verifybot_tui.tui.keys import APPROVAL_BINDINGS, MAIN_BINDINGS
+from verifybot_tui.tui.keys import APPROVAL_BINDINGS, MAIN_BINDINGS, readable_key
 from verifybot_tui.tui.messages import (
     BackendState,
     FileEdited,
@@ -500,6 +500,7 @@ class MainScreen(Screen[None]):
 
     def resume(self, session_id: int) -> None:
         self.resume_id = session_id
+        self.history_overlay = False  # a narrow screen: the panes show the session now
         self.prompt_box.placeholder = self._prompt_hint()
         self.status_bar.mode = f"resume #{session_id}"
         self.prompt_box.focus()
@@ -542,6 +543,8 @@ class MainScreen(Screen[None]):
             read_output_file(self.session.workspace / last["output_file"], self.output_buffer)
             output.finish()
         self.status_bar.attempt = last["n"] if last is not None else 0
+        row = history.session(session_id)  # the verdict the session ended on
+        self.status_bar.verdict = str(row.get("status") or "") if row else ""
 
     # -- actions (keys) ------------------------------------------------------------------
 
@@ -559,8 +562,10 @@ class MainScreen(Screen[None]):
 
     def _switch_key(self) -> str:
         """The key that switches targets, as the footer shows it (it may be remapped)."""
-        key = self._key_of("switch_target")
-        return "Switching" if key == "switch_target" else key
+        for key, active in self.active_bindings.items():
+            if active.binding.action == "switch_target":
+                return self.app.get_key_display(active.binding) or key
+        return "Switching"
 
     def _config_name(self) -> str:
         path = self.session.config.path
@@ -616,10 +621,10 @@ class MainScreen(Screen[None]):
         self.submit(self.last_prompt, new_chat=True)
 
     def _key_of(self, action: str) -> str:
-        """The key bound to ``action`` as the footer shows it (it may be remapped)."""
+        """The key bound to ``action`` as the help reads it, "Ctrl+R" (it may be remapped)."""
         for key, active in self.active_bindings.items():
             if active.binding.action == action:
-                return self.app.get_key_display(active.binding) or key
+                return readable_key(key)
         return action
 
     def action_stop(self) -> None:

@@ -82,7 +82,10 @@ class StatusBar(Static):
             parts = [f"[{t_colour}]{t_mark}[/] [b]{escape(self.target)}[/]"
                      + ("" if self.target_state == "connected" else f": {self.target_state}")
                      + (f" [$warning]({self.sandbox})[/]" if self.sandbox else ""),
-                     f"[b]{escape(llm)}[/]: [{l_colour}]{escape(state)}[/]"
+                     f"[b]{escape(llm)}[/]"
+                     # idle goes without saying while the loop waits for the user or runs
+                     + ("" if self.phase and self.llm_state == "idle"
+                        else f": [{l_colour}]{escape(state)}[/]")
                      + (f" ({escape(self.usage)})" if self.usage else "")]
         else:
             parts = [
@@ -115,7 +118,7 @@ class StatusBar(Static):
         return parts
 
 
-PHASES = {"approval": ("[b $warning]approve? a/e/r[/]", "[b $warning]waiting for your "
+PHASES = {"approval": ("[b $warning]approve?[/]", "[b $warning]waiting for your "
                                                            "approval (a e r s)[/]"),
           "feedback": ("[b $warning]review fb[/]", "[b $warning]feedback to review "
                                                    "(ctrl+s sends)[/]"),
