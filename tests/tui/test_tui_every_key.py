@@ -44,6 +44,15 @@ async def test_ctrl_r_and_f4_in_a_fresh_app_say_why_not(tui, app_messages, size)
         await pilot.press("f4")
         await tui.wait_for(pilot, lambda: "No code yet" in said(app_messages),
                            what="F4's reason")
+        await pilot.press("ctrl+g")
+        await tui.wait_for(pilot, lambda: "Nothing is running" in said(app_messages),
+                           what="ctrl+g's reason")
+        await pilot.press("f5")
+        if size[0] >= 100:  # both panes show: F5 says so; below, it switches them
+            await tui.wait_for(pilot, lambda: "both show at this width" in said(app_messages),
+                               what="F5's reason")
+        else:
+            await tui.wait_for(pilot, lambda: tui.main(app).show_code, what="F5's switch")
         screen = tui.main(app)
         assert screen.code_pane.mode == "code" and not screen.running
         assert app.session.history.sessions() == []

@@ -191,16 +191,23 @@ class MainScreen(Screen[None]):
             if self.pending_approval is None or not self.approval_bar.shown:
                 return False
             return not isinstance(self.focused, Input | TextArea)
-        # The footer shows what applies now: keys that cannot act are left out (False).
-        if action == "stop":
-            return self.running
-        if action == "retry":  # with nothing to retry yet it says so (action_retry)
+        # Every other key acts or says why not; the footer leaves out those that do not
+        # apply now (applies). Retry waits while a run goes on (its prompt is the run's).
+        if action == "retry":
             return not self.running
-        if action == "toggle_top":
-            return self.narrow
         if action == "switch_llm":
             return not self.running and len(self.session.llm_names) > 1
-        # switch_target always applies: with one target it says how to add another
+        return True
+
+    def applies(self, action: str) -> bool:
+        """Whether a key does its work now (the footer shows only those); a key that
+        does not still says why when pressed."""
+        if action == "stop":
+            return self.running
+        if action == "retry":
+            return bool(self.last_prompt)
+        if action == "toggle_top":
+            return self.narrow
         return True
 
     async def start_backends(self) -> None:
@@ -628,6 +635,10 @@ class MainScreen(Screen[None]):
         return action
 
     def action_stop(self) -> None:
+        if not self.running:
+            self.notify(f"Nothing is running: {self._key_of('stop')} stops a run (the "
+                        "program and the loop) while one goes on.")
+            return
         self.controller.stop()
 
     def action_toggle_history(self) -> None:
@@ -736,6 +747,11 @@ class MainScreen(Screen[None]):
         self.code_pane.display = not self.narrow or self.show_code
 
     def action_toggle_top(self) -> None:
+        if not self.narrow:
+            self.notify(f"The code and the conversation both show at this width; "
+                        f"{self._key_of('toggle_top')} switches between them below "
+                        f"{self.NARROW} columns.")
+            return
         self.show_top("conversation" if self.show_code else "code")
 
     def action_switch_llm(self) -> None:
