@@ -56,6 +56,11 @@ def test_a_profile_kept_when_it_was_there_started_or_logged_in(tmp_path: Path) -
     path.mkdir()
     (path / LOGIN_STAMP).write_text("now\n")  # `verifybot login` ran meanwhile
     assert not logged.discard() and path.exists()
+    (path / LOGIN_STAMP).unlink()
+    path.rmdir()
+    browsed = NewProfile(config(tmp_path))
+    (path / "Default").mkdir(parents=True)  # a browser opened pages: a login may be in it
+    assert not browsed.discard() and path.exists()
 
 
 def test_a_visible_browser_needs_a_display_a_headless_one_does_not(tmp_path: Path) -> None:

@@ -56,8 +56,10 @@ def profile_state(profile: Path) -> ProfileState:
 class NewProfile:
     """The profile of one LLM as it was before this program started a browser on it.
 
-    ``discard`` removes it again when it did not exist before and no start on it
-    succeeded: a failed first start leaves nothing that looks like a login."""
+    ``discard`` removes it again when it did not exist before, no start on it
+    succeeded and no browser got as far as its ``Default`` folder (where pages, and a
+    login typed into the window, are kept): a failed first start leaves nothing that
+    looks like a login, and a login is never thrown away."""
 
     def __init__(self, config: LLMConfig) -> None:
         self.path = profile_dir(config)
@@ -67,7 +69,7 @@ class NewProfile:
     def discard(self) -> bool:
         if self.existed or self.started or profile_state(self.path) == "logged_in":
             return False
-        if not self.path.exists():
-            return False
+        if not self.path.exists() or (self.path / "Default").exists():
+            return False  # a browser opened pages in it: a login typed there is kept
         shutil.rmtree(self.path, ignore_errors=True)
         return not self.path.exists()
