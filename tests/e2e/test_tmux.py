@@ -341,7 +341,8 @@ def test_the_history_pane_is_dragged_wider_and_keeps_its_width(tui, tmux: Tmux,
     screen = tmux.settled()
     tops = [line for line in screen.splitlines() if "History (F2)" in line]
     assert tops, f"the history pane showed, then went:\n{screen}"
-    edge = tops[0].index("╮") + 1  # the pane's right border, in columns from 1
+    corner = re.compile("[╮┓]")  # its corner; heavy (┓) while it has the focus
+    edge = corner.search(tops[0]).start() + 1  # the pane's right border, columns from 1
     drag(tmux, (edge, 6), (edge + 12, 6))
     state = tmp_path / "xdg-state" / "verifybot" / "state.toml"
     deadline = time.monotonic() + 10
@@ -350,7 +351,7 @@ def test_the_history_pane_is_dragged_wider_and_keeps_its_width(tui, tmux: Tmux,
         time.sleep(0.1)
     assert f"history_width = {edge + 12}" in state.read_text()
     top = next(line for line in tmux.settled().splitlines() if "History (F2)" in line)
-    assert top.index("╮") + 1 == edge + 12
+    assert corner.search(top).start() + 1 == edge + 12
 
 
 def test_a_run_that_ends_in_the_background_rings_the_bell(tui, tmux: Tmux, tmp_path: Path):

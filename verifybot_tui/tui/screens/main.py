@@ -183,6 +183,9 @@ class MainScreen(Screen[None]):
         status = self.status_bar
         status.llm = f"replay:{Path(spec[7:]).name}" if spec.startswith("replay:") else spec
         status.max_attempts = 1 + self.session.config.run.max_retries
+        early = getattr(self.app, "early_notices", [])
+        while early:  # said before this screen was up (a refused key setting, a theme)
+            self.notice_line.add(early.pop(0))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Stop only while something runs; retry only when idle with a prompt to retry;

@@ -103,7 +103,7 @@ class StatusBar(Static):
         if self.phase:
             parts.append(_phase(self.phase, short))
         if self.verdict:
-            parts.append(_verdict(self.verdict, short))
+            parts.append(_verdict(self.verdict))
         auto = "auto" if short else "auto-accept"
         parts.append(f"{auto} [b]on[/]" if self.auto_accept else f"{auto} off")
         review = "review" if short else "review feedback"
@@ -118,10 +118,8 @@ class StatusBar(Static):
         return parts
 
 
-PHASES = {"approval": ("[b $warning]approve?[/]", "[b $warning]waiting for your "
-                                                           "approval (a e r s)[/]"),
-          "feedback": ("[b $warning]review fb[/]", "[b $warning]feedback to review "
-                                                   "(ctrl+s sends)[/]"),
+PHASES = {"approval": ("[b $warning]approve?[/]", "[b $warning]waiting for approval[/]"),
+          "feedback": ("[b $warning]review fb[/]", "[b $warning]feedback to review[/]"),
           "running": ("[$accent]running[/]", "[$accent]running[/]")}
 
 
@@ -130,10 +128,9 @@ def _phase(phase: str, short: bool) -> str:
     return PHASES[phase][0 if short else 1] if phase in PHASES else escape(phase)
 
 
-def _verdict(verdict: str, short: bool) -> str:
+def _verdict(verdict: str) -> str:
     colour = "$success" if verdict in ("PASSED", "VERIFIED") else "$error"
-    return f"[b {colour}]{escape(verdict)}[/]" if short else (
-        f"last: [b {colour}]{escape(verdict)}[/]")
+    return f"[b {colour}]{escape(verdict)}[/]"
 
 
 def _cells(parts: list[str]) -> int:
