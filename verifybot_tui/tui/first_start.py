@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
+from verifybot_tui.core.base.ansi import one_line
 from verifybot_tui.core.base.errors import LLMError
 from verifybot_tui.core.settings.config import Config, user_config_dir
 
@@ -86,3 +89,29 @@ def check_start(config: Config, spec: str) -> None:
     why = cannot_open(cfg)
     if why:
         raise LLMNotReady(no_display_notice(config, spec, why), "no_display")
+
+
+@dataclass
+class Notice:
+    title: str
+    text: str
+    severity: Literal["information", "warning", "error"]
+    timeout: float
+    state: str = ""  # the LLM state the status bar shows, when the notice sets one
+
+
+def not_ready_notice(config: Config, name: str, error: BaseException, llm_state: str,
+                     kept: bool = False) -> Notice:
+    """What the app says when the LLM cannot answer: calm, with the command that fixes
+    it, when that is known (no display, not logged in); else the error as it came.
+    ``kept``: a prompt was refused and put back in the prompt box."""
+    if isinstance(error, LLMNotReady):
+        title = f"{name} cannot start here" + (" (your prompt is kept in the box)"
+                                              if kept else "")
+        return Notice(title, str(error), "warning", 60, error.state)
+    if llm_state == "logged_out":
+        from verifybot_tui.llm.browser.first_start import needs_display
+
+        return Notice(f"{name}: log in first",
+                      logged_out_notice(config, name, not needs_display()), "warning", 60)
+    return Notice("LLM not ready", one_line(str(error)), "error", 15)

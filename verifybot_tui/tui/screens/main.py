@@ -409,23 +409,16 @@ class MainScreen(Screen[None]):
             self.llm_not_ready(message.error)
 
     def llm_not_ready(self, error: BaseException, kept: bool = False) -> None:
-        """Why the LLM cannot answer: a calm notice with the command that fixes it when
-        that is known (no display, not logged in), else the error as it came."""
-        from verifybot_tui.llm.browser.first_start import needs_display
-        from verifybot_tui.tui.first_start import LLMNotReady, logged_out_notice
+        """Why the LLM cannot answer, with the command that fixes it when known."""
+        from verifybot_tui.tui.first_start import not_ready_notice
 
-        name = self.session.llm_spec
-        if isinstance(error, LLMNotReady):
-            self.llm_state = error.state
-            self.notify(str(error), title=f"{name} cannot start here"
-                        + (" (your prompt is kept in the box)" if kept else ""),
-                        severity="warning", timeout=60)
-        elif self.session.llm is not None and self.session.llm.state == "logged_out":
-            self.notify(logged_out_notice(self.session.config, name, not needs_display()),
-                        title=f"{name}: log in first", severity="warning", timeout=60)
-        else:
-            self.notify(one_line(str(error)), title="LLM not ready", severity="error",
-                        timeout=15, markup=False)
+        llm = self.session.llm
+        notice = not_ready_notice(self.session.config, self.session.llm_spec, error,
+                                  llm.state if llm is not None else "", kept)
+        if notice.state:
+            self.llm_state = notice.state
+        self.notify(notice.text, title=notice.title, severity=notice.severity,
+                    timeout=notice.timeout)
 
     def connect(self, name: str) -> None:
         if name != self.session.target_name:
@@ -519,42 +512,9 @@ class MainScreen(Screen[None]):
         self.notify(f"Type a follow-up: it goes to session #{session_id}'s conversation.")
 
     async def _show_session(self, session_id: int) -> None:
-        """The panes show the session being resumed: its conversation, its last version
-        and that version's output, so a follow-up is written knowing what it follows."""
-        from verifybot_tui.tui.screens.attempt import (
-            attempt_files,
-            entry_name,
-            read_output_file,
-        )
+        from verifybot_tui.tui.screens.resumed import show_session
 
-        history = self.session.history
-        conversation = self.conversation
-        await conversation.clear()
-        attempts = history.attempts(session_id)
-        numbers = {a["prompt_id"]: a["n"] for a in attempts if a.get("prompt_id")}
-        for p in history.prompts(session_id):
-            await conversation.add_prompt(p["text"], p["kind"], numbers.get(p["id"], 0))
-            if p.get("answer"):
-                await conversation.finish_answer(p["answer"])
-        await conversation.end_answer()
-        with_files = [a for a in attempts if a.get("files")]
-        last = with_files[-1] if with_files else None
-        files = attempt_files(self.session.workspace, last)
-        entry = entry_name(last)
-        # F4 compares with the version before, as it does in the session's own run.
-        previous = attempt_files(self.session.workspace,
-                                 with_files[-2] if len(with_files) > 1 else None)
-        await self.code_pane.show_files(files, entry, previous)
-        self.controller.last_shown = files
-        output = self.output_pane
-        output.clear()
-        if last is not None and last.get("output_file"):
-            self.output_buffer.run_started(f"attempt {last['n']} on {last.get('target')}")
-            read_output_file(self.session.workspace / last["output_file"], self.output_buffer)
-            output.finish()
-        self.status_bar.attempt = last["n"] if last is not None else 0
-        row = history.session(session_id)  # the verdict the session ended on
-        self.status_bar.verdict = str(row.get("status") or "") if row else ""
+        await show_session(self, session_id)
 
     # -- actions (keys) ------------------------------------------------------------------
 
