@@ -27,8 +27,8 @@ from verifybot_tui.core.base.errors import VerifyBotError
 from verifybot_tui.core.base.outcome import Status
 from verifybot_tui.core.loop import events
 from verifybot_tui.tui.editor import edit_text
-from verifybot_tui.tui.first_start import LLMNotReady
 from verifybot_tui.tui.messages import FileEdited, LoopEnded, LoopEvent
+from verifybot_tui.tui.session import LLMNotReady
 from verifybot_tui.tui.widgets.approval import ApprovalBar
 from verifybot_tui.tui.widgets.feedback import FeedbackBar
 

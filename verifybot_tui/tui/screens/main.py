@@ -318,7 +318,7 @@ class MainScreen(Screen[None]):
         self.controller.close_decisions()
         if self.new_chat_next:  # ctrl+n during the run: the next chat starts clean
             self.clear_attempt()
-        from verifybot_tui.tui.first_start import LLMNotReady
+        from verifybot_tui.tui.session import LLMNotReady
 
         if isinstance(message.error, LLMNotReady):  # nothing was sent: the prompt stays
             self.new_chat_next = True
@@ -410,7 +410,7 @@ class MainScreen(Screen[None]):
 
     def llm_not_ready(self, error: BaseException, kept: bool = False) -> None:
         """Why the LLM cannot answer, with the command that fixes it when known."""
-        from verifybot_tui.tui.first_start import not_ready_notice
+        from verifybot_tui.tui.session import not_ready_notice
 
         llm = self.session.llm
         notice = not_ready_notice(self.session.config, self.session.llm_spec, error,
