@@ -4,7 +4,9 @@ No Textual here: this is the same wiring the CLI does, held for the life of the
 app. The loop and the backends are imported when first used, after the first
 frame. Starting the LLM and connecting a target are shared tasks, so a prompt
 sent while the browser is still starting waits for that start instead of
-launching a second browser on the same profile.
+launching a second browser on the same profile. An LLM that cannot start here (a
+visible browser and no display) is refused before it runs, with what to do (the
+first start, at the end of this module).
 """
 
 from __future__ import annotations
