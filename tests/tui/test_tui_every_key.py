@@ -193,6 +193,9 @@ async def test_the_status_bar_follows_the_loop_and_forgets_after_a_new_chat(
         await pilot.press("f3")
         await tui.wait_for(pilot, lambda: "review feedback off" in bar(app), what="F3")
         assert "auto-accept on" in bar(app), bar(app)
+        await tui.wait_for(pilot, lambda: "Feedback review off: feedback goes back to the "
+                           "LLM directly (auto-accept stays on)." in said(app_messages),
+                           what="F3's notice, saying both")
 
 
 async def test_f8_clears_the_attempt_shown(tui, app_messages) -> None:

@@ -550,13 +550,18 @@ class MainScreen(Screen[None]):
 
     def action_toggle_auto_accept(self) -> None:
         self.auto_accept = not self.auto_accept
-        self.notify("Auto-accept on: new versions run without asking." if self.auto_accept
-                    else "Auto-accept off: each version waits for you.")
+        review = ("; feedback goes unreviewed while it is on" if self.review_feedback
+                  else "")
+        self.notify(f"Auto-accept on: new versions run without asking{review}."
+                    if self.auto_accept else "Auto-accept off: each version waits for you"
+                    + ("; feedback is shown for review again." if self.review_feedback
+                       else "."))
 
     def action_toggle_review_feedback(self) -> None:
         self.review_feedback = not self.review_feedback
         if not self.review_feedback:
-            self.notify("Feedback goes back to the LLM directly.")
+            self.notify("Feedback review off: feedback goes back to the LLM directly"
+                        + (" (auto-accept stays on)." if self.auto_accept else "."))
         elif self.auto_accept:
             self.notify("Feedback review on, but auto-accept is on too: feedback is sent "
                         "unreviewed until auto-accept is off.")
