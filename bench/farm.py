@@ -79,6 +79,39 @@ async def session_open(address: str) -> float:
     return opened
 
 
+async def connect_check(t) -> float:  # type: ignore[no-untyped-def]
+    """McuTarget.connect on a farm: the coordinator, the place, free (before the prompt)."""
+    began = time.perf_counter()
+    await t.connect()
+    return time.perf_counter() - began
+
+
+async def handover(lab, cfg) -> float:  # type: ignore[no-untyped-def]
+    """A place another user holds, waited for: from the moment this session hears it
+    given back (the coordinator's stream) to our acquire done (which includes the
+    exporter starting ser2net: compare the bare acquire). A 0.25 s poll added 0.125 s
+    on average to this; the waiter now wakes on the stream itself."""
+    await asyncio.to_thread(lab.client, "-p", "f4-bench-1", "acquire", user="alice")
+    async with farm_session(lab.address) as session:
+        freed: list[float] = []
+        told = session.on_place_changed
+
+        async def heard(place) -> None:  # type: ignore[no-untyped-def]
+            await told(place)
+            if place.name == "f4-bench-1" and not place.acquired and not freed:
+                freed.append(time.perf_counter())
+
+        session.on_place_changed = heard
+        waiting = asyncio.ensure_future(claims.acquire(session, cfg, lab.address,
+                                                       lambda _s, _t: None))
+        await asyncio.sleep(1.0)  # queued behind alice
+        await asyncio.to_thread(lab.client, "-p", "f4-bench-1", "release", user="alice")
+        held = await waiting
+        took = time.perf_counter() - freed[0]
+        await claims.release(session, held, lambda _s, _t: None)
+    return took
+
+
 async def acquire_cycle(address: str, cfg) -> tuple[float, float]:  # type: ignore[no-untyped-def]
     """A bare acquire and release on an open session (no build, no flash)."""
     async with farm_session(address) as session:
@@ -89,7 +122,8 @@ async def acquire_cycle(address: str, cfg) -> tuple[float, float]:  # type: igno
         return got - began, time.perf_counter() - got
 
 
-async def main(rounds: int, address: str, flash: str) -> None:
+async def main(rounds: int, lab) -> None:  # type: ignore[no-untyped-def]
+    address, flash = lab.address, lab.flash()
     ws = Path(tempfile.mkdtemp(prefix="vb-bench-farm-"))
     cfg = parse_config({"targets": {
         "local": {"kind": "mcu", "board": "netduinoplus2"},
@@ -114,6 +148,8 @@ async def main(rounds: int, address: str, flash: str) -> None:
                 last = seen[key]
         phases.setdefault("session stop", []).append(f - last)
     opens = [await session_open(address) for _ in range(rounds)]
+    checks = [await connect_check(farm) for _ in range(rounds)]
+    handovers = [await handover(lab, cfg.targets["lab"]) for _ in range(rounds)]
     cycles = [await acquire_cycle(address, cfg.targets["lab"]) for _ in range(rounds)]
     await farm.close()
     await local.close()
@@ -132,11 +168,13 @@ async def main(rounds: int, address: str, flash: str) -> None:
     for key, values in phases.items():
         print(f"  {names[key]:<46}: {spread(values)}")
     print(f"  (a coordinator session alone opens in      : {spread(opens)})")
+    print(f"  (the check before the prompt, connect()    : {spread(checks)})")
     print(f"  (a bare acquire, the exporter starting ser2net: {spread([a for a, _ in cycles])})")
     print(f"  (a bare release, the exporter stopping it : {spread([b for _, b in cycles])})")
+    print(f"  (another user's release to our acquire     : {spread(handovers)})")
 
 
 if __name__ == "__main__":
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     with loopback_farm(("f4-bench-1",)) as lab:
-        asyncio.run(main(n, lab.address, lab.flash()))
+        asyncio.run(main(n, lab))

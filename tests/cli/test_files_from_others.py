@@ -263,7 +263,11 @@ def test_in_a_terminal_the_question_is_asked_and_the_answer_holds(tmp_path: Path
     shared.write_text('[targets.local]\nsandbox = "off"\n', encoding="utf-8")
     code, _, err = run_on_a_terminal("config", "import", str(shared), cwd=tmp_path,
                                      answer="n\n")
-    assert code == 2 and "Import 1 risky key(s) shown above? [y/N]" in err
+    # No is an answer, not an error: exit 0 and one line saying nothing changed.
+    assert code == 0 and "Import 1 risky key(s) shown above? [y/N]" in err
+    last = err.strip().splitlines()[-1]
+    assert last.endswith(f"Nothing imported (you answered no): {mine} is as it was."), err
+    assert "error:" not in err.lower() and "Traceback" not in err
     assert mine.read_text(encoding="utf-8") == MINE
     code, _, err = run_on_a_terminal("config", "import", str(shared), cwd=tmp_path,
                                      answer="y\n")

@@ -341,7 +341,8 @@ def test_the_history_pane_is_dragged_wider_and_keeps_its_width(tui, tmux: Tmux,
     screen = tmux.settled()
     tops = [line for line in screen.splitlines() if "History (F2)" in line]
     assert tops, f"the history pane showed, then went:\n{screen}"
-    edge = tops[0].index("╮") + 1  # the pane's right border, in columns from 1
+    corner = re.compile("[╮┓]")  # its corner; heavy (┓) while it has the focus
+    edge = corner.search(tops[0]).start() + 1  # the pane's right border, columns from 1
     drag(tmux, (edge, 6), (edge + 12, 6))
     state = tmp_path / "xdg-state" / "verifybot" / "state.toml"
     deadline = time.monotonic() + 10
@@ -350,7 +351,7 @@ def test_the_history_pane_is_dragged_wider_and_keeps_its_width(tui, tmux: Tmux,
         time.sleep(0.1)
     assert f"history_width = {edge + 12}" in state.read_text()
     top = next(line for line in tmux.settled().splitlines() if "History (F2)" in line)
-    assert top.index("╮") + 1 == edge + 12
+    assert corner.search(top).start() + 1 == edge + 12
 
 
 def test_a_run_that_ends_in_the_background_rings_the_bell(tui, tmux: Tmux, tmp_path: Path):
@@ -417,3 +418,40 @@ def test_trial_a_cloned_folder_with_a_config_toml_answered_no(tui, tmux: Tmux, t
     before = tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", "vb")
     assert before.count("[y/N]") == 1
     assert f"not using config.toml: running with your own config, {mine}" in before
+
+
+def test_first_start_with_no_config_and_no_display_opens_ready(tmux: Tmux, tmp_path: Path):
+    """The README's start command on a box with no config and no display: the app opens
+    on its main screen, names the LLM it would use, says calmly what fixes it (the config
+    file's full path for headless = true, the offline replay), starts no browser (a
+    prompt does not either), and leaves no Chromium profile behind."""
+    from project import EXAMPLES
+
+    entry = VENV_BIN / "verifybot"
+    command = str(entry) if entry.exists() else f"{sys.executable} -m verifybot_tui"
+    xdg = {k: tmp_path / k.lower() for k in ("XDG_CONFIG_HOME", "XDG_DATA_HOME",
+                                             "XDG_STATE_HOME", "XDG_CACHE_HOME")}
+    exports = " ".join(f"{k}={v}" for k, v in xdg.items())
+    shell = (f"cd {tmp_path} && env -u DISPLAY -u WAYLAND_DISPLAY -u NO_COLOR -u COLUMNS "
+             f"-u LINES HOME={tmp_path} TERM=xterm-256color {exports} {command}; "
+             f"echo EXITED $?; sleep 30")
+    tmux("new-session", "-d", "-s", "vb", "-x", "80", "-y", "24", shell)
+    screen = tmux.wait_for("cannot start here")
+    flat = " ".join(screen.split())
+    assert "chatgpt: no display" in flat, screen  # the LLM it would use, named
+    assert "headless = true under [llm.chatgpt]" in flat, screen
+    assert "Ask for a program" in flat, "the prompt box is there, ready"
+    config = xdg["XDG_CONFIG_HOME"] / "verifybot" / "config.toml"
+    unwrapped = "".join(screen.split())  # a long path wraps where it must
+    assert str(config) in unwrapped, screen  # by its full path
+    assert f"{command}--llmreplay:{EXAMPLES / 'word_count.md'}" in unwrapped, screen
+    assert "error" not in flat.lower(), screen
+    tmux("send-keys", "-t", "vb", "-l", "count words")
+    tmux("send-keys", "-t", "vb", "Enter")
+    screen = tmux.wait_for("your prompt is kept")  # the prompt was taken, and given back
+    assert "no display" in screen and "count words" in screen, screen
+    tmux("send-keys", "-t", "vb", "C-q")
+    tmux.wait_for("EXITED 0", timeout=20)
+    profiles = xdg["XDG_DATA_HOME"] / "verifybot" / "profiles"
+    assert not profiles.exists() or not any(profiles.iterdir()), list(profiles.rglob("*"))
+    assert not list(tmp_path.rglob("SingletonLock"))

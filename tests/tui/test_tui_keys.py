@@ -33,8 +33,9 @@ def of(seen, kind):
 
 def footer_keys(app) -> dict[str, str]:
     """What the footer offers now: action -> key, for the shown bindings that apply."""
+    applies = getattr(app.screen, "applies", lambda action: True)
     return {b.binding.action: key for key, b in app.screen.active_bindings.items()
-            if b.binding.show and b.enabled}
+            if b.binding.show and b.enabled and applies(b.binding.action)}
 
 
 # -- item 2: keys that always work ---------------------------------------------------------

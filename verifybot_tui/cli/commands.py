@@ -35,8 +35,8 @@ async def cmd_login(args: argparse.Namespace) -> int:
               f"Its key is read from ${key_env(cfg.llm[name])}; `verifybot doctor` checks it.",
               file=sys.stderr)
         return EXIT_SUCCESS
-    from verifybot_tui.cli.doctor import LOGIN_STAMP, needs_display
     from verifybot_tui.llm.browser.chromium import profile_dir
+    from verifybot_tui.llm.browser.first_start import LOGIN_STAMP, needs_display
     from verifybot_tui.llm.browser.login import login
 
     if why := needs_display():
@@ -183,8 +183,11 @@ async def cmd_selftest(args: argparse.Namespace) -> int:
 
 
 
-async def _confirm_import(args: argparse.Namespace, changes: list) -> None:
-    """Show every key the import changes; the risky ones take a yes (or --trust)."""
+async def _confirm_import(args: argparse.Namespace, changes: list) -> bool:
+    """Show every key the import changes; the risky ones take a yes (or --trust).
+
+    False: the user answered no, a choice, not an error. With nobody to answer (no
+    terminal) the risky keys are refused: ConfigError."""
     err(f"{args.path} changes {len(changes)} key(s)" + (":" if changes else
                                                        " (same as the installed config)"))
     for change in changes:
@@ -193,15 +196,14 @@ async def _confirm_import(args: argparse.Namespace, changes: list) -> None:
     if not risky or args.trust:
         if risky:
             err(f"--trust: importing {len(risky)} risky key(s) as shown")
-        return
+        return True
     names = ", ".join(f"{c.key} ({c.risk})" for c in risky)
     refused = (f"nothing was imported: {args.path} sets keys that run commands or weaken "
                f"protection: {names}. Read them; to import anyway answer yes in a terminal, "
                "or pass --trust")
     if sys.stdin is None or not sys.stdin.isatty():
         raise ConfigError(refused)
-    if not await Stdin().confirm(f"Import {len(risky)} risky key(s) shown above?"):
-        raise ConfigError(refused)
+    return await Stdin().confirm(f"Import {len(risky)} risky key(s) shown above?")
 
 
 async def cmd_config(args: argparse.Namespace) -> int:
@@ -218,7 +220,13 @@ async def cmd_config(args: argparse.Namespace) -> int:
                               "verifybot config import PATH")
         path = Path(args.path).expanduser()
         data, changes = review_import(path)
-        await _confirm_import(args, changes)
+        if not await _confirm_import(args, changes):
+            from verifybot_tui.core.settings.config import user_config_dir
+
+            dest = user_config_dir() / "config.toml"
+            err(f"Nothing imported (you answered no): {dest} is as it was."
+                if dest.exists() else "Nothing imported (you answered no).")
+            return EXIT_SUCCESS
         dest, backup = install(data, path)
         err(f"installed {args.path} as {dest}"
              + (f"; the old config is kept as {backup}" if backup else ""))

@@ -83,6 +83,11 @@ async def _check_llm(r: _Report, name: str, llm: LLMConfig) -> None:
     except VerifyBotError as e:
         r.line("FAIL", what, str(e))
         return
+    from verifybot_tui.llm.browser.site_profile import builtin_sites, user_site_file
+
+    if llm.site in builtin_sites() and (own := user_site_file(llm.site)).is_file():
+        r.line("OK", what, f"site profile {own} (your own, read before the built-in "
+                           f"{llm.site}; `doctor --repair` wrote it, or you did)")
     if not llm.headless and (why := needs_display()):
         r.line("WARN", what, f"headless = false needs a display, and {why}: run VerifyBot "
                              "in a desktop session (or under xvfb-run), or set headless = true "
@@ -134,11 +139,14 @@ async def run_doctor_page(path: Path, site: str, *, as_json: bool = False) -> in
     """`doctor --page FILE.html`: a saved page read offline as the driver reads it.
     0 when a renderer claims it (a MISS is reported, not an error), 1 when none does,
     2 when the file or the site cannot be used."""
-    from verifybot_tui.llm.browser.saved_page import format_report, inspect_page
+    from verifybot_tui.llm.browser.saved_page import fit_site, format_report, inspect_page
 
     if not path.is_file():
         print(one_line(f"FAIL --page {path}: no such file; give a saved chat page (.html)"))
         return EXIT_USAGE
+    site, note = fit_site(path, site)
+    if note:  # beside --json's one object, on stderr
+        print(one_line(note), file=sys.stderr if as_json else sys.stdout, flush=True)
     try:
         report = await inspect_page(path, site)
     except VerifyBotError as e:
@@ -160,10 +168,14 @@ async def run_doctor_repair(args: argparse.Namespace, path: Path, site: str,
     from verifybot_tui.cli.common import Stdin, config_for
     from verifybot_tui.llm import make_llm
     from verifybot_tui.llm.browser.repair import override_path, repair_page
+    from verifybot_tui.llm.browser.saved_page import fit_site
 
     if not path.is_file():
         print(one_line(f"FAIL --page {path}: no such file; give a saved chat page (.html)"))
         return EXIT_USAGE
+    site, note = fit_site(path, site)
+    if note:
+        print(one_line(note), flush=True)
     try:
         cfg = config_for(args)
         spec = page_llm or (args.repair if isinstance(args.repair, str) else None) or \
@@ -172,8 +184,7 @@ async def run_doctor_repair(args: argparse.Namespace, path: Path, site: str,
     except VerifyBotError as e:
         print(one_line(f"FAIL {e}"))
         return EXIT_USAGE
-    here = cfg.path.parent if cfg.path else Path.cwd()
-    override = override_path(site, here)
+    override = override_path(site)
     try:
         return await repair_page(path, site, llm, override,
                                  say=lambda line: print(one_line(line), flush=True),

@@ -192,6 +192,9 @@ class Printer:
         self.say(f"running attempt {ev.attempt} on {ev.target}")
 
     async def on_output(self, ev: events.Output) -> None:
+        if ev.stream == "note":  # VerifyBot's own line about the run (a farm's place)
+            self.say(ev.text)
+            return
         text = self._whole(ev.stream, ev.text)
         self._write(ev.stream, self._marks["stderr" if ev.stream == "stderr" else "stdout"]
                     .feed(sanitize(text)))

@@ -15,7 +15,7 @@ from typing import Any
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
-from textual.notifications import SeverityLevel
+from textual.notifications import Notification, Notify, SeverityLevel
 from textual.screen import Screen
 
 from verifybot_tui.core.settings.config import Config
@@ -76,6 +76,7 @@ class VerifyBotApp(App[int]):
         self.keymap, self._keymap_problems = check_keymap(config.ui.keys)
         self.background_since: float | None = None  # when the terminal lost focus
         self.initial_race: tuple[str, str] | None = None  # (prompt, "A,B"): --race
+        self.early_notices: list[Notification] = []  # notices before the main screen mounted
         # The user's choices made in the app win over config.toml's [ui] (the contract).
         self.ui_state = load_ui_state()
         # Before the first stylesheet is built: a theme set later rebuilds it all.
@@ -150,6 +151,21 @@ class VerifyBotApp(App[int]):
         """Every notification is plain text: ours quote config keys ("[targets.NAME]")
         and errors quote program output, and markup would eat their brackets."""
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
+    def on_notify(self, event: Notify) -> None:
+        """A notice also goes to the main screen's notice line, where it covers nothing
+        (the main screen hides Textual's toasts; a dialog on top still shows them)."""
+        main = self.main_screen
+        if main is not None and main.is_mounted:
+            main.notice_line.add(event.notification)
+        else:  # before the first frame (a refused key setting, a bad theme): shown at mount
+            self.early_notices.append(event.notification)
+
+    def clear_notifications(self) -> None:
+        super().clear_notifications()
+        main = self.main_screen
+        if main is not None and main.is_mounted:
+            main.notice_line.clear()
 
     # -- a desktop notification when a run ends in the background ---------------------------
 

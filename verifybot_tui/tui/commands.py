@@ -20,6 +20,7 @@ TITLES = {
     "help": "Help: list the keys",
     "change_theme": "Change theme",
     "switch_target": "Switch to the next target",
+    "switch_llm": "Switch to the next LLM",
     "toggle_auto_accept": "Toggle auto-accept",
     "toggle_review_feedback": "Toggle feedback review",
     "new_chat": "New chat",

@@ -4,18 +4,24 @@ No Textual here: this is the same wiring the CLI does, held for the life of the
 app. The loop and the backends are imported when first used, after the first
 frame. Starting the LLM and connecting a target are shared tasks, so a prompt
 sent while the browser is still starting waits for that start instead of
-launching a second browser on the same profile.
+launching a second browser on the same profile. An LLM that cannot start here (a
+visible browser and no display) is refused before it runs, with what to do (the
+first start, at the end of this module).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
+import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
-from verifybot_tui.core.base.errors import ConfigError
+from verifybot_tui.core.base.ansi import one_line
+from verifybot_tui.core.base.errors import ConfigError, LLMError
 from verifybot_tui.core.base.ports import LLMBackend, Prompter, Target
 from verifybot_tui.core.loop.recorder import sweep
 from verifybot_tui.core.settings import trust
@@ -25,6 +31,7 @@ from verifybot_tui.core.settings.config import (
     LLMConfig,
     check_llm_spec,
     check_target_name,
+    user_config_dir,
 )
 from verifybot_tui.core.store.history import History
 from verifybot_tui.llm.verification_setup import build_verification
@@ -33,6 +40,7 @@ from verifybot_tui.targets import live_runs
 if TYPE_CHECKING:
     from verifybot_tui.core.loop.verify_loop import VerifyLoop
     from verifybot_tui.core.verify.recipe import Recipe
+    from verifybot_tui.llm.browser.first_start import NewProfile
 
 T = TypeVar("T")
 # What a refusal tells the user to do to run such a file after all.
@@ -74,6 +82,7 @@ class AppSession:
         self._llm_start: asyncio.Task[None] | None = None
         self._connecting: dict[str, asyncio.Task[Target]] = {}
         self.stopping = False  # a stop was asked for this run: the next one kills at once
+        self._profiles: dict[str, NewProfile] = {}  # browser profiles as they were at start
 
     @property
     def target(self) -> Target | None:
@@ -126,9 +135,30 @@ class AppSession:
             from verifybot_tui.llm import make_llm  # the browser import is the slow one
 
             llm = make_llm(self.config, self.llm_spec, self.workspace)
-            llm.on_state(lambda state: self.on_backend_state("llm", llm.name, state))
+            llm.on_state(lambda state: self._llm_state(llm.name, state))
             self.llm = llm
         return self.llm
+
+    def _llm_state(self, name: str, state: str) -> None:
+        profile = self._profiles.get(self.llm_spec)
+        if profile is not None and state in ("idle", "streaming", "thinking", "sent"):
+            profile.started = True  # a start succeeded: the profile is the user's now
+        self.on_backend_state("llm", name, state)
+
+    def _watch_profile(self) -> None:
+        """Note whether the browser LLM's profile exists before anything starts on it."""
+        cfg = self.config.llm.get(self.llm_spec)
+        if cfg is not None and cfg.kind == "browser" and self.llm_spec not in self._profiles:
+            from verifybot_tui.llm.browser.first_start import NewProfile
+
+            self._profiles[self.llm_spec] = NewProfile(cfg)
+
+    def discard_new_profiles(self) -> None:
+        """What a failed start made of a profile that was not there before goes again:
+        no half-made profile that `doctor` would take for a used one."""
+        for profile in self._profiles.values():
+            with contextlib.suppress(OSError):
+                profile.discard()
 
     def make_target(self, name: str) -> Target:
         target = self.targets.get(name)
@@ -141,7 +171,11 @@ class AppSession:
         return target
 
     async def start_llm(self) -> LLMBackend:
-        """Start the backend once; concurrent callers share the one start."""
+        """Start the backend once; concurrent callers share the one start. One that cannot
+        work here (a visible browser and no display) is refused before it runs:
+        first_start.LLMNotReady, with what to do."""
+        check_start(self.config, self.llm_spec)
+        self._watch_profile()
         llm = self.make_llm()
         return await self._shared("_llm_start", llm.start, llm)
 
@@ -288,4 +322,109 @@ class AppSession:
         for coro in closers:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(coro, 10)
+        self.discard_new_profiles()  # the browsers are closed: nothing holds them now
         self.history.close()
+
+
+# -- the first start anywhere -------------------------------------------------------------
+# With no config and no display the default LLM (a chat site in a visible browser) cannot
+# start: the app says so before Chromium runs (a failed Chromium leaves a half-made
+# profile), names the config file to put ``headless = true`` in by its full path, and the
+# offline replay to try the whole loop now. A logged-out site gets the same calm notice
+# with ``verifybot login``.
+
+EXAMPLE = Path("examples") / "word_count.md"
+
+
+class LLMNotReady(LLMError):
+    """The LLM cannot start here as configured; nothing was started. ``state`` is what
+    the status bar shows for it."""
+
+    def __init__(self, message: str, state: str) -> None:
+        super().__init__(message)
+        self.state = state
+
+
+def config_file(config: Config) -> Path:
+    """The config file a fix goes into: the one read, else where the app would read one."""
+    return (config.path or user_config_dir() / "config.toml").expanduser().resolve()
+
+
+def command() -> str:
+    """`verifybot` as the user can type it again: the bare name when that is what the
+    shell finds, else the path this app was started by (``.venv/bin/verifybot``)."""
+    started = sys.argv[0] if sys.argv and sys.argv[0].endswith("verifybot") else ""
+    on_path = shutil.which("verifybot")
+    if not started or (on_path and Path(on_path).resolve() == Path(started).resolve()):
+        return "verifybot"
+    return started
+
+
+def offline_example(cwd: Path | None = None) -> str:
+    """The recorded example to replay, as the user can type it from here."""
+    here = (cwd or Path.cwd()).resolve()
+    if (here / EXAMPLE).is_file():
+        return str(EXAMPLE)
+    clone = Path(__file__).resolve().parents[2] / EXAMPLE  # an editable install's clone
+    return str(clone) if clone.is_file() else str(EXAMPLE)
+
+
+def no_display_notice(config: Config, name: str, why: str) -> str:
+    """A visible browser cannot open: the fix here, the fix elsewhere, the offline try."""
+    path = config_file(config)
+    where = "in" if path.is_file() else "in a new file"
+    return (f"{name} logs in through a visible browser window, and this terminal has no "
+            f"display ({why}): nothing was started.\n"
+            f"• To use {name} here: add headless = true under [llm.{name}] {where} {path} "
+            f"(its profile needs a login: `{command()} login --llm {name}` where there is a "
+            "display)\n"
+            f"• To try VerifyBot offline now: {command()} --llm replay:{offline_example()}")
+
+
+def logged_out_notice(config: Config, name: str, can_show_window: bool) -> str:
+    """The site asks for a login: the one command, and the offline try meanwhile."""
+    if can_show_window:
+        fix = f"run `{command()} login --llm {name}` (a window opens; log in there)"
+    else:
+        fix = (f"run `{command()} login --llm {name}` where there is a display, then use that "
+               f"profile here ([llm.{name}] profile_dir in {config_file(config)})")
+    return (f"{name} is not logged in: {fix}, then send the prompt again.\n"
+            f"• To try VerifyBot offline meanwhile: {command()} --llm replay:{offline_example()}")
+
+
+def check_start(config: Config, spec: str) -> None:
+    """Raise LLMNotReady when ``spec`` cannot start here (before anything is started)."""
+    cfg = config.llm.get(spec)
+    if cfg is None:  # a replay: nothing to open
+        return
+    from verifybot_tui.llm.browser.first_start import cannot_open
+
+    why = cannot_open(cfg)
+    if why:
+        raise LLMNotReady(no_display_notice(config, spec, why), "no_display")
+
+
+@dataclass
+class Notice:
+    title: str
+    text: str
+    severity: Literal["information", "warning", "error"]
+    timeout: float
+    state: str = ""  # the LLM state the status bar shows, when the notice sets one
+
+
+def not_ready_notice(config: Config, name: str, error: BaseException, llm_state: str,
+                     kept: bool = False) -> Notice:
+    """What the app says when the LLM cannot answer: calm, with the command that fixes
+    it, when that is known (no display, not logged in); else the error as it came.
+    ``kept``: a prompt was refused and put back in the prompt box."""
+    if isinstance(error, LLMNotReady):
+        title = f"{name} cannot start here" + (" (your prompt is kept in the box)"
+                                              if kept else "")
+        return Notice(title, str(error), "warning", 60, error.state)
+    if llm_state == "logged_out":
+        from verifybot_tui.llm.browser.first_start import needs_display
+
+        return Notice(f"{name}: log in first",
+                      logged_out_notice(config, name, not needs_display()), "warning", 60)
+    return Notice("LLM not ready", one_line(str(error)), "error", 15)

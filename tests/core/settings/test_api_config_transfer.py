@@ -179,3 +179,23 @@ def test_example_config_documents_every_api_key() -> None:
                 "timeout", "system", "thinking_budget", "answer_timeout"):
         i = next(i for i in range(start, len(lines)) if lines[i].startswith(f"{key} ="))
         assert lines[i - 1].startswith("#"), f"llm.local.{key} has no comment above it"
+
+
+def test_export_gives_each_kind_of_target_only_the_keys_it_reads(tmp_path: Path) -> None:
+    """An mcu board has no SSH port or password variable; an SSH target no board."""
+    src = tmp_path / "boards.toml"
+    src.write_text('[targets.board]\nkind = "mcu"\nboard = "netduinoplus2"\n\n'
+                   '[targets.farm]\nkind = "mcu"\nboard = "netduinoplus2"\n'
+                   'backend = "labgrid"\nplace = "bench-1"\nflash = "openocd-stlink"\n\n'
+                   '[targets.pi]\nkind = "ssh"\nhost = "127.0.0.1"\nuser = "pi"\n',
+                   encoding="utf-8")
+    proc = cli("config", "export", "--config", str(src), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    targets = tomllib.loads(proc.stdout)["targets"]
+    for name in ("board", "farm"):
+        assert not set(targets[name]) & {"host", "port", "user", "key_file", "password_env",
+                                         "remote_dir", "known_hosts"}, targets[name]
+        assert targets[name]["board"] == "netduinoplus2" and "sandbox" in targets[name]
+    assert targets["farm"]["place"] == "bench-1" and targets["farm"]["backend"] == "labgrid"
+    assert targets["pi"]["port"] == 22 and "board" not in targets["pi"]
+    assert "acquire_timeout" not in targets["pi"]

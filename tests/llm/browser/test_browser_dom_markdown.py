@@ -115,3 +115,26 @@ and a soft break.</p>
         "| a | b |\n| --- | --- |\n| 1 | x\\|y |\n\n"
         "Math $x^2$ inline.\n\n"
         "---")
+
+
+async def test_maths_from_its_source_and_mathml(to_markdown) -> None:  # noqa: ANN001
+    # KaTeX as HTML only (chatgpt.com 2026-09): the TeX in data-math-source; plain MathML
+    # with a TeX annotation; display maths alone in its block or in .katex-display; an
+    # item holding only maths stays inline.
+    html = """<p><span role="math" data-math-source="E=mc^2"><span class="katex-html" \
+aria-hidden="true">E=mc2</span></span>&#8203;</p>
+<p>With <math><semantics><mi>x</mi><annotation encoding="application/x-tex">x_1</annotation>\
+</semantics></math> and <span role="math" data-math-source="\\alpha">α</span>.</p>
+<div class="katex-display"><span class="katex"><span class="katex-mathml"><math display="block">\
+<semantics><annotation encoding="application/x-tex">\\sum_i i</annotation></semantics></math>\
+</span><span class="katex-html" aria-hidden="true">∑i</span></span></div>
+<ul><li><p><span role="math" data-math-source="n">n</span></p></li></ul>"""
+    assert await to_markdown(html) == (
+        "$$E=mc^2$$\n\nWith $x_1$ and $\\alpha$.\n\n$$\\sum_i i$$\n\n- $n$")
+
+
+async def test_a_list_of_one_paragraph_items_is_tight(to_markdown) -> None:  # noqa: ANN001
+    tight = "<ol><li><p>one</p></li><li><p>two</p><ul><li><p>sub</p></li></ul></li></ol>"
+    assert await to_markdown(tight) == "1. one\n2. two\n   - sub"
+    loose = "<ul><li><p>one</p><p>more</p></li><li><p>two</p></li></ul>"
+    assert await to_markdown(loose) == "- one\n\n  more\n\n- two"

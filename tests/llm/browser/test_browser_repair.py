@@ -29,7 +29,7 @@ from project import verifybot_cmd
 
 from verifybot_tui.core.base.ports import Answer
 from verifybot_tui.llm.browser.repair import parse_proposals, repair_page
-from verifybot_tui.llm.browser.site_profile import SITES_DIR
+from verifybot_tui.llm.browser.site_profile import SITES_DIR, user_site_file
 from verifybot_tui.llm.replay import ReplayLLM
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
@@ -115,7 +115,7 @@ def test_a_replayed_llm_proposes_wrong_then_right_and_the_user_accepts(
     assert 'REJECT [data-testid="user-message"]: matches the user\'s message' in out
     assert "asking again, with the 2 reason(s)" in out
     assert "OK     .prose-markdown: HIT, the answer reads" in out
-    override = tmp_path / "sites" / "claude.toml"
+    override = user_site_file("claude")  # the user's own, read before the built-in one
     assert f"+++ {override} (repaired)" in out
     assert '+assistant_message = [' in out
     assert "Write this to" in out + proc.stderr and f"wrote {override}" in out
@@ -131,7 +131,7 @@ def test_declined_writes_nothing(tmp_path: Path, page: Path) -> None:
                   f"replay:{replay}", "--config", str(config), stdin="n\n")
     assert proc.returncode == 1
     assert "Not written." in proc.stdout
-    assert not (tmp_path / "sites").exists()
+    assert not user_site_file("claude").exists()
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])

@@ -76,7 +76,11 @@ class Options:
     dialog: str = ""  # open at load: "whats_new", "login" (must not be answered), "no_close"
     enter_newline: bool = False  # Enter inserts a newline, Ctrl+Enter sends (some accounts)
     multi_node: bool = False  # legacy: an answer in several assistant nodes of one section
-    claude_layout: str = "2025"  # claude's page: "2025" (2025-26) or "hub" (2026-10)
+    # claude's page: "2025" (2025-26), "hub" (2026-10), or "renamed" (the hub with three
+    # signals broken by a markup change: what doctor --repair mends)
+    claude_layout: str = "2025"
+    claude_picker: str = ""  # "cds": claude's 2026-09 picker (button[data-cds=ModelSelector])
+    effort: str = "Moyen"  # the effort word that picker shows beside the model's name
     swallow_send: int = 0  # clicks on send the page ignores (the composer keeps the text)
     answered_by: str = ""  # the model that answers, whatever the picker says ("": the picked)
     limit_on_type: str = ""  # an alert with this text once the prompt box holds text
@@ -177,6 +181,7 @@ class ChatSite:
                 "bot_scripts": o.bot_scripts, "models": list(o.models), "banner": o.banner,
                 "alert": o.alert, "lang": o.lang, "dialog": o.dialog,
                 "enter_newline": o.enter_newline, "claude_layout": o.claude_layout,
+                "claude_picker": o.claude_picker, "effort": o.effort,
                 "swallow_send": o.swallow_send, "limit_on_type": o.limit_on_type,
                 "keep_box": o.keep_box}
 

@@ -139,7 +139,9 @@ class RunStarted(Event):
 
 @dataclass
 class Output(Event):
-    stream: str  # "stdout" or "stderr"
+    # "stdout", "stderr", or "note": a line of VerifyBot's own about the run (a farm's
+    # place taken, waited for, released), shown apart and not saved as the program's output
+    stream: str
     text: str
 
 

@@ -382,6 +382,8 @@ class OutputFile:
         self._at_line_start = True
 
     def add(self, stream: str, text: str) -> None:
+        if stream == "note":
+            return  # VerifyBot's own line about the run, not the program's output
         size = len(text.encode("utf-8", "replace"))
         if self.written + size > self.max_bytes:
             room = max(self.max_bytes - self.written, 0)

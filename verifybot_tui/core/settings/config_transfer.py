@@ -61,13 +61,18 @@ def _llm_table(llm: LLMConfig) -> dict[str, Any]:
     return {k: v for k, v in _table(llm).items() if k not in _API_ONLY}
 
 
-_LOCAL_KEYS = ("kind", "sandbox", "network")
+# Each kind of target with the keys it reads, so an exported table says nothing its
+# target ignores (an mcu board with an SSH port and password variable misleads).
+_SSH_KEYS = ("host", "port", "user", "key_file", "password_env", "remote_dir", "known_hosts")
+_MCU_KEYS = ("board", "backend", "flash", "serial", "baud", "via", "place", "coordinator",
+             "acquire_timeout")
+_TARGET_KEYS = {"local": ("kind", "sandbox", "network"), "ssh": ("kind", *_SSH_KEYS),
+                "mcu": ("kind", "sandbox", *_MCU_KEYS)}
 
 
 def _target_table(t: TargetConfig) -> dict[str, Any]:
-    if t.kind == "local":
-        return _table(t, _LOCAL_KEYS)
-    return {k: v for k, v in _table(t).items() if k not in _LOCAL_KEYS[1:]}
+    keys = _TARGET_KEYS.get(t.kind)
+    return _table(t, keys) if keys else _table(t)
 
 
 def export_document(cfg: Config) -> dict[str, Any]:

@@ -46,17 +46,42 @@ function vbDomToMarkdown(root) {
     return fence.length > 1 || s.startsWith("`") || s.endsWith("`")
       ? fence + " " + s + " " + fence : fence + s + fence;
   }
+  // Maths as its TeX source: a [data-math-source] (ChatGPT 2026-09 renders KaTeX as
+  // HTML only, the source in that attribute), else a MathML TeX annotation. Display
+  // maths ($$...$$): inside .katex-display, a <math display="block">, or alone in its
+  // block (a paragraph holding nothing else).
+  const ZWSP = /[\u200b\u2060\ufeff]/g;
+  function isMath(el) {
+    return el.hasAttribute("data-math-source") || el.classList.contains("katex") ||
+      el.tagName.toLowerCase() === "math";
+  }
   function katex(el) {
-    const ann = el.querySelector('annotation[encoding="application/x-tex"]');
-    if (!ann) return null;
-    const tex = ann.textContent;
-    return el.closest(".katex-display") ? "$$" + tex + "$$" : "$" + tex + "$";
+    let tex = el.getAttribute("data-math-source");
+    if (tex === null) {
+      const ann = el.querySelector('annotation[encoding="application/x-tex"]');
+      if (!ann) return null;
+      tex = ann.textContent;
+    }
+    tex = tex.trim();
+    return displayMath(el) ? "$$" + tex + "$$" : "$" + tex + "$";
+  }
+  function displayMath(el) {
+    if (el.closest(".katex-display, [data-math-display=block], math[display=block]")) {
+      return true;
+    }
+    const m = el.querySelector("math");
+    if (m && m.getAttribute("display") === "block") return true;
+    let block = el.parentElement;
+    while (block && !isBlock(block)) block = block.parentElement;
+    if (!block || block.closest("li, td, th")) return false;  // an item's maths is inline
+    const rest = (block.textContent || "").replace(el.textContent || "", "");
+    return !rest.replace(ZWSP, "").trim();
   }
   function inline(node) {
-    if (node.nodeType === Node.TEXT_NODE) return node.data;
+    if (node.nodeType === Node.TEXT_NODE) return node.data.replace(ZWSP, "");
     if (node.nodeType !== Node.ELEMENT_NODE || skipped(node)) return "";
     const tag = node.tagName;
-    if (node.classList.contains("katex")) {
+    if (isMath(node)) {
       const m = katex(node);
       if (m !== null) return m;
     }
@@ -154,7 +179,15 @@ function vbDomToMarkdown(root) {
   function listBlock(el, ordered) {
     const start = parseInt(el.getAttribute("start") || "1", 10) || 1;
     const items = Array.from(el.children).filter((c) => c.tagName === "LI");
-    const loose = items.some((li) => Array.from(li.children).some((c) => c.tagName === "P"));
+    // Loose only when an item holds two paragraphs (or a paragraph and another block
+    // that is not a nested list): ChatGPT (2026-09) wraps every item of a tight list
+    // in one <p>, where the message's markdown has no blank line between items.
+    const loose = items.some((li) => {
+      const kids = Array.from(li.children).filter((c) => isBlock(c) && !skipped(c));
+      return kids.filter((c) => c.tagName === "P").length > 1 ||
+        (kids.some((c) => c.tagName === "P") &&
+         kids.some((c) => c.tagName !== "P" && c.tagName !== "UL" && c.tagName !== "OL"));
+    });
     const out = items.map((li, i) => {
       const marker = ordered ? (start + i) + ". " : "- ";
       const pad = " ".repeat(marker.length);
@@ -250,7 +283,7 @@ function vbDomToMarkdown(root) {
     for (const c of el.childNodes) {
       if (c.nodeType === Node.ELEMENT_NODE) {
         if (skipped(c)) continue;
-        if (c.classList.contains("katex") || !(isBlock(c) || hasBlockChild(c) ||
+        if (isMath(c) || !(isBlock(c) || hasBlockChild(c) ||
             c.getAttribute("data-markdown-copy") === "code-block")) {
           buf += inline(c);
           continue;
@@ -258,7 +291,7 @@ function vbDomToMarkdown(root) {
         flush();
         for (const b of blockOf(c)) if (b) out.push(b);
       } else if (c.nodeType === Node.TEXT_NODE) {
-        buf += c.data;
+        buf += c.data.replace(ZWSP, "");
       }
     }
     flush();

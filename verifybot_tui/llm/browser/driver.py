@@ -69,6 +69,7 @@ class Observed:
     artifacts: bool = False
     box_len: int = 0  # characters in the prompt box (0: the composer is empty)
     model: str = ""  # the model the page names for the last answer (or its picker)
+    effort: str = ""  # the effort / mode word the picker shows beside it ("Extended")
     retry: str = ""  # a failed answer's Retry button (its label), with turn_error
     facts: dict[str, Any] = field(default_factory=dict)
 
@@ -238,10 +239,16 @@ class BrowserLLM(ReportsState):
         async with self._asking:  # one prompt at a time: they share one page
             markdown = await self._guarded(steps)
         self.state = "idle"
-        details, self._closed = "; ".join(self._closed), []
+        details, self._closed = self._details(), []
         return Answer(markdown=markdown, conversation_url=self.conversation_url,
                       renderer=self.renderer, resumable=not self.config.temporary,
                       details=details, model=self._obs.model)
+
+    def _details(self) -> str:
+        """For the transcript: what the driver did on the way (dialogs closed, a second
+        click on send) and the effort word the picker showed beside the model."""
+        effort = [f"model effort: {self._obs.effort}"] if self._obs.effort else []
+        return "; ".join([*self._closed, *effort])
 
     async def reattach(self, prompt: str, on_text: TextCallback | None = None) -> Answer:
         """Wait again for an answer that outlived an earlier wait (AnswerPending): reopen
@@ -275,7 +282,7 @@ class BrowserLLM(ReportsState):
         async with self._asking:
             markdown = await self._guarded(steps)
         self.state = "idle"
-        details, self._closed = "; ".join(self._closed), []
+        details, self._closed = self._details(), []
         return Answer(markdown=markdown, conversation_url=self.conversation_url,
                       renderer=self.renderer, resumable=not self.config.temporary,
                       details=details, model=self._obs.model)

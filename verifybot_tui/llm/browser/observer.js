@@ -386,6 +386,12 @@ if (window.top === window && !window.__vb) {
     return (name.textContent || "").trim().replace(/\s+/g, " ").slice(0, 80);
   }
 
+  // The effort or mode word a picker shows beside the model's name ("Moyen", "Extended"):
+  // recorded apart from the model, never taken for part of its name.
+  function firstText(list) {
+    const e = firstVisible(list || []);
+    return e ? (e.textContent || "").trim().replace(/\s+/g, " ").slice(0, 40) : "";
+  }
   function matchText(text, list) {
     const t = lower(text);
     return (list || []).find((x) => t.includes(lower(x))) || "";
@@ -550,6 +556,7 @@ if (window.top === window && !window.__vb) {
         .filter((x) => x).some((r) => union(S.artifact_markers || [], r).length) : false,
       boxLen: boxLength(),
       model: answerModel(answer),
+      effort: answer ? firstText(S.model_effort) : "",
       retry: retry ? retry.label : "",
       facts: facts(answer),
     };
@@ -595,7 +602,7 @@ if (window.top === window && !window.__vb) {
       answerKey: s.answerKey, keep, add: s.text.slice(keep), finished: s.finished,
       busy: s.busy, stop: s.stop, activity: s.activity, thinking: s.thinking,
       canContinue: s.canContinue, turnError: s.turnError, artifacts: s.artifacts,
-      boxLen: s.boxLen, model: s.model, retry: s.retry, facts: s.facts};
+      boxLen: s.boxLen, model: s.model, effort: s.effort, retry: s.retry, facts: s.facts};
     if (s.userText !== sentUserText) st.userText = s.userText;
     sentText = s.text;
     sentAnswerId = s.answerId;
@@ -768,9 +775,14 @@ if (window.top === window && !window.__vb) {
     const {answer} = turns();
     if (!answer) return null;
     const btn = copyButton(answer);
-    if (!btn) return null;
+    return btn ? captureClick(btn, timeoutMs) : null;
+  }
+  // What clicking this element puts on the clipboard (the page's clipboard replaced
+  // for the click), or null: the copy capture, and `doctor --repair`'s proof that a
+  // proposed copy button copies (a rating button puts nothing there).
+  async function captureClick(btn, timeoutMs) {
     const cb = navigator.clipboard;
-    if (!cb) return null;
+    if (!btn || !cb) return null;
     const own = {writeText: Object.getOwnPropertyDescriptor(cb, "writeText"),
       write: Object.getOwnPropertyDescriptor(cb, "write")};
     let done;
@@ -996,7 +1008,7 @@ if (window.top === window && !window.__vb) {
   window.__vb = {snapshot, resync, readBox, setBox, clickSend, clickStop, clickContinue,
     clickRegenerate, canSend: () => !!sendButton(), hasBox: () => { pickRenderer(); return !!findBox(); },
     focusBox: () => { pickRenderer(); const b = findBox(); if (b) focusEnd(b); return !!b; },
-    copyAnswer, answerMarkdown, fetchJson, probe, evidence, closeDialogs,
+    copyAnswer, captureClick, answerMarkdown, fetchJson, probe, evidence, closeDialogs,
     toMarkdown: vbDomToMarkdown};
   schedule();
 }

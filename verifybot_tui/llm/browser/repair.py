@@ -35,7 +35,12 @@ from verifybot_tui.llm.browser.saved_page import (
     read_report,
     saved_page,
 )
-from verifybot_tui.llm.browser.site_profile import SiteProfile, builtin_sites, load_site_profile
+from verifybot_tui.llm.browser.site_profile import (
+    SiteProfile,
+    builtin_sites,
+    load_site_profile,
+    user_site_file,
+)
 
 Say = Callable[[str], None]
 Confirm = Callable[[str], Awaitable[bool]]
@@ -210,11 +215,43 @@ _TRY_JS = r"""(args) => {
     if (!(b.tagName === "BUTTON" || b.getAttribute("role") === "button")) {
       return {ok: false, count: n, reason: "matches something that is not a button"};
     }
-    return {ok: true, count: n, reason: ""};
+    // Its accessible name (label, labelled-by, title, text, icon title), and a mark
+    // for the click that proves what it copies.
+    const byId = (b.getAttribute("aria-labelledby") || "").split(/\s+/)
+      .map((i) => document.getElementById(i)).filter((e) => e)
+      .map((e) => e.textContent).join(" ");
+    const icon = b.querySelector("svg title");
+    const name = (b.getAttribute("aria-label") || byId || b.getAttribute("title") ||
+      b.textContent || (icon && icon.textContent) || "").trim().replace(/\s+/g, " ");
+    document.querySelectorAll("[data-vb-proposed]").forEach((e) =>
+      e.removeAttribute("data-vb-proposed"));
+    b.setAttribute("data-vb-proposed", "");
+    return {ok: true, count: n, reason: "", name: name.slice(0, 80)};
   }
   return own.length ? {ok: true, count: n, reason: ""}
     : {ok: false, count: n, reason: "matches nothing near the last answer"};
 }"""
+
+
+# "Copy" in the UI languages a chat site is seen in: a proposed copy button whose
+# accessible name holds none of these (nor a [texts] copy label of the profile) must
+# prove itself by putting the answer on the clipboard when clicked. Any other button
+# of the answer's row (a thumbs-up "Good response") would act on the user's account
+# at every answer.
+COPY_WORDS = ("copy", "kopier", "kopiera", "copier", "copiar", "copia", "kopiuj", "kopír",
+              "kopio", "kopyala", "másol", "копир", "копію", "αντιγρ", "העתק", "نسخ",
+              "복사", "コピー", "复制", "複製", "sao chép", "salin", "คัดลอก", "प्रतिलिपि",
+              "कॉपी")
+
+
+def says_copy(name: str, labels: list[str]) -> bool:
+    """The button's accessible name says copy, in any language."""
+    low = name.casefold()
+    return bool(low) and any(w.casefold() in low for w in (*COPY_WORDS, *labels) if w)
+
+
+def _letters(text: str) -> str:
+    return "".join(c for c in text.casefold() if c.isalnum())
 
 
 @dataclass
@@ -247,11 +284,12 @@ def parse_proposals(answer: str) -> list[str]:
     return out[:MAX_PROPOSALS]
 
 
-def override_path(site: str, config_dir: Path) -> Path:
+def override_path(site: str) -> Path:
     """Where the user's own version of the site profile is written: the file --site
-    names, or sites/NAME.toml beside the config for a built-in site."""
+    names, or the user's sites/NAME.toml for a built-in site (read before the
+    built-in profile by the driver and `doctor --page` from then on)."""
     if site in builtin_sites():
-        return config_dir / "sites" / f"{site}.toml"
+        return user_site_file(site)
     return Path(site).expanduser()
 
 
@@ -379,9 +417,11 @@ class Repair:
                                                        "selector": sel})
         if not got["ok"]:
             return Tried(sel, False, got["reason"])
+        if key == "copy_button" and (why := await self._not_copying(got.get("name", ""))):
+            return Tried(sel, False, why)
         # Put first in the renderer's list, does the driver read the page with it?
         trial = _with(self.profile, self.renderer, key, [sel, *rend.sel(key)])
-        page = await self.shown.open(trial)
+        page = await self.shown.open(trial, keep=False)
         report = await read_report(page, trial, self.shown.url)
         await page.close()
         if report.renderer != self.renderer or report.signals.get(key) != "HIT":
@@ -393,6 +433,24 @@ class Repair:
         what = (f"HIT, the answer reads {len(report.answer)} chars" if report.answer
                 else "HIT")
         return Tried(sel, True, what)
+
+
+    async def _not_copying(self, name: str) -> str:
+        """Why the proposed copy button is not one ("" when it is): its name says copy,
+        or clicking it on the page puts the answer's text on the clipboard."""
+        if says_copy(name, self.profile.texts.get("copy", [])):
+            return ""
+        page = self.shown.page
+        clip = await page.evaluate("() => window.__vb.captureClick("
+                                   "document.querySelector('[data-vb-proposed]'), 1500)")
+        read = await page.evaluate("t => window.__vb.answerMarkdown(t)", 15000)
+        answer = (read or {}).get("markdown") or ""
+        if clip and answer and _letters(clip) == _letters(answer):
+            return ""
+        what = "put something else on the clipboard" if clip else "put nothing on the clipboard"
+        return (f"its name \"{name}\" does not say copy, and clicking it on the page {what}: "
+                f"not the answer's copy button (a rating button must never be clicked for "
+                f"every answer)")
 
 
 async def repair_page(path: Path, site: str, llm: LLMBackend, override: Path, *, say: Say,
@@ -438,6 +496,11 @@ async def repair_page(path: Path, site: str, llm: LLMBackend, override: Path, *,
         return 1
     override.parent.mkdir(parents=True, exist_ok=True)
     override.write_text(new, encoding="utf-8")
-    say(f"wrote {override}; read the page with it: verifybot doctor --page {path} "
-        f"--site {override}")
+    say(f"wrote {override}")
+    if site in builtin_sites():
+        say(f"the driver and `doctor --page --site {site}` read it from now on, before the "
+            f"built-in profile (every [llm] with site = \"{site}\"); delete it to go back")
+    else:
+        say(f"read the page with it: verifybot doctor --page {path} --site {override}; an "
+            f"[llm] uses it with site = \"{override}\"")
     return 0 if len(fixes) == len(misses) else 1

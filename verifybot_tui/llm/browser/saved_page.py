@@ -42,6 +42,7 @@ from verifybot_tui.llm.browser.site_profile import SiteProfile, load_site_profil
 # The signals of a finished answer, and which need a conversation on the page.
 FINISHED_SIGNALS = ("prompt_box", "user_turn", "user_message", "assistant_turn",
                     "assistant_message", "action_row", "finished_markers", "copy_button")
+_USER_SIGNALS = {"user_turn", "user_message"}
 _NEEDS_TURNS = {"user_turn", "user_message", "assistant_turn", "assistant_message",
                 "action_row", "finished_markers", "copy_button"}
 _SCRIPT = re.compile(r"<script\b[^>]*>.*?</script\s*>|<script\b[^>]*/>", re.I | re.S)
@@ -143,11 +144,14 @@ class SavedPage:
         self.path = path
         self.page: Any = None
 
-    async def open(self, profile: SiteProfile) -> Any:
+    async def open(self, profile: SiteProfile, *, keep: bool = True) -> Any:
+        """A new tab; with keep=False a trial tab (its caller closes it) that leaves
+        ``page`` the one being repaired."""
         page = await self.context.new_page()
         await page.goto(self.url, wait_until="domcontentloaded", timeout=30_000)
         await page.evaluate(init_script(profile))
-        self.page = page
+        if keep:
+            self.page = page
         return page
 
 
@@ -187,6 +191,55 @@ async def saved_page(path: Path, profile: SiteProfile, *,
             await browser.close()
 
 
+# How a saved page tells which site it came from: the address the browser wrote into
+# it ("Save page as" adds a `saved from url=` comment; a canonical link), else the
+# markup only that site has (as attributes, so a code block quoting them does not count).
+_SITE_HOSTS = {"claude": ("claude.ai",), "chatgpt": ("chatgpt.com", "chat.openai.com")}
+_SITE_MARKS = {
+    "claude": (r'data-theme=["\']?claude\b', r"\bdata-is-streaming=",
+               r"\bfont-claude-(?:response|message)\b",
+               r'data-cds=["\'](?:AssistantMessage|UserMessage|ModelSelector)["\']',
+               r'data-testid=["\']chat-input["\']'),
+    "chatgpt": (r"\bdata-message-author-role=", r"\bdata-turn-key=", r"\bdata-app-shell-frame=",
+                r'id=["\']prompt-textarea["\']', r"\bdata-chatgpt-composer\b",
+                r'data-testid=["\']conversation-turn-'),
+}
+_SAVED_FROM = re.compile(r"<!--\s*saved from url=\(\d+\)\s*(\S+?)\s*-->"
+                         r"|<link[^>]+rel=[\"']canonical[\"'][^>]*href=[\"']([^\"']+)"
+                         r"|<meta[^>]+property=[\"']og:url[\"'][^>]*content=[\"']([^\"']+)", re.I)
+
+
+def page_site(html: str) -> tuple[str, str] | None:
+    """(the built-in site a saved page came from, how that was told), or None."""
+    for m in _SAVED_FROM.finditer(html[:200_000]):
+        url = next(g for g in m.groups() if g)
+        host = re.sub(r"^[a-z]+://", "", url.lower()).split("/")[0].split(":")[0]
+        for site, hosts in _SITE_HOSTS.items():
+            if any(host == h or host.endswith("." + h) for h in hosts):
+                return site, f"saved from {host}"
+    found = {site: [p for p in marks if re.search(p, html)] for site, marks in _SITE_MARKS.items()}
+    ranked = sorted(found.items(), key=lambda kv: -len(kv[1]))
+    if ranked[0][1] and len(ranked[0][1]) > len(ranked[1][1]):
+        site, hits = ranked[0]
+        return site, f"its {site} markup ({len(hits)} of the site's markers)"
+    return None
+
+
+def fit_site(path: Path, site: str) -> tuple[str, str]:
+    """The site to read a saved page as, and a line when it is not the one given: a page
+    of the other built-in site is read as that site's (with the --site to give)."""
+    if site not in _SITE_HOSTS:
+        return site, ""  # the user's own profile file: theirs to choose
+    try:
+        found = page_site(read_saved_page(path))
+    except LLMError:
+        return site, ""  # the read that follows says what is wrong with the file
+    if found is None or found[0] == site:
+        return site, ""
+    return found[0], (f"site     {found[0]}: the page is {found[0]}'s ({found[1]}), not "
+                      f"{site}'s; read as {found[0]} (name it with --site {found[0]})")
+
+
 async def inspect_page(path: Path, site: str = "chatgpt", *,
                        browser_path: str = "") -> PageReport:
     """Load the saved page offline and read it as the driver would."""
@@ -213,8 +266,14 @@ async def read_report(page: Any, profile: SiteProfile, url: str) -> PageReport:
         if rend is not None and not rend.sel(key):
             continue  # a signal this renderer does not use
         hit = probe["signals"].get(key, {"count": 0, "selector": ""})
-        if rend is None or (key in _NEEDS_TURNS and not probe["users"]):
+        # A page of an answer alone (a fragment saved without the prompt): its user
+        # signals cannot be tested, its answer's can.
+        if rend is None or (key in _NEEDS_TURNS and not probe["users"] and (
+                key in _USER_SIGNALS or not probe["answer"])):
             report.signals[key] = "not testable here"
+            if rend is not None:
+                report.selectors[key] = ("no conversation on the page" if not probe["answer"]
+                                         else "no user message on the page")
         else:
             report.signals[key] = "HIT" if hit["count"] else "MISS"
             report.selectors[key] = hit["selector"]
@@ -238,9 +297,10 @@ def _lines(path: Path, report: PageReport) -> list[str]:
     for key, result in report.signals.items():
         mark = {"HIT": "HIT ", "MISS": "MISS"}.get(result, "--  ")
         how = report.selectors.get(key, "")
+        why = how or "no conversation on the page"
         lines.append(f"  {mark} {key}" + (f": {how}" if how and result == "HIT" else
                                           "" if result != "not testable here" else
-                                          ": not testable here (no conversation on the page)"))
+                                          f": not testable here ({why})"))
     if report.renderer is None:
         lines.append("finished --; assistant's copy button --: no renderer claims the page, "
                      "so nothing is read as the driver would read it")

@@ -19,6 +19,7 @@ from typing import Any
 
 from verifybot_tui.core.base.errors import LLMError
 from verifybot_tui.core.base.toml_file import TomlFileError, read_toml
+from verifybot_tui.core.settings.config import user_config_dir
 
 SITES_DIR = Path(__file__).with_name("sites")
 
@@ -34,7 +35,7 @@ OPTIONAL_SELECTORS = (
     "artifact_markers", "error_toast", "login_markers", "new_chat", "bot_check_markers",
     "account_picker_markers", "alert_containers", "model_picker", "model_option",
     "temporary_toggle", "action_row", "exchange", "dialog", "dialog_close", "model_label",
-    "model_label_exclude",
+    "model_label_exclude", "model_effort",
 )
 TEXT_KEYS = (
     "login_buttons", "login_paths", "bot_check_titles", "account_picker", "limit",
@@ -279,10 +280,19 @@ def _texts(path: Path, table: Any) -> tuple[dict[str, list[str]], list[str]]:
     return texts, languages
 
 
+def user_site_file(site: str) -> Path:
+    """The user's own profile of a built-in site (`doctor --repair` writes it there): it
+    is read instead of the built-in one, so a repair takes effect without editing
+    `site =` in the config."""
+    return user_config_dir() / "sites" / f"{site}.toml"
+
+
 def load_site_profile(site: str) -> SiteProfile:
-    """A built-in name (chatgpt, claude) or a path to the user's TOML file."""
+    """A built-in name (chatgpt, claude), the user's own file of that name first, or a
+    path to the user's TOML file."""
     if site in builtin_sites():
-        path = SITES_DIR / f"{site}.toml"
+        own = user_site_file(site)
+        path = own if own.is_file() else SITES_DIR / f"{site}.toml"
     else:
         path = Path(site).expanduser()
         if not path.is_file():

@@ -57,8 +57,10 @@ class McuTarget(ReportsState):
         self.notes: list[str] = []  # said at a start (a leftover place released), for the log
 
     async def connect(self) -> None:
-        if self.config.backend == "labgrid":
-            await self._release_leftovers()
+        if self.config.backend == "labgrid":  # before the prompt, as an SSH target's connect
+            from verifybot_tui.targets.mcu.farm.preflight import check_before_run
+
+            await check_before_run(self.config, self.notes)
         if self.via is not None:
             self.state = "connecting"
             try:
@@ -67,19 +69,6 @@ class McuTarget(ReportsState):
                 self.state = "error"
                 raise
         self.state = "connected"
-
-    async def _release_leftovers(self) -> None:
-        """At a start: a place a killed VerifyBot of this user left acquired is released (the
-        run says it too, if the coordinator cannot be reached now)."""
-        from verifybot_tui.targets.mcu.farm import claim, session
-
-        address = session.coordinator_address(self.config)
-        try:
-            async with session.farm_session(address) as s:
-                await claim.release_leftovers(s, address, lambda _stream, text: self.notes.append(
-                    text.strip()))
-        except TargetError:
-            pass
 
     async def close(self) -> None:
         self._closed.set()  # a run in the emulator ends at once, and says why
@@ -92,11 +81,9 @@ class McuTarget(ReportsState):
         where = (f"serial {self.config.serial} at {self.config.baud} baud, flashed with "
                  f"{self.config.flash}" + (f", on {self.config.via}" if self.config.via else ""))
         if self.config.backend == "labgrid":
-            from verifybot_tui.targets.mcu.farm.session import farm_findings
-
-            where = "; ".join(t.replace(" <- this target", "")  # the place(s) it runs on
-                              for _, t in await farm_findings(self.config)
-                              if t.startswith("labgrid coordinator") or "<- this target" in t)
+            # The LLM gets the board (above), nothing of the farm: no coordinator address,
+            # no place names or tags (they are the team's, and no help to write firmware).
+            where = "a board of a shared test farm, given to this run"
         text = board_context(self.board, backend=self.config.backend, where=where)
         if self.via is not None:
             text += "\n\n" + await self.via.probe()
@@ -123,7 +110,7 @@ class McuTarget(ReportsState):
     async def _run(self, request: RunRequest, on_output: OutputCallback) -> RunResult:
         started = time.monotonic()
         for note in self.notes:  # what the start did (a leftover place released)
-            on_output("stderr", note + "\n")
+            on_output("note", note)
         self.notes.clear()
         workdir = self._fresh_workdir(request.run_id)
         names = self._write_files(workdir, request)

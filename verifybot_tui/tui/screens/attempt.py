@@ -113,6 +113,25 @@ def read_version(workspace: Path, attempt: dict[str, Any]) -> list[ProgramFile]:
     return files
 
 
+def attempt_files(workspace: Path, attempt: dict[str, Any] | None) -> list[ProgramFile]:
+    """An attempt's version as the code pane shows it live: each file by the name it has
+    in every version (so F4 matches it with the version before), its tab by the saved
+    file's name; files no longer on disk are left out. None: no files."""
+    if attempt is None:
+        return []
+    there = [rel for rel in attempt.get("files") or [] if (workspace / rel).is_file()]
+    return [ProgramFile(f.name, PurePosixPath(f.saved_name).name, f.content, f.language)
+            for f in read_version(workspace, {**attempt, "files": there})]
+
+
+def entry_name(attempt: dict[str, Any] | None) -> str:
+    """The entry file of an attempt by its name in every version (the code pane's mark)."""
+    if attempt is None or not attempt.get("entry"):
+        return ""
+    version = int(attempt.get("version") or 0)
+    return PurePosixPath(_unversioned(str(attempt["entry"]), version)).name
+
+
 def version_diff(old: list[ProgramFile], new: list[ProgramFile]) -> str:
     """A unified diff of two versions: files matched by name, a lone file by itself
     (an answer that renamed its only file still diffs line by line)."""

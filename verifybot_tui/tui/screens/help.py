@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Label
@@ -12,7 +13,10 @@ from verifybot_tui.tui.keys import help_rows, readable_key
 
 class HelpScreen(ModalScreen[None]):
     CSS_PATH = "help.tcss"
-    BINDINGS = [("escape,f1,q,question_mark", "dismiss", "Close")]
+    BINDINGS = [("escape,f1,q,question_mark", "dismiss", "Close"),
+                # The table is read, not picked from: every reading key scrolls it.
+                Binding("end,ctrl+end", "scroll('end')", "End", show=False, priority=True),
+                Binding("home,ctrl+home", "scroll('home')", "Top", show=False, priority=True)]
 
     def __init__(self, keymap: dict[str, str]) -> None:
         super().__init__()
@@ -22,9 +26,14 @@ class HelpScreen(ModalScreen[None]):
         with Vertical(id="help"):
             yield Label("Keys — remap any of them in [ui.keys] of the config: id = \"key\"",
                         id="help-title", markup=False)
-            table: DataTable = DataTable(id="help-table", cursor_type="row", zebra_stripes=True)
+            # No cursor: Down and Up scroll line by line from the first press (a row
+            # cursor first walked down the rows already shown, and nothing moved).
+            table: DataTable = DataTable(id="help-table", cursor_type="none",
+                                         zebra_stripes=True)
             yield table
-            yield Label("Esc closes this. ctrl+p opens the command palette.", id="help-foot")
+            yield Label("Esc closes this; Down, PageDown and End scroll. ctrl+p opens the "
+                        "command palette. ? opens this outside a text box (in the prompt it "
+                        "types a ?); F1 opens it anywhere.", id="help-foot")
         yield Footer()
 
     def fill(self, width: int) -> None:
@@ -52,6 +61,13 @@ class HelpScreen(ModalScreen[None]):
         box = 1.0 if self.app.size.width < 110 else 0.9
         self.fill(int(self.app.size.width * box) - 4)  # #help's width, before layout
         self.query_one(DataTable).focus()
+
+    def action_scroll(self, where: str) -> None:
+        table = self.query_one("#help-table", DataTable)
+        if where == "end":
+            table.scroll_end(animate=False)
+        else:
+            table.scroll_home(animate=False)
 
     def on_resize(self) -> None:
         self.set_class(self.app.size.width < 110, "-narrow")

@@ -28,6 +28,7 @@ from verifybot_tui.core.base.outcome import Status
 from verifybot_tui.core.loop import events
 from verifybot_tui.tui.editor import edit_text
 from verifybot_tui.tui.messages import FileEdited, LoopEnded, LoopEvent
+from verifybot_tui.tui.session import LLMNotReady
 from verifybot_tui.tui.widgets.approval import ApprovalBar
 from verifybot_tui.tui.widgets.feedback import FeedbackBar
 
@@ -57,6 +58,7 @@ class LoopHost(Protocol):
     session: AppSession
     auto_accept: bool
     reviewing: bool
+    editing: bool
     # The panes (typed Child getters on the screen).
     status_bar: StatusBar
     conversation: ConversationPane
@@ -132,8 +134,13 @@ class LoopController:
         self.session.stopping = False
         # One start of the browser and one connection at a time: wait for those under
         # way; if they failed, the loop tries again and reports it in its own events.
-        with contextlib.suppress(VerifyBotError):
+        try:
             await self.session.start_llm()
+        except LLMNotReady as e:  # nothing was started, and the loop would start it
+            self.screen.post_message(LoopEnded(e))
+            return
+        except VerifyBotError:
+            pass  # the loop tries again and reports it in its own events
         with contextlib.suppress(VerifyBotError):
             await self.session.connect(self.session.target_name)
         try:
@@ -239,6 +246,7 @@ class LoopController:
 
     async def on_approval_needed(self, ev: events.ApprovalNeeded) -> None:
         self.pending_approval = ev
+        self.screen.status_bar.phase = "approval"
         # The entry's name is the LLM's text: a variable, never read as markup.
         self.screen.approval_bar.ask(Content.from_markup(
             "Attempt $n: run [b]$entry[/b] on [b]$target[/b]?", n=str(ev.attempt),
@@ -256,6 +264,7 @@ class LoopController:
 
     async def on_feedback_ready(self, ev: events.FeedbackReady) -> None:
         self.pending_feedback = ev
+        self.screen.status_bar.phase = "feedback"
         self.screen.reviewing = True
         self.screen.feedback_bar.ask(ev.prompt)
 
@@ -264,6 +273,7 @@ class LoopController:
         output.border_title = escape(f"Output — attempt {ev.attempt} on {ev.target}")
         output.border_subtitle = "running…"
         output.running = True
+        self.screen.status_bar.phase = "running"
 
     async def on_output(self, ev: events.Output) -> None:
         """Output never comes here: the worker puts it in the buffer (see _pump)."""
@@ -274,9 +284,11 @@ class LoopController:
         output.running = False
         code = ev.result.exit_code
         output.border_subtitle = f"exit {code}" if code is not None else "killed"
+        self.screen.status_bar.phase = ""
 
     async def on_verdict_reached(self, ev: events.VerdictReached) -> None:
         v = ev.verdict
+        self.screen.status_bar.verdict = "PASSED" if v.ok else "FAILED"  # until the next one
         await self.screen.conversation.add_notice(
             f"Verdict for attempt {ev.attempt}: {v.status} — {v.reason}",
             "info" if v.ok else "warning")
@@ -307,6 +319,7 @@ class LoopController:
         conversation = self.screen.conversation
         await conversation.end_answer()
         text = f"{ev.status}: {one_line(ev.message)}" if ev.message else str(ev.status)
+        self.screen.status_bar.verdict = str(ev.status)
         await conversation.add_notice(f"Finished — {text}", "info" if ev.status.ok else "warning")
         self.screen.notify(text, title="Session finished", markup=False,
                            severity=STATUS_SEVERITY.get(ev.status, "error"))
@@ -327,7 +340,9 @@ class LoopController:
                 worker.cancel()
         self.pending_approval = None
         self.pending_feedback = None
+        self.screen.status_bar.phase = ""
         self.screen.reviewing = False
+        self.screen.editing = False
         self.screen.refresh_bindings()
 
     def decide(self, decision: events.Decision) -> None:
@@ -352,6 +367,7 @@ class LoopController:
             self.decide(events.Decision("edit", files=edits) if edits
                         else events.Decision("accept"))
         elif action == "edit":
+            self.screen.editing = True  # a short screen gives the editor the output's rows
             await code.set_mode("edit")
         elif action == "external_edit":
             await self._external_edit()

@@ -20,6 +20,7 @@ from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Input, TextArea
 from textual.worker import Worker, WorkerState
 
@@ -28,7 +29,7 @@ from verifybot_tui.core.base.errors import VerifyBotError
 from verifybot_tui.core.loop.events import ApprovalNeeded, FeedbackReady, dispatch
 from verifybot_tui.core.settings.config import LLMConfig
 from verifybot_tui.core.settings.trust import RefusedFile
-from verifybot_tui.tui.keys import APPROVAL_BINDINGS, MAIN_BINDINGS
+from verifybot_tui.tui.keys import APPROVAL_BINDINGS, MAIN_BINDINGS, readable_key
 from verifybot_tui.tui.messages import (
     BackendState,
     FileEdited,
@@ -47,6 +48,7 @@ from verifybot_tui.tui.widgets.conversation import ConversationPane
 from verifybot_tui.tui.widgets.feedback import FeedbackBar
 from verifybot_tui.tui.widgets.footer import FittingFooter
 from verifybot_tui.tui.widgets.history import HistoryPane
+from verifybot_tui.tui.widgets.notices import NoticeLine
 from verifybot_tui.tui.widgets.output import OutputPane
 from verifybot_tui.tui.widgets.prompt import PromptBox
 from verifybot_tui.tui.widgets.status import CHECK_FAILED, StatusBar
@@ -75,6 +77,7 @@ class MainScreen(Screen[None]):
     history_overlay: var[bool] = var(False, toggle_class="-history-overlay")
     show_code: var[bool] = var(False)  # narrow: code has the top (_show_top_pane)
     reviewing: var[bool] = var(False)  # the feedback bar is open (_fit_review)
+    editing: var[bool] = var(False)  # the inline editor is open (_fit_review)
 
     def __init__(self, session: AppSession) -> None:
         super().__init__()
@@ -113,6 +116,7 @@ class MainScreen(Screen[None]):
                 yield OutputPane(self.output_buffer, id="output")
         with Vertical(id="bottom"):  # the bars join it after the first frame
             yield PromptBox(placeholder=self._prompt_hint(), id="prompt")
+            yield NoticeLine(id="notices")
         yield FittingFooter()
 
     # The panes, typed (each a query when read).
@@ -124,6 +128,21 @@ class MainScreen(Screen[None]):
     prompt_box = Child("#prompt", PromptBox)
     approval_bar = Child("#approval", ApprovalBar)
     feedback_bar = Child("#feedback", FeedbackBar)
+    notice_line = Child("#notices", NoticeLine)
+
+    @property
+    def focus_chain(self) -> list[Widget]:
+        """Tab's order: the prompt (and the bars above it), then the output pane, then the
+        panes above in screen order. The output is where one looks after a run: from the
+        prompt it is one Tab away, not one past every pane and code tab."""
+        chain = super().focus_chain
+        bottoms = self.query("#bottom")
+        if not bottoms:
+            return chain
+        bottom = bottoms.first()
+        first = [w for w in chain if w is bottom or bottom in w.ancestors]
+        output = [w for w in chain if w.id == "output"]
+        return first + output + [w for w in chain if w not in first and w not in output]
 
     @property
     def output_buffer(self) -> OutputBuffer:
@@ -164,6 +183,9 @@ class MainScreen(Screen[None]):
         status = self.status_bar
         status.llm = f"replay:{Path(spec[7:]).name}" if spec.startswith("replay:") else spec
         status.max_attempts = 1 + self.session.config.run.max_retries
+        early = getattr(self.app, "early_notices", [])
+        while early:  # said before this screen was up (a refused key setting, a theme)
+            self.notice_line.add(early.pop(0))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Stop only while something runs; retry only when idle with a prompt to retry;
@@ -172,16 +194,23 @@ class MainScreen(Screen[None]):
             if self.pending_approval is None or not self.approval_bar.shown:
                 return False
             return not isinstance(self.focused, Input | TextArea)
-        # The footer shows what applies now: keys that cannot act are left out (False).
+        # Every other key acts or says why not; the footer leaves out those that do not
+        # apply now (applies). Retry waits while a run goes on (its prompt is the run's).
+        if action == "retry":
+            return not self.running
+        if action == "switch_llm":
+            return not self.running and len(self.session.llm_names) > 1
+        return True
+
+    def applies(self, action: str) -> bool:
+        """Whether a key does its work now (the footer shows only those); a key that
+        does not still says why when pressed."""
         if action == "stop":
             return self.running
         if action == "retry":
-            return not self.running and bool(self.last_prompt)
+            return bool(self.last_prompt)
         if action == "toggle_top":
             return self.narrow
-        if action == "switch_llm":
-            return not self.running and len(self.session.llm_names) > 1
-        # switch_target always applies: with one target it says how to add another
         return True
 
     async def start_backends(self) -> None:
@@ -293,7 +322,16 @@ class MainScreen(Screen[None]):
     async def _loop_ended(self, message: LoopEnded) -> None:
         self.running = False
         self.controller.close_decisions()
-        if message.error is not None and not isinstance(message.error, RefusedFile):
+        if self.new_chat_next:  # ctrl+n during the run: the next chat starts clean
+            self.clear_attempt()
+        from verifybot_tui.tui.session import LLMNotReady
+
+        if isinstance(message.error, LLMNotReady):  # nothing was sent: the prompt stays
+            self.new_chat_next = True
+            self.prompt_box.value = self.prompt_box.value or self.last_prompt or ""
+            self.prompt_box.placeholder = self._prompt_hint()
+            self.llm_not_ready(message.error, kept=True)
+        elif message.error is not None and not isinstance(message.error, RefusedFile):
             self.notify(f"The loop stopped on an error: {one_line(str(message.error))}",
                         severity="error", timeout=10, markup=False)
 
@@ -303,6 +341,7 @@ class MainScreen(Screen[None]):
 
     @on(CodePane.EditEnded)
     def _edit_ended(self, message: CodePane.EditEnded) -> None:
+        self.editing = False
         if self.pending_approval is not None:
             self.approval_bar.focus()
         if message.kept and message.widget.edits:
@@ -373,8 +412,19 @@ class MainScreen(Screen[None]):
     def _llm_ready(self, message: LLMReady) -> None:
         self.conversation.loading = False
         if message.error is not None:
-            self.notify(one_line(str(message.error)), title="LLM not ready", severity="error",
-                        timeout=15, markup=False)
+            self.llm_not_ready(message.error)
+
+    def llm_not_ready(self, error: BaseException, kept: bool = False) -> None:
+        """Why the LLM cannot answer, with the command that fixes it when known."""
+        from verifybot_tui.tui.session import not_ready_notice
+
+        llm = self.session.llm
+        notice = not_ready_notice(self.session.config, self.session.llm_spec, error,
+                                  llm.state if llm is not None else "", kept)
+        if notice.state:
+            self.llm_state = notice.state
+        self.notify(notice.text, title=notice.title, severity=notice.severity,
+                    timeout=notice.timeout)
 
     def connect(self, name: str) -> None:
         if name != self.session.target_name:
@@ -459,6 +509,7 @@ class MainScreen(Screen[None]):
 
     def resume(self, session_id: int) -> None:
         self.resume_id = session_id
+        self.history_overlay = False  # a narrow screen: the panes show the session now
         self.prompt_box.placeholder = self._prompt_hint()
         self.status_bar.mode = f"resume #{session_id}"
         self.prompt_box.focus()
@@ -467,42 +518,9 @@ class MainScreen(Screen[None]):
         self.notify(f"Type a follow-up: it goes to session #{session_id}'s conversation.")
 
     async def _show_session(self, session_id: int) -> None:
-        """The panes show the session being resumed: its conversation, its last version
-        and that version's output, so a follow-up is written knowing what it follows."""
-        from verifybot_tui.core.answers.languages import language_for_filename
-        from verifybot_tui.core.base.ports import ProgramFile
-        from verifybot_tui.tui.screens.attempt import read_output_file
+        from verifybot_tui.tui.screens.resumed import show_session
 
-        history = self.session.history
-        conversation = self.conversation
-        await conversation.clear()
-        attempts = history.attempts(session_id)
-        numbers = {a["prompt_id"]: a["n"] for a in attempts if a.get("prompt_id")}
-        for p in history.prompts(session_id):
-            await conversation.add_prompt(p["text"], p["kind"], numbers.get(p["id"], 0))
-            if p.get("answer"):
-                await conversation.finish_answer(p["answer"])
-        await conversation.end_answer()
-        last = next((a for a in reversed(attempts) if a.get("files")), None)
-        files: list[ProgramFile] = []
-        for rel in (last or {}).get("files") or []:
-            path = self.session.workspace / rel
-            try:
-                content = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            lang = language_for_filename(path.name)
-            files.append(ProgramFile(path.name, path.name, content, lang.name if lang else ""))
-        entry = Path((last or {}).get("entry") or "").name
-        await self.code_pane.show_files(files, entry)
-        self.controller.last_shown = files
-        output = self.output_pane
-        output.clear()
-        if last is not None and last.get("output_file"):
-            self.output_buffer.run_started(f"attempt {last['n']} on {last.get('target')}")
-            read_output_file(self.session.workspace / last["output_file"], self.output_buffer)
-            output.finish()
-        self.status_bar.attempt = last["n"] if last is not None else 0
+        await show_session(self, session_id)
 
     # -- actions (keys) ------------------------------------------------------------------
 
@@ -538,13 +556,18 @@ class MainScreen(Screen[None]):
 
     def action_toggle_auto_accept(self) -> None:
         self.auto_accept = not self.auto_accept
-        self.notify("Auto-accept on: new versions run without asking." if self.auto_accept
-                    else "Auto-accept off: each version waits for you.")
+        review = ("; feedback goes unreviewed while it is on" if self.review_feedback
+                  else "")
+        self.notify(f"Auto-accept on: new versions run without asking{review}."
+                    if self.auto_accept else "Auto-accept off: each version waits for you"
+                    + ("; feedback is shown for review again." if self.review_feedback
+                       else "."))
 
     def action_toggle_review_feedback(self) -> None:
         self.review_feedback = not self.review_feedback
         if not self.review_feedback:
-            self.notify("Feedback goes back to the LLM directly.")
+            self.notify("Feedback review off: feedback goes back to the LLM directly"
+                        + (" (auto-accept stays on)." if self.auto_accept else "."))
         elif self.auto_accept:
             self.notify("Feedback review on, but auto-accept is on too: feedback is sent "
                         "unreviewed until auto-accept is off.")
@@ -555,20 +578,41 @@ class MainScreen(Screen[None]):
         self.new_chat_next = True
         self.resume_id = None
         self.prompt_box.placeholder = self._prompt_hint()
-        status = self.status_bar
-        status.mode = "new chat"
+        self.status_bar.mode = "new chat"
         if not self.running:  # a clean slate: nothing on screen belongs to the next chat
-            status.attempt = 0
+            self.clear_attempt()
             self.run_worker(self._clear_panes(), group="ui")
+        else:
+            self.notify("The next prompt opens a new chat; this run goes on until it ends "
+                        "(ctrl+g stops it).")
         self.prompt_box.focus()
 
+    def clear_attempt(self) -> None:
+        """The status bar forgets the last attempt: its number and its verdict."""
+        status = self.status_bar
+        status.attempt = 0
+        status.verdict = ""
+        status.phase = ""
+
     def action_retry(self) -> None:
-        if not self.last_prompt:  # the key is greyed out then; the palette still asks
-            self.notify("Nothing to retry yet.")
+        if not self.last_prompt:
+            self.notify(f"Nothing to retry yet: {self._key_of('retry')} sends the last prompt "
+                        "again in a new chat, once a prompt has been sent.")
             return
         self.submit(self.last_prompt, new_chat=True)
 
+    def _key_of(self, action: str) -> str:
+        """The key bound to ``action`` as the help reads it, "Ctrl+R" (it may be remapped)."""
+        for key, active in self.active_bindings.items():
+            if active.binding.action == action:
+                return readable_key(key)
+        return action
+
     def action_stop(self) -> None:
+        if not self.running:
+            self.notify(f"Nothing is running: {self._key_of('stop')} stops a run (the "
+                        "program and the loop) while one goes on.")
+            return
         self.controller.stop()
 
     def action_toggle_history(self) -> None:
@@ -592,7 +636,15 @@ class MainScreen(Screen[None]):
             history.cursor_line = 0
 
     async def action_toggle_diff(self) -> None:
-        await self.code_pane.toggle_diff()
+        code = self.code_pane
+        if not code.files:
+            self.notify(f"No code yet: {self._key_of('toggle_diff')} shows what changed from "
+                        "the previous version once the LLM has answered with code.")
+            return
+        if code.mode != "diff" and not code.previous and not code.edits:
+            self.notify("This is the first version: there is no previous one to compare "
+                        "with yet.")
+        await code.toggle_diff()
 
     def action_focus_prompt(self) -> None:
         self.prompt_box.focus()
@@ -641,6 +693,9 @@ class MainScreen(Screen[None]):
     def watch_short(self) -> None:
         self._fit_review()
 
+    def watch_editing(self) -> None:
+        self._fit_review()
+
     def _fit_review(self) -> None:
         """While feedback is reviewed the output keeps 8 rows of text (10 with its
         border), and a short screen gives the top's rows to the review and the output.
@@ -650,6 +705,8 @@ class MainScreen(Screen[None]):
             return  # the watchers' first call: the panes start as this leaves them
         self.output_pane.styles.min_height = 10 if self.reviewing else None
         self.query_one("#top").display = not (self.short and self.reviewing)
+        # The inline editor on a short screen: the output steps aside for it.
+        self.output_pane.display = not (self.short and self.editing and not self.reviewing)
 
     def _show_top_pane(self) -> None:
         """Narrow, only the chosen one of code and conversation shows; wide, both.
@@ -664,6 +721,11 @@ class MainScreen(Screen[None]):
         self.code_pane.display = not self.narrow or self.show_code
 
     def action_toggle_top(self) -> None:
+        if not self.narrow:
+            self.notify(f"The code and the conversation both show at this width; "
+                        f"{self._key_of('toggle_top')} switches between them below "
+                        f"{self.NARROW} columns.")
+            return
         self.show_top("conversation" if self.show_code else "code")
 
     def action_switch_llm(self) -> None:
@@ -684,6 +746,7 @@ class MainScreen(Screen[None]):
         self.llm_state = "stopped"
         self.new_chat_next = True
         self.resume_id = None
+        self.clear_attempt()
         self.prompt_box.placeholder = self._prompt_hint()
         self.status_bar.mode = "new chat"
         self.show_criteria()  # the judge follows the LLM unless one was chosen

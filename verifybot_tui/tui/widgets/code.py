@@ -77,7 +77,7 @@ class CodePane(Widget):
         & VerticalScroll { height: 1fr; }
         & .code-text { width: auto; min-width: 100%; padding: 0 1; text-wrap: nowrap; }
         &.-wrap .code-text { width: 100%; text-wrap: wrap; }
-        & TextArea { height: 1fr; border: none; }
+        & TextArea, & TextArea:focus { height: 1fr; border: none; }
         & #code-empty { color: $text-muted; padding: 1 2; }
     }
     """

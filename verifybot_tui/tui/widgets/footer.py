@@ -53,7 +53,8 @@ class FittingFooter(Footer):
         width = self.size.width or self.app.size.width
         self.compact = width < COMPACT_BELOW
         palette = [w for w in items if w.has_class("-command-palette")]
-        keys = [w for w in items if not w.has_class("-command-palette")]
+        keys = [w for w in items if not w.has_class("-command-palette")
+                and self._applies(w.action)]
         room = width - (PALETTE_WIDTH if palette else 0)
         for key in keys:  # born as compact as the footer (each is bound to it): at mount
             # none is restyled on its own, each a pass over the stylesheet, at every
@@ -61,6 +62,12 @@ class FittingFooter(Footer):
             key.set_reactive(FooterKey.compact, self.compact)
             key.set_class(self.compact, "-compact", update=False)
         yield from _in_order(fit(keys, room, self.compact), palette)
+
+    def _applies(self, action: str) -> bool:
+        """Whether the screen says a key applies now. A key that does not is left out
+        here but still answers when pressed, saying why not (ctrl+g with nothing running)."""
+        applies = getattr(self.screen, "applies", None)
+        return applies(action) if callable(applies) else True
 
     _laid_out_for = 0
     _composed_for: tuple[object, ...] | None = None
@@ -71,7 +78,7 @@ class FittingFooter(Footer):
         if not self._bindings_ready:
             return ()
         bindings = tuple((b.key, self.app.get_key_display(b), b.description, b.action,
-                          b.show, b.group, enabled, tooltip)
+                          b.show, b.group, enabled, tooltip, self._applies(b.action))
                          for _node, b, enabled, tooltip in self.screen.active_bindings.values())
         return (self.size.width or self.app.size.width, self.show_command_palette, bindings)
 

@@ -11,7 +11,14 @@
   // Claude's two pages: the 2025-26 one (answer in div[data-is-streaming], its action
   // bar under the answer's grandparent) and the 2026-10 "hub" layout (transcript rows
   // in a feed; the answer ONE element holding thinking rows, prose and its toolbar).
-  const HUB = CLAUDE && SITE.claude_layout === "hub";
+  // "renamed": the hub page after a markup change that breaks three of the profile's
+  // signals at once (the user's message, the answer's prose, its toolbar, where a
+  // thumbs-up comes before the copy button): what `doctor --repair` mends.
+  const RENAMED = CLAUDE && SITE.claude_layout === "renamed";
+  const HUB = CLAUDE && (SITE.claude_layout === "hub" || RENAMED);
+  const PROSE = RENAMED ? ['<div data-cds="Markdown"><div class="markdown-body">', "</div></div>"]
+    : ['<div data-cds="Prose"><div class="standard-markdown">', "</div></div>"];
+  const TOOLBAR = RENAMED ? "ResponseActions" : "MessageActions";
   const PREFIX = CLAUDE ? "/claude" : "";
   const now = () => performance.timeOrigin + performance.now();
   const sleep = (s) => new Promise((r) => setTimeout(r, s * 1000));
@@ -116,8 +123,12 @@
     if (hidden) for (let i = 0; i < 2; i++) routes.appendChild(hiddenRoute(SITE.hidden));
   }
   // The older page's picker is the composer pill (2026; its test id is gone).
-  const picker = el(CLAUDE
-    ? '<button data-testid="model-selector-dropdown" aria-haspopup="menu"></button>'
+  // Claude's 2026-09 picker (claude_picker "cds"): the name in span.text-end, the effort
+  // word (in the account's language) in a grey span.text-muted inside it.
+  const CDS_PICKER = CLAUDE && SITE.claude_picker === "cds";
+  const picker = el(CDS_PICKER
+    ? '<button type="button" data-cds="ModelSelector" aria-haspopup="menu"></button>'
+    : CLAUDE ? '<button data-testid="model-selector-dropdown" aria-haspopup="menu"></button>'
     : APPSHELL
       ? '<button type="button" data-codex-intelligence-trigger aria-haspopup="menu" ' +
         'aria-label="' + L.model + '"></button>'
@@ -127,6 +138,13 @@
   // Claude's picker as on its real pages: the name, a grey mode beside it, an icon.
   function showModel(name) {
     if (!CLAUDE) { picker.textContent = name; return; }
+    if (CDS_PICKER) {
+      picker.innerHTML = '<span class="text-end"><span class="name"></span> ' +
+        '<span class="text-muted">' + esc(SITE.effort || "Moyen") + "</span></span>" +
+        '<svg aria-hidden="true" viewBox="0 0 8 8"><path d="M0 2 L4 6 L8 2"></path></svg>';
+      picker.querySelector(".name").textContent = name;
+      return;
+    }
     picker.setAttribute("aria-label", "Model: " + name + " Extended");
     picker.innerHTML = '<div class="whitespace-nowrap select-none"></div>' +
       '<span class="text-text-500">Extended</span><span aria-hidden="true">\ue027</span>';
@@ -442,7 +460,11 @@
     let node;
     if (HUB) {
       // The user's row has its own toolbar with a Copy button: never the answer's.
-      node = el('<div data-testid="transcript-row"><div data-cds="UserMessage">' +
+      node = el(RENAMED ? '<div data-testid="transcript-row"><div data-cds="UserMessage">' +
+        '<div data-testid="human-message"></div></div><div data-cds="ResponseActions" ' +
+        'role="toolbar"><button aria-label="Copy">Copy</button><button aria-label="Edit">' +
+        "Edit</button></div></div>"
+        : '<div data-testid="transcript-row"><div data-cds="UserMessage">' +
         '<div data-testid="user-message"></div><div data-cds="MessageActions" ' +
         'role="toolbar"><button aria-label="Copy">Copy</button><button aria-label="Edit">' +
         "Edit</button></div></div></div>");
@@ -455,7 +477,7 @@
         '<button data-testid="action-bar-copy" aria-label="Copy">Copy</button></div></div></div>');
     }
     if (CLAUDE) {
-      const m = node.querySelector('[data-testid="user-message"]');
+      const m = node.querySelector('[data-testid="user-message"], [data-testid="human-message"]');
       for (const line of text.split("\n")) {
         const p = document.createElement("p");
         p.className = "whitespace-pre-wrap break-words";
@@ -496,10 +518,10 @@
     if (HUB) {
       node = el('<div data-testid="transcript-row"><div data-testid="assistant-message" ' +
         'data-cds="AssistantMessage" data-is-streaming="true"><h2 class="sr-only">Claude ' +
-        'responded: </h2><div class="hub-body"></div><div data-cds="MessageActions" ' +
+        'responded: </h2><div class="hub-body"></div><div data-cds="' + TOOLBAR + '" ' +
         'role="toolbar" class="action-bar"></div></div></div>');
       turn = {node, md: node.querySelector(".hub-body"),
-        actions: node.querySelector('[data-cds="MessageActions"]'),
+        actions: node.querySelector('[data-cds="' + TOOLBAR + '"]'),
         streamingEl: node.querySelector("[data-is-streaming]")};
       thread.appendChild(node);
     } else if (CLAUDE) {
@@ -557,16 +579,15 @@
       const thought = esc(turn.thought || THOUGHT);
       let html = HUB
         ? '<div data-cds="TurnStatus"><span>Thought for 2s</span><button aria-label=' +
-          '"Show thinking">&gt;</button><div data-cds="Prose"><div class="standard-markdown">' +
-          "<p>" + thought + "</p></div></div></div>"
+          '"Show thinking">&gt;</button>' + PROSE[0] + "<p>" + thought + "</p>" + PROSE[1] +
+          "</div>"
         : '<div class="grid grid-rows-[auto_auto] min-w-0"><div class="row-start-1 ' +
           'col-start-1 min-w-0"><div class="min-w-0 pl-2"><button class="group/status">' +
           '<span>Thought for 2s</span></button><div class="grid"><div class="overflow-hidden">' +
           '<div class="font-ui"><div class="standard-markdown"><p>' + thought +
           "</p></div></div></div></div></div></div></div>";
       html += claudeChunks(text).map((c) => HUB
-        ? '<div data-cds="Prose"><div class="standard-markdown">' +
-          renderMarkdown(c, "claude") + "</div></div>"
+        ? PROSE[0] + renderMarkdown(c, "claude") + PROSE[1]
         : '<div class="standard-markdown">' + renderMarkdown(c, "claude") + "</div>").join(
         HUB ? '<div data-cds="TurnStatus"><span>Ran a tool</span></div>'
           : '<button class="group/status">Ran a tool</button>');
@@ -650,7 +671,8 @@
   }
   function addActions(turn, markdown, render) {
     if (render.copy_button) {
-      const copy = HUB ? el('<button aria-label="Copy">Copy</button>')
+      const copy = RENAMED ? el('<button aria-label="Copy response">Copy</button>')
+        : HUB ? el('<button aria-label="Copy">Copy</button>')
         : CLAUDE ? el('<button data-testid="action-bar-copy" aria-label="Copy">Copy</button>')
         : APPSHELL ? el('<button type="button" aria-label="' + L.copy + '">' + ICON_COPY +
           "</button>")
@@ -669,7 +691,11 @@
       turn.actions.appendChild(APPSHELL ? el("<span></span>") : copy);
       if (APPSHELL) turn.actions.lastChild.appendChild(copy);
     }
-    if (HUB) {
+    if (RENAMED) {
+      // The thumbs-up comes first in this row: it rates the answer on the account.
+      turn.actions.prepend(el('<button aria-label="Good response">+</button>'));
+      turn.actions.appendChild(el('<button aria-label="Retry">Retry</button>'));
+    } else if (HUB) {
       turn.actions.appendChild(el('<button aria-label="Retry">Retry</button>'));
     } else if (CLAUDE) {
       turn.actions.appendChild(el('<button data-testid="action-bar-retry" ' +

@@ -26,7 +26,13 @@ from verifybot_tui.core.base.ports import OutputCallback
 from verifybot_tui.core.settings.config import TargetConfig
 from verifybot_tui.targets.mcu.farm.session import identity, matching, place_spec
 
-POLL = 0.25  # seconds between looks at the places while waiting
+# While a place is held, VerifyBot waits in labgrid's own queue: a reservation (as
+# `labgrid-client reserve --wait`), which the coordinator allocates to the waiters in
+# turn, first come first served, as each place is given back. It wakes when the
+# coordinator's stream says a place changed (given back, allocated to us), not on a
+# timer; between the countdown's lines it asks about the reservation, which keeps it
+# alive (the coordinator drops one not asked about for 60 s).
+SOON = 0.25
 # A place just released (by us, a leftover, or its last user) still has its resources
 # marked acquired until the exporter reports them free: the coordinator answers
 # "Failed to acquire resources" meanwhile. Nobody holds the place, so this is retried
@@ -45,13 +51,17 @@ class Claim:
     fd: int
     lock_path: Path
     release: bool = True  # False: the user had acquired it themselves (labgrid-client)
+    token: str = ""  # the reservation it was waited for with (cancelled at the release)
+
+
+def _lock_path(address: str, place: str) -> Path:
+    key = hashlib.sha256(f"{address}\0{place}".encode()).hexdigest()[:16]
+    return lock_folder() / f"{place[:40].replace('/', '_')}-{key}.lock"
 
 
 def _try_lock(address: str, place: str) -> tuple[int | None, Path]:
-    folder = lock_folder()
-    folder.mkdir(parents=True, exist_ok=True)
-    key = hashlib.sha256(f"{address}\0{place}".encode()).hexdigest()[:16]
-    path = folder / f"{place[:40].replace('/', '_')}-{key}.lock"
+    path = _lock_path(address, place)
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -59,6 +69,27 @@ def _try_lock(address: str, place: str) -> tuple[int | None, Path]:
         os.close(fd)
         return None, path
     return fd, path
+
+
+def held_by_me(address: str, place: str) -> str:
+    """What holds a place this user has acquired, as its lock file tells (never made or
+    changed here): a running VerifyBot, one that ended (the next start releases it), or
+    the user's own labgrid-client session."""
+    path = _lock_path(address, place)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return "your own labgrid-client session, not VerifyBot's: used as it is"
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return f"a running VerifyBot of yours, pid {_pid_in(path)}"
+    finally:
+        os.close(fd)
+    if not path.stat().st_size:
+        return "your own labgrid-client session, not VerifyBot's: used as it is"
+    return (f"left by a VerifyBot of yours that ended, pid {_pid_in(path)}: the next run "
+            "releases it")
 
 
 def _pid_in(path: Path) -> str:
@@ -118,12 +149,12 @@ async def _try_place(session: Any, address: str, place: Any,
         return None, f"another VerifyBot run of yours ({identity(session)}, pid {_pid_in(path)})"
     try:
         if place.acquired == identity(session) and not path.stat().st_size:
-            on_output("stderr", f"labgrid: place {place.name} is acquired by you "
-                                f"({place.acquired}) outside VerifyBot: used, left acquired\n")
+            on_output("note", f"labgrid: place {place.name} is acquired by you "
+                              f"({place.acquired}) outside VerifyBot: used, left acquired")
             return Claim(place.name, fd, path, release=False), ""
         if place.acquired == identity(session):  # a VerifyBot of ours took it and died
-            on_output("stderr", f"labgrid: place {place.name} was left acquired by a VerifyBot "
-                                f"that ended (pid {_pid_in(path)}): released\n")
+            on_output("note", f"labgrid: place {place.name} was left acquired by a VerifyBot "
+                              f"that ended (pid {_pid_in(path)}): released")
             await _release(session, place.name)
         elif place.acquired:
             _unlock(fd)
@@ -156,51 +187,129 @@ async def _try_place(session: Any, address: str, place: Any,
 async def acquire(session: Any, cfg: TargetConfig, address: str,
                   on_output: OutputCallback) -> Claim:
     """Take the place (or the first free match); wait up to acquire_timeout for one held by
-    someone else, saying so with a countdown; past it, a TargetError naming the holder."""
+    someone else, in labgrid's queue (a reservation), saying so with a countdown; past it,
+    a TargetError naming the holder."""
     deadline = time.monotonic() + cfg.acquire_timeout
     told = -1.0
-    while True:
-        places = matching(session, cfg)
-        if not places:
-            known = ", ".join(sorted(session.places)) or "none"
-            raise TargetError(f"labgrid coordinator {address} has no {place_spec(cfg)} "
-                              f"(its places: {known})")
-        holders = []
-        for place in places:
-            claim, holder = await _try_place(session, address, place, on_output)
-            if claim is not None:
-                on_output("stderr", f"labgrid: acquired place {claim.name} as "
-                                    f"{identity(session)}\n")
-                return claim
-            holders.append(f"{place.name} by {holder}")
-        left = deadline - time.monotonic()
-        held = "; ".join(holders)
-        if left <= 0:
-            waited = f" after waiting {cfg.acquire_timeout:g} s" if cfg.acquire_timeout else ""
-            raise TargetError(f"labgrid: {place_spec(cfg)} is held ({held}){waited}; "
-                              "acquire_timeout sets how long to wait")
-        step = 1.0 if left <= 10 else 5.0
-        if told < 0 or told - left >= step:
-            told = left
-            on_output("stderr", f"labgrid: waiting for {place_spec(cfg)}, held ({held}): "
-                                f"{left:.0f} s left\n")
-        await asyncio.sleep(min(POLL, left))
-        await session.sync_with_coordinator()
+    token: str | None = None  # None: not asked yet; "": the coordinator refused one
+    try:
+        while True:
+            changed = _place_change(session)  # before looking: no change goes unseen
+            places = matching(session, cfg)
+            if not places:
+                known = ", ".join(sorted(session.places)) or "none"
+                raise TargetError(f"labgrid coordinator {address} has no {place_spec(cfg)} "
+                                  f"(its places: {known})")
+            holders = []
+            for place in places:
+                claim, holder = await _try_place(session, address, place, on_output)
+                if claim is not None:
+                    claim.token, token = token or "", None
+                    on_output("note", f"labgrid: acquired place {claim.name} as "
+                                      f"{identity(session)}")
+                    return claim
+                holders.append(f"{place.name} by {holder}")
+            left = deadline - time.monotonic()
+            held = "; ".join(holders)
+            if left <= 0:
+                waited = f" after waiting {cfg.acquire_timeout:g} s" if cfg.acquire_timeout else ""
+                raise TargetError(f"labgrid: {place_spec(cfg)} is held ({held}){waited}; "
+                                  "acquire_timeout sets how long to wait")
+            if token is None:
+                token = await _reserve(session, cfg, places)
+            step = 1.0 if left <= 10 else 5.0
+            if told < 0 or told - left >= step:
+                told = left
+                queue = " in labgrid's queue" if token else ""
+                on_output("note", f"labgrid: waiting{queue} for {place_spec(cfg)}, held "
+                                  f"({held}): {left:.0f} s left")
+            # A place the coordinator shows free but that could not be taken (another run
+            # of ours still between its release and its unlock; a reservation someone else
+            # is about to use): looked at again shortly, not at the next change only.
+            soon = any(not place.acquired for place in places)
+            await _turn(session, token, changed, min(step, left, SOON if soon else step))
+            await session.sync_with_coordinator()
+    finally:
+        if token:
+            await _cancel(session, token)
+
+
+async def _reserve(session: Any, cfg: TargetConfig, places: list[Any]) -> str:
+    """A reservation for the place (by name) or the tags; "" when the coordinator refuses."""
+    import grpc
+    from labgrid.remote.generated import labgrid_coordinator_pb2
+
+    wanted = dict(cfg.place) if isinstance(cfg.place, dict) else {"name": places[0].name}
+    request = labgrid_coordinator_pb2.CreateReservationRequest(filters={
+        "main": labgrid_coordinator_pb2.Reservation.Filter(filter=wanted)}, prio=0)
+    try:
+        made = await session.stub.CreateReservation(request)
+    except grpc.aio.AioRpcError:
+        return ""
+    return str(made.reservation.token)
+
+
+async def _turn(session: Any, token: str, changed: asyncio.Event, most: float) -> None:
+    """Back when the coordinator says a place changed, or after ``most`` seconds (then
+    the reservation is asked about, which keeps it alive)."""
+    import grpc
+    from labgrid.remote.generated import labgrid_coordinator_pb2
+
+    try:
+        await asyncio.wait_for(changed.wait(), most)
+        return
+    except TimeoutError:
+        pass
+    if token:
+        with contextlib.suppress(grpc.aio.AioRpcError):  # gone: the places decide
+            await session.stub.PollReservation(
+                labgrid_coordinator_pb2.PollReservationRequest(token=token))
+
+
+def _place_change(session: Any) -> asyncio.Event:
+    """An event set at the coordinator's next place update on the session's stream
+    (labgrid's ClientSession calls on_place_changed for each; wrapped once here)."""
+    waiters: list[asyncio.Event] = session.__dict__.setdefault("_vb_waiters", [])
+    if "_vb_hooked" not in session.__dict__:
+        told = session.on_place_changed
+
+        async def on_place_changed(place: Any) -> None:
+            await told(place)
+            for event in waiters:
+                event.set()
+            waiters.clear()
+
+        session.on_place_changed = on_place_changed
+        session.__dict__["_vb_hooked"] = True
+    event = asyncio.Event()
+    waiters.append(event)
+    return event
+
+
+async def _cancel(session: Any, token: str) -> None:
+    from labgrid.remote.generated import labgrid_coordinator_pb2
+
+    with contextlib.suppress(Exception, asyncio.CancelledError):
+        await asyncio.wait_for(asyncio.shield(session.stub.CancelReservation(
+            labgrid_coordinator_pb2.CancelReservationRequest(token=token))), 5)
 
 
 async def release(session: Any, claim: Claim, on_output: OutputCallback) -> None:
-    """Give the place back (also on a cancel: shielded), then drop the lock."""
+    """Give the place back (also on a cancel: shielded), then its reservation, then drop
+    the lock."""
     if not claim.release:
         _unlock(claim.fd)
         return
     try:
         await asyncio.wait_for(asyncio.shield(_release(session, claim.name)), 10)
         os.ftruncate(claim.fd, 0)
-        on_output("stderr", f"labgrid: released place {claim.name}\n")
+        on_output("note", f"labgrid: released place {claim.name}")
     except (Exception, asyncio.CancelledError) as e:
-        on_output("stderr", f"labgrid: could not release place {claim.name}: {e!r} (the next "
-                            "VerifyBot start releases it)\n")
+        on_output("note", f"labgrid: could not release place {claim.name}: {e!r} (the next "
+                          "VerifyBot start releases it)")
     finally:
+        if claim.token:
+            await _cancel(session, claim.token)
         _unlock(claim.fd)
 
 
@@ -217,8 +326,8 @@ async def release_leftovers(session: Any, address: str, on_output: OutputCallbac
         try:
             if not path.stat().st_size:
                 continue  # never held by a VerifyBot: the user's own labgrid-client session
-            on_output("stderr", f"labgrid: place {name} was left acquired by a VerifyBot that "
-                                f"ended (pid {_pid_in(path)}): released\n")
+            on_output("note", f"labgrid: place {name} was left acquired by a VerifyBot that "
+                              f"ended (pid {_pid_in(path)}): released")
             await _release(session, name)
             os.ftruncate(fd, 0)
             freed.append(name)

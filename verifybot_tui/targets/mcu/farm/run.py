@@ -39,7 +39,7 @@ async def run_on_place(target: McuTarget, elf: Path, workdir: Path, request: Run
             serial = await network_serial(session, held.name)
             pump, opened = await open_reader(serial, uart)
             said = ", its port open" if opened else ""
-            on_output("stderr", f"labgrid: reading {serial.url()} of place {held.name}{said}\n")
+            on_output("note", f"labgrid: reading {serial.url()} of place {held.name}{said}")
             code, command = await _flash(target, elf, workdir, serial.host,
                                          f"{serial.host}:{serial.port}", held.name, on_output)
             if code == 0:
@@ -60,13 +60,13 @@ async def _flash(target: McuTarget, elf: Path, workdir: Path, host: str, serial:
     names = {k: str(v) for k, v in probe.images(target.board, elf, template).items()}
     fill = {**names, "serial": serial, "host": host, "place": place}
     argv = [part.format(**fill) for part in shlex.split(template)]
-    on_output("stderr", f"labgrid: flashing place {place}: {shlex.join(argv)}\n")
+    on_output("note", f"labgrid: flashing place {place}: {shlex.join(argv)}")
     # the user's own flash tool, from their config: it reaches the farm's network and
     # devices as the probe backend's does (the firmware it flashes runs on the board)
     done = await target.local.command(argv, workdir, on_output, FLASH_TIMEOUT,
                                       sandboxed=False)
     if done.exit_code != 0:
-        on_output("stderr", f"labgrid: the flash step exited with status {done.exit_code}\n")
+        on_output("note", f"labgrid: the flash step exited with status {done.exit_code}")
         return 4, done.command
     return 0, done.command
 

@@ -21,6 +21,17 @@ from verifybot_tui.core.settings.config import TargetConfig
 
 DEFAULT_COORDINATOR = "127.0.0.1:20408"
 CONNECT_TIMEOUT = 10.0
+NO_LABGRID = ("labgrid is not installed here: the farm backend needs it: "
+              "pip install 'verifybot-tui[farm]'")
+
+
+def labgrid_missing() -> str:
+    """The one line to say when labgrid (the [farm] extra) cannot be imported, else ""."""
+    try:
+        import labgrid.remote.client  # type: ignore[import-untyped]  # noqa: F401
+    except ImportError:
+        return NO_LABGRID
+    return ""
 
 
 def coordinator_address(cfg: TargetConfig) -> str:
@@ -74,7 +85,9 @@ async def _open(address: str) -> Any:
     # gRPC's fork handlers log a line at each fork (a build step, the flash tool): off
     os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
-    from labgrid.remote.client import ClientSession  # type: ignore[import-untyped]
+    if missing := labgrid_missing():
+        raise TargetError(missing)
+    from labgrid.remote.client import ClientSession
     from labgrid.util.proxy import proxymanager  # type: ignore[import-untyped]
 
     if _labgrid_quiet not in logging.getLogger().filters:
@@ -121,20 +134,26 @@ class PlaceInfo:
     tags: dict[str, str]
     holder: str  # "host/user", "" when free
     resources: list[str]  # "Class name" of what the place matches
+    whose: str = ""  # held by this user: by what (a running VerifyBot, one that ended...)
 
     def line(self) -> str:
         board = self.tags.get("board", "")
         tags = ", ".join(f"{k}={v}" for k, v in sorted(self.tags.items())) or "no tags"
-        held = f"held by {self.holder}" if self.holder else "free"
+        held = (f"held by {self.holder}" + (f" ({self.whose})" if self.whose else "")
+                if self.holder else "free")
         return (f"place {self.name}" + (f" (board {board})" if board else "")
                 + f": {held}; tags {tags}")
 
 
 async def list_places(address: str) -> list[PlaceInfo]:
-    """Every place the coordinator knows, with its tags and who holds it (doctor, probe)."""
+    """Every place the coordinator knows, with its tags and who holds it (doctor); a place
+    this user holds says by what (a live VerifyBot, one that ended, labgrid-client)."""
+    from verifybot_tui.targets.mcu.farm.claim import held_by_me
+
     async with farm_session(address) as session:
-        return [PlaceInfo(name, dict(p.tags), p.acquired or "",
-                          [str(m) for m in p.matches])
+        me = identity(session)
+        return [PlaceInfo(name, dict(p.tags), p.acquired or "", [str(m) for m in p.matches],
+                          held_by_me(address, name) if p.acquired == me else "")
                 for name, p in sorted(session.places.items())]
 
 
@@ -142,6 +161,8 @@ async def farm_findings(cfg: TargetConfig) -> list[tuple[str, str]]:
     """doctor's lines: the coordinator's places, their boards, who holds each, and which
     the target would use."""
     address = coordinator_address(cfg)
+    if missing := labgrid_missing():
+        return [("FAIL", missing)]
     try:
         places = await list_places(address)
     except TargetError as e:

@@ -1,0 +1,79 @@
+"""The notice line: the app's notices in a line of their own above the footer.
+
+Textual's toasts float over the panes, and at 80x24 they covered the code tab, the
+diff's header and history rows. Here a notice takes rows of its own while it lasts
+(the panes give them up, nothing is covered), the newest first, each for as long as
+its timeout; the same notices still go out as Textual's Notify messages.
+"""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.notifications import Notification
+from textual.timer import Timer
+from textual.widgets import Static
+
+MARKS = {"error": ("✘", "$error"), "warning": ("!", "$warning"),
+         "information": ("•", "$accent")}
+KEPT = 3  # notices shown at once: older ones give way to newer ones
+
+
+class NoticeLine(Static):
+    DEFAULT_CSS = """
+    NoticeLine {
+        height: auto;
+        max-height: 9;
+        padding: 0 1;
+        background: $panel;
+        display: none;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 (Textual's name)
+        super().__init__(id=id)
+        self.notices: list[Notification] = []
+        self._expiry: dict[str, Timer] = {}
+
+    def add(self, notice: Notification) -> None:
+        """Show ``notice`` for its timeout; a repeat of one shown replaces it (its title
+        may say more: "your prompt is kept")."""
+        for old in [n for n in self.notices if n.message == notice.message]:
+            self._drop(old.identity)
+        self.notices = [*self.notices, notice][-KEPT:]
+        self._expiry[notice.identity] = self.set_timer(
+            max(notice.timeout, 0.5), lambda: self.remove_notice(notice.identity))
+        self._show()
+
+    def remove_notice(self, identity: str) -> None:
+        self._drop(identity)
+        self._show()
+
+    def clear(self) -> None:
+        for identity in list(self._expiry):
+            self._drop(identity)
+        self.notices = []
+        self._show()
+
+    @property
+    def text(self) -> str:
+        """What the line says now, plain (the tests read it)."""
+        return "\n".join(_plain(n) for n in self.notices)
+
+    def _drop(self, identity: str) -> None:
+        timer = self._expiry.pop(identity, None)
+        if timer is not None:
+            timer.stop()
+        self.notices = [n for n in self.notices if n.identity != identity]
+
+    def _show(self) -> None:
+        self.display = bool(self.notices)
+        parts: list[Content] = []
+        for n in reversed(self.notices):  # the newest first: a tall one cuts the oldest
+            mark, colour = MARKS.get(n.severity, MARKS["information"])
+            parts.append(Content.from_markup(f"[b {colour}]{mark}[/] ")
+                         + Content(_plain(n)))
+        self.update(Content("\n").join(parts))
+
+
+def _plain(notice: Notification) -> str:
+    return f"{notice.title}: {notice.message}" if notice.title else notice.message
