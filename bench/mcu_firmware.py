@@ -28,9 +28,10 @@ from verifybot_tui.core.base.ports import ProgramFile, RunRequest
 from verifybot_tui.core.settings.config import parse_config
 from verifybot_tui.core.verify.verdict import judge
 from verifybot_tui.targets import make_target
-from verifybot_tui.targets.mcu import arduino, build, sketch
+from verifybot_tui.targets.mcu import build
 from verifybot_tui.targets.mcu.elfcheck import check_elf
 from verifybot_tui.targets.mcu.qemu import run_qemu
+from verifybot_tui.targets.mcu.sources import arduino, sketch
 
 SUM = """#include <stdio.h>
 int main(void)

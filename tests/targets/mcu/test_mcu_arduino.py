@@ -18,7 +18,7 @@ from mcu_fixtures import Recorder, qemu_pids, request
 from project import need
 
 from verifybot_tui.core.verify.verdict import judge
-from verifybot_tui.targets.mcu import arduino
+from verifybot_tui.targets.mcu.sources import arduino
 
 SKETCH = """\
 #include <EEPROM.h>
@@ -185,7 +185,7 @@ def test_doctor_names_the_arduino_core():
 def test_two_ino_files_are_one_sketch_with_prototypes_for_both():
     """As the Arduino builder: the main sketch first, prototypes before its first function
     for what either file defines (one declared only later in the other file too)."""
-    from verifybot_tui.targets.mcu import sketch
+    from verifybot_tui.targets.mcu.sources import sketch
 
     main = "void setup() {\n  blink(2);\n  Serial.println(twice(3));\n}\n\nvoid loop() {}\n"
     other = "// helpers.ino\nvoid blink(int n) {\n  digitalWrite(13, n & 1);\n}\n" \

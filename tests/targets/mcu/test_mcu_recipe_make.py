@@ -12,7 +12,7 @@ from project import need
 
 from verifybot_tui.core.verify import criteria as crit
 from verifybot_tui.targets import make_target
-from verifybot_tui.targets.mcu import own_make
+from verifybot_tui.targets.mcu.sources import own_make
 
 MAIN = """\
 #include <stdio.h>

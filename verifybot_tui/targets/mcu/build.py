@@ -29,7 +29,6 @@ from typing import Protocol
 
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.base.ports import OutputCallback, RunResult
-from verifybot_tui.targets.mcu import own_make, own_startup
 from verifybot_tui.targets.mcu.boards import (
     PACKAGE_DIR,
     Board,
@@ -37,6 +36,7 @@ from verifybot_tui.targets.mcu.boards import (
     shown_paths,
 )
 from verifybot_tui.targets.mcu.elfcheck import read_symbols
+from verifybot_tui.targets.mcu.sources import own_make, own_startup
 from verifybot_tui.targets.sandbox import BOARD_CACHE
 
 BUILD_TIMEOUT = 120.0
@@ -225,7 +225,7 @@ async def build(runner: Runner, board: Board, workdir: Path, names: list[str],
                 on_output: OutputCallback, *, compiler: str = "", flags: list[str] | None = None,
                 semihosting: bool = True) -> Built:
     """Build the firmware in ``workdir`` (the answer's files are there)."""
-    from verifybot_tui.targets.mcu import arduino  # it builds on this module's steps
+    from verifybot_tui.targets.mcu.sources import arduino  # it builds on this module's steps
 
     if not has_makefile(names) and arduino.is_sketch(board, workdir, names):
         built = await arduino.build_sketch(runner, board, workdir, names, on_output)

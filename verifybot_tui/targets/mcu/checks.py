@@ -14,8 +14,9 @@ from importlib.util import find_spec
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.base.ports import ProgramFile, RunRequest, Target
 from verifybot_tui.core.settings.config import TargetConfig
-from verifybot_tui.targets.mcu import arduino, probe
+from verifybot_tui.targets.mcu import probe
 from verifybot_tui.targets.mcu.boards import Board, load_board
+from verifybot_tui.targets.mcu.sources import arduino
 
 APT = {  # program -> the Debian package holding it
     "arm-none-eabi-gcc": "gcc-arm-none-eabi", "arm-none-eabi-addr2line": "binutils-arm-none-eabi",

@@ -7,8 +7,8 @@ on the UART and ends with the line VerifyBot waits for.
 
 from __future__ import annotations
 
-from verifybot_tui.targets.mcu import arduino
 from verifybot_tui.targets.mcu.boards import Board
+from verifybot_tui.targets.mcu.sources import arduino
 from verifybot_tui.targets.mcu.uart import CONTRACT
 
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from verifybot_tui.core.base.ports import OutputCallback, RunResult
-from verifybot_tui.targets.mcu import sketch
 from verifybot_tui.targets.mcu.boards import Board
 from verifybot_tui.targets.mcu.build import Built, Runner, _steps, _tell
+from verifybot_tui.targets.mcu.sources import sketch
 from verifybot_tui.targets.sandbox import BOARD_CACHE
 
 CORE = Path("/usr/share/arduino/hardware/arduino/avr")
