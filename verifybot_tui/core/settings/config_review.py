@@ -176,7 +176,7 @@ def _keys_risk(old: Any, new: Any) -> str:
 
 def _risk(key: str, cfg: Config, old: Any, new: Any) -> str:
     parts = key.split(".")
-    if parts[0] == "run":
+    if parts[0] in ("run", "mcp"):
         return _run_risk(key, old, new)
     if key == "ui.keys":
         return _keys_risk(old, new)
