@@ -79,6 +79,13 @@ class CodeBlock:
     runnable: bool
     reason: str  # why not runnable ("" when runnable)
     line: int  # 1-based line of the opening fence
+    # How the block makes its file: "whole" | "search-replace" | "diff" | "function" |
+    # "elided" | "not-a-file" (tree_changes applies the edits to a project tree).
+    how: str = "whole"
+    # The file's text once this answer is applied to an empty tree (the REPLACE side
+    # of a new-file SEARCH/REPLACE block); None when the block edits a file the answer
+    # does not hold, or is no file.
+    content: str | None = None
 
 
 @dataclass
