@@ -45,7 +45,20 @@ def test_failure_by_signal() -> None:
 
 
 def test_exit_zero_is_success_even_with_stderr() -> None:
-    assert judge(result(exit_code=0, stderr="warning: deprecated\n"), []).ok
+    assert judge(result(exit_code=0, stdout="done: 3 rows\n",
+                        stderr="warning: deprecated\n"), []).ok
+
+
+def test_exit_zero_that_printed_nothing_fails_quoting_the_rule() -> None:
+    """A fragment run alone (one function, never called) exits 0 silently: the rules ask
+    every program to print what it did, so that is a failure, with the rule quoted."""
+    v = judge(result(exit_code=0), [])
+    assert (v.status, v.ok) == ("silent", False)
+    assert v.reason == "the program exited with status 0 but printed nothing"
+    assert '"It must finish by itself and print what it did."' in v.retry_hint
+    v = judge(result(exit_code=0, stdout=" \n", stderr="warning: deprecated\n"), [])
+    assert (v.status, v.ok) == ("silent", False)
+    assert "its stderr ends: warning: deprecated" in v.reason
 
 
 def test_target_error_comes_first() -> None:
