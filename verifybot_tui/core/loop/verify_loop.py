@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from verifybot_tui.core.answers.deps import wanted_packages
 from verifybot_tui.core.answers.extract import Extraction, extract
 from verifybot_tui.core.answers.languages import language_named
-from verifybot_tui.core.answers.programs import digest, program_files, save_version
+from verifybot_tui.core.answers.programs import digest, save_version
 from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
     EXIT_SUCCESS,
@@ -75,6 +75,7 @@ from verifybot_tui.core.loop.events import (
     VerdictReached,
     dispatch,
 )
+from verifybot_tui.core.loop.project_tree import Planned, ProjectTree, apply_answer
 from verifybot_tui.core.loop.recorder import OutputFile, SessionRecorder
 from verifybot_tui.core.settings.config import Config
 from verifybot_tui.core.settings.secrets import Redactor
@@ -112,6 +113,7 @@ class Code:
     entry: str
     digest: str = ""
     version: int = 0
+    planned: Planned | None = None  # how each file of the tree was made
 
 
 @dataclass
@@ -165,6 +167,7 @@ class VerifyLoop:
         self._python: dict[str, str] = {}  # target name -> venv python after an install
         self._contexts: dict[str, str] = {}  # target name -> its latest probe
         self._judge_prompt_id = 0
+        self.tree = ProjectTree()  # the chat's files as they last ran
 
     @property
     def max_attempts(self) -> int:
@@ -282,6 +285,7 @@ class VerifyLoop:
         elif new_chat:
             await self.llm.new_chat()
             self._context_target = None
+            self.tree = ProjectTree()  # a new chat starts an empty tree
 
     async def _first_turn(self, prompt: str, target: Target, *, fresh: bool) -> Turn:
         if not fresh:
@@ -306,6 +310,8 @@ class VerifyLoop:
         n = self.attempt
         used = conv.used(n)
         code = await self._extract(n, answer)
+        if code.planned is not None and code.planned.problems:
+            return self._not_applied(n, used, code.planned)
         if not code.entry:
             self._emit(Notice("the answer holds no program to run", "warning"))
             return self._retry(used, "no program", Turn(prompts.no_code_prompt(), "feedback"))
@@ -321,6 +327,7 @@ class VerifyLoop:
         python = await self._dependencies(target, step.files, step.ex)
         result, verdict = await self._execute(target, n, step, python)
         conv.previous = step.files
+        self.tree.ran(step.files, step.entry)
         if verdict.ok:
             return await self._verify(n, used, result, verdict, step, target)
         return await self._after_run(result, verdict, used)
@@ -432,14 +439,26 @@ class VerifyLoop:
         """Extraction and the clash checks grow with the answer: a worker thread does them."""
         def work() -> Code:
             ex = extract(answer)
-            files, entry = program_files(ex, self.recorder.slug, self.config.run.max_files)
-            return Code(ex, files, entry, digest(files))
+            planned = apply_answer(self.tree, answer, ex, self.recorder.slug,
+                                   self.config.run.max_files)
+            return Code(ex, planned.files, planned.entry, digest(planned.files), planned=planned)
 
         code = await in_thread(work)
         self.recorder.extraction(n, code.ex)
         for note in code.ex.notes:
             self._emit(Notice(note, "warning"))
         return code
+
+    def _not_applied(self, n: int, used: int, planned: Planned) -> Step:
+        """An edit that does not apply unambiguously runs nothing: the LLM is asked, in
+        the same chat, for the whole file (a retry, not a run)."""
+        problems = planned.problems
+        self.recorder.edits_not_applied(n, [f"{p.path}: {p.message}" for p in problems])
+        for p in problems:
+            self._emit(Notice(f"the edit to {p.path} did not apply: {p.message}; nothing "
+                              "runs, asking for the whole file", "warning"))
+        return self._retry(used, "edits that did not apply",
+                           Turn(prompts.whole_file_prompt(problems), "feedback"))
 
     def _retry(self, used: int, what: str, turn: Turn) -> Step:
         """Ask again, unless that was the last attempt."""
@@ -467,7 +486,10 @@ class VerifyLoop:
         saved = [f"programs/{f.saved_name}" for f in code.files]
         self.recorder.attempt(n=n, version=code.version, prompt_id=prompt_id, files=code.files,
                               entry=code.entry, target=conv.target.name)
-        self._emit(CodeReady(n, code.files, code.entry, saved, conv.previous))
+        how = code.planned.how if code.planned is not None else {}
+        if code.planned is not None:
+            self.recorder.tree(n, code.planned.lines(), how)
+        self._emit(CodeReady(n, code.files, code.entry, saved, conv.previous, how=how))
         return True
 
     async def _save_version(self, code: Code, conv: _Conversation) -> None:
