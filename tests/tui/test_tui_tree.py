@@ -1,0 +1,42 @@
+"""The app shows a conversation's project tree (issue 37): the code pane's tabs hold
+every file the attempt runs with, the ones carried unchanged from the last run marked,
+and F4 shows what the follow-up changed, naming what it left alone."""
+
+from __future__ import annotations
+
+import pytest
+from cli_runs import answers
+from textual.widgets import Tab
+
+pytestmark = [pytest.mark.usefixtures("tui_env"), pytest.mark.timeout(120)]
+
+UTIL = "def double(x):\n    return x * 3\n"
+MAIN = ("from util import double\n\nr = double(21)\nassert r == 42, r\n"
+        "print('double(21) =', r)\n")
+
+
+async def test_a_follow_up_that_sends_one_file_shows_the_whole_tree(tui, app_messages
+                                                                   ) -> None:
+    transcript = tui.ws.parent / "tree.md"
+    transcript.write_text(answers(
+        f"**util.py**\n\n```python\n{UTIL}```\n\n**main.py**\n\n```python\n{MAIN}```",
+        "Only util.py changes:\n\n**util.py**\n\n```python\n"
+        + UTIL.replace("x * 3", "x * 2") + "```"))
+    app = tui.make_app(tui.ws, transcript, data={"run": {"max_retries": 1}},
+                       review_feedback=False)
+    async with tui.running(app, app_messages, size=(160, 48)) as pilot:
+        await tui.prompt_and_accept(pilot, "double a number")
+        await tui.wait_approval(pilot, attempt=2)
+        code = tui.main(app).code_pane
+        titles = [str(t.label) for t in code.query(Tab)]
+        assert titles == ["util_2.py", "▶ main_2.py (unchanged)"], titles
+        await pilot.press("f4")
+        await tui.wait_for(pilot, lambda: code.mode == "diff" and code.query("#code-diff"))
+        shown = "\n".join(str(w.render()) for w in code.query("#code-diff Static"))
+        assert "Unchanged, carried from the last run: main.py" in shown
+        assert "-    return x * 3" in shown and "+    return x * 2" in shown
+        assert "main_2.py" not in shown  # no diff for a file that did not change
+        await pilot.press("f4", "a")
+        await tui.wait_idle(pilot)
+    run = sorted((tui.ws / "runs").glob("double_a_number_*"))[-1]
+    assert (run / "main.py").read_text() == MAIN
