@@ -317,3 +317,24 @@ def test_a_node_project_follow_up_that_sends_only_main_js(tmp_path: Path) -> Non
     assert folder(one) == first
     assert folder(two) == {**first, "main.js": main}
     assert "#1 #2 #3" in r.stdout
+
+
+# --------------------------------------------------------------------- a resumed session
+
+def test_a_resumed_session_goes_on_from_the_files_its_last_attempt_ran(
+        tmp_path: Path) -> None:
+    """`verifybot run --resume N` in another process: the tree is read back from
+    programs/, so the follow-up that sends only pkg/core.py runs beside main.py."""
+    r, ws = converse(tmp_path, named(PKG_1),
+                     "Only `pkg/core.py` changes:\n\n" + named({"pkg/core.py": CORE_FIXED}),
+                     retries=0)
+    assert r.returncode != 0 and len(run_folders(ws)) == 1
+    again = subprocess.run(
+        [*verifybot_cmd(), "run", "--resume", "1", "The mean is wrong", "--llm",
+         f"replay:{tmp_path / 'conversation.md'}", "--target", "local", "--yes",
+         "--workspace", str(ws), "--judge", "off", "--max-retries", "0"],
+        cwd=tmp_path, input="", capture_output=True, text=True, timeout=170)
+    assert again.returncode == 0, again.stdout + again.stderr[-3000:]
+    one, two = run_folders(ws)
+    assert folder(two) == {**PKG_1, "pkg/core.py": CORE_FIXED}
+    assert "mean: 4.0" in again.stdout

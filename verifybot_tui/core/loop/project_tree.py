@@ -13,7 +13,8 @@ project tree").
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
+from typing import Any
 
 from verifybot_tui.core.answers.extract import CodeBlock, Extraction
 from verifybot_tui.core.answers.languages import language_for_filename, language_named
@@ -160,3 +161,38 @@ def _entry(files: list[ProgramFile], how: dict[str, str], previous: str,
         return sent[0].name
     stem = [f for f in runnable if PurePosixPath(f.name).stem.lower() in _ENTRY_STEMS]
     return (stem or runnable or [ProgramFile("", "", "", "")])[0].name
+
+
+def tree_from_history(root: Path, attempts: list[dict[str, Any]]) -> ProjectTree:
+    """A resumed session's tree, read back from programs/: the files of its last attempt
+    that ran (its entry the same), and every path any attempt held."""
+    tree = ProjectTree()
+    ran = [a for a in attempts if a.get("output_file")]
+    for a in attempts:
+        tree.ever.update(unversioned(rel, a.get("version") or 0) for rel in a["files"])
+    if not ran:
+        return tree
+    last = ran[-1]
+    files = []
+    for rel in last["files"]:
+        saved = rel.removeprefix("programs/")
+        name = unversioned(rel, last.get("version") or 0)
+        try:
+            content = (root / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeError):
+            continue  # a file removed by hand: the next answer may bring it again
+        lang = language_for_filename(name)
+        files.append(ProgramFile(name, saved, content, lang.name if lang else "text"))
+    tree.files, tree.entry = files, last.get("entry") or ""
+    return tree
+
+
+def unversioned(rel: str, version: int) -> str:
+    """'programs/pkg/core_2.py', 2 -> 'pkg/core.py' (workspace.versioned, undone)."""
+    p = PurePosixPath(rel.removeprefix("programs/"))
+    tail = f"_{version}"
+    if p.stem.endswith(tail):
+        return str(p.with_name(p.stem[: -len(tail)] + p.suffix))
+    if p.name.endswith(tail):
+        return str(p.with_name(p.name[: -len(tail)]))
+    return str(p)

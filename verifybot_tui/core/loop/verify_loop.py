@@ -76,7 +76,12 @@ from verifybot_tui.core.loop.events import (
     VerdictReached,
     dispatch,
 )
-from verifybot_tui.core.loop.project_tree import Planned, ProjectTree, apply_answer
+from verifybot_tui.core.loop.project_tree import (
+    Planned,
+    ProjectTree,
+    apply_answer,
+    tree_from_history,
+)
 from verifybot_tui.core.loop.recorder import OutputFile, SessionRecorder
 from verifybot_tui.core.settings.config import Config
 from verifybot_tui.core.settings.secrets import Redactor
@@ -281,6 +286,9 @@ class VerifyLoop:
             if url and url != self.llm.conversation_url:  # not already there (a follow-up)
                 await self.llm.resume(url)
                 self._context_target = row.get("target")
+                # The chat's files as its last attempt ran them: the next answer's base.
+                self.tree = tree_from_history(
+                    self.workspace.root, self.history.attempts(self.recorder.session_id))
             elif not url:
                 await self.llm.new_chat()
         elif new_chat:
