@@ -338,3 +338,24 @@ def test_a_resumed_session_goes_on_from_the_files_its_last_attempt_ran(
     one, two = run_folders(ws)
     assert folder(two) == {**PKG_1, "pkg/core.py": CORE_FIXED}
     assert "mean: 4.0" in again.stdout
+
+
+def test_a_module_the_follow_up_deleted_is_not_installed_from_the_index(
+        tmp_path: Path) -> None:
+    """The follow-up deletes config/__init__.py but main.py still imports config: that is
+    the program's bug to report, never the unrelated index package `config` to install."""
+    first = {"config/__init__.py": "NAME = 'demo'\n",
+             "main.py": "import config\n\nassert config.NAME == 'prod', config.NAME\n"
+                        "print(config.NAME)\n"}
+    r, ws = converse(tmp_path, named(first),
+                     "Delete `config/__init__.py`; the name is set in main.py now.\n\n"
+                     + named({"main.py": first["main.py"]
+                              .replace("assert config.NAME == 'prod', config.NAME\n", "")}),
+                     retries=1, env={"PIP_INDEX_URL": "http://127.0.0.1:9/simple"})
+    assert r.returncode != 0
+    one, two = run_folders(ws)
+    assert sorted(folder(two)) == ["main.py"]
+    assert "ModuleNotFoundError: No module named 'config'" in r.stderr + r.stdout
+    assert "installing" not in r.stdout + r.stderr
+    assert "## Dependencies" not in transcript(ws)
+    assert not (ws / "venv").exists()
