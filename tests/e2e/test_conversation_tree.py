@@ -359,3 +359,24 @@ def test_a_module_the_follow_up_deleted_is_not_installed_from_the_index(
     assert "installing" not in r.stdout + r.stderr
     assert "## Dependencies" not in transcript(ws)
     assert not (ws / "venv").exists()
+
+
+# --------------------------------------------------------------------- a recipe
+
+def test_a_recipe_run_keeps_the_tree_too(tmp_path: Path) -> None:
+    """Recipes run headless through the same loop: the follow-up's one file runs beside
+    the carried ones, and the recipe's criterion is met by the fixed package."""
+    (tmp_path / "pkg.md").write_text(answers(
+        named(PKG_1), "Only `pkg/core.py` changes:\n\n" + named({"pkg/core.py": CORE_FIXED})))
+    (tmp_path / "mean.toml").write_text(
+        'name = "mean"\nprompt = "Print the mean of 2, 4 and 6"\nllm = "replay:pkg.md"\n'
+        'target = "local"\njudge = "off"\ncriteria = ["contains:mean: 4.0"]\n'
+        "max_retries = 1\ntimeout = 20\n")
+    r = subprocess.run([*verifybot_cmd(), "recipe", "run", "mean.toml", "--workspace",
+                        str(tmp_path / "ws")], cwd=tmp_path, input="", capture_output=True,
+                       text=True, timeout=170)
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    assert r.stdout.splitlines()[1].split()[:3] == ["mean", "VERIFIED", "2"]
+    one, two = run_folders(tmp_path / "ws")
+    assert folder(one) == PKG_1
+    assert folder(two) == {**PKG_1, "pkg/core.py": CORE_FIXED}
