@@ -15,12 +15,14 @@ from pathlib import PurePosixPath
 
 from markdown_it import MarkdownIt
 
+from verifybot_tui.core.answers.copy_glue import unglue
 from verifybot_tui.core.answers.directives import (
     _DEPS_RE,
     _declared_dependencies,
     _directive_lines,
     _timeouts,
 )
+from verifybot_tui.core.answers.edit_forms import edit_form, says_function
 from verifybot_tui.core.answers.fence_repair import repair_fences
 from verifybot_tui.core.answers.guess import (
     SAMPLE,
@@ -39,6 +41,7 @@ from verifybot_tui.core.answers.hints import (
     _Prose,
     data_language,
     name_after,
+    raw_names,
 )
 from verifybot_tui.core.answers.kinds import (
     _OUTPUT_RE,
@@ -65,6 +68,7 @@ from verifybot_tui.core.answers.markdown_walk import (
     line_mapper,
 )
 from verifybot_tui.core.answers.names import _shown, confine_name
+from verifybot_tui.core.answers.splice import definition_name
 
 __all__ = ["COLLAPSE_ABOVE", "SAMPLE", "CodeBlock", "Extraction", "collapse_fences",
            "collapse_prose", "confine_name", "extract", "guess_language", "line_mapper"]
@@ -138,7 +142,12 @@ def extract(markdown: str) -> Extraction:
     _place_by_tree(pending, ex)
     installs = _mark_commands(pending, items, ex)
     _supersede_duplicates(pending, ex)
+    _mark_functions(pending, items)
     ex.blocks = [p.block for p in pending]
+    for b in ex.blocks:
+        if b.how == "whole" and not (b.runnable or b.filename) and not b.reason.endswith(
+                "not a language VerifyBot runs"):
+            b.how, b.content = "not-a-file", None
 
     timeouts = _timeouts(markdown)
     if timeouts:
@@ -159,18 +168,36 @@ def _read_fence(fence: _Fence, index: int, items: list[_Prose | _Fence],
                 ex: Extraction) -> _Pending:
     tok = fence.token
     word, info_name = _parse_info(tok.info)
-    code, repaired = _clean_code(tok.content)
-    language = _normalise_language(word) if word else ""
+    raw, repaired = _clean_code(tok.content)
     if repaired:
         ex.notes.append(f"block at line {fence.line}: non-breaking or zero-width spaces "
                         "replaced (a copy from a web page)")
-    if _PARTIAL_RE.search(code):
-        ex.notes.append(f"block at line {fence.line} looks partial (it says the rest is "
-                        "unchanged): it may need merging with the previous version")
+    if not word and (glued := unglue(raw)) is not None:
+        word, raw = glued
+        ex.notes.append(f"block at line {fence.line}: its first line began with `{word}`, "
+                        "the language label a copy from a chat page glues to the code; "
+                        f"read as `{word}` code without it")
+    language = _normalise_language(word) if word else ""
+    how, content, edit_path = edit_form(raw, language)
     if not fence.closed:
         ex.notes.append(f"the code block at line {fence.line} is not closed: "
                         "the answer may have been cut off")
-    comment_name, code = _comment_hint(code)
+    edit = (raw, how, edit_path or _path_line_before(items, index, fence))
+    if how != "whole" and content is None:
+        return _read_edit(fence, index, ex, language, edit)
+    if how != "whole" and content is not None:
+        raw = content  # a new file made by an edit: judged as the file it makes
+        info_name = info_name or edit[2] or None
+        named = data_language(info_name) if info_name else ""
+        if named and named != language:  # requirements.txt in a ```python fence
+            language = named
+    if how == "elided":
+        ex.notes.append(f"block at line {fence.line} leaves parts of its file out (it says "
+                        "the rest is unchanged): it is merged into the project's file")
+    elif _PARTIAL_RE.search(raw):
+        ex.notes.append(f"block at line {fence.line} looks partial (it says the rest is "
+                        "unchanged): it may need merging with the previous version")
+    comment_name, code = _comment_hint(raw)
     explicit = info_name or comment_name
     guessed = False
     prev = items[index - 1] if index > 0 else None
@@ -210,11 +237,38 @@ def _read_fence(fence: _Fence, index: int, items: list[_Prose | _Fence],
 
     kind = kind or ("data" if reason else "program")
     block = CodeBlock(code=code, language=language, info=tok.info, filename=None,
-                      runnable=not reason, reason=reason, line=fence.line)
+                      runnable=not reason, reason=reason, line=fence.line, content=code)
     if guessed:
         ex.notes.append(f"block at line {fence.line} has no language tag; "
                         f"guessed {language} {how}")
+    if edit[1] != "whole":
+        block.code, block.how = edit[0], edit[1]
     return _Pending(block, fence, index, explicit, guessed, kind)
+
+
+_EDIT_WORDS = {"search-replace": "a SEARCH/REPLACE edit", "diff": "a diff"}
+
+
+def _read_edit(fence: _Fence, index: int, ex: Extraction, language: str,
+               edit: tuple[str, str, str]) -> _Pending:
+    """A block that edits a file the answer does not hold: no program, no file of its
+    own; tree_changes applies it to the project's file."""
+    code, how, path = edit
+    reason = f"{_EDIT_WORDS[how]} of a file of the project: applied to that file, not run alone"
+    block = CodeBlock(code=code, language=language, info=fence.token.info, filename=None,
+                      runnable=False, reason=reason, line=fence.line, how=how, content=None)
+    return _Pending(block, fence, index, path or None, False, "edit")
+
+
+def _path_line_before(items: list[_Prose | _Fence], index: int, fence: _Fence) -> str:
+    """The path alone on the line right above an edit's fence (aider writes it so):
+    the file the edit is for, whatever the fence's language says."""
+    prev = items[index - 1] if index > 0 else None
+    if not isinstance(prev, _Prose) or prev.line + prev.raw.count("\n") != fence.line - 1:
+        return ""
+    last = prev.raw.rsplit("\n", 1)[-1].strip()
+    names = raw_names(last)
+    return names[0] if len(names) == 1 and len(last.split()) == 1 else ""
 
 
 def _neither_program_nor_file(code: str, language: str, after_output: bool) -> str:
@@ -381,6 +435,18 @@ def _mark_commands(pending: list[_Pending], items: list[_Prose | _Fence],
                                     "after the command that runs it")
                 break
     return list(dict.fromkeys(installs))
+
+
+def _mark_functions(pending: list[_Pending], items: list[_Prose | _Fence]) -> None:
+    """"Replace `parse()` in main.py with:" and a block of one definition: the block is
+    that function of main.py, not the program (tree_changes splices it in)."""
+    for p in pending:
+        prev = items[p.index - 1] if p.index > 0 else None
+        if (p.block.how == "whole" and isinstance(prev, _Prose) and says_function(prev.raw)
+                and definition_name(p.block.code, p.block.language)):
+            p.block.how, p.block.content, p.block.runnable = "function", None, False
+            p.block.reason = ("one function of a file of the project: it replaces that "
+                              "function there, it is not run alone")
 
 
 def _supersede_duplicates(pending: list[_Pending], ex: Extraction) -> None:

@@ -1,0 +1,215 @@
+"""One function, class or method replaced in a file, as a person pastes it over the old.
+
+"Replace `parse()` in main.py with:" and a block holding only ``def parse``: the
+block goes where main.py's ``def parse`` is, indented as it was, when main.py has
+exactly one definition of that name. Python is read by its syntax tree; C-family
+languages, Go, Rust and JavaScript by the definition's line and its braces.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+
+_KEYWORDS = frozenset({"if", "for", "while", "switch", "return", "else", "catch", "sizeof",
+                       "new", "delete", "do", "case", "typeof", "await", "throw", "elif",
+                       "defined", "using", "namespace", "template", "goto"})
+_IDENT = r"[A-Za-z_$][\w$]*"
+_DEF_RES = [
+    re.compile(r"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*"
+               rf"(?P<n>{_IDENT})\s*[<(]"),
+    re.compile(r"^\s*(?:export\s+)?(?:default\s+)?(?:public\s+|private\s+|protected\s+)?"
+               r"(?:abstract\s+|final\s+|static\s+)*(?:class|struct|interface|enum|union|trait|"
+               rf"impl(?:<[^>]*>)?)\s+(?P<n>{_IDENT})"),
+    re.compile(rf"^\s*(?:export\s+)?(?:const|let|var)\s+(?P<n>{_IDENT})\s*(?::[^=]+)?=\s*"
+               rf"(?:async\s+)?(?:function\b|\([^)]*\)\s*(?::[^=]+)?=>|{_IDENT}\s*=>)"),
+    re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?"
+               r"fn\s+(?P<n>\w+)"),
+    re.compile(r"^\s*func\s+(?:\([^)]*\)\s*)?(?P<n>\w+)\s*[\[(]"),
+    re.compile(r"^\s*(?:[\w:<>,*&\[\]]+\s+)*?[*&]*(?P<n>~?[A-Za-z_]\w*(?:::~?[A-Za-z_]\w*)*)"
+               r"\s*\([^;]*$"),
+]
+
+
+def python_definition(code: str) -> str | None:
+    """The name when ``code`` is exactly one def or class (comments around it allowed)."""
+    try:
+        tree = ast.parse(textwrap.dedent(code))
+    except (SyntaxError, ValueError):
+        return None
+    body = tree.body
+    if len(body) == 1 and isinstance(body[0], (ast.FunctionDef, ast.AsyncFunctionDef,
+                                               ast.ClassDef)):
+        return body[0].name
+    return None
+
+
+def splice_python(text: str, code: str, path: str) -> tuple[str | None, str]:
+    """``text`` with its one definition named as ``code``'s replaced by ``code``."""
+    name = python_definition(code)
+    if name is None:
+        return None, "the block is not one function or class"
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None, f"{path} as it stands does not parse, so `{name}` cannot be found in it"
+    found = [n for n in ast.walk(tree) if isinstance(
+        n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name]
+    if len(found) != 1:
+        return None, _count_problem(name, path, len(found))
+    node = found[0]
+    start = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
+    end = node.end_lineno or node.lineno
+    lines = text.split("\n")
+    indent = lines[start][:len(lines[start]) - len(lines[start].lstrip())]
+    body = textwrap.indent(textwrap.dedent(code).rstrip("\n"), indent).split("\n")
+    return "\n".join(lines[:start] + body + lines[end:]), ""
+
+
+def python_definitions(text: str) -> int:
+    """How many top-level statements a Python file has (0 when it does not parse)."""
+    try:
+        return len(ast.parse(text).body)
+    except (SyntaxError, ValueError):
+        return 0
+
+
+def _count_problem(name: str, path: str, count: int) -> str:
+    if count == 0:
+        return f"`{name}` is not defined in {path}"
+    return f"`{name}` is defined {count} times in {path}, so it is not clear which to replace"
+
+
+def _def_name(line: str) -> str | None:
+    for rx in _DEF_RES:
+        m = rx.match(line)
+        if m:
+            name = m.group("n")
+            first = line.split(None, 1)[0] if line.split() else ""
+            if name.split("::")[-1] in _KEYWORDS or first in _KEYWORDS:
+                return None
+            return name
+    return None
+
+
+def braced_definition(code: str) -> tuple[str, int, int] | None:
+    """(name, first line, last line) when ``code`` is exactly one braced definition,
+    comments and blank lines around it allowed."""
+    lines = code.split("\n")
+    i = 0
+    while i < len(lines) and (not lines[i].strip() or _is_comment(lines[i])):
+        i += 1
+    if i >= len(lines) or (name := _def_name(lines[i])) is None:
+        return None
+    end = _braced_end(lines, i)
+    if end is None:
+        return None
+    if any(ln.strip() and ln.strip() != ";" and not _is_comment(ln) for ln in lines[end + 1:]):
+        return None
+    return name, i, end
+
+
+def _is_comment(line: str) -> bool:
+    return line.lstrip().startswith(("//", "/*", "*", "#"))
+
+
+def _braced_end(lines: list[str], start: int) -> int | None:
+    """The line of the brace closing the definition that starts at ``start``; None when
+    a ``;`` ends it first (a declaration or a call) or the braces never close."""
+    depth = 0
+    opened = False
+    state = ""  # "", "//", "/*", or the quote character a string runs to
+    for n in range(start, len(lines)):
+        line = lines[n]
+        k = 0
+        while k < len(line):
+            c = line[k]
+            two = line[k:k + 2]
+            if state == "/*":
+                if two == "*/":
+                    state, k = "", k + 1
+            elif state in ("'", '"', "`"):
+                if c == "\\":
+                    k += 1
+                elif c == state:
+                    state = ""
+            elif two == "//":
+                break
+            elif two == "/*":
+                state, k = "/*", k + 1
+            elif c in "'\"`":
+                state = c
+            elif c == ";" and not opened and depth == 0:
+                return None
+            elif c == "{":
+                depth, opened = depth + 1, True
+            elif c == "}":
+                depth -= 1
+                if opened and depth == 0:
+                    return n
+            k += 1
+        if state in ("'", '"'):
+            state = ""  # an unclosed quote (a char such as '{' read wrong) ends at the line
+    return None
+
+
+def splice_braced(text: str, code: str, path: str) -> tuple[str | None, str]:
+    """``text`` with its one braced definition named as ``code``'s replaced."""
+    found_def = braced_definition(code)
+    if found_def is None:
+        return None, "the block is not one function or class"
+    name, first, last = found_def
+    lines = text.split("\n")
+    spans = []
+    for n, line in enumerate(lines):
+        if _def_name(line) == name and (end := _braced_end(lines, n)) is not None:
+            spans.append((n, end))
+    if len(spans) != 1:
+        return None, _count_problem(name, path, len(spans))
+    start, end = spans[0]
+    block = code.rstrip("\n").split("\n")
+    head = block[:first]
+    while head and lines[start - 1:start] and head[-1].strip() == lines[start - 1].strip():
+        head.pop()  # the comment above the definition, sent again
+        start -= 1
+    indent = lines[start][:len(lines[start]) - len(lines[start].lstrip())]
+    own = block[first][:len(block[first]) - len(block[first].lstrip())]
+    body = [indent + ln[len(own):] if ln.startswith(own) and ln.strip() else ln
+            for ln in head + block[first:]]
+    return "\n".join(lines[:start] + body + lines[end + 1:]), ""
+
+
+def definition_name(code: str, language: str) -> str | None:
+    """The name of the one definition ``code`` holds, in ``language``'s way."""
+    if language == "python":
+        return python_definition(code)
+    if language in BRACED:
+        found = braced_definition(code)
+        return found[0] if found else None
+    return None
+
+
+def splice(text: str, code: str, language: str, path: str) -> tuple[str | None, str]:
+    """Replace the definition ``code`` holds in ``text`` (see the module's docstring)."""
+    if language == "python":
+        return splice_python(text, code, path)
+    return splice_braced(text, code, path)
+
+
+def definition_count(text: str, name: str, language: str) -> int:
+    """How many definitions named ``name`` ``text`` holds."""
+    if language == "python":
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return 0
+        return sum(1 for n in ast.walk(tree) if isinstance(
+            n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name)
+    lines = text.split("\n")
+    return sum(1 for n, line in enumerate(lines)
+               if _def_name(line) == name and _braced_end(lines, n) is not None)
+
+
+BRACED = frozenset({"c", "cpp", "javascript", "typescript", "java", "csharp", "go", "rust",
+                    "jsx", "tsx", "arduino", "kotlin", "swift", "php", "dart", "scala"})
