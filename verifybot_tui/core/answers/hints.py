@@ -232,6 +232,11 @@ _ESCAPED_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _TRIGGERS = frozenset({"as", "called", "named", "file", "filename", "into", "to", "in", "create",
                        "save", "edit", "update", "open", "path", "file:", "filename:", "path:"})
 _STRIP = "*`\"'(),;:!?<>"
+# A marker line before a block: "--- ./src/config.ts ---", "=== main.py ===".
+_MARKER_RE = re.compile(r"^(-{2,}|={2,}|#{3,}|\*{3,})\s*(?:file:?\s*)?([^\s`*]+|`[^`]+`)\s*\1$",
+                        re.I)
+# A name and a remark after it: "main.py (entrypoint)", "app.js - the server".
+_REMARK_RE = re.compile(r"^\S+\s+(?:\([^()]*\)|[-–—:]\s+.*)$")
 _LEAD_WORDS_RE = re.compile(
     r"^(?:#+\s*)?(?:(?:step\s*)?\d+[.):]\s*)?(?:(?:file ?name|file|path)\s*:?\s*)?", re.I)
 
@@ -254,6 +259,9 @@ def raw_names(raw: str, heading: bool = False) -> list[str]:
     its line (``src/main.rs``, ``project/CMakeLists.txt:``), or after a word such as
     "as", "called" or "to" ("Save this as factorial.cpp.").
     """
+    marker = _MARKER_RE.match(raw.strip())
+    if marker and _looks_like_filename(name := _clean_name(marker.group(2))):
+        return [name]  # "--- ./src/config.ts ---" on its own line
     found: list[tuple[int, str]] = []
     masked = raw
     spaced = set()  # names in code spans or bold may hold spaces ("my app/run.py")
@@ -271,7 +279,8 @@ def raw_names(raw: str, heading: bool = False) -> list[str]:
         found.append((m.start(1), name := m.group(1).rstrip(".,;:)")))
         labelled.add(name)
     tokens = list(_TOKEN_RE.finditer(masked))
-    alone = len(_LEAD_WORDS_RE.sub("", masked.strip().strip("*_` ")).split()) == 1
+    lead = _LEAD_WORDS_RE.sub("", masked.strip().strip("*_` "))
+    alone = len(lead.split()) == 1 or bool(_REMARK_RE.match(lead))  # "main.py (entrypoint)"
     for i, m in enumerate(tokens):
         before = tokens[i - 1].group().strip(_STRIP).lower() if i else ""
         after = tokens[i + 1].group().strip(_STRIP).lower() if i + 1 < len(tokens) else ""

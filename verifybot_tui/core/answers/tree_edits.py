@@ -201,7 +201,11 @@ def _partial(work: _Work, block: CodeBlock) -> None:
                      block.line)
         return
     new, why, how = _merged(old, block, bare, path)
-    if new is None:
+    if new is None and block.how == "elided" and block.code.count("\n") >= old.count("\n"):
+        work.notes.append(f"{path} (block at line {block.line}) has a `...` line that matches "
+                          f"nothing, and is as long as {path} was: taken as the whole file")
+        work.put(path, "whole", block.code, block.line)
+    elif new is None:
         work.problem(path, why, block.line)
     else:
         work.put(path, how, _ending(new), block.line)
