@@ -221,8 +221,8 @@ def needed_packages(files: list[ProgramFile], declared: list[str],
     for name in declared:
         if name in _STDLIB or name in local:
             continue
-        known = name in _PIP_NAMES or name.startswith("adafruit_")
-        pips.append(pip_name(name) if known else name)
+        mapped = name in _PIP_NAMES or name.startswith("adafruit_")
+        pips.append(pip_name(name) if mapped else name)
     return list(dict.fromkeys(modules)), list(dict.fromkeys(pips))
 
 
