@@ -352,7 +352,13 @@ def _assign(p: _Pending, name: str, ex: Extraction) -> None:
 def _name_blocks(pending: list[_Pending], items: list[_Prose | _Fence], ex: Extraction) -> None:
     for p in pending:
         if p.explicit:
+            for hint in _hint_candidates(items, p.index, nearest_only=True):
+                if "/" not in p.explicit and hint.name.rsplit("/", 1)[-1] == p.explicit:
+                    p.explicit = hint.name  # "/* irq.h" under "### include/irq.h"
             _assign(p, p.explicit, ex)
+            for hint in _hint_candidates(items, p.index, nearest_only=True):
+                if confine_name(hint.name)[0] == p.block.filename:
+                    hint.used = True  # the path line above it: no other block's name
     for p in pending:
         if p.explicit or p.kind == "other":
             continue
@@ -425,7 +431,10 @@ def _mark_commands(pending: list[_Pending], items: list[_Prose | _Fence],
                     mentions += _run_mentions([shlex.split(code)] if code.strip() else [])
                 except ValueError:
                     continue
+    taken = {p.block.filename for p in pending if p.block.filename}
     for name in dict.fromkeys(mentions):
+        if confine_name(name)[0] in taken:
+            continue  # `python lsfl/main.py` runs the file the answer named: no other block
         for p in others:
             if p.block.filename is None and p.explicit is None and _hint_fits(
                     name, p.block.language) and PurePosixPath(name).suffix:

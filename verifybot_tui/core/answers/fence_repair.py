@@ -107,8 +107,46 @@ def _end_before_closing_words(lines: list[str], start: int, opening: _Line) -> N
         lines[last[-1]] = f"{opening.indent}{opening.fence}"
 
 
+_SEARCH_RE = re.compile(r"^\s*<{5,9}\s*SEARCH\b")
+_REPLACE_RE = re.compile(r"^\s*>{5,9}\s*REPLACE\b")
+
+
+def _edit_fence(lines: list[str], i: int, opening: _Line, notes: list[str]) -> int | None:
+    """A SEARCH/REPLACE edit runs to its ``>>>>>>> REPLACE`` whatever fences its parts
+    hold (a README's ```bash examples); its fence closes after that. The line after it,
+    or None when the fence at ``i`` holds no edit."""
+    head = [k for k in (i + 1, i + 2) if k < len(lines)]
+    if not any(_SEARCH_RE.match(lines[k]) for k in head):
+        return None
+    k = i + 1
+    while k < len(lines) and not _REPLACE_RE.match(lines[k]):
+        k += 1
+    while k + 1 < len(lines) and any(_SEARCH_RE.match(lines[m]) for m in (k + 1, k + 2)
+                                     if m < len(lines)):  # the next edit in the same fence
+        k += 1
+        while k < len(lines) and not _REPLACE_RE.match(lines[k]):
+            k += 1
+    inner = [m for m in range(i + 1, min(k, len(lines))) if _fence_at(lines[m]) is not None]
+    j = k + 1
+    while j < len(lines) and not _closes(_fence_at(lines[j]), opening):
+        if lines[j].strip():
+            return None  # no closing fence right after the edit: read it as written
+        j += 1
+    if k >= len(lines) or j >= len(lines) or not inner:
+        return None if not inner else j + 1
+    longest = max(len(_fence_at(lines[m]).fence) for m in inner)  # type: ignore[union-attr]
+    fence = opening.fence[0] * max(longest + 1, len(opening.fence))
+    lines[i] = f"{opening.indent}{fence}{opening.info}"
+    lines[j] = f"{_fence_at(lines[j]).indent}{fence}"  # type: ignore[union-attr]
+    notes.append(f"the edit in the block at line {i + 1} holds fences of its own: read whole, "
+                 f"to its closing fence at line {j + 1}")
+    return j + 1
+
+
 def _read_body(lines: list[str], i: int, opening: _Line, notes: list[str]) -> int:
     """Walk a fence's body from line ``i``; mend it; return the line after it."""
+    if (after := _edit_fence(lines, i, opening, notes)) is not None:
+        return after
     markdown_fence = opening.info.lower() in _MARKDOWN_INFO or (
         not opening.info and _after_markdown_name(lines, i))
     depth = nested = 0

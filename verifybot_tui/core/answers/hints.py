@@ -408,6 +408,8 @@ def _comment_hint(code: str) -> tuple[str | None, str]:
     and those instruction lines are not part of the file.
     """
     lines = code.split("\n", 3)[:3]
+    if (bare := _path_line(lines)) is not None:
+        return bare, code.split("\n", 1)[1]
     if lines and lines[0].startswith("#!"):
         lines = lines[1:]
     for line in lines[:1]:
@@ -422,6 +424,19 @@ def _comment_hint(code: str) -> tuple[str | None, str]:
             if _looks_like_filename(name := _clean_name(told.group(1))):
                 return name, _without_instructions(code, name)
     return None, code
+
+
+def _path_line(lines: list[str]) -> str | None:
+    """``src/components/EmojiBubble.jsx`` alone on a block's first line, code below: the
+    name, which no program starts with (a listing of paths is a tree, not this)."""
+    if len(lines) < 2:
+        return None
+    first = lines[0].strip().rstrip(":")
+    rest = next((ln.strip() for ln in lines[1:] if ln.strip()), "")
+    if (first != lines[0].rstrip().rstrip(":") or not _looks_like_filename(first)
+            or not rest or _looks_like_filename(rest.rstrip("/"))):
+        return None
+    return first
 
 
 def _without_instructions(code: str, name: str) -> str:
