@@ -100,15 +100,24 @@ def replace_once(text: str, old: str, new: str, path: str) -> tuple[str | None, 
     """``text`` with the one place that holds ``old`` (lines) made ``new``."""
     hay = "\n" + text if text.endswith("\n") else "\n" + text + "\n"
     needle = "\n" + old
-    count = hay.count(needle)
+    at = hay.find(needle)
+    count = 0 if at < 0 else 1 if hay.find(needle, at + 1) < 0 else _count(hay, needle)
     if count == 1:
-        at = hay.index(needle)
         out = hay[:at + 1] + new + hay[at + len(needle):]
         return out[1:], ""
     if count > 1:
         return None, (f"its SEARCH part is in {path} {count} times, so it is not clear "
                       "which to change")
     return _tolerant(text, old, new, path)
+
+
+def _count(hay: str, needle: str) -> int:
+    """Occurrences of ``needle`` that may overlap (two "import json" lines in a row
+    share the newline between them)."""
+    count, at = 0, hay.find(needle)
+    while at >= 0:
+        count, at = count + 1, hay.find(needle, at + 1)
+    return count
 
 
 def _tolerant(text: str, old: str, new: str, path: str) -> tuple[str | None, str]:

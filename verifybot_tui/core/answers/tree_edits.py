@@ -8,11 +8,13 @@ module picks the file each block means and keeps what was made and what failed.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from verifybot_tui.core.answers.elisions import is_elision, merge
 from verifybot_tui.core.answers.extract import CodeBlock, Extraction
 from verifybot_tui.core.answers.file_changes import EditProblem, FileChange
 from verifybot_tui.core.answers.hints import data_language
+from verifybot_tui.core.answers.loose_edits import loose_edits
 from verifybot_tui.core.answers.names import confine_name
 from verifybot_tui.core.answers.search_replace import apply_edit, parse_edits
 from verifybot_tui.core.answers.splice import definition_count, definition_name, splice
@@ -49,7 +51,13 @@ class _Work:
 def apply_blocks(tree: Mapping[str, str], answer: str, ex: Extraction) -> Applied:
     """The changes the answer's blocks make to ``tree``, the problems, and notes."""
     work = _Work(tree)
-    for block in ex.blocks:
+    loose = [CodeBlock(code=text, language="", info="", filename=None, runnable=False,
+                       reason="", line=line, how="search-replace")
+             for line, text in loose_edits(answer)]
+    if loose:
+        work.notes.append(f"{len(loose)} SEARCH/REPLACE edit(s) outside any code block "
+                          "applied as written")
+    for block in sorted([*ex.blocks, *loose], key=lambda b: b.line):
         if block.how == "search-replace":
             _search_replace(work, block)
         elif block.how == "diff":
@@ -200,6 +208,10 @@ def _partial(work: _Work, block: CodeBlock) -> None:
         work.problem(path, f"it replaces a function of {path}, which is not in the project",
                      block.line)
         return
+    first, _, rest = block.code.partition("\n")
+    if (first.strip() not in old and first.lstrip()[:1] in "#/<-;"
+            and path.rsplit("/", 1)[-1] in first):
+        block = replace(block, code=rest)  # "// server.js" names the file; it is not in it
     new, why, how = _merged(old, block, bare, path)
     if new is None and block.how == "elided" and block.code.count("\n") >= old.count("\n"):
         work.notes.append(f"{path} (block at line {block.line}) has a `...` line that matches "

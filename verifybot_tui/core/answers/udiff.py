@@ -154,6 +154,7 @@ def apply_patch(text: str | None, patch: FilePatch, path: str) -> tuple[str | No
         new, why = replace_once(text, hunk.old, hunk.new, path)
         if new is None:
             return None, f"hunk {n} of the diff does not match: " + why.replace(
+                "its SEARCH part is", "its context and removed lines are").replace(
                 "its SEARCH part", "its context and removed lines")
         text = new
     return text, ""
