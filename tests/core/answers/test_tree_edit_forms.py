@@ -161,7 +161,8 @@ def test_a_javascript_block_with_existing_code_elisions() -> None:
     ("```diff\n--- a/store.py\n+++ b/store.py\n@@ -1,3 +1,3 @@\n-import yaml\n+import json\n```\n",
      "store.py", "hunk 1 of the diff does not match: its context and removed lines are not in "
                  "store.py"),
-    ("**app.py**\n```python\n# ... existing code ...\n    total = 1\n# ... existing code ...\n```\n",
+    ("**app.py**\n```python\n# ... existing code ...\n    total = 1\n"
+     "# ... existing code ...\n```\n",
      "app.py", "the line `total = 1` next to its `...` is not in app.py"),
 ])
 def test_an_edit_that_does_not_apply_is_a_problem_and_changes_nothing(
