@@ -183,3 +183,15 @@ def test_an_edit_that_names_no_file_in_a_project_of_several() -> None:
         "the edit does not say which file it changes"]
     one = {"store.py": APP["store.py"]}
     assert plan_update(one, answer).apply(one)["store.py"].startswith("import os\n")
+
+
+def test_a_whole_file_then_an_edit_of_it_in_one_answer_compose() -> None:
+    answer = ("**store.py**\n```python\nimport os\n\n\ndef load(path):\n    return []\n```\n\n"
+              "And one more change to it:\n\nstore.py\n```python\n<<<<<<< SEARCH\n"
+              "    return []\n=======\n    return [path]\n>>>>>>> REPLACE\n```\n")
+    ex = extract(answer)
+    assert [(b.filename, b.how) for b in ex.blocks] == [("store.py", "whole"),
+                                                         ("store.py", "search-replace")]
+    update = plan_update(APP, answer, ex)
+    assert update.apply(APP)["store.py"] == "import os\n\n\ndef load(path):\n    return [path]\n"
+    assert [(c.path, c.how) for c in update.changes] == [("store.py", "whole")]

@@ -326,8 +326,9 @@ def _hint_candidates(items: list[_Prose | _Fence], index: int,
         for prose in unit:
             yield from prose.hints
         gap_had_hint = gap_had_hint or any(prose.hints for prose in unit)
-        if nearest_only:
-            return
+        if nearest_only and not (len(unit) == 1 and not unit[0].hints
+                                 and unit[0].raw.lstrip().startswith(("---", "==="))):
+            return  # a marker line ("--- package.json (v2) ---") hides no heading above it
         i = first - 1
 
 
@@ -459,11 +460,12 @@ def _mark_functions(pending: list[_Pending], items: list[_Prose | _Fence]) -> No
 
 
 def _supersede_duplicates(pending: list[_Pending], ex: Extraction) -> None:
-    """Two blocks named main.py: the answer revised it, the later one counts."""
+    """Two blocks named main.py: the answer revised it, the later one counts. Edits of
+    a file are not revisions of it: each applies to the file as the ones before left it."""
     last: dict[str, _Pending] = {}
     for p in pending:
         name = p.block.filename
-        if not name:
+        if not name or p.block.how != "whole":
             continue
         earlier = last.get(name)
         if earlier is not None:

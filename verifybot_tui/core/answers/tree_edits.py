@@ -35,12 +35,12 @@ class _Work:
 
     def put(self, path: str, how: str, text: str, line: int) -> None:
         """Record a change; a second edit of one file composes with the first (the
-        change keeps the first form's name unless a whole file replaced it)."""
+        change keeps the first one's form unless a whole file replaces it)."""
         earlier = next((i for i, c in enumerate(self.changes) if c.path == path), None)
         if earlier is not None:
             first = self.changes.pop(earlier)
-            if how != "whole" and first.how not in ("whole", how):
-                how = first.how if first.how != "removed" else how
+            if how != "whole" and first.how not in ("removed", "renamed"):
+                how = first.how  # sent whole then edited: whole; two edits: the first's form
         self.changes.append(FileChange(path, how, text, line=line))
         self.current[path] = text
 
