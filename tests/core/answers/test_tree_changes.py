@@ -7,6 +7,7 @@ blocks, diffs), and the tree a careful person has after applying it.
 
 from __future__ import annotations
 
+from verifybot_tui.core.answers.extract import extract
 from verifybot_tui.core.answers.tree_changes import plan_update
 
 PACKAGE = {
@@ -63,7 +64,10 @@ def test_a_c_function_replaced_in_the_file_the_prose_names() -> None:
 
 def test_an_unnamed_c_function_goes_to_the_only_file_that_defines_it() -> None:
     answer = "Fix:\n\n```c\nint pop(Stack *s)\n{\n    return s->items[--s->top];\n}\n```\n"
-    tree = plan_update(C_PROJECT, answer).apply(C_PROJECT)
+    ex = extract(answer)
+    tree = plan_update(C_PROJECT, answer, ex).apply(C_PROJECT)
+    block = ex.blocks[0]  # no file of its own for whoever saves the unnamed blocks
+    assert (block.filename, block.how) == ("stack.c", "function")
     assert "int pop(Stack *s)\n{\n    return s->items[--s->top];\n}" in tree["stack.c"]
     assert tree["stack.c"].startswith('#include "stack.h"\n\nvoid push(')
 
@@ -146,6 +150,11 @@ def test_a_new_chat_starts_from_an_empty_tree() -> None:
     answer = "**hello.py**\n```python\nprint('hi')\n```\n"
     update = plan_update({}, answer)
     assert update.apply({}) == {"hello.py": "print('hi')\n"}
+    fragment = "```python\nimport sys\n# ... rest of the code unchanged\nprint(sys.argv)\n```\n"
+    ex = extract(fragment)
+    assert ex.blocks[0].how == "elided"
+    assert plan_update({}, fragment, ex).changes == ()
+    assert ex.blocks[0].how == "whole", "nothing to merge it with: the program as written"
 
 
 def test_rename_and_delete_in_words_and_in_shell_blocks() -> None:

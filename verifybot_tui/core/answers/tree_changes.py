@@ -59,6 +59,10 @@ def plan_update(tree: Mapping[str, str], answer: str,
     unnamed new program is named by whoever saves it (``program_files``). Files go
     only when the answer's prose says so ("delete `old.py`", "rename `a.py` to
     `b.py`").
+
+    The blocks of ``ex`` are brought in line with the update: an unnamed block spliced
+    into a tree file gets that file's name and ``how`` "function"; an unnamed elided
+    block on an empty tree (nothing to merge it with) is "whole", saved as written.
     """
     ex = ex if ex is not None else extract(answer)
     tree = {_clean(p): t for p, t in tree.items()}

@@ -125,6 +125,7 @@ def _unnamed(work: _Work, block: CodeBlock, code: str) -> None:
         work.notes.append(f"the unnamed block at line {block.line} replaces `{name}` in "
                           f"{homes[0]}, the only file that defines it")
         work.put(homes[0], "function", _ending(new), block.line)
+        block.filename, block.how = homes[0], "function"  # no file of its own to save
 
 
 def _ending(text: str) -> str:
@@ -192,7 +193,8 @@ def _partial(work: _Work, block: CodeBlock) -> None:
     if block.filename:
         path = _resolve(work, block.filename)
     elif not work.current:
-        return  # a new chat: nothing to merge with; saved as written, unnamed
+        block.how = "whole"  # a new chat: nothing to merge with; saved as written, unnamed
+        return
     else:
         found = _home(work, block, bare)
         if found is None:
