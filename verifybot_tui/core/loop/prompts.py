@@ -25,7 +25,7 @@ RULES = """Rules for your answer:
 5. The program runs with no input: standard input is closed. It must finish by itself and print what it did.
 6. Use ASCII characters only in the code and its output.
 7. Keep it simple: the smallest complete program that does the task.
-8. After a failed run, send only the files you change, each complete, under its name in bold as in rule 1; the files you do not send stay as they ran. Edits in SEARCH/REPLACE blocks (the file name on its own line, then <<<<<<< SEARCH, the exact lines, =======, the new lines, >>>>>>> REPLACE) are applied too. To delete or rename a file, say so in a sentence: delete `old.py`, rename `a.py` to `b.py`."""
+8. After a failed run, send only the files you change, each complete, under its name in bold as in rule 1; the files you do not send stay as they ran. Edits in SEARCH/REPLACE blocks (the file name on its own line, then <<<<<<< SEARCH, the exact lines, =======, the new lines, >>>>>>> REPLACE) are applied too. To delete or rename a file, say so in words: delete `old.py`, rename `a.py` to `b.py`."""
 
 # What every follow-up asks for (rule 8): the files that change, each one whole.
 CHANGED_FILES = "Please send the files you change, complete, following the same rules."
