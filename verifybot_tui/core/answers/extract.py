@@ -350,16 +350,23 @@ def _assign(p: _Pending, name: str, ex: Extraction) -> None:
     p.block.filename = safe
 
 
+def _name_explicitly(p: _Pending, name: str, items: list[_Prose | _Fence],
+                     ex: Extraction) -> None:
+    """The name a block gives itself, with the folder a heading above gives it ("/* irq.h"
+    under "### include/irq.h"); that heading names no other block then."""
+    for seen in _hint_candidates(items, p.index, nearest_only=True):
+        if "/" not in name and seen.name.rsplit("/", 1)[-1] == name:
+            name = seen.name
+    _assign(p, name, ex)
+    for seen in _hint_candidates(items, p.index, nearest_only=True):
+        if confine_name(seen.name)[0] == p.block.filename:
+            seen.used = True
+
+
 def _name_blocks(pending: list[_Pending], items: list[_Prose | _Fence], ex: Extraction) -> None:
     for p in pending:
         if p.explicit:
-            for hint in _hint_candidates(items, p.index, nearest_only=True):
-                if "/" not in p.explicit and hint.name.rsplit("/", 1)[-1] == p.explicit:
-                    p.explicit = hint.name  # "/* irq.h" under "### include/irq.h"
-            _assign(p, p.explicit, ex)
-            for hint in _hint_candidates(items, p.index, nearest_only=True):
-                if confine_name(hint.name)[0] == p.block.filename:
-                    hint.used = True  # the path line above it: no other block's name
+            _name_explicitly(p, p.explicit, items, ex)
     for p in pending:
         if p.explicit or p.kind == "other":
             continue
