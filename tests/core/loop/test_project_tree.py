@@ -76,3 +76,37 @@ def test_unversioned() -> None:
     assert unversioned("programs/pkg/sub/x_12.py", 12) == "pkg/sub/x.py"
     assert unversioned("programs/Makefile_3", 3) == "Makefile"
     assert unversioned("programs/a_1_2.py", 2) == "a_1.py"
+
+
+async def test_a_follow_up_keeps_the_tree_and_a_new_chat_starts_an_empty_one(
+        tmp_path: Path) -> None:
+    """The app's follow-up (same chat) runs with the files of the last run; a new chat
+    runs only what its answer brings."""
+    from cli_runs import answers
+    from loop_runs import make_loop
+
+    from verifybot_tui.core.loop import events as ev
+
+    util = "**util.py**\n\n```python\nWORD = 'one'\n```\n"
+    main = "**main.py**\n\n```python\nfrom util import WORD\nprint(WORD)\n```\n"
+    t = tmp_path / "t.md"
+    t.write_text(answers(util + "\n" + main, util.replace("one", "two")))
+    loop = make_loop(tmp_path / "ws", t, auto_accept=True, max_retries=0)
+
+    async def ran(prompt: str, new_chat: bool) -> tuple[dict[str, str], str, int]:
+        how, out, base = {}, "", -1
+        async for event in loop.events(prompt, new_chat=new_chat):
+            if isinstance(event, ev.PromptSent):
+                base = len(loop.tree.files)  # the files the answer will change
+            elif isinstance(event, ev.CodeReady):
+                how = event.how
+            elif isinstance(event, ev.Output):
+                out += event.text
+        return how, out, base
+
+    both = {"util.py": "whole", "main.py": "whole"}
+    assert await ran("print a word", True) == (both, "one\n", 0)
+    assert await ran("another word", False) == (
+        {"util.py": "whole", "main.py": "carried"}, "two\n", 2)
+    # A new chat (the replay starts again at its first answer): nothing carried over.
+    assert await ran("a new task", True) == (both, "one\n", 0)
