@@ -15,14 +15,14 @@ from pathlib import PurePosixPath
 
 from markdown_it import MarkdownIt
 
-from verifybot_tui.core.answers.copy_glue import unglue
 from verifybot_tui.core.answers.directives import (
     _DEPS_RE,
     _declared_dependencies,
     _directive_lines,
     _timeouts,
 )
-from verifybot_tui.core.answers.edit_forms import edit_form, says_function
+from verifybot_tui.core.answers.edits.edit_forms import edit_form, says_function
+from verifybot_tui.core.answers.edits.splice import definition_name
 from verifybot_tui.core.answers.fence_repair import repair_fences
 from verifybot_tui.core.answers.guess import (
     SAMPLE,
@@ -30,6 +30,7 @@ from verifybot_tui.core.answers.guess import (
     _python_program,
     _shebang_language,
     guess_language,
+    unglue,
 )
 from verifybot_tui.core.answers.hints import (
     _TEXT_FILE_LANGUAGES,
@@ -39,6 +40,8 @@ from verifybot_tui.core.answers.hints import (
     _normalise_language,
     _parse_info,
     _Prose,
+    _shown,
+    confine_name,
     data_language,
     name_after,
     raw_names,
@@ -67,8 +70,6 @@ from verifybot_tui.core.answers.markdown_walk import (
     collapse_prose,
     line_mapper,
 )
-from verifybot_tui.core.answers.names import _shown, confine_name
-from verifybot_tui.core.answers.splice import definition_name
 
 __all__ = ["COLLAPSE_ABOVE", "SAMPLE", "CodeBlock", "Extraction", "collapse_fences",
            "collapse_prose", "confine_name", "extract", "guess_language", "line_mapper"]
@@ -164,11 +165,13 @@ def extract(markdown: str) -> Extraction:
     return ex
 
 
-def _read_fence(fence: _Fence, index: int, items: list[_Prose | _Fence],
-                ex: Extraction) -> _Pending:
-    tok = fence.token
-    word, info_name = _parse_info(tok.info)
-    raw, repaired = _clean_code(tok.content)
+def _read_text(fence: _Fence, index: int, items: list[_Prose | _Fence],
+               ex: Extraction) -> tuple[str, str | None, str, tuple[str, str, str], str | None]:
+    """(language, name from the info string, text, (block text, how, edit's path), content):
+    the block as a person reads it, web-copy spaces and a glued language label mended,
+    and the form its file takes (whole, or an edit)."""
+    word, info_name = _parse_info(fence.token.info)
+    raw, repaired = _clean_code(fence.token.content)
     if repaired:
         ex.notes.append(f"block at line {fence.line}: non-breaking or zero-width spaces "
                         "replaced (a copy from a web page)")
@@ -183,20 +186,26 @@ def _read_fence(fence: _Fence, index: int, items: list[_Prose | _Fence],
         ex.notes.append(f"the code block at line {fence.line} is not closed: "
                         "the answer may have been cut off")
     edit = (raw, how, edit_path or _path_line_before(items, index, fence))
-    if how != "whole" and content is None:
-        return _read_edit(fence, index, ex, language, edit)
-    if how != "whole" and content is not None:
+    if how in ("search-replace", "diff") and content is not None:
         raw = content  # a new file made by an edit: judged as the file it makes
         info_name = info_name or edit[2] or None
         named = data_language(info_name) if info_name else ""
-        if named and named != language:  # requirements.txt in a ```python fence
-            language = named
+        language = named if named and named != language else language  # requirements.txt
     if how == "elided":
         ex.notes.append(f"block at line {fence.line} leaves parts of its file out (it says "
                         "the rest is unchanged): it is merged into the project's file")
     elif _PARTIAL_RE.search(raw):
         ex.notes.append(f"block at line {fence.line} looks partial (it says the rest is "
                         "unchanged): it may need merging with the previous version")
+    return language, info_name, raw, edit, content
+
+
+def _read_fence(fence: _Fence, index: int, items: list[_Prose | _Fence],
+                ex: Extraction) -> _Pending:
+    tok = fence.token
+    language, info_name, raw, edit, content = _read_text(fence, index, items, ex)
+    if edit[1] != "whole" and content is None:
+        return _read_edit(fence, index, ex, language, edit)
     comment_name, code = _comment_hint(raw)
     explicit = info_name or comment_name
     guessed = False

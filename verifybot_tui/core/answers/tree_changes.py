@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from verifybot_tui.core.answers.edits.tree_edits import apply_blocks
+from verifybot_tui.core.answers.edits.tree_sentences import removals_and_renames
 from verifybot_tui.core.answers.extract import Extraction, extract
 from verifybot_tui.core.answers.file_changes import EditProblem, FileChange
-from verifybot_tui.core.answers.names import confine_name
-from verifybot_tui.core.answers.tree_edits import apply_blocks
-from verifybot_tui.core.answers.tree_sentences import removals_and_renames
+from verifybot_tui.core.answers.hints import confine_name
 
 __all__ = ["EditProblem", "FileChange", "TreeUpdate", "plan_update"]
 

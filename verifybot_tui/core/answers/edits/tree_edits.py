@@ -10,15 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from verifybot_tui.core.answers.elisions import is_elision, merge
+from verifybot_tui.core.answers.edits.elisions import is_elision, merge
+from verifybot_tui.core.answers.edits.loose_edits import loose_edits
+from verifybot_tui.core.answers.edits.search_replace import apply_edit, parse_edits
+from verifybot_tui.core.answers.edits.splice import definition_count, definition_name, splice
+from verifybot_tui.core.answers.edits.udiff import NULL, apply_patch, parse_patches
 from verifybot_tui.core.answers.extract import CodeBlock, Extraction
 from verifybot_tui.core.answers.file_changes import EditProblem, FileChange
-from verifybot_tui.core.answers.hints import data_language
-from verifybot_tui.core.answers.loose_edits import loose_edits
-from verifybot_tui.core.answers.names import confine_name
-from verifybot_tui.core.answers.search_replace import apply_edit, parse_edits
-from verifybot_tui.core.answers.splice import definition_count, definition_name, splice
-from verifybot_tui.core.answers.udiff import NULL, apply_patch, parse_patches
+from verifybot_tui.core.answers.hints import confine_name, data_language
 
 Applied = tuple[list[FileChange], list[EditProblem], list[str]]
 

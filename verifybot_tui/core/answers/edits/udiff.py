@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from verifybot_tui.core.answers.search_replace import replace_once
+from verifybot_tui.core.answers.edits.search_replace import replace_once
 
 _OLD_RE = re.compile(r"^---\s+(\S+)")
 _NEW_RE = re.compile(r"^\+\+\+\s+(\S+)")

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 
-from verifybot_tui.core.answers.elisions import has_elisions
-from verifybot_tui.core.answers.search_replace import apply_edit, has_markers, parse_edits
-from verifybot_tui.core.answers.udiff import apply_patch, looks_like_diff, parse_patches
+from verifybot_tui.core.answers.edits.elisions import has_elisions
+from verifybot_tui.core.answers.edits.search_replace import apply_edit, has_markers, parse_edits
+from verifybot_tui.core.answers.edits.udiff import apply_patch, looks_like_diff, parse_patches
 
 # "Replace `parse()` in main.py with:", "update the `draw` method", "the new parse function"
 _FUNCTION_PROSE_RE = re.compile(

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 
+from verifybot_tui.core.answers.edits.search_replace import has_markers
 from verifybot_tui.core.answers.fence_repair import repair_fences
 from verifybot_tui.core.answers.hints import raw_names
-from verifybot_tui.core.answers.search_replace import has_markers
 
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _START_RE = re.compile(r"^\s*<{5,9}\s*SEARCH\b")
