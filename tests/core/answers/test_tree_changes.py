@@ -193,3 +193,15 @@ def test_an_ambiguous_function_is_a_problem_not_a_guess() -> None:
     assert [(p.path, p.message) for p in update.problems] == [
         ("shapes.py", "`area` is defined 2 times in shapes.py, so it is not clear which to "
                       "replace")]
+
+
+def test_a_class_around_the_one_method_that_changes_keeps_the_other_methods() -> None:
+    answer = ("In `shop/cart.py`:\n\n```python\nclass Cart:\n    # ... other methods ...\n\n"
+              "    def total(self):\n        return sum(PRICES[n] * c for n, c in self.items)\n"
+              "\n    def count(self):\n        return len(self.items)\n```\n")
+    update = plan_update(PACKAGE, answer)
+    assert update.problems == ()
+    assert [(c.path, c.how) for c in update.changes] == [("shop/cart.py", "function")]
+    cart = update.apply(PACKAGE)["shop/cart.py"]
+    assert cart == PACKAGE["shop/cart.py"].replace("PRICES[n] for", "PRICES[n] * c for") + (
+        "\n    def count(self):\n        return len(self.items)\n")

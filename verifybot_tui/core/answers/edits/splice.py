@@ -59,12 +59,73 @@ def splice_python(text: str, code: str, path: str) -> tuple[str | None, str]:
     if len(found) != 1:
         return None, _count_problem(name, path, len(found))
     node = found[0]
-    start = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
-    end = node.end_lineno or node.lineno
-    lines = text.split("\n")
+    block = textwrap.dedent(code)
+    if isinstance(node, ast.ClassDef) and (methods := _methods_only(block, node)) is not None:
+        return _splice_methods(text, block, node, methods), ""
+    return _put_over(text.split("\n"), node, block), ""
+
+
+_Def = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+def _span(node: _Def) -> tuple[int, int]:
+    """(first line index, end line index + 1) of a definition with its decorators."""
+    return min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1, (
+        node.end_lineno or node.lineno)
+
+
+def _put_over(lines: list[str], node: _Def, block: str) -> str:
+    """``block`` in place of ``node``'s lines, indented as the definition was."""
+    start, end = _span(node)
     indent = lines[start][:len(lines[start]) - len(lines[start].lstrip())]
-    body = textwrap.indent(textwrap.dedent(code).rstrip("\n"), indent).split("\n")
-    return "\n".join(lines[:start] + body + lines[end:]), ""
+    body = textwrap.indent(textwrap.dedent(block).rstrip("\n"), indent).split("\n")
+    return "\n".join(lines[:start] + body + lines[end:])
+
+
+def _methods_only(block: str, target: ast.ClassDef) -> list[ast.FunctionDef |
+                                                          ast.AsyncFunctionDef] | None:
+    """The block's methods when its class holds only methods (a docstring aside) and
+    the file's class has members the block does not show: "class Cart:" around the one
+    method that changes, not a class that drops the rest."""
+    cls = ast.parse(block).body[0]
+    assert isinstance(cls, ast.ClassDef)
+    members = [n for n in cls.body if not (isinstance(n, ast.Expr)
+                                           and isinstance(n.value, ast.Constant))]
+    if not members or not all(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                              for n in members):
+        return None
+    shown = {n.name for n in members}  # type: ignore[union-attr]
+    theirs = [n for n in target.body if not (isinstance(n, ast.Expr)
+                                             and isinstance(n.value, ast.Constant))]
+    if all(getattr(n, "name", None) in shown for n in theirs):
+        return None  # the block shows the whole class
+    return members  # type: ignore[return-value]
+
+
+def _splice_methods(text: str, block: str, target: ast.ClassDef,
+                    methods: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> str:
+    """Each of the block's methods over the class's method of that name; a method the
+    class lacks goes after its last member."""
+    lines = text.split("\n")
+    source = block.split("\n")
+    own = {n.name: n for n in target.body if isinstance(n, (ast.FunctionDef,
+                                                             ast.AsyncFunctionDef))}
+    edits: list[tuple[int, int, list[str]]] = []
+    last_end = target.end_lineno or target.lineno
+    member_indent = " " * (target.body[0].col_offset if target.body else target.col_offset + 4)
+    for method in methods:
+        start, end = _span(method)
+        text_of = textwrap.dedent("\n".join(source[start:end]))
+        if method.name in own:
+            o_start, o_end = _span(own[method.name])
+            indent = lines[o_start][:len(lines[o_start]) - len(lines[o_start].lstrip())]
+            edits.append((o_start, o_end, textwrap.indent(text_of, indent).split("\n")))
+        else:
+            edits.append((last_end, last_end,
+                          ["", *textwrap.indent(text_of, member_indent).split("\n")]))
+    for start, end, body in sorted(edits, key=lambda e: e[0], reverse=True):
+        lines[start:end] = body
+    return "\n".join(lines)
 
 
 def python_definitions(text: str) -> int:
