@@ -89,17 +89,17 @@ def _methods_only(block: str, target: ast.ClassDef) -> list[ast.FunctionDef |
     method that changes, not a class that drops the rest."""
     cls = ast.parse(block).body[0]
     assert isinstance(cls, ast.ClassDef)
-    members = [n for n in cls.body if not (isinstance(n, ast.Expr)
-                                           and isinstance(n.value, ast.Constant))]
-    if not members or not all(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                              for n in members):
+    rest = [n for n in cls.body if not (isinstance(n, ast.Expr)
+                                        and isinstance(n.value, ast.Constant))]
+    members = [n for n in rest if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if not members or len(members) != len(rest):
         return None
-    shown = {n.name for n in members}  # type: ignore[union-attr]
+    shown = {n.name for n in members}
     theirs = [n for n in target.body if not (isinstance(n, ast.Expr)
                                              and isinstance(n.value, ast.Constant))]
     if all(getattr(n, "name", None) in shown for n in theirs):
         return None  # the block shows the whole class
-    return members  # type: ignore[return-value]
+    return members
 
 
 def _splice_methods(text: str, block: str, target: ast.ClassDef,
