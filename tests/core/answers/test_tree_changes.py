@@ -205,3 +205,14 @@ def test_a_class_around_the_one_method_that_changes_keeps_the_other_methods() ->
     cart = update.apply(PACKAGE)["shop/cart.py"]
     assert cart == PACKAGE["shop/cart.py"].replace("PRICES[n] for", "PRICES[n] * c for") + (
         "\n    def count(self):\n        return len(self.items)\n")
+
+
+def test_taking_a_name_out_of_code_is_no_deletion_of_the_file() -> None:
+    tree = {"main.py": "import config\nprint(config.A)\n", "config.py": "A = 1\n",
+            "old.py": "x = 1\n"}
+    answer = ("Remove `config.py` from the imports, `old.py` was removed from the list of "
+              "modules too, and remove `old.py` from the project.\n\n**main.py**\n```python\n"
+              "print(1)\n```\n")
+    update = plan_update(tree, answer)
+    assert [(c.path, c.how) for c in update.changes] == [("main.py", "whole"),
+                                                        ("old.py", "removed")]

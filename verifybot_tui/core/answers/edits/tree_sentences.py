@@ -30,6 +30,11 @@ _RENAMED_RE = re.compile(
     r"(?:to\s+)?" + _PATH.format("b"), re.I)
 _NEGATION_RE = re.compile(r"(?:n't|\bnot|\bno need to|\bnever|\bwithout|\binstead of)\s*"
                           r"(?:\w+\s+){0,2}$", re.I)
+# "remove `config.py` from the imports" takes a name out of code, not a file away;
+# "remove `old.py` from the project" does take it away.
+_FROM_PART_RE = re.compile(
+    r"[`*'\"]*\s+from\s+(?!(?:the\s+|your\s+|its\s+|this\s+)?"
+    r"(?:project|repo\b|repository|folder|directory|tree|codebase|disk|workspace))\w", re.I)
 _FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*([\w+-]*)")
 _SHELL_INFO = frozenset({"bash", "sh", "shell", "console", "zsh", ""})
 
@@ -49,7 +54,7 @@ def removals_and_renames(answer: str, tree: Mapping[str, str]) -> list[Found]:
             found += _rename(m, line, line_no, tree)
         for rx in (_DELETE_RE, _DELETED_RE):
             for m in rx.finditer(line):
-                if not _negated(line, m.start()):
+                if not _negated(line, m.start()) and not _FROM_PART_RE.match(line, m.end()):
                     found += [("removed", p, "", line_no) for p in _files(m.group("a"), tree)]
     return _once(found)
 
