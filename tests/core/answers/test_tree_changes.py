@@ -216,3 +216,12 @@ def test_taking_a_name_out_of_code_is_no_deletion_of_the_file() -> None:
     update = plan_update(tree, answer)
     assert [(c.path, c.how) for c in update.changes] == [("main.py", "whole"),
                                                         ("old.py", "removed")]
+
+
+def test_a_whole_c_file_with_one_function_replaces_the_file() -> None:
+    answer = ("**stack.c**\n```c\n#include \"stack.h\"\n#include <assert.h>\n\n"
+              "void push(Stack *s, int v) {\n    assert(s->top < 8);\n"
+              "    s->items[s->top++] = v;\n}\n```\n")
+    update = plan_update(C_PROJECT, answer)
+    assert [(c.path, c.how) for c in update.changes] == [("stack.c", "whole")]
+    assert "int pop" not in update.apply(C_PROJECT)["stack.c"]

@@ -108,7 +108,9 @@ def test_a_diff_without_numbers_and_with_trailing_spaces_lost() -> None:
               "         return json.load(f)\n```\n")
     tree = dict(APP, **{"store.py": APP["store.py"].replace("def load(path):",
                                                             "def load(path):  ")})
-    update = plan_update(tree, answer)
+    ex = extract(answer)
+    assert [(b.filename, b.how) for b in ex.blocks] == [("store.py", "diff")]
+    update = plan_update(tree, answer, ex)
     assert update.problems == ()
     assert "with open(path, 'rb') as f:" in update.apply(tree)["store.py"]
 

@@ -379,7 +379,8 @@ def _name_blocks(pending: list[_Pending], items: list[_Prose | _Fence], ex: Extr
     for p in pending:
         if p.explicit or p.kind == "other":
             continue
-        hint = _take_hint(items, p.index, p.block.language, nearest_only=p.kind != "program")
+        fits = "" if p.block.how == "diff" else p.block.language  # a diff of any file
+        hint = _take_hint(items, p.index, fits, nearest_only=p.kind != "program")
         if hint and p.kind == "commands" and PurePosixPath(hint.name).suffix not in (
                 ".sh", ".bash", ".ps1", ".bat", ".cmd"):
             hint.used = False  # set-up commands are saved only as the script they name

@@ -172,7 +172,9 @@ def braced_definition(code: str) -> tuple[str, int, int] | None:
 
 
 def _is_comment(line: str) -> bool:
-    return line.lstrip().startswith(("//", "/*", "*", "#"))
+    """A comment line of a braced language (``#include`` is code: a block that starts
+    with it is a file, not one function)."""
+    return line.lstrip().startswith(("//", "/*", "*"))
 
 
 def _braced_end(lines: list[str], start: int) -> int | None:
