@@ -110,7 +110,11 @@ def _apply_changes(update: TreeUpdate, files: dict[str, ProgramFile], how: dict[
             how.pop(c.path, None)
             continue
         base = files.get(c.path) or old
-        language = _language(c.path, blocks.get(c.line), base)
+        block = blocks.get(c.line)
+        if block is not None and c.how == "whole" and not block.runnable:
+            ex.notes.append(f"{c.path} (the block at line {block.line}) is saved as a file "
+                            f"to lay out, not run: {block.reason}")
+        language = _language(c.path, block, base)
         files[c.path] = ProgramFile(c.path, c.path, c.text, language)
         how[c.path] = c.how
         if c.renamed_from:
