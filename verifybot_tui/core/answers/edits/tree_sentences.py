@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 # A path as prose writes it: in backticks, bold, or bare (with a dot or a slash).
 _PATH = r"[`*'\"]{{0,2}}(?P<{0}>[\w.\-/\\\[\]@+]+)[`*'\"]{{0,2}}"
@@ -38,13 +38,28 @@ _FROM_PART_RE = re.compile(
 _FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*([\w+-]*)")
 _SHELL_INFO = frozenset({"bash", "sh", "shell", "console", "zsh", ""})
 
+# The words every sentence and command above holds; a line without one is not read
+# (str methods: an IGNORECASE alternation scans 50 MB of prose in seconds).
+_ACTS = ("delet", "remov", "drop", "rid of", "renam", "move", "no longer", "rm ", "mv ")
+
+
+def _acts(text: str) -> bool:
+    low = text.lower()
+    return any(word in low for word in _ACTS)
+
+
 Found = tuple[str, str, str, int]  # (kind "removed"|"renamed", path, new path or "", line)
 
 
 def removals_and_renames(answer: str, tree: Mapping[str, str]) -> list[Found]:
     """What the answer's words remove and rename among the files of ``tree``, in order."""
     found: list[Found] = []
-    for line_no, line, shell in _lines(answer.replace("\r\n", "\n")):
+    if not tree or not _acts(answer):
+        return found  # most answers: no word that removes or renames (50 MB in a blink)
+    names = {part for path in tree for part in path.split("/")}
+    if not any(name in answer for name in names):
+        return found
+    for line_no, line, shell in _lines(answer.replace("\r\n", "\n"), names):
         if shell:
             found += _shell(line, line_no, tree)
             continue
@@ -59,24 +74,21 @@ def removals_and_renames(answer: str, tree: Mapping[str, str]) -> list[Found]:
     return _once(found)
 
 
-def _lines(answer: str) -> list[tuple[int, str, bool]]:
-    """(line number, text, inside a shell block) of the prose and shell-block lines."""
-    out: list[tuple[int, str, bool]] = []
+def _lines(answer: str, names: set[str]) -> Iterator[tuple[int, str, bool]]:
+    """(line number, text, inside a shell block) of the prose and shell-block lines that
+    hold a word that acts and a name of the tree (str tests first: 50 MB stay quick)."""
     fence = ""
     shell = False
     for n, line in enumerate(answer.split("\n"), 1):
-        m = _FENCE_RE.match(line)
-        if m and not fence:
-            fence, shell = m.group(1), m.group(2).lower() in _SHELL_INFO
+        if line[:6].lstrip(" ")[:3] in ("```", "~~~") and (m := _FENCE_RE.match(line)):
+            if not fence:
+                fence, shell = m.group(1), m.group(2).lower() in _SHELL_INFO
+            elif line.strip().startswith(fence) and not m.group(2):
+                fence = ""
             continue
-        if m and fence and line.strip().startswith(fence) and not m.group(2):
-            fence = ""
+        if (fence and not shell) or not any(name in line for name in names) or not _acts(line):
             continue
-        if not fence:
-            out.append((n, line, False))
-        elif shell:
-            out.append((n, line, True))
-    return out
+        yield n, line, bool(fence)
 
 
 def _negated(line: str, at: int) -> bool:
