@@ -41,8 +41,17 @@ def is_elision(line: str, language: str = "") -> bool:
             r"\b(?:unchanged|as before|same as before|stays? the same|omitted)\b", said, re.I)))
 
 
+_MARKS = ("...", "…", "unchanged", "as before", "omitted", "the same")
+
+
 def has_elisions(code: str, language: str = "") -> bool:
-    return any(is_elision(ln, language) for ln in code.split("\n"))
+    """Whether a line of ``code`` is an elision (str tests first: a 7 MB block has
+    none of the words, and its lines are not read one by one)."""
+    low = code.lower()
+    if not any(mark in low for mark in _MARKS):
+        return False
+    return any(is_elision(ln, language) for ln in low.split("\n")
+               if any(mark in ln for mark in _MARKS))
 
 
 def merge(text: str, code: str, language: str, path: str) -> tuple[str | None, str]:

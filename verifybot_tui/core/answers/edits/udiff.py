@@ -48,6 +48,9 @@ class FilePatch:
 
 def looks_like_diff(code: str, language: str) -> bool:
     """A ```diff block, or a block whose lines are a unified diff's."""
+    if language not in ("diff", "patch", "udiff") and not (
+            code.startswith(("--- ", "@@")) or "\n--- " in code or "\n@@" in code):
+        return False  # most blocks: no line a diff needs (str tests, no split)
     lines = code.split("\n")
     if language in ("diff", "patch", "udiff"):
         return any(ln[:1] in "+-" for ln in lines) and not _all_list_items(lines)
