@@ -197,3 +197,31 @@ def test_a_whole_file_then_an_edit_of_it_in_one_answer_compose() -> None:
     update = plan_update(APP, answer, ex)
     assert update.apply(APP)["store.py"] == "import os\n\n\ndef load(path):\n    return [path]\n"
     assert [(c.path, c.how) for c in update.changes] == [("store.py", "whole")]
+
+
+def test_one_fence_holding_edits_of_two_files() -> None:
+    answer = ("```python\napp.py\n<<<<<<< SEARCH\nimport json\n=======\nimport json\n"
+              "import sys\n>>>>>>> REPLACE\n\nstore.py\n<<<<<<< SEARCH\ndef load(path):\n"
+              "=======\ndef load(path='data.json'):\n>>>>>>> REPLACE\n```\n")
+    ex = extract(answer)
+    assert [(b.how, b.content, b.runnable) for b in ex.blocks] == [
+        ("search-replace", None, False)]
+    update = plan_update(APP, answer, ex)
+    assert [(c.path, c.how) for c in update.changes] == [("app.py", "search-replace"),
+                                                        ("store.py", "search-replace")]
+    tree = update.apply(APP)
+    assert tree["app.py"].startswith("import json\nimport sys\n\nfrom store import load\n")
+    assert "def load(path='data.json'):" in tree["store.py"]
+
+
+def test_an_unnamed_elided_block_merges_into_the_one_file_it_fits() -> None:
+    answer = ("```python\n# ... existing code ...\ndef main():\n    rows = load('rows.json')\n"
+              "    print(summary(rows))\n# ... existing code ...\n```\n")
+    update = plan_update(APP, answer)
+    assert [(c.path, c.how) for c in update.changes] == [("app.py", "elided")]
+    assert update.apply(APP)["app.py"] == APP["app.py"].replace("'data.json'", "'rows.json'")
+    both = {"a.py": "import os\nx = 1\nprint(x)\n", "b.py": "import os\nx = 1\nprint(x)\n"}
+    twice = plan_update(both, "```python\nimport os\nimport sys\nx = 1\n"
+                              "# ... rest unchanged\n```\n")
+    assert [p.message for p in twice.problems] == [
+        "the block at line 1 fits 2 files (a.py, b.py), so it is not clear which it changes"]
