@@ -225,3 +225,16 @@ def test_a_whole_c_file_with_one_function_replaces_the_file() -> None:
     update = plan_update(C_PROJECT, answer)
     assert [(c.path, c.how) for c in update.changes] == [("stack.c", "whole")]
     assert "int pop" not in update.apply(C_PROJECT)["stack.c"]
+
+
+def test_a_braced_class_around_the_one_method_that_changes_keeps_the_rest() -> None:
+    answer = ("In `lib/greet.js`, the class becomes:\n\n```javascript\nclass Greeter {\n"
+              "  greet(name) {\n    return `${this.word}, ${name}!`;\n  }\n\n"
+              "  shout(name) {\n    return this.greet(name).toUpperCase();\n  }\n}\n```\n")
+    update = plan_update(NODE, answer)
+    assert update.problems == ()
+    assert [(c.path, c.how) for c in update.changes] == [("lib/greet.js", "function")]
+    assert update.apply(NODE)["lib/greet.js"] == NODE["lib/greet.js"].replace(
+        "    return this.word + name;\n  }\n}",
+        "    return `${this.word}, ${name}!`;\n  }\n\n  shout(name) {\n"
+        "    return this.greet(name).toUpperCase();\n  }\n}")

@@ -232,6 +232,10 @@ def splice_braced(text: str, code: str, path: str) -> tuple[str | None, str]:
         return None, _count_problem(name, path, len(spans))
     start, end = spans[0]
     block = code.rstrip("\n").split("\n")
+    if _DEF_RES[1].match(block[first]):  # a class around the methods that change
+        shown, theirs = _members(block, first, last), _members(lines, start, end)
+        if shown and theirs is not None and {m[0] for m in theirs} - {m[0] for m in shown}:
+            return _splice_members(lines, block, shown, theirs, end)
     head = block[:first]
     while head and lines[start - 1:start] and head[-1].strip() == lines[start - 1].strip():
         head.pop()  # the comment above the definition, sent again
@@ -241,6 +245,57 @@ def splice_braced(text: str, code: str, path: str) -> tuple[str | None, str]:
     body = [indent + ln[len(own):] if ln.startswith(own) and ln.strip() else ln
             for ln in head + block[first:]]
     return "\n".join(lines[:start] + body + lines[end + 1:]), ""
+
+
+_Member = tuple[str, int, int]  # (name, first line, closing line)
+
+
+def _members(lines: list[str], start: int, end: int) -> list[_Member] | None:
+    """The braced definitions directly inside the class at ``start``..``end``; None
+    when it holds anything else (a field, a statement): then it is replaced whole."""
+    found: list[_Member] = []
+    i = start + 1
+    while i < end:
+        line = lines[i]
+        if not line.strip() or _is_comment(line) or line.strip().startswith("@"):
+            i += 1
+            continue
+        name = _def_name(line)
+        close = _braced_end(lines, i) if name else None
+        if name is None or close is None or close >= end:
+            return None
+        found.append((name, i, close))
+        i = close + 1
+    return found
+
+
+def _splice_members(lines: list[str], block: list[str], shown: list[_Member],
+                    theirs: list[_Member], end: int) -> tuple[str | None, str]:
+    """Each method the block's class shows over the file's method of that name; a
+    method the class lacks goes before its closing brace."""
+    by_name: dict[str, list[_Member]] = {}
+    for m in theirs:
+        by_name.setdefault(m[0], []).append(m)
+    inner = lines[theirs[0][1]] if theirs else lines[end - 1] if end else ""
+    member_indent = inner[:len(inner) - len(inner.lstrip())] or "    "
+    edits: list[tuple[int, int, list[str]]] = []
+    for name, first, last in shown:
+        own = block[first][:len(block[first]) - len(block[first].lstrip())]
+        text = [ln[len(own):] if ln.startswith(own) else ln.lstrip()
+                for ln in block[first:last + 1]]
+        same = by_name.get(name, [])
+        if len(same) > 1:
+            return None, (f"`{name}` is defined {len(same)} times in the class, so it is not "
+                          "clear which to replace")
+        if same:
+            at = lines[same[0][1]]
+            indent = at[:len(at) - len(at.lstrip())]
+            edits.append((same[0][1], same[0][2] + 1, [indent + t if t else t for t in text]))
+        else:
+            edits.append((end, end, ["", *(member_indent + t if t else t for t in text)]))
+    for start, stop, body in sorted(edits, key=lambda e: e[0], reverse=True):
+        lines[start:stop] = body
+    return "\n".join(lines), ""
 
 
 def definition_name(code: str, language: str) -> str | None:
