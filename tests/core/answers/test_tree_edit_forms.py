@@ -225,3 +225,13 @@ def test_an_unnamed_elided_block_merges_into_the_one_file_it_fits() -> None:
                               "# ... rest unchanged\n```\n")
     assert [p.message for p in twice.problems] == [
         "the block at line 1 fits 2 files (a.py, b.py), so it is not clear which it changes"]
+
+
+def test_a_unified_diff_outside_any_fence() -> None:
+    answer = ("Apply this patch:\n\n--- a/store.py\n+++ b/store.py\n@@ -4,3 +4,3 @@\n"
+              " def load(path):\n-    with open(path) as f:\n+    with open(path, 'rb') as f:\n"
+              "         return json.load(f)\n\nThen run it again.\n")
+    update = plan_update(APP, answer)
+    assert update.problems == ()
+    assert [(c.path, c.how) for c in update.changes] == [("store.py", "diff")]
+    assert "open(path, 'rb')" in update.apply(APP)["store.py"]

@@ -1,8 +1,10 @@
-"""SEARCH/REPLACE edits written outside any fence, as some answers write them.
+"""SEARCH/REPLACE edits and unified diffs written outside any fence, as some answers
+write them.
 
-Markdown reads such an edit as prose (its ``=======`` underlines a heading), so
-extract never sees it as a block; a person still sees the edit and the path on
-the line above it. These are found here, in the answer as its fences are mended.
+Markdown reads such an edit as prose (its ``=======`` underlines a heading, ``---``
+rules a line), so extract never sees it as a block; a person still sees the edit and
+the path on the line above it. These are found here, in the answer as its fences are
+mended.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ _END_RE = re.compile(r"^\s*>{5,9}\s*REPLACE\b")
 
 
 def loose_edits(answer: str) -> list[tuple[int, str]]:
-    """(1-based line of the SEARCH marker, the edit's text with its path line first)
-    for each SEARCH/REPLACE edit outside the answer's fences."""
+    """(1-based line of the SEARCH marker or the diff's ``---`` line, the edit's text:
+    a SEARCH/REPLACE edit with its path line first, or a diff) for each edit outside
+    the answer's fences."""
     text = answer.replace("\r\n", "\n")
-    if "SEARCH" not in text or "REPLACE" not in text:
+    if ("SEARCH" not in text or "REPLACE" not in text) and "\n+++ " not in text:
         return []
     lines, _ = repair_fences(text)
     rows = lines.split("\n")
@@ -37,6 +40,11 @@ def loose_edits(answer: str) -> list[tuple[int, str]]:
         elif m and fence and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and (
                 not m.group(2).strip()):
             fence = ""
+        elif not fence and line.startswith("--- ") and i + 1 < len(rows) and (
+                rows[i + 1].startswith("+++ ")):
+            end = _diff_end(rows, i + 2)
+            found.append((i + 1, "\n".join(rows[i:end]) + "\n"))
+            i = end - 1
         elif not fence and _START_RE.match(line):
             end = next((k for k in range(i + 1, len(rows)) if _END_RE.match(rows[k])), None)
             if end is None:
@@ -47,6 +55,14 @@ def loose_edits(answer: str) -> list[tuple[int, str]]:
             i = end
         i += 1
     return found
+
+
+def _diff_end(rows: list[str], i: int) -> int:
+    """The line after a diff written outside a fence: its hunks run while lines are
+    hunk lines (" ", "+", "-", "@@", "\\"), or the next file's headers."""
+    while i < len(rows) and (rows[i][:1] in (" ", "+", "-", "\\") or rows[i].startswith("@@")):
+        i += 1
+    return i
 
 
 def _path_above(rows: list[str], i: int) -> str:

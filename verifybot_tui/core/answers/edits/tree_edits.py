@@ -51,11 +51,12 @@ def apply_blocks(tree: Mapping[str, str], answer: str, ex: Extraction) -> Applie
     """The changes the answer's blocks make to ``tree``, the problems, and notes."""
     work = _Work(tree)
     loose = [CodeBlock(code=text, language="", info="", filename=None, runnable=False,
-                       reason="", line=line, how="search-replace")
+                       reason="", line=line,
+                       how="diff" if text.startswith("--- ") else "search-replace")
              for line, text in loose_edits(answer)]
     if loose:
-        work.notes.append(f"{len(loose)} SEARCH/REPLACE edit(s) outside any code block "
-                          "applied as written")
+        work.notes.append(f"{len(loose)} edit(s) outside any code block (SEARCH/REPLACE or "
+                          "diff) applied as written")
     for block in sorted([*ex.blocks, *loose], key=lambda b: b.line):
         if block.how == "search-replace":
             _search_replace(work, block)
