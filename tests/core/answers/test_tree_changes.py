@@ -238,3 +238,12 @@ def test_a_braced_class_around_the_one_method_that_changes_keeps_the_rest() -> N
         "    return this.word + name;\n  }\n}",
         "    return `${this.word}, ${name}!`;\n  }\n\n  shout(name) {\n"
         "    return this.greet(name).toUpperCase();\n  }\n}")
+
+
+def test_a_function_block_in_a_new_chat_is_the_program_as_written() -> None:
+    answer = ("Here is the fixed function:\n\n```python\ndef area(r):\n"
+              "    return 3.14 * r * r\n```\n")
+    ex = extract(answer)
+    assert (ex.blocks[0].how, ex.blocks[0].runnable) == ("function", True)
+    assert plan_update({}, answer, ex).changes == ()
+    assert ex.blocks[0].how == "whole", "no file to splice it into: saved as the program"

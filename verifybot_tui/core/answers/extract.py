@@ -471,9 +471,8 @@ def _mark_functions(pending: list[_Pending], items: list[_Prose | _Fence]) -> No
         prev = items[p.index - 1] if p.index > 0 else None
         if (p.block.how == "whole" and isinstance(prev, _Prose) and says_function(prev.raw)
                 and definition_name(p.block.code, p.block.language)):
-            p.block.how, p.block.content, p.block.runnable = "function", None, False
-            p.block.reason = ("one function of a file of the project: it replaces that "
-                              "function there, it is not run alone")
+            p.block.how, p.block.content = "function", None  # runnable as it was: in a
+            # new chat, with no file to splice it into, it is the program as written
 
 
 def _supersede_duplicates(pending: list[_Pending], ex: Extraction) -> None:
