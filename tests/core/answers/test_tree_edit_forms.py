@@ -235,3 +235,14 @@ def test_a_unified_diff_outside_any_fence() -> None:
     assert update.problems == ()
     assert [(c.path, c.how) for c in update.changes] == [("store.py", "diff")]
     assert "open(path, 'rb')" in update.apply(APP)["store.py"]
+
+
+def test_an_elision_inside_a_template_string_is_the_file_s_text() -> None:
+    """gemini's src/cli.ts holds a prompt template with `// ...` in it: a whole file."""
+    code = ("const PROMPT = `\nExample output file:\n// Full content of the file here\n// ...\n"
+            "`;\n\nconsole.log(PROMPT);\n")
+    answer = f"**src/cli.ts**\n```typescript\n{code}```\n"
+    ex = extract(answer)
+    assert (ex.blocks[0].how, ex.blocks[0].content) == ("whole", code)
+    tree = {"src/cli.ts": "console.log('old');\n"}
+    assert plan_update(tree, answer, ex).apply(tree) == {"src/cli.ts": code}

@@ -50,8 +50,26 @@ def has_elisions(code: str, language: str = "") -> bool:
     low = code.lower()
     if not any(mark in low for mark in _MARKS):
         return False
-    return any(is_elision(ln, language) for ln in low.split("\n")
-               if any(mark in ln for mark in _MARKS))
+    return any(elision_lines(code, language))
+
+
+_QUOTES = {"python": ('"""', "'''"), "javascript": ("`",), "typescript": ("`",),
+           "jsx": ("`",), "tsx": ("`",)}
+
+
+def elision_lines(code: str, language: str = "") -> list[bool]:
+    """For each line of ``code``, whether it is an elision: not inside a multi-line
+    string (a prompt template in a JS file holding ``// ...`` is the file's text)."""
+    quotes = _QUOTES.get(language, ())
+    inside = ""
+    out = []
+    for line in code.rstrip("\n").split("\n"):
+        out.append(not inside and any(m in line.lower() for m in _MARKS)
+                   and is_elision(line, language))
+        for q in quotes:
+            if (line.replace("\\" + q[0], "").count(q) % 2) and inside in ("", q):
+                inside = "" if inside else q
+    return out
 
 
 def merge(text: str, code: str, language: str, path: str) -> tuple[str | None, str]:
@@ -60,8 +78,9 @@ def merge(text: str, code: str, language: str, path: str) -> tuple[str | None, s
     if orig and orig[-1] == "":
         orig.pop()
     parts: list[list[str]] = [[]]
-    for line in code.rstrip("\n").split("\n"):
-        if is_elision(line, language):
+    lines = code.rstrip("\n").split("\n")
+    for line, elided in zip(lines, elision_lines(code, language), strict=True):
+        if elided:
             parts.append([])
         else:
             parts[-1].append(line)

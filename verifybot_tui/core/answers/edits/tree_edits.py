@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from verifybot_tui.core.answers.edits.elisions import is_elision, merge
+from verifybot_tui.core.answers.edits.elisions import elision_lines, merge
 from verifybot_tui.core.answers.edits.loose_edits import loose_edits
 from verifybot_tui.core.answers.edits.search_replace import apply_edit, parse_edits
 from verifybot_tui.core.answers.edits.splice import definition_count, definition_name, splice
@@ -189,7 +189,9 @@ def _diff(work: _Work, block: CodeBlock) -> None:
 
 def _partial(work: _Work, block: CodeBlock) -> None:
     """A block with elisions merged by its anchors, or one definition spliced in."""
-    bare = "\n".join(ln for ln in block.code.split("\n") if not is_elision(ln, block.language))
+    lines = block.code.rstrip("\n").split("\n")
+    bare = "\n".join(ln for ln, elided in zip(lines, elision_lines(block.code, block.language),
+                                             strict=True) if not elided)
     if block.filename:
         path = _resolve(work, block.filename)
     elif not work.current:
