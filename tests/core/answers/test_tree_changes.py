@@ -247,3 +247,18 @@ def test_a_function_block_in_a_new_chat_is_the_program_as_written() -> None:
     assert (ex.blocks[0].how, ex.blocks[0].runnable) == ("function", True)
     assert plan_update({}, answer, ex).changes == ()
     assert ex.blocks[0].how == "whole", "no file to splice it into: saved as the program"
+
+
+def test_a_moved_file_is_not_deleted_by_its_old_name_and_a_readme_hides_no_sentence() -> None:
+    tree = {"llm.ts": "export const ask = 1;\n", "get_context.ts": "export const ctx = 1;\n",
+            "context.txt": "old output\n", "README.md": "# old\n"}
+    answer = ("1. Move `llm.ts` to `src/llm.ts`.\n\n**src/llm.ts**\n```typescript\n"
+              "export const ask = 2;\n```\n\n**README.md**\n```markdown\n# Tool\n\n"
+              "```bash\nbun install\n```\n\nMore text.\n```\n\n**Final steps:**\n\n"
+              "* Delete the original `llm.ts` from the root.\n"
+              "* Delete `context.txt` (it is no longer generated).\n")
+    update = plan_update(tree, answer)
+    assert update.apply(tree) == {"src/llm.ts": "export const ask = 2;\n",
+                                  "get_context.ts": "export const ctx = 1;\n",
+                                  "README.md": "# Tool\n\n```bash\nbun install\n```\n\n"
+                                               "More text.\n"}

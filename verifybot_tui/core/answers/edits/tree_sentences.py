@@ -12,6 +12,8 @@ import re
 import shlex
 from collections.abc import Iterator, Mapping
 
+from verifybot_tui.core.answers.fence_repair import repair_fences
+
 # A path as prose writes it: in backticks, bold, or bare (with a dot or a slash).
 _PATH = r"[`*'\"]{{0,2}}(?P<{0}>[\w.\-/\\\[\]@+]+)[`*'\"]{{0,2}}"
 _DELETE_RE = re.compile(
@@ -34,7 +36,7 @@ _NEGATION_RE = re.compile(r"(?:n't|\bnot|\bno need to|\bnever|\bwithout|\binstea
 # "remove `old.py` from the project" does take it away.
 _FROM_PART_RE = re.compile(
     r"[`*'\"]*\s+from\s+(?!(?:the\s+|your\s+|its\s+|this\s+)?"
-    r"(?:project|repo\b|repository|folder|directory|tree|codebase|disk|workspace))\w", re.I)
+    r"(?:project|repo\b|repository|folder|directory|tree|codebase|disk|workspace|root))\w", re.I)
 _FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*([\w+-]*)")
 _SHELL_INFO = frozenset({"bash", "sh", "shell", "console", "zsh", ""})
 
@@ -59,7 +61,8 @@ def removals_and_renames(answer: str, tree: Mapping[str, str]) -> list[Found]:
     names = {part for path in tree for part in path.split("/")}
     if not any(name in answer for name in names):
         return found
-    for line_no, line, shell in _lines(answer.replace("\r\n", "\n"), names):
+    mended, _ = repair_fences(answer.replace("\r\n", "\n"))  # a README's fences read right
+    for line_no, line, shell in _lines(mended, names):
         if shell:
             found += _shell(line, line_no, tree)
             continue
@@ -67,11 +70,20 @@ def removals_and_renames(answer: str, tree: Mapping[str, str]) -> list[Found]:
             found += _rename(m, line, line_no, tree)
         for m in _RENAMED_RE.finditer(line):
             found += _rename(m, line, line_no, tree)
+        moved = {f[1] for f in found if f[0] == "renamed"}
         for rx in (_DELETE_RE, _DELETED_RE):
             for m in rx.finditer(line):
                 if not _negated(line, m.start()) and not _FROM_PART_RE.match(line, m.end()):
-                    found += [("removed", p, "", line_no) for p in _files(m.group("a"), tree)]
+                    found += [("removed", p, "", line_no) for p in _files(m.group("a"), tree)
+                              if not _moved_away(m.group("a"), moved)]
     return _once(found)
+
+
+def _moved_away(raw: str, moved: set[str]) -> bool:
+    """"Delete the original `llm.ts`" after "Move `llm.ts` to `src/llm.ts`": the file
+    was moved, and the name is the old place's, never the new file's."""
+    name = _norm(raw)
+    return any(name in (old, old.rsplit("/", 1)[-1]) for old in moved)
 
 
 def _lines(answer: str, names: set[str]) -> Iterator[tuple[int, str, bool]]:
