@@ -42,9 +42,9 @@ def loose_edits(answer: str) -> list[tuple[int, str]]:
             fence = ""
         elif not fence and line.startswith("--- ") and i + 1 < len(rows) and (
                 rows[i + 1].startswith("+++ ")):
-            end = _diff_end(rows, i + 2)
-            found.append((i + 1, "\n".join(rows[i:end]) + "\n"))
-            i = end - 1
+            after = _diff_end(rows, i + 2)
+            found.append((i + 1, "\n".join(rows[i:after]) + "\n"))
+            i = after - 1
         elif not fence and _START_RE.match(line):
             end = next((k for k in range(i + 1, len(rows)) if _END_RE.match(rows[k])), None)
             if end is None:
