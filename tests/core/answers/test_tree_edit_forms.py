@@ -246,3 +246,12 @@ def test_an_elision_inside_a_template_string_is_the_file_s_text() -> None:
     assert (ex.blocks[0].how, ex.blocks[0].content) == ("whole", code)
     tree = {"src/cli.ts": "console.log('old');\n"}
     assert plan_update(tree, answer, ex).apply(tree) == {"src/cli.ts": code}
+
+
+def test_an_unnamed_edit_goes_to_the_one_file_it_applies_to_even_loosely() -> None:
+    answer = ("```python\n<<<<<<< SEARCH\nwith open(path) as f:\n    return json.load(f)\n"
+              "=======\nwith open(path) as f:\n    return json.load(f) or {}\n"
+              ">>>>>>> REPLACE\n```\n")  # store.py indents it; the edit does not
+    update = plan_update(APP, answer)
+    assert update.problems == ()
+    assert update.apply(APP)["store.py"].endswith("        return json.load(f) or {}\n")

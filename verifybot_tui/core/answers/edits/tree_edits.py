@@ -7,14 +7,19 @@ module picks the file each block means and keeps what was made and what failed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
+from functools import partial
 
 from verifybot_tui.core.answers.edits.elisions import elision_lines, merge
 from verifybot_tui.core.answers.edits.loose_edits import loose_edits
-from verifybot_tui.core.answers.edits.search_replace import apply_edit, parse_edits
+from verifybot_tui.core.answers.edits.search_replace import (
+    SearchReplace,
+    apply_edit,
+    parse_edits,
+)
 from verifybot_tui.core.answers.edits.splice import definition_count, definition_name, splice
-from verifybot_tui.core.answers.edits.udiff import NULL, apply_patch, parse_patches
+from verifybot_tui.core.answers.edits.udiff import NULL, FilePatch, apply_patch, parse_patches
 from verifybot_tui.core.answers.extract import CodeBlock, Extraction
 from verifybot_tui.core.answers.file_changes import EditProblem, FileChange
 from verifybot_tui.core.answers.hints import confine_name, data_language
@@ -132,25 +137,33 @@ def _ending(text: str) -> str:
     return text.rstrip("\n") + "\n" if text.strip() else ""
 
 
-def _target(work: _Work, block: CodeBlock, named: str, holds: str) -> str | None:
+def _target(work: _Work, block: CodeBlock, named: str,
+            fits: Callable[[str, str], bool]) -> str | None:
     """The file an edit is for: named by the edit or the block, the tree's only file,
-    or the only file that holds the edit's text; None (and a problem) if none is."""
+    or the only file it applies to; None (and a problem) if none is."""
     if named or block.filename:
         return _resolve(work, named or block.filename or "")
     if len(work.current) == 1:
         return next(iter(work.current))
-    key = holds.strip()
-    homes = [p for p, t in work.current.items() if key and key in t]
+    homes = [p for p, t in work.current.items() if fits(t, p)]
     if len(homes) == 1:
         return homes[0]
     work.problem("", "the edit does not say which file it changes", block.line)
     return None
 
 
+def _edit_fits(edit: SearchReplace, text: str, path: str) -> bool:
+    return bool(edit.search.strip()) and apply_edit(text, edit, path)[0] is not None
+
+
+def _patch_fits(patch: FilePatch, text: str, path: str) -> bool:
+    return apply_patch(text, patch, path)[0] is not None
+
+
 def _search_replace(work: _Work, block: CodeBlock) -> None:
     edits, _outside = parse_edits(block.code)
     for edit in edits:
-        path = _target(work, block, edit.path, edit.search)
+        path = _target(work, block, edit.path, partial(_edit_fits, edit))
         if path is None:
             continue
         new, why = apply_edit(work.current.get(path), edit, path)
@@ -169,8 +182,7 @@ def _diff(work: _Work, block: CodeBlock) -> None:
                 work.current.pop(gone)
             continue
         old_name = patch.old_path if patch.old_path not in ("", NULL) else ""
-        path = _target(work, block, patch.path or old_name,
-                       "".join(h.old for h in patch.hunks[:1]))
+        path = _target(work, block, patch.path or old_name, partial(_patch_fits, patch))
         if path is None:
             continue
         source = _resolve(work, old_name) if old_name else path
