@@ -10,6 +10,7 @@ block may become a file. The answers are read from ../shared, never copied here.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from verifybot_tui.llm.replay import parse_answers
 pytestmark = pytest.mark.needs_shared
 
 ANSWERS = REFERENCE / "real-answers"
+_MARKER_RE = re.compile(r"^(?:<{7} SEARCH|={7}|>{7} REPLACE)\s*$")
 
 
 def _expected() -> dict[str, dict]:  # type: ignore[type-arg]
@@ -96,6 +98,10 @@ def read_answer(name: str, want: dict) -> Reading:  # type: ignore[type-arg]
                          f"not {exp['first_line']!r}")
         else:
             right += 1
+    for f in files:
+        marked = [ln for ln in f.content.split("\n") if _MARKER_RE.match(ln)]
+        if marked:
+            wrong.append(f"{name}: {f.name} holds the edit marker {marked[0]!r}")
     expected_firsts = {e["first_line"] for e in want["files"]} | {
         e.get("block_first_line", "") for e in want["files"]}
     for nf in want.get("not_files", []):
