@@ -262,3 +262,14 @@ def test_a_moved_file_is_not_deleted_by_its_old_name_and_a_readme_hides_no_sente
                                   "get_context.ts": "export const ctx = 1;\n",
                                   "README.md": "# Tool\n\n```bash\nbun install\n```\n\n"
                                                "More text.\n"}
+
+
+def test_an_unnamed_partial_block_in_a_language_the_tree_lacks_is_a_new_program() -> None:
+    answer = "A helper script:\n\n```python\nimport sys\n# ... rest unchanged\nprint(1)\n```\n"
+    ex = extract(answer)
+    update = plan_update(C_PROJECT, answer, ex)
+    assert (update.changes, update.problems) == ((), ())
+    assert ex.blocks[0].how == "whole", "saved by whoever names unnamed programs"
+    fix = "Fix:\n\n```c\nint peek(Stack *s)\n{\n    return s->items[s->top - 1];\n}\n```\n"
+    assert [p.message for p in plan_update(C_PROJECT, "Replace the function " + fix).problems
+            ] == ["the block at line 3 replaces a function that no file of the project defines"]

@@ -263,6 +263,10 @@ def _home(work: _Work, block: CodeBlock, bare: str) -> str | None:
                      f"({', '.join(sorted(homes))}), so it is not clear which it changes",
                      block.line)
     elif any(_language(block, p) == block.language for p in work.current):
-        work.problem("", f"the block at line {block.line} leaves parts out, and its lines "
-                     "match no file of the project", block.line)
+        said = ("leaves parts out, and its lines match no file of the project"
+                if block.how == "elided" else
+                "replaces a function that no file of the project defines")
+        work.problem("", f"the block at line {block.line} {said}", block.line)
+    else:
+        block.how = "whole"  # no file in its language to change: a new program, as written
     return None
