@@ -25,7 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from verifybot_tui.core.answers.deps import node_packages, requirements, wanted_packages
+from verifybot_tui.core.answers.deps import requirements, wanted_packages
 from verifybot_tui.core.answers.extract import Extraction, extract
 from verifybot_tui.core.answers.languages import language_named
 from verifybot_tui.core.answers.programs import digest, save_version
@@ -41,7 +41,6 @@ from verifybot_tui.core.base.offload import in_thread
 from verifybot_tui.core.base.outcome import AttemptState, Outcome, Status, attempts
 from verifybot_tui.core.base.ports import (
     Answer,
-    InstallsNodePackages,
     LLMBackend,
     ProgramFile,
     Reattaches,
@@ -76,6 +75,7 @@ from verifybot_tui.core.loop.events import (
     VerdictReached,
     dispatch,
 )
+from verifybot_tui.core.loop.node_step import install_node_packages
 from verifybot_tui.core.loop.project_tree import (
     Planned,
     ProjectTree,
@@ -581,37 +581,12 @@ class VerifyLoop:
 
     async def _node_packages(self, target: Target, files: list[ProgramFile]) -> None:
         """A package.json's dependencies, installed with npm (asking first, as for pip)."""
-        wanted, notes = node_packages(files)
-        for note in notes:
-            self._emit(Notice(note, "warning"))
-        if not wanted:
-            return
-        if not isinstance(target, InstallsNodePackages):
-            self._emit(Notice(f"{target.name} cannot install npm packages: install "
-                              f"{', '.join(wanted)} there yourself", "warning"))
-            return
-        specs = [wanted[n] for n in await target.missing_node_packages(list(wanted))]
-        if not specs:
-            return
-        question = (f"package.json needs {', '.join(specs)}, not installed on {target.name}. "
-                    "Install them with npm (its install scripts not run) for the "
-                    "workspace's runs?")
-        if not (self.auto_install or await self._wait(
-                lambda fut: PermissionNeeded(question, specs, fut))):
-            self._emit(Notice(f"not installing {', '.join(specs)}: the run will likely fail",
-                              "warning"))
-            self.recorder.dependencies(f"npm declined: {', '.join(specs)}")
-            return
-        self._emit(Notice(f"installing {', '.join(specs)} with npm on {target.name}"))
-        try:
-            await target.install_node_packages(specs, lambda s, t: self._emit(Output(s, t)))
-        except TargetError:
-            raise
-        except VerifyBotError as e:
-            self._emit(Notice(f"installing failed: {e}", "error"))
-            self.recorder.dependencies(f"npm install of {', '.join(specs)} failed: {e}")
-            return
-        self.recorder.dependencies(f"installed with npm: {', '.join(specs)}")
+        async def ask(question: str, specs: list[str]) -> bool:
+            return self.auto_install or await self._wait(
+                lambda fut: PermissionNeeded(question, specs, fut))
+
+        await install_node_packages(target, files, ask=ask, emit=self._emit,
+                                    record=self.recorder.dependencies)
 
     async def _install(self, target: Target, packages: list[str], python: str | None) -> str | None:
         self._emit(Notice(f"installing {', '.join(packages)} on {target.name}"))
