@@ -135,3 +135,7 @@ def test_extract_json_says_how_each_block_makes_its_file_and_its_content(
                    ("util.py", "diff", None, False),
                    (None, "not-a-file", None, False)]
     assert answer["blocks"][0]["code"].startswith("<<<<<<< SEARCH\n")
+    text = run("extract", str(source), cwd=tmp_path).stdout
+    assert "--- block 1 (line 2): python, lsfl/main.py, an edit (search-replace), program ---" \
+        in text
+    assert "--- block 2 (line 9): diff, util.py, an edit (diff), not run: a diff of a file" in text
