@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from cli_runs import answers
-from textual.widgets import Tab
+from textual.widgets import Tab, TextArea
 
 pytestmark = [pytest.mark.usefixtures("tui_env"), pytest.mark.timeout(120)]
 
@@ -40,3 +40,35 @@ async def test_a_follow_up_that_sends_one_file_shows_the_whole_tree(tui, app_mes
         await tui.wait_idle(pilot)
     run = sorted((tui.ws / "runs").glob("double_a_number_*"))[-1]
     assert (run / "main.py").read_text() == MAIN
+
+
+async def test_the_next_attempt_starts_from_the_users_hand_edit(tui, app_messages) -> None:
+    """The tree is the files as they ran: main.py edited by hand at attempt 1 is the
+    main.py attempt 2 runs with, when the follow-up sends only util.py."""
+    transcript = tui.ws.parent / "tree.md"
+    transcript.write_text(answers(
+        f"**main.py**\n\n```python\n{MAIN}```\n\n**util.py**\n\n```python\n{UTIL}```",
+        "Only util.py changes:\n\n**util.py**\n\n```python\n"
+        + UTIL.replace("x * 3", "x * 2") + "```"))
+    app = tui.make_app(tui.ws, transcript, data={"run": {"max_retries": 1}},
+                       review_feedback=False)
+    async with tui.running(app, app_messages, size=(160, 48)) as pilot:
+        await tui.type_prompt(pilot, "double a number")
+        await tui.wait_approval(pilot)
+        code = tui.main(app).code_pane
+        await pilot.press("e")
+        await tui.wait_for(pilot, lambda: code.mode == "edit" and code.query(TextArea))
+        await pilot.press("ctrl+end")
+        await pilot.press("enter", *"print('edited by hand')")
+        await pilot.press("ctrl+s")
+        await tui.wait_for(pilot, lambda: code.mode == "code" and code.edits)
+        await pilot.press("a")
+        await tui.wait_approval(pilot, attempt=2)
+        await pilot.press("a")
+        await tui.wait_idle(pilot)
+    first, second = sorted((tui.ws / "runs").glob("double_a_number_*"),
+                           key=lambda p: int(p.name.rsplit("_", 1)[1]))
+    ran = (first / "main.py").read_text()
+    assert ran.startswith(MAIN) and ran.rstrip().endswith("print('edited by hand')")
+    assert (second / "main.py").read_text() == (first / "main.py").read_text()
+    assert (second / "util.py").read_text() == UTIL.replace("x * 3", "x * 2")
