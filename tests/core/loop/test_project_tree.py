@@ -110,3 +110,17 @@ async def test_a_follow_up_keeps_the_tree_and_a_new_chat_starts_an_empty_one(
         {"util.py": "whole", "main.py": "carried"}, "two\n", 2)
     # A new chat (the replay starts again at its first answer): nothing carried over.
     assert await ran("a new task", True) == (both, "one\n", 0)
+
+
+def test_an_unnamed_function_given_to_a_file_of_the_tree_is_not_a_second_program() -> None:
+    """The follow-up sends one unnamed function that only main.py defines: it is spliced
+    into main.py, not saved again as task.py and run alone."""
+    main = ("def describe(data):\n    return str(data)\n\n\n"
+            "print(describe({'a': 1}))\n")
+    tree = _ran(("main.py", main), ("util.py", "X = 1\n"), entry="main.py")
+    p = _apply(tree, "The fix:\n\n```python\ndef describe(data):\n"
+                     "    return ', '.join(sorted(data))\n```\n")
+    assert [f.name for f in p.files] == ["main.py", "util.py"]
+    assert p.how == {"main.py": "function", "util.py": "carried"} and p.entry == "main.py"
+    assert "return ', '.join(sorted(data))" in p.files[0].content
+    assert p.files[0].content.endswith("print(describe({'a': 1}))\n")

@@ -83,7 +83,8 @@ def apply_answer(tree: ProjectTree, answer: str, ex: Extraction, slug: str,
     files = {f.name: f for f in tree.files}
     how = {f.name: CARRIED for f in tree.files}
     renamed, removed = _apply_changes(update, files, how, ex)
-    unnamed, unnamed_entry = _unnamed_files(ex, slug, max_files)
+    used = {c.line for c in update.changes if c.line}
+    unnamed, unnamed_entry = _unnamed_files(ex, used, slug, max_files)
     for f in unnamed:
         files[f.name] = f
         how[f.name] = "whole"
@@ -131,10 +132,13 @@ def _language(path: str, block: CodeBlock | None, base: ProgramFile | None) -> s
     return base.language if base is not None else "text"
 
 
-def _unnamed_files(ex: Extraction, slug: str, max_files: int) -> tuple[list[ProgramFile], str]:
+def _unnamed_files(ex: Extraction, used: set[int], slug: str,
+                   max_files: int) -> tuple[list[ProgramFile], str]:
     """The whole files the answer does not name: named as before (``slug.py``), the
-    way a person saves a lone program; named blocks and edits are the update's."""
-    whole = [b for b in ex.blocks if b.how == "whole" and not b.filename]
+    way a person saves a lone program; named blocks, edits and the unnamed blocks the
+    update gave to a file of the tree (``used``, by line) are the update's."""
+    whole = [b for b in ex.blocks if b.how == "whole" and not b.filename
+             and b.line not in used]
     if not whole:
         return [], ""
     return program_files(replace(ex, blocks=whole), slug, max_files)
