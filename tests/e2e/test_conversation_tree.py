@@ -380,3 +380,25 @@ def test_a_recipe_run_keeps_the_tree_too(tmp_path: Path) -> None:
     one, two = run_folders(tmp_path / "ws")
     assert folder(one) == PKG_1
     assert folder(two) == {**PKG_1, "pkg/core.py": CORE_FIXED}
+
+
+# --------------------------------------------------------------------- compare
+
+def test_a_compare_cell_keeps_the_tree_too(tmp_path: Path) -> None:
+    """compare runs each cell through the same loop: verified at attempt 2, whose run
+    folder holds the carried main.py beside the sent pkg/core.py."""
+    (tmp_path / "pkg.md").write_text(answers(
+        named(PKG_1), "Only `pkg/core.py` changes:\n\n" + named({"pkg/core.py": CORE_FIXED})))
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "mean.toml").write_text(
+        'name = "mean"\nprompt = "Print the mean of 2, 4 and 6"\ntarget = "local"\n'
+        'judge = "off"\ncriteria = ["contains:mean: 4.0"]\nmax_retries = 1\ntimeout = 20\n')
+    r = subprocess.run([*verifybot_cmd(), "compare", "recipes", "--llm", "replay:pkg.md",
+                        "--workspace", "ws"], cwd=tmp_path, input="", capture_output=True,
+                       text=True, timeout=170)
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    assert "| mean | replay:pkg.md | 1 | VERIFIED | 2 | 2 |" in r.stdout
+    (cell,) = (tmp_path / "ws" / "compare").glob("*/cells/mean/*")
+    one, two = run_folders(cell)
+    assert folder(one) == PKG_1
+    assert folder(two) == {**PKG_1, "pkg/core.py": CORE_FIXED}
