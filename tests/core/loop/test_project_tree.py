@@ -46,6 +46,7 @@ def test_a_new_unnamed_program_in_another_language_runs_instead() -> None:
                      "{ puts(\"1\"); return 0; }\n```\n")
     assert p.entry == "task.c"
     assert p.how == {"task.py": "carried", "task.c": "whole"}
+    assert p.lines() == ["- task.py: carried", "- task.c: whole (new) (runs)"]
 
 
 def test_an_answer_without_code_changes_nothing_and_runs_nothing() -> None:

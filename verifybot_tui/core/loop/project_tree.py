@@ -54,18 +54,22 @@ class Planned:
     renamed: dict[str, str]  # new path -> old path
     removed: list[str]
     problems: tuple[EditProblem, ...] = ()
+    before: frozenset[str] = frozenset()  # the last run's files: a whole file not among them is new
 
     @property
     def changed(self) -> bool:
         return any(h != CARRIED for h in self.how.values()) or bool(self.removed)
 
     def lines(self) -> list[str]:
-        """Each file as the transcript lists it: carried, whole, edited (how), removed."""
+        """Each file as the transcript lists it: carried, whole (new, when added to a tree),
+        edited (how), renamed, removed."""
         out = []
         for f in self.files:
             how = self.how.get(f.name, CARRIED)
             if how == "renamed":
                 how = f"renamed from {self.renamed.get(f.name, '?')}"
+            elif how == "whole" and self.before and f.name not in self.before:
+                how = "whole (new)"
             elif how not in (CARRIED, "whole"):
                 how = f"edited ({how})"
             out.append(f"- {f.name}: {how}" + (" (runs)" if f.name == self.entry else ""))
@@ -81,6 +85,7 @@ def apply_answer(tree: ProjectTree, answer: str, ex: Extraction, slug: str,
     if update.problems:
         return Planned(list(tree.files), tree.entry, {}, {}, [], update.problems)
     files = {f.name: f for f in tree.files}
+    files_before = set(files)
     how = {f.name: CARRIED for f in tree.files}
     renamed, removed = _apply_changes(update, files, how, ex)
     used = {c.line for c in update.changes if c.line}
@@ -93,7 +98,7 @@ def apply_answer(tree: ProjectTree, answer: str, ex: Extraction, slug: str,
     entry = ""
     if removed or renamed or any(h != CARRIED for h in how.values()):
         entry = _entry(kept, how, tree.entry, renamed, unnamed_entry)
-    return Planned(kept, entry, how, renamed, removed)
+    return Planned(kept, entry, how, renamed, removed, before=frozenset(files_before))
 
 
 def _apply_changes(update: TreeUpdate, files: dict[str, ProgramFile], how: dict[str, str],
