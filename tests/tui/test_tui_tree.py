@@ -15,15 +15,21 @@ MAIN = ("from util import double\n\nr = double(21)\nassert r == 42, r\n"
         "print('double(21) =', r)\n")
 
 
-async def test_a_follow_up_that_sends_one_file_shows_the_whole_tree(tui, app_messages
-                                                                   ) -> None:
+def _app(tui, first: tuple[str, str]):
+    """An app whose replay answers with two files (in this order), then only util.py."""
+    named = {"main.py": MAIN, "util.py": UTIL}
     transcript = tui.ws.parent / "tree.md"
     transcript.write_text(answers(
-        f"**util.py**\n\n```python\n{UTIL}```\n\n**main.py**\n\n```python\n{MAIN}```",
+        "\n\n".join(f"**{n}**\n\n```python\n{named[n]}```" for n in first),
         "Only util.py changes:\n\n**util.py**\n\n```python\n"
         + UTIL.replace("x * 3", "x * 2") + "```"))
-    app = tui.make_app(tui.ws, transcript, data={"run": {"max_retries": 1}},
-                       review_feedback=False)
+    return tui.make_app(tui.ws, transcript, data={"run": {"max_retries": 1}},
+                        review_feedback=False)
+
+
+async def test_a_follow_up_that_sends_one_file_shows_the_whole_tree(tui, app_messages
+                                                                   ) -> None:
+    app = _app(tui, ("util.py", "main.py"))
     async with tui.running(app, app_messages, size=(160, 48)) as pilot:
         await tui.prompt_and_accept(pilot, "double a number")
         await tui.wait_approval(pilot, attempt=2)
@@ -45,13 +51,7 @@ async def test_a_follow_up_that_sends_one_file_shows_the_whole_tree(tui, app_mes
 async def test_the_next_attempt_starts_from_the_users_hand_edit(tui, app_messages) -> None:
     """The tree is the files as they ran: main.py edited by hand at attempt 1 is the
     main.py attempt 2 runs with, when the follow-up sends only util.py."""
-    transcript = tui.ws.parent / "tree.md"
-    transcript.write_text(answers(
-        f"**main.py**\n\n```python\n{MAIN}```\n\n**util.py**\n\n```python\n{UTIL}```",
-        "Only util.py changes:\n\n**util.py**\n\n```python\n"
-        + UTIL.replace("x * 3", "x * 2") + "```"))
-    app = tui.make_app(tui.ws, transcript, data={"run": {"max_retries": 1}},
-                       review_feedback=False)
+    app = _app(tui, ("main.py", "util.py"))
     async with tui.running(app, app_messages, size=(160, 48)) as pilot:
         await tui.type_prompt(pilot, "double a number")
         await tui.wait_approval(pilot)
