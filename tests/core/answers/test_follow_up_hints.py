@@ -91,3 +91,14 @@ def test_a_bare_name_comment_keeps_the_folder_the_heading_gives() -> None:
           "### src/main.c\n\n```c\n// main.c\n#include \"irq.h\"\nint main(void) { return 0; }\n"
           "```\n")
     assert [n for n, _ in _named(md)] == ["include/irq.h", "src/main.c"]
+
+
+def test_a_name_right_under_an_unclosed_fence_is_read_once() -> None:
+    """Fences that the repair of an unclosed block once mended forever (each mend made
+    the next): a name right under the opening fence, a listing under a bare fence."""
+    md = ("```python\n**main.c**\n```c\nint main(void) { return 0; }\n```\n")
+    assert [b.line for b in extract(md).blocks] == [1]
+    md = ("**Folder Structure**\n```\nproject/\nsrc/\n__init__.py\nuser_repository.py\n"
+          "```python\nservices/\n```\n\n**src/main.py**\n```python\nprint(1)\n```\n")
+    ex = extract(md)
+    assert [b.filename for b in ex.blocks][-1] == "src/main.py"

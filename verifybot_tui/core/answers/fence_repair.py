@@ -63,7 +63,7 @@ def repair_fences(markdown: str) -> tuple[str, list[str]]:
             continue
         if _name_only_fence(lines, i, opening, notes):
             continue  # lines i.. now hold the name, then a proper fence: read them again
-        i = _read_body(lines, i, opening, notes)
+        i = max(_read_body(lines, i, opening, notes), i + 1)  # always onwards
     return "\n".join(lines), notes
 
 
@@ -121,6 +121,8 @@ def _edit_fence(lines: list[str], i: int, opening: _Line, notes: list[str]) -> i
     k = i + 1
     while k < len(lines) and not _REPLACE_RE.match(lines[k]):
         k += 1
+    if k >= len(lines):
+        return None  # no REPLACE marker: not an edit to read whole
     while k + 1 < len(lines) and any(_SEARCH_RE.match(lines[m]) for m in (k + 1, k + 2)
                                      if m < len(lines)):  # the next edit in the same fence
         k += 1
@@ -203,9 +205,9 @@ def _unclosed_before(lines: list[str], start: int, j: int) -> int | None:
     k = j - 1
     while k > start and not lines[k].strip():
         k -= 1
-    if k <= start or _names_a_file(lines[k].lstrip("#").strip()) is None:
-        return None
+    if k <= start + 1 or _names_a_file(lines[k].lstrip("#").strip()) is None:
+        return None  # a name right under the opening fence: no body to close before it
     first = k
     while first - 1 > start and lines[first - 1].strip() and first > k - 2:
         first -= 1
-    return first
+    return first if first > start + 1 else None  # a body line must stay in the block
