@@ -117,3 +117,25 @@ def test_an_unknown_llm_name_has_one_message_in_every_command(tmp_path: Path,
     assert proc.returncode == 2, proc.stderr
     assert "--llm vb-nope: there is no [llm.vb-nope] in the config; configured: " \
         "chatgpt, claude" in proc.stderr
+
+
+def test_extract_json_says_how_each_block_makes_its_file_and_its_content(
+        tmp_path: Path) -> None:
+    """DESIGN.md's `extract --json`: how, and content as applied to an empty tree."""
+    source = tmp_path / "answer.md"
+    source.write_text(
+        "## Answer 1\n\nlsfl/main.py\n```python\n<<<<<<< SEARCH\n=======\nprint('new')\n"
+        ">>>>>>> REPLACE\n```\n\n```diff\n--- a/util.py\n+++ b/util.py\n@@ -1 +1 @@\n"
+        "-X = 1\n+X = 2\n```\n\n```bash\npip install rich\n```\n")
+    proc = run("extract", str(source), "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (answer,) = json.loads(proc.stdout)
+    got = [(b["filename"], b["how"], b["content"], b["runnable"]) for b in answer["blocks"]]
+    assert got == [("lsfl/main.py", "search-replace", "print('new')\n", True),
+                   ("util.py", "diff", None, False),
+                   (None, "not-a-file", None, False)]
+    assert answer["blocks"][0]["code"].startswith("<<<<<<< SEARCH\n")
+    text = run("extract", str(source), cwd=tmp_path).stdout
+    assert "--- block 1 (line 2): python, lsfl/main.py, an edit (search-replace), program ---" \
+        in text
+    assert "--- block 2 (line 9): diff, util.py, an edit (diff), not run: a diff of a file" in text

@@ -120,7 +120,6 @@ def test_unparsable_with_yes_and_no_user_is_not_a_success(tmp_path):
 
 
 SANITY = {
-    "empty-output": "x = 1",
     "all-zero": 'print("Apogee: 0.0 m")\nprint("Speed: 0 m/s")',
     "nan-inf": 'print("Ratio:", float("nan"))',
     "traceback": ('import traceback\ntry:\n    1 / 0\nexcept ZeroDivisionError:\n'
@@ -149,6 +148,25 @@ def test_each_sanity_check_holds_a_program_that_exits_0(tmp_path, name):
     text = transcript(tmp_path)
     assert f"- [sanity] {name}: {reason}" in text
     assert "ends PASSED (not VERIFIED) with the sanity warnings" in text
+
+
+def test_a_program_that_prints_nothing_fails_and_the_feedback_quotes_the_rule(tmp_path):
+    """Exit 0 and no output is no pass, even with --yes and the judge off (it was held as
+    "empty-output" and ended PASSED): the rules ask a program to print what it did."""
+    llm = tmp_path / "llm.md"
+    llm.write_text(answers(python_answer("x = 1"), python_answer('print("fine: 42")')))
+    r = run_cli("run", "Compute something and print it", "--llm", f"replay:{llm}", "--yes",
+                cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rec = the_record(tmp_path)
+    first, second = rec["attempts"]
+    assert (first["exit_code"], first["status"], first["verdict"]) == (0, "FAILED", "silent")
+    assert first["reason"] == "the program exited with status 0 but printed nothing"
+    assert second["status"] == "PASSED" and rec["status"] == "PASSED"
+    feedback = transcript(tmp_path).split("## Prompt 2 (feedback)")[1].split("## ")[0]
+    assert "The program failed (attempt 1 of 4). The program exited with status 0 but " \
+           "printed nothing\n" in feedback
+    assert 'The rules say: "It must finish by itself and print what it did."' in feedback
 
 
 def test_a_held_run_sent_back_by_the_user_goes_to_the_llm_as_a_failure(tmp_path):

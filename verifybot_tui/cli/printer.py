@@ -173,9 +173,13 @@ class Printer:
 
     async def on_code_ready(self, ev: events.CodeReady) -> None:
         for f, saved in zip(ev.files, ev.saved, strict=True):
+            how = ev.how.get(f.name, "")
             mark = " (runs)" if f.name == ev.entry else ""
+            mark += {"carried": " (unchanged, carried from the last run)", "whole": "",
+                     "": "", "renamed": " (renamed)"}.get(how, f" (edited: {how})")
             print(colour(self.info, "1", f"--- {one_line(saved)}{mark} ---"), file=self.info)
-            print(sanitize(f.content, keep_colours=False).rstrip("\n"), file=self.info)
+            if how != "carried":  # shown when it came; the F4 of the app shows the tree
+                print(sanitize(f.content, keep_colours=False).rstrip("\n"), file=self.info)
         print(colour(self.info, "1", "---"), file=self.info, flush=True)
 
     async def on_approval_needed(self, ev: events.ApprovalNeeded) -> None:

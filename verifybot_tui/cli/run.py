@@ -214,8 +214,9 @@ def _print_extraction(ex: Any) -> None:
         print("no code blocks")
     for i, b in enumerate(ex.blocks, 1):
         state = "program" if b.runnable else f"not run: {b.reason}"
+        edit = f", an edit ({b.how})" if b.how not in ("whole", "not-a-file") else ""
         print(one_line(f"--- block {i} (line {b.line}): {b.language or 'unknown'}, "
-                       f"{b.filename or 'no file name'}, {state} ---"))
+                       f"{b.filename or 'no file name'}{edit}, {state} ---"))
         print(visible(b.code.rstrip("\n")))
     for note in ex.notes:
         print(one_line(f"note: {note}"))

@@ -43,7 +43,7 @@ from verifybot_tui.core.base.ports import (
 from verifybot_tui.core.settings.config import Config, TargetConfig
 from verifybot_tui.core.settings.secrets import program_env
 from verifybot_tui.core.store.workspace import PRIVATE_DIR, private_dir, write_private
-from verifybot_tui.targets import containment, limits, live_runs, venv
+from verifybot_tui.targets import containment, limits, live_runs, npm, venv
 from verifybot_tui.targets import sandbox as sandbox_env
 from verifybot_tui.targets.capture import OutputCapture
 from verifybot_tui.targets.probe_local import probe_local
@@ -596,6 +596,13 @@ class LocalTarget(ReportsState):
                 f"{venv.output_tail(done.stdout + chr(10) + done.stderr)}")
         return str(python)
 
+    async def missing_node_packages(self, names: list[str]) -> list[str]:
+        return npm.missing(self.workspace, names)
+
+    async def install_node_packages(self, specs: list[str], on_output: OutputCallback) -> None:
+        await npm.install(self.workspace, specs, on_output, self._exec,
+                          self._env(self.python_for()), INSTALL_TIMEOUT)
+
     def _sandbox(self, workdir: Path, read_only: Sequence[str | Path] = (),
                  writable: Sequence[Path] = ()) -> list[str] | None:
         """The bubblewrap prefix for a run in ``workdir`` (None: sandbox off, or none
@@ -603,7 +610,7 @@ class LocalTarget(ReportsState):
         without a sandbox refuses (TargetError) rather than run unsandboxed."""
         if self.config.sandbox == "off":
             return None
-        shown = [*read_only, venv.venv_dir(self.workspace)]
+        shown = [*read_only, venv.venv_dir(self.workspace), npm.modules_dir(self.workspace)]
         box = containment.sandbox_argv(workdir, self.config.network, shown, writable,
                                        limited=limits.Limits.of(self.config))
         if box is None and self.config.sandbox == "require":

@@ -8,7 +8,10 @@ from verifybot_tui.core.answers.deps import (
     imported_modules,
     local_modules,
     needed_packages,
+    node_packages,
     pip_name,
+    requirements,
+    wanted_packages,
 )
 from verifybot_tui.core.base.ports import ProgramFile
 
@@ -111,3 +114,40 @@ def test_needed_packages_leaves_out_the_answers_own_modules() -> None:
 def test_needed_packages_without_python() -> None:
     files = [ProgramFile("main.c", "main_1.c", "#include <stdio.h>\n", "c")]
     assert needed_packages(files, []) == ([], [])
+
+
+def test_a_module_deleted_by_a_follow_up_is_never_installed() -> None:
+    """Attempt 1 had config/__init__.py; a follow-up deleted it. `import config` is then
+    a bug in the program to report, not the index package `config` to install."""
+    main = ProgramFile("main.py", "main_2.py", "import config\nimport requests\n"
+                       "from data import rows\n", "python")
+    assert wanted_packages([main], []) == {"config": "config", "requests": "requests",
+                                           "data": "data"}
+    known = ["main.py", "config/__init__.py", "data/rows.csv"]
+    assert wanted_packages([main], ["config"], known) == {"requests": "requests"}
+
+
+def test_requirements_txt_is_read_like_a_dependencies_line() -> None:
+    req = ProgramFile("requirements.txt", "requirements_1.txt",
+                      "# web\nFlask>=2.3  # the server\nrequests[socks]==2.31.0\n"
+                      "tomli; python_version < '3.11'\n-r other.txt\n"
+                      "git+https://example.invalid/x.git\n./local-wheel\n\n", "text")
+    names, notes = requirements([req])
+    assert names == ["Flask", "requests[socks]", "tomli"]
+    assert len(notes) == 3 and all("not a package name" in n for n in notes)
+    assert any("'-r other.txt'" in n for n in notes)
+
+
+def test_package_json_dependencies_are_npm_specs() -> None:
+    pkg = ProgramFile("package.json", "package_1.json",
+                      '{"name": "app", "dependencies": {"express": "^4.18.2", '
+                      '"@types/node": "20.x", "left-pad": "latest", "evil": "file:../x", '
+                      '"repo": "user/repo", "Bad Name": "1"}, '
+                      '"devDependencies": {"jest": "^29"}}', "json")
+    wanted, notes = node_packages([pkg])
+    assert wanted == {"express": "express@^4.18.2", "@types/node": "@types/node@20.x",
+                      "left-pad": "left-pad@latest"}
+    assert len(notes) == 3
+    broken = ProgramFile("package.json", "package_2.json", '{"dependencies": {', "json")
+    assert node_packages([broken])[0] == {}
+    assert "not valid JSON" in node_packages([broken])[1][0]

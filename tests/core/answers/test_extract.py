@@ -450,12 +450,15 @@ def test_blocks_that_are_not_files_take_no_name() -> None:
     assert not any(b.runnable for b in ex.blocks)
 
 
-def test_partial_code_gets_a_note() -> None:
+def test_partial_code_is_an_elided_block_with_a_note() -> None:
     md = "```python\nimport time\n# ... rest of the code unchanged\nprint(1)\n```\n"
     ex = extract(md)
-    assert ex.blocks[0].runnable
-    assert any("looks partial" in n for n in ex.notes)
-    assert not any("partial" in n for n in extract("```python\n# the rest prints\n```\n").notes)
+    block = ex.blocks[0]
+    assert (block.how, block.content) == ("elided", block.code)  # nothing to merge it with
+    assert any("leaves parts of its file out" in n for n in ex.notes)
+    plain = extract("```python\n# the rest prints\n```\n")
+    assert plain.blocks[0].how == "whole"
+    assert not any("parts" in n or "partial" in n for n in plain.notes)
 
 
 def test_code_after_an_output_paragraph_is_still_code() -> None:

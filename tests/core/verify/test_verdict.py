@@ -45,7 +45,20 @@ def test_failure_by_signal() -> None:
 
 
 def test_exit_zero_is_success_even_with_stderr() -> None:
-    assert judge(result(exit_code=0, stderr="warning: deprecated\n"), []).ok
+    assert judge(result(exit_code=0, stdout="done: 3 rows\n",
+                        stderr="warning: deprecated\n"), []).ok
+
+
+def test_exit_zero_that_printed_nothing_fails_quoting_the_rule() -> None:
+    """A fragment run alone (one function, never called) exits 0 silently: the rules ask
+    every program to print what it did, so that is a failure, with the rule quoted."""
+    v = judge(result(exit_code=0), [])
+    assert (v.status, v.ok) == ("silent", False)
+    assert v.reason == "the program exited with status 0 but printed nothing"
+    assert '"It must finish by itself and print what it did."' in v.retry_hint
+    v = judge(result(exit_code=0, stdout=" \n", stderr="warning: deprecated\n"), [])
+    assert (v.status, v.ok) == ("silent", False)
+    assert "its stderr ends: warning: deprecated" in v.reason
 
 
 def test_target_error_comes_first() -> None:
@@ -270,3 +283,24 @@ async def test_real_runs_reach_each_verdict(tmp_path: Path) -> None:
     asks = await _run(tmp_path / "d", "```python\nname = input('name? ')\nprint(name)\n```\n", 10)
     assert asks.status == "failure"
     assert "EOFError" in asks.reason and "stdin" in asks.retry_hint
+
+
+async def test_criteria_that_allow_silence_keep_a_silent_run_a_pass(tmp_path: Path) -> None:
+    """A task whose job is a file (file:) or whose whole output may be empty: printing
+    nothing is right, and the empty-output sanity hold does not fire either."""
+    from verifybot_tui.core.verify.criteria import parse
+    from verifybot_tui.core.verify.judging import FinishedRun
+    from verifybot_tui.core.verify.verification import Verification, checked
+
+    (tmp_path / "out.txt").write_text("data")
+    request = RunRequest(run_id="r", files=[ProgramFile("m.py", "m_1.py", "", "python")],
+                         entry="m.py", language="python", timeout=5)
+    run = FinishedRun("write out.txt", 1, request,
+                      result(exit_code=0, workdir=str(tmp_path), files_changed=["out.txt"]))
+    for allowing in ("file:out.txt", "regex-whole:^$"):
+        v = await checked(Verification([parse(allowing)]))(run)
+        assert (v.status, v.ok, v.held) == ("success", True, []), allowing
+    v = await checked(Verification([parse("contains:done")]))(run)
+    assert (v.status, v.ok) == ("silent", False)
+    v = await checked(Verification([parse("regex-whole:^ok$")]))(run)
+    assert (v.status, v.ok) == ("silent", False)

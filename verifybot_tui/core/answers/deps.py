@@ -9,8 +9,10 @@ program that also runs on a laptop), so they are never demanded.
 from __future__ import annotations
 
 import ast
+import json
 import re
 import sys
+from collections.abc import Iterable
 from pathlib import PurePosixPath
 
 from verifybot_tui.core.base import python_scan
@@ -184,11 +186,11 @@ def imported_modules(code: str) -> list[str]:
     return [m for m in dict.fromkeys(found) if m and m not in _STDLIB]
 
 
-def local_modules(files: list[str]) -> set[str]:
-    """Module names the answer's own files provide (``utils.py``, ``pkg/__init__.py``).
+def local_modules(files: Iterable[str]) -> set[str]:
+    """Module names the project's own files provide (``utils.py``, ``pkg/__init__.py``).
 
-    Both the file's stem (imported from the entry's folder) and the first
-    folder of a nested path (a package) count.
+    The file's stem (imported from the entry's folder) and every folder of a path
+    (a package, or a namespace package without ``__init__.py``) count.
     """
     names: set[str] = set()
     for f in files:
@@ -196,21 +198,21 @@ def local_modules(files: list[str]) -> set[str]:
         if path.suffix in (".py", ".so", ".pyd") or path.name == "__init__.py":
             if path.stem != "__init__":
                 names.add(path.stem.split(".")[0])
-            if len(path.parts) > 1:
-                names.add(path.parts[0])
-                names.add(path.parent.name)
+        names.update(path.parts[:-1])
     return {n for n in names if re.match(r"^[A-Za-z_]\w*$", n)}
 
 
-def needed_packages(files: list[ProgramFile],
-                    declared: list[str]) -> tuple[list[str], list[str]]:
+def needed_packages(files: list[ProgramFile], declared: list[str],
+                    known: Iterable[str] = ()) -> tuple[list[str], list[str]]:
     """(modules to check on the target, declared pip names).
 
     Declared names that are really import names (``cv2``, ``serial``) are
     mapped to their pip project; standard-library names are dropped, since
-    ``pip install time`` installs something else or nothing.
+    ``pip install time`` installs something else or nothing. A name that is a
+    file or folder of the project, now or in ``known`` (every path the conversation's
+    tree held: a module a follow-up deleted), is never a package to install.
     """
-    local = local_modules([f.name for f in files])
+    local = local_modules([*(f.name for f in files), *known])
     modules: list[str] = []
     for f in files:
         if f.language == "python" or f.name.endswith(".py"):
@@ -219,18 +221,19 @@ def needed_packages(files: list[ProgramFile],
     for name in declared:
         if name in _STDLIB or name in local:
             continue
-        known = name in _PIP_NAMES or name.startswith("adafruit_")
-        pips.append(pip_name(name) if known else name)
+        mapped = name in _PIP_NAMES or name.startswith("adafruit_")
+        pips.append(pip_name(name) if mapped else name)
     return list(dict.fromkeys(modules)), list(dict.fromkeys(pips))
 
 
-def wanted_packages(files: list[ProgramFile], declared: list[str]) -> dict[str, str]:
+def wanted_packages(files: list[ProgramFile], declared: list[str],
+                    known: Iterable[str] = ()) -> dict[str, str]:
     """Pip package to install -> the module whose import proves it is there.
 
     One entry per project (PEP 503 names: 'Tomli_W' and 'tomli-w' are one), a
     declared name winning over the name guessed from an import.
     """
-    modules, pips = needed_packages(files, declared)
+    modules, pips = needed_packages(files, declared, known)
     wanted = {_canonical(p): (p, _module_guess(p)) for p in pips}
     for m in modules:
         pkg = pip_name(m)
@@ -268,3 +271,62 @@ def not_an_index_name(name: str) -> str:
     if not _INDEX_NAME.match(name):
         return "not a package name"
     return ""
+
+
+_REQUIREMENT = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[A-Za-z0-9,._ -]*\])?\s*"
+                          r"(?:[<>=!~;].*)?$")
+
+
+def requirements(files: list[ProgramFile]) -> tuple[list[str], list[str]]:
+    """The project names a ``requirements.txt`` of the project lists (read like a
+    DEPENDENCIES line), and a note for each line that is no index project name (an
+    option, a URL, a path: nothing but names is ever installed)."""
+    names: list[str] = []
+    notes: list[str] = []
+    for f in files:
+        if PurePosixPath(f.name).name.lower() != "requirements.txt":
+            continue
+        for raw in f.content.splitlines():
+            line = raw.split(" #")[0].strip()
+            if not line or line.startswith("#"):
+                continue
+            m = _REQUIREMENT.match(line)
+            if m is None or "://" in line or "/" in line.split(";")[0]:
+                notes.append(f"{f.name}: {line!r} is not a package name, so it is not "
+                             "installed (only names from the package index are)")
+                continue
+            names.append(m.group(1) + (m.group(2) or "").replace(" ", ""))
+    return list(dict.fromkeys(names)), notes
+
+
+# npm's rules for a package name (lower case, an optional @scope/), and the version
+# ranges installed as written: semver ranges and dist-tags, never a URL, path or repo.
+_NPM_NAME = re.compile(r"^(?:@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$")
+_NPM_RANGE = re.compile(r"^(?:[\^~<>=*xX0-9.|\s-]*|[a-z][a-z0-9._-]*)$")
+
+
+def node_packages(files: list[ProgramFile]) -> tuple[dict[str, str], list[str]]:
+    """What a ``package.json`` of the project lists under ``dependencies``: npm name ->
+    the spec to install (``express@^4.18.2``), and a note for each entry that is not
+    an index package with a version range (``file:``, a URL, a git repo: not installed)."""
+    wanted: dict[str, str] = {}
+    notes: list[str] = []
+    for f in files:
+        if PurePosixPath(f.name).name != "package.json":
+            continue
+        try:
+            data = json.loads(f.content)
+        except ValueError as e:
+            notes.append(f"{f.name} is not valid JSON ({e}), so its dependencies are not read")
+            continue
+        deps = data.get("dependencies") if isinstance(data, dict) else None
+        if not isinstance(deps, dict):
+            continue
+        for name, spec in deps.items():
+            spec = spec.strip() if isinstance(spec, str) else ""
+            if not _NPM_NAME.match(name) or not _NPM_RANGE.match(spec):
+                notes.append(f"{f.name}: {name!r}: {spec!r} is not a package of the npm "
+                             "registry with a version range, so it is not installed")
+                continue
+            wanted.setdefault(name, f"{name}@{spec}" if spec else name)
+    return wanted, notes

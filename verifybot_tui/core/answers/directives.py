@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from verifybot_tui.core.answers.hints import _shown
 from verifybot_tui.core.answers.kinds import _requirement_name
-from verifybot_tui.core.answers.names import _shown
 
 _TIMEOUT_RE = re.compile(
     r"TIMEOUT[*_`]*[ \t]*:[*_` \t]*(\d+(?:\.\d+)?)[ \t]*"

@@ -21,6 +21,8 @@ from verifybot_tui.core.answers.directives import (
     _directive_lines,
     _timeouts,
 )
+from verifybot_tui.core.answers.edits.edit_forms import edit_form, says_function
+from verifybot_tui.core.answers.edits.splice import definition_name
 from verifybot_tui.core.answers.fence_repair import repair_fences
 from verifybot_tui.core.answers.guess import (
     SAMPLE,
@@ -28,6 +30,7 @@ from verifybot_tui.core.answers.guess import (
     _python_program,
     _shebang_language,
     guess_language,
+    unglue,
 )
 from verifybot_tui.core.answers.hints import (
     _TEXT_FILE_LANGUAGES,
@@ -37,8 +40,11 @@ from verifybot_tui.core.answers.hints import (
     _normalise_language,
     _parse_info,
     _Prose,
+    _shown,
+    confine_name,
     data_language,
     name_after,
+    raw_names,
 )
 from verifybot_tui.core.answers.kinds import (
     _OUTPUT_RE,
@@ -64,7 +70,6 @@ from verifybot_tui.core.answers.markdown_walk import (
     collapse_prose,
     line_mapper,
 )
-from verifybot_tui.core.answers.names import _shown, confine_name
 
 __all__ = ["COLLAPSE_ABOVE", "SAMPLE", "CodeBlock", "Extraction", "collapse_fences",
            "collapse_prose", "confine_name", "extract", "guess_language", "line_mapper"]
@@ -79,6 +84,13 @@ class CodeBlock:
     runnable: bool
     reason: str  # why not runnable ("" when runnable)
     line: int  # 1-based line of the opening fence
+    # How the block makes its file: "whole" | "search-replace" | "diff" | "function" |
+    # "elided" | "not-a-file" (tree_changes applies the edits to a project tree).
+    how: str = "whole"
+    # The file's text once this answer is applied to an empty tree (the REPLACE side
+    # of a new-file SEARCH/REPLACE block); None when the block edits a file the answer
+    # does not hold, or is no file.
+    content: str | None = None
 
 
 @dataclass
@@ -131,7 +143,12 @@ def extract(markdown: str) -> Extraction:
     _place_by_tree(pending, ex)
     installs = _mark_commands(pending, items, ex)
     _supersede_duplicates(pending, ex)
+    _mark_functions(pending, items)
     ex.blocks = [p.block for p in pending]
+    for b in ex.blocks:
+        if b.how == "whole" and not (b.runnable or b.filename) and not b.reason.endswith(
+                "not a language VerifyBot runs"):
+            b.how, b.content = "not-a-file", None
 
     timeouts = _timeouts(markdown)
     if timeouts:
@@ -148,22 +165,48 @@ def extract(markdown: str) -> Extraction:
     return ex
 
 
-def _read_fence(fence: _Fence, index: int, items: list[_Prose | _Fence],
-                ex: Extraction) -> _Pending:
-    tok = fence.token
-    word, info_name = _parse_info(tok.info)
-    code, repaired = _clean_code(tok.content)
-    language = _normalise_language(word) if word else ""
+def _read_text(fence: _Fence, index: int, items: list[_Prose | _Fence],
+               ex: Extraction) -> tuple[str, str | None, str, tuple[str, str, str], str | None]:
+    """(language, name from the info string, text, (block text, how, edit's path), content):
+    the block as a person reads it, web-copy spaces and a glued language label mended,
+    and the form its file takes (whole, or an edit)."""
+    word, info_name = _parse_info(fence.token.info)
+    raw, repaired = _clean_code(fence.token.content)
     if repaired:
         ex.notes.append(f"block at line {fence.line}: non-breaking or zero-width spaces "
                         "replaced (a copy from a web page)")
-    if _PARTIAL_RE.search(code):
-        ex.notes.append(f"block at line {fence.line} looks partial (it says the rest is "
-                        "unchanged): it may need merging with the previous version")
+    if not word and (glued := unglue(raw)) is not None:
+        word, raw = glued
+        ex.notes.append(f"block at line {fence.line}: its first line began with `{word}`, "
+                        "the language label a copy from a chat page glues to the code; "
+                        f"read as `{word}` code without it")
+    language = _normalise_language(word) if word else ""
+    how, content, edit_path = edit_form(raw, language)
     if not fence.closed:
         ex.notes.append(f"the code block at line {fence.line} is not closed: "
                         "the answer may have been cut off")
-    comment_name, code = _comment_hint(code)
+    edit = (raw, how, edit_path or _path_line_before(items, index, fence))
+    if how in ("search-replace", "diff") and content is not None:
+        raw = content  # a new file made by an edit: judged as the file it makes
+        info_name = info_name or edit[2] or None
+        named = data_language(info_name) if info_name else ""
+        language = named if named and named != language else language  # requirements.txt
+    if how == "elided":
+        ex.notes.append(f"block at line {fence.line} leaves parts of its file out (it says "
+                        "the rest is unchanged): it is merged into the project's file")
+    elif _PARTIAL_RE.search(raw):
+        ex.notes.append(f"block at line {fence.line} looks partial (it says the rest is "
+                        "unchanged): it may need merging with the previous version")
+    return language, info_name, raw, edit, content
+
+
+def _read_fence(fence: _Fence, index: int, items: list[_Prose | _Fence],
+                ex: Extraction) -> _Pending:
+    tok = fence.token
+    language, info_name, raw, edit, content = _read_text(fence, index, items, ex)
+    if edit[1] != "whole" and content is None:
+        return _read_edit(fence, index, ex, language, edit)
+    comment_name, code = _comment_hint(raw)
     explicit = info_name or comment_name
     guessed = False
     prev = items[index - 1] if index > 0 else None
@@ -203,11 +246,38 @@ def _read_fence(fence: _Fence, index: int, items: list[_Prose | _Fence],
 
     kind = kind or ("data" if reason else "program")
     block = CodeBlock(code=code, language=language, info=tok.info, filename=None,
-                      runnable=not reason, reason=reason, line=fence.line)
+                      runnable=not reason, reason=reason, line=fence.line, content=code)
     if guessed:
         ex.notes.append(f"block at line {fence.line} has no language tag; "
                         f"guessed {language} {how}")
+    if edit[1] != "whole":
+        block.code, block.how = edit[0], edit[1]
     return _Pending(block, fence, index, explicit, guessed, kind)
+
+
+_EDIT_WORDS = {"search-replace": "a SEARCH/REPLACE edit", "diff": "a diff"}
+
+
+def _read_edit(fence: _Fence, index: int, ex: Extraction, language: str,
+               edit: tuple[str, str, str]) -> _Pending:
+    """A block that edits a file the answer does not hold: no program, no file of its
+    own; tree_changes applies it to the project's file."""
+    code, how, path = edit
+    reason = f"{_EDIT_WORDS[how]} of a file of the project: applied to that file, not run alone"
+    block = CodeBlock(code=code, language=language, info=fence.token.info, filename=None,
+                      runnable=False, reason=reason, line=fence.line, how=how, content=None)
+    return _Pending(block, fence, index, path or None, False, "edit")
+
+
+def _path_line_before(items: list[_Prose | _Fence], index: int, fence: _Fence) -> str:
+    """The path alone on the line right above an edit's fence (aider writes it so):
+    the file the edit is for, whatever the fence's language says."""
+    prev = items[index - 1] if index > 0 else None
+    if not isinstance(prev, _Prose) or prev.line + prev.raw.count("\n") != fence.line - 1:
+        return ""
+    last = prev.raw.rsplit("\n", 1)[-1].strip()
+    names = raw_names(last)
+    return names[0] if len(names) == 1 and len(last.split()) == 1 else ""
 
 
 def _neither_program_nor_file(code: str, language: str, after_output: bool) -> str:
@@ -265,8 +335,9 @@ def _hint_candidates(items: list[_Prose | _Fence], index: int,
         for prose in unit:
             yield from prose.hints
         gap_had_hint = gap_had_hint or any(prose.hints for prose in unit)
-        if nearest_only:
-            return
+        if nearest_only and not (len(unit) == 1 and not unit[0].hints
+                                 and unit[0].raw.lstrip().startswith(("---", "==="))):
+            return  # a marker line ("--- package.json (v2) ---") hides no heading above it
         i = first - 1
 
 
@@ -288,14 +359,28 @@ def _assign(p: _Pending, name: str, ex: Extraction) -> None:
     p.block.filename = safe
 
 
+def _name_explicitly(p: _Pending, name: str, items: list[_Prose | _Fence],
+                     ex: Extraction) -> None:
+    """The name a block gives itself, with the folder a heading above gives it ("/* irq.h"
+    under "### include/irq.h"); that heading names no other block then."""
+    for seen in _hint_candidates(items, p.index, nearest_only=True):
+        if "/" not in name and seen.name.rsplit("/", 1)[-1] == name:
+            name = seen.name
+    _assign(p, name, ex)
+    for seen in _hint_candidates(items, p.index, nearest_only=True):
+        if confine_name(seen.name)[0] == p.block.filename:
+            seen.used = True
+
+
 def _name_blocks(pending: list[_Pending], items: list[_Prose | _Fence], ex: Extraction) -> None:
     for p in pending:
         if p.explicit:
-            _assign(p, p.explicit, ex)
+            _name_explicitly(p, p.explicit, items, ex)
     for p in pending:
         if p.explicit or p.kind == "other":
             continue
-        hint = _take_hint(items, p.index, p.block.language, nearest_only=p.kind != "program")
+        fits = "" if p.block.how == "diff" else p.block.language  # a diff of any file
+        hint = _take_hint(items, p.index, fits, nearest_only=p.kind != "program")
         if hint and p.kind == "commands" and PurePosixPath(hint.name).suffix not in (
                 ".sh", ".bash", ".ps1", ".bat", ".cmd"):
             hint.used = False  # set-up commands are saved only as the script they name
@@ -364,7 +449,10 @@ def _mark_commands(pending: list[_Pending], items: list[_Prose | _Fence],
                     mentions += _run_mentions([shlex.split(code)] if code.strip() else [])
                 except ValueError:
                     continue
+    taken = {p.block.filename for p in pending if p.block.filename}
     for name in dict.fromkeys(mentions):
+        if confine_name(name)[0] in taken:
+            continue  # `python lsfl/main.py` runs the file the answer named: no other block
         for p in others:
             if p.block.filename is None and p.explicit is None and _hint_fits(
                     name, p.block.language) and PurePosixPath(name).suffix:
@@ -376,12 +464,24 @@ def _mark_commands(pending: list[_Pending], items: list[_Prose | _Fence],
     return list(dict.fromkeys(installs))
 
 
+def _mark_functions(pending: list[_Pending], items: list[_Prose | _Fence]) -> None:
+    """"Replace `parse()` in main.py with:" and a block of one definition: the block is
+    that function of main.py, not the program (tree_changes splices it in)."""
+    for p in pending:
+        prev = items[p.index - 1] if p.index > 0 else None
+        if (p.block.how == "whole" and isinstance(prev, _Prose) and says_function(prev.raw)
+                and definition_name(p.block.code, p.block.language)):
+            p.block.how, p.block.content = "function", None  # runnable as it was: in a
+            # new chat, with no file to splice it into, it is the program as written
+
+
 def _supersede_duplicates(pending: list[_Pending], ex: Extraction) -> None:
-    """Two blocks named main.py: the answer revised it, the later one counts."""
+    """Two blocks named main.py: the answer revised it, the later one counts. Edits of
+    a file are not revisions of it: each applies to the file as the ones before left it."""
     last: dict[str, _Pending] = {}
     for p in pending:
         name = p.block.filename
-        if not name:
+        if not name or p.block.how != "whole":
             continue
         earlier = last.get(name)
         if earlier is not None:

@@ -63,7 +63,7 @@ def repair_fences(markdown: str) -> tuple[str, list[str]]:
             continue
         if _name_only_fence(lines, i, opening, notes):
             continue  # lines i.. now hold the name, then a proper fence: read them again
-        i = _read_body(lines, i, opening, notes)
+        i = max(_read_body(lines, i, opening, notes), i + 1)  # always onwards
     return "\n".join(lines), notes
 
 
@@ -107,8 +107,48 @@ def _end_before_closing_words(lines: list[str], start: int, opening: _Line) -> N
         lines[last[-1]] = f"{opening.indent}{opening.fence}"
 
 
+_SEARCH_RE = re.compile(r"^\s*<{5,9}\s*SEARCH\b")
+_REPLACE_RE = re.compile(r"^\s*>{5,9}\s*REPLACE\b")
+
+
+def _edit_fence(lines: list[str], i: int, opening: _Line, notes: list[str]) -> int | None:
+    """A SEARCH/REPLACE edit runs to its ``>>>>>>> REPLACE`` whatever fences its parts
+    hold (a README's ```bash examples); its fence closes after that. The line after it,
+    or None when the fence at ``i`` holds no edit."""
+    head = [k for k in (i + 1, i + 2) if k < len(lines)]
+    if not any(_SEARCH_RE.match(lines[k]) for k in head):
+        return None
+    k = i + 1
+    while k < len(lines) and not _REPLACE_RE.match(lines[k]):
+        k += 1
+    if k >= len(lines):
+        return None  # no REPLACE marker: not an edit to read whole
+    while k + 1 < len(lines) and any(_SEARCH_RE.match(lines[m]) for m in (k + 1, k + 2)
+                                     if m < len(lines)):  # the next edit in the same fence
+        k += 1
+        while k < len(lines) and not _REPLACE_RE.match(lines[k]):
+            k += 1
+    inner = [m for m in range(i + 1, min(k, len(lines))) if _fence_at(lines[m]) is not None]
+    j = k + 1
+    while j < len(lines) and not _closes(_fence_at(lines[j]), opening):
+        if lines[j].strip():
+            return None  # no closing fence right after the edit: read it as written
+        j += 1
+    if k >= len(lines) or j >= len(lines) or not inner:
+        return None if not inner else j + 1
+    longest = max(len(_fence_at(lines[m]).fence) for m in inner)  # type: ignore[union-attr]
+    fence = opening.fence[0] * max(longest + 1, len(opening.fence))
+    lines[i] = f"{opening.indent}{fence}{opening.info}"
+    lines[j] = f"{_fence_at(lines[j]).indent}{fence}"  # type: ignore[union-attr]
+    notes.append(f"the edit in the block at line {i + 1} holds fences of its own: read whole, "
+                 f"to its closing fence at line {j + 1}")
+    return j + 1
+
+
 def _read_body(lines: list[str], i: int, opening: _Line, notes: list[str]) -> int:
     """Walk a fence's body from line ``i``; mend it; return the line after it."""
+    if (after := _edit_fence(lines, i, opening, notes)) is not None:
+        return after
     markdown_fence = opening.info.lower() in _MARKDOWN_INFO or (
         not opening.info and _after_markdown_name(lines, i))
     depth = nested = 0
@@ -165,9 +205,9 @@ def _unclosed_before(lines: list[str], start: int, j: int) -> int | None:
     k = j - 1
     while k > start and not lines[k].strip():
         k -= 1
-    if k <= start or _names_a_file(lines[k].lstrip("#").strip()) is None:
-        return None
+    if k <= start + 1 or _names_a_file(lines[k].lstrip("#").strip()) is None:
+        return None  # a name right under the opening fence: no body to close before it
     first = k
     while first - 1 > start and lines[first - 1].strip() and first > k - 2:
         first -= 1
-    return first
+    return first if first > start + 1 else None  # a body line must stay in the block

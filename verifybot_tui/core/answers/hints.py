@@ -232,6 +232,11 @@ _ESCAPED_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _TRIGGERS = frozenset({"as", "called", "named", "file", "filename", "into", "to", "in", "create",
                        "save", "edit", "update", "open", "path", "file:", "filename:", "path:"})
 _STRIP = "*`\"'(),;:!?<>"
+# A marker line before a block: "--- ./src/config.ts ---", "=== main.py ===".
+_MARKER_RE = re.compile(r"^(-{2,}|={2,}|#{3,}|\*{3,})\s*(?:file:?\s*)?([^\s`*]+|`[^`]+`)\s*\1$",
+                        re.I)
+# A name and a remark after it: "main.py (entrypoint)", "app.js - the server".
+_REMARK_RE = re.compile(r"^\S+\s+(?:\([^()]*\)|[-–—:]\s+.*)$")
 _LEAD_WORDS_RE = re.compile(
     r"^(?:#+\s*)?(?:(?:step\s*)?\d+[.):]\s*)?(?:(?:file ?name|file|path)\s*:?\s*)?", re.I)
 
@@ -254,6 +259,9 @@ def raw_names(raw: str, heading: bool = False) -> list[str]:
     its line (``src/main.rs``, ``project/CMakeLists.txt:``), or after a word such as
     "as", "called" or "to" ("Save this as factorial.cpp.").
     """
+    marker = _MARKER_RE.match(raw.strip())
+    if marker and _looks_like_filename(name := _clean_name(marker.group(2))):
+        return [name]  # "--- ./src/config.ts ---" on its own line
     found: list[tuple[int, str]] = []
     masked = raw
     spaced = set()  # names in code spans or bold may hold spaces ("my app/run.py")
@@ -271,7 +279,8 @@ def raw_names(raw: str, heading: bool = False) -> list[str]:
         found.append((m.start(1), name := m.group(1).rstrip(".,;:)")))
         labelled.add(name)
     tokens = list(_TOKEN_RE.finditer(masked))
-    alone = len(_LEAD_WORDS_RE.sub("", masked.strip().strip("*_` ")).split()) == 1
+    lead = _LEAD_WORDS_RE.sub("", masked.strip().strip("*_` "))
+    alone = len(lead.split()) == 1 or bool(_REMARK_RE.match(lead))  # "main.py (entrypoint)"
     for i, m in enumerate(tokens):
         before = tokens[i - 1].group().strip(_STRIP).lower() if i else ""
         after = tokens[i + 1].group().strip(_STRIP).lower() if i + 1 < len(tokens) else ""
@@ -399,6 +408,8 @@ def _comment_hint(code: str) -> tuple[str | None, str]:
     and those instruction lines are not part of the file.
     """
     lines = code.split("\n", 3)[:3]
+    if (bare := _path_line(lines)) is not None:
+        return bare, code.split("\n", 1)[1]
     if lines and lines[0].startswith("#!"):
         lines = lines[1:]
     for line in lines[:1]:
@@ -415,6 +426,19 @@ def _comment_hint(code: str) -> tuple[str | None, str]:
     return None, code
 
 
+def _path_line(lines: list[str]) -> str | None:
+    """``src/components/EmojiBubble.jsx`` alone on a block's first line, code below: the
+    name, which no program starts with (a listing of paths is a tree, not this)."""
+    if len(lines) < 2:
+        return None
+    first = lines[0].strip().rstrip(":")
+    rest = next((ln.strip() for ln in lines[1:] if ln.strip()), "")
+    if (first != lines[0].rstrip().rstrip(":") or not _looks_like_filename(first)
+            or not rest or _looks_like_filename(rest.rstrip("/"))):
+        return None
+    return first
+
+
 def _without_instructions(code: str, name: str) -> str:
     """The code after "Create a file called x" / "touch x" / "Add this code to x"."""
     lines = code.split("\n")
@@ -428,3 +452,65 @@ def _without_instructions(code: str, name: str) -> str:
             continue
         break
     return "\n".join(lines[i:]) if i < len(lines) else code
+
+
+# --------------------------------------------------------------------------- confinement
+# An answer's file names made safe: nothing it names may leave the run folder. Names
+# from an answer are untrusted input, so every one goes through confine_name before
+# it can name a file under programs/.
+
+_WINDOWS_RESERVED = frozenset(
+    {"con", "prn", "aux", "nul"}
+    | {f"com{i}" for i in range(1, 10)}
+    | {f"lpt{i}" for i in range(1, 10)}
+)
+_PORTABILITY_BAD = set('<>:"|?*')
+_MAX_COMPONENT_BYTES = 255
+_MAX_NAME_CHARS = 1024
+
+
+def _shown(name: str, limit: int = 80) -> str:
+    """A name safe to print: control characters escaped, long names shortened."""
+    out = "".join(
+        c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}"
+        for c in name)
+    return out if len(out) <= limit else out[: limit - 3] + "..."
+
+
+def confine_name(name: str) -> tuple[str | None, str]:
+    """Make an answer's file name safe to create under ``programs/``.
+
+    Returns ``(relative posix name, "")`` or ``(None, reason)``. Nothing is
+    repaired silently except harmless spelling (``./``, doubled slashes,
+    backslashes): a name that tries to leave the folder is refused outright.
+    """
+    raw = name.strip().strip("`'\"")
+    if not raw.strip():
+        return None, "it is empty"
+    if any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in raw):
+        return None, "it holds control characters"
+    if len(raw) > _MAX_NAME_CHARS:
+        return None, f"it is longer than {_MAX_NAME_CHARS} characters"
+    path = raw.replace("\\", "/")
+    if re.match(r"^[A-Za-z]:", path):
+        return None, "it names a drive: it leaves programs/"
+    if path.startswith("/"):
+        return None, "it is an absolute path: it leaves programs/"
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if not parts:
+        return None, "it names no file"
+    if parts[0].startswith("~"):
+        return None, "it starts with ~ (a home folder): it leaves programs/"
+    for part in parts:
+        if part == "..":
+            return None, "it leaves programs/"
+        if set(part) == {"."}:
+            return None, f"'{part}' is not a file name"
+        if len(part.encode("utf-8")) > _MAX_COMPONENT_BYTES:
+            return None, f"a part is longer than {_MAX_COMPONENT_BYTES} bytes"
+        if _PORTABILITY_BAD & set(part):
+            return None, "it holds characters not allowed in file names (<>:\"|?*)"
+        stem = part.split(".")[0].rstrip(" ").lower()
+        if stem in _WINDOWS_RESERVED:
+            return None, f"{stem.upper()} is a reserved device name on Windows"
+    return "/".join(parts), ""

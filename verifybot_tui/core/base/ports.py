@@ -189,6 +189,18 @@ class Reattaches(Protocol):
         """Wait for the answer to ``prompt``, the conversation's last message."""
 
 
+@runtime_checkable
+class InstallsNodePackages(Protocol):
+    """A target that installs a ``package.json``'s npm packages where its runs find them
+    (the local one); on others the loop says the packages are not installed."""
+
+    async def missing_node_packages(self, names: list[str]) -> list[str]:
+        """Which of these npm packages the target's runs cannot find."""
+
+    async def install_node_packages(self, specs: list[str], on_output: OutputCallback) -> None:
+        """npm install the specs (``express@^4.18.2``); InstallError says why not."""
+
+
 class LLMBackend(Protocol):
     name: str
     state: str  # "stopped", "starting", "logged_out", "idle", "streaming", "error"

@@ -107,6 +107,9 @@ class CodeReady(Event):
     entry: str
     saved: list[str]  # paths under programs/
     previous: list[ProgramFile] = field(default_factory=list)  # for a diff
+    # How the answer made each file of the project tree: "carried" (unchanged from the
+    # last run), "whole", "search-replace", "diff", "function", "elided", "renamed".
+    how: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

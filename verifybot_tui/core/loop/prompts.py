@@ -11,7 +11,9 @@ they ran, and the chat box shows them as they are.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 
+from verifybot_tui.core.answers.file_changes import EditProblem
 from verifybot_tui.core.base.chat_text import flatten, head_tail, quoted
 from verifybot_tui.core.base.ports import ProgramFile, RunResult
 
@@ -22,7 +24,11 @@ RULES = """Rules for your answer:
 4. The program is stopped after {timeout} seconds. If it needs longer, add a line TIMEOUT: <seconds> before the code.
 5. The program runs with no input: standard input is closed. It must finish by itself and print what it did.
 6. Use ASCII characters only in the code and its output.
-7. Keep it simple: the smallest complete program that does the task."""
+7. Keep it simple: the smallest complete program that does the task.
+8. After a failed run, send only the files you change, each complete, under its name in bold as in rule 1; the files you do not send stay as they ran. Edits in SEARCH/REPLACE blocks (the file name on its own line, then <<<<<<< SEARCH, the exact lines, =======, the new lines, >>>>>>> REPLACE) are applied too. To delete or rename a file, say so in words: delete `old.py`, rename `a.py` to `b.py`."""
+
+# What every follow-up asks for (rule 8): the files that change, each one whole.
+CHANGED_FILES = "Please send the files you change, complete, following the same rules."
 
 FIRST = """{task}
 
@@ -64,7 +70,7 @@ def feedback_prompt(result: RunResult, reason: str, *, attempt: int, max_attempt
     parts.append(_section("Errors (stderr)", result.stderr))
     if retry_hint:
         parts.append(retry_hint)
-    parts.append("Please send the complete corrected program, following the same rules.")
+    parts.append(CHANGED_FILES)
     return "\n\n".join(parts)
 
 
@@ -85,14 +91,23 @@ def edit_note(before: list[ProgramFile], after: list[ProgramFile]) -> str:
             + quoted(body, "diff"))
 
 
+def whole_file_prompt(problems: Sequence[EditProblem]) -> str:
+    """The short follow-up after edits that did not apply: what failed, and the files."""
+    sentences = [f"The edit to {p.path} did not match the file: {p.message.rstrip('.')}."
+                 for p in problems]
+    names = list(dict.fromkeys(p.path for p in problems))
+    wanted = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return " ".join(sentences) + f" Please send the complete {wanted}."
+
+
 def reject_prompt(note: str) -> str:
     return ("I did not run that version. " + note.strip() +
-            "\n\nPlease send a new complete program, following the same rules.")
+            "\n\nPlease send the files you change, complete, following the same rules.")
 
 
 def duplicate_prompt(version: int) -> str:
     return (f"That code is identical to version {version}, which was already run and failed. "
-            "Please change the approach and send a different complete program, "
+            "Please change the approach and send the files you change, complete, "
             "following the same rules.")
 
 

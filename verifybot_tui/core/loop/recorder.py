@@ -209,6 +209,17 @@ class SessionRecorder:
             lines.append(f"- DEPENDENCIES: {', '.join(ex.dependencies)}")
         self.tr.section(f"Extraction {n}", "\n".join(lines or ["- no code blocks"]) + "\n")
 
+    def tree(self, n: int, lines: list[str], how: dict[str, str]) -> None:
+        """The attempt's project tree: each file carried, whole, edited (how) or removed."""
+        self.attempts[-1]["tree"] = dict(how)
+        self.tr.section(f"Files {n}", "\n".join(lines or ["- no files"]) + "\n")
+
+    def edits_not_applied(self, n: int, problems: list[str]) -> None:
+        """Edits that did not apply: nothing ran; the whole files are asked for."""
+        self.tr.section(f"Attempt {n}: edits not applied",
+                        "\n".join(f"- {p}" for p in problems)
+                        + "\n- nothing ran; the whole files are asked for\n")
+
     def duplicate(self, n: int, message: str) -> None:
         self.tr.section(f"Attempt {n}: duplicate", message + "\n")
 

@@ -25,10 +25,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from verifybot_tui.core.answers.deps import not_an_index_name, wanted_packages
+from verifybot_tui.core.answers.deps import not_an_index_name, requirements, wanted_packages
 from verifybot_tui.core.answers.extract import Extraction, extract
 from verifybot_tui.core.answers.languages import language_named
-from verifybot_tui.core.answers.programs import digest, program_files, save_version
+from verifybot_tui.core.answers.programs import digest, save_version
 from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
     EXIT_SUCCESS,
@@ -75,6 +75,13 @@ from verifybot_tui.core.loop.events import (
     VerdictReached,
     dispatch,
 )
+from verifybot_tui.core.loop.node_step import install_node_packages
+from verifybot_tui.core.loop.project_tree import (
+    Planned,
+    ProjectTree,
+    apply_answer,
+    tree_from_history,
+)
 from verifybot_tui.core.loop.recorder import OutputFile, SessionRecorder
 from verifybot_tui.core.settings.config import Config
 from verifybot_tui.core.settings.secrets import Redactor
@@ -112,6 +119,7 @@ class Code:
     entry: str
     digest: str = ""
     version: int = 0
+    planned: Planned | None = None  # how each file of the tree was made
 
 
 @dataclass
@@ -168,6 +176,7 @@ class VerifyLoop:
         self._python: dict[str, str] = {}  # target name -> venv python after an install
         self._contexts: dict[str, str] = {}  # target name -> its latest probe
         self._judge_prompt_id = 0
+        self.tree = ProjectTree()  # the chat's files as they last ran
 
     @property
     def max_attempts(self) -> int:
@@ -281,11 +290,15 @@ class VerifyLoop:
             if url and url != self.llm.conversation_url:  # not already there (a follow-up)
                 await self.llm.resume(url)
                 self._context_target = row.get("target")
+                # The chat's files as its last attempt ran them: the next answer's base.
+                self.tree = tree_from_history(
+                    self.workspace.root, self.history.attempts(self.recorder.session_id))
             elif not url:
                 await self.llm.new_chat()
         elif new_chat:
             await self.llm.new_chat()
             self._context_target = None
+            self.tree = ProjectTree()  # a new chat starts an empty tree
 
     async def _first_turn(self, prompt: str, target: Target, *, fresh: bool) -> Turn:
         if not fresh:
@@ -310,6 +323,8 @@ class VerifyLoop:
         n = self.attempt
         used = conv.used(n)
         code = await self._extract(n, answer)
+        if code.planned is not None and code.planned.problems:
+            return self._not_applied(n, used, code.planned)
         if not code.entry:
             self._emit(Notice("the answer holds no program to run", "warning"))
             return self._retry(used, "no program", Turn(prompts.no_code_prompt(), "feedback"))
@@ -325,6 +340,7 @@ class VerifyLoop:
         python = await self._dependencies(target, step.files, step.ex)
         result, verdict = await self._execute(target, n, step, python)
         conv.previous = step.files
+        self.tree.ran(step.files, step.entry)
         if verdict.ok:
             return await self._verify(n, used, result, verdict, step, target)
         return await self._after_run(result, verdict, used)
@@ -436,14 +452,26 @@ class VerifyLoop:
         """Extraction and the clash checks grow with the answer: a worker thread does them."""
         def work() -> Code:
             ex = extract(answer)
-            files, entry = program_files(ex, self.recorder.slug, self.config.run.max_files)
-            return Code(ex, files, entry, digest(files))
+            planned = apply_answer(self.tree, answer, ex, self.recorder.slug,
+                                   self.config.run.max_files)
+            return Code(ex, planned.files, planned.entry, digest(planned.files), planned=planned)
 
         code = await in_thread(work)
         self.recorder.extraction(n, code.ex)
         for note in code.ex.notes:
             self._emit(Notice(note, "warning"))
         return code
+
+    def _not_applied(self, n: int, used: int, planned: Planned) -> Step:
+        """An edit that does not apply unambiguously runs nothing: the LLM is asked, in
+        the same chat, for the whole file (a retry, not a run)."""
+        problems = planned.problems
+        self.recorder.edits_not_applied(n, [f"{p.path}: {p.message}" for p in problems])
+        for p in problems:
+            self._emit(Notice(f"the edit to {p.path} did not apply: {p.message}; nothing "
+                              "runs, asking for the whole file", "warning"))
+        return self._retry(used, "edits that did not apply",
+                           Turn(prompts.whole_file_prompt(problems), "feedback"))
 
     def _retry(self, used: int, what: str, turn: Turn) -> Step:
         """Ask again, unless that was the last attempt."""
@@ -471,7 +499,10 @@ class VerifyLoop:
         saved = [f"programs/{f.saved_name}" for f in code.files]
         self.recorder.attempt(n=n, version=code.version, prompt_id=prompt_id, files=code.files,
                               entry=code.entry, target=conv.target.name)
-        self._emit(CodeReady(n, code.files, code.entry, saved, conv.previous))
+        how = code.planned.how if code.planned is not None else {}
+        if code.planned is not None:
+            self.recorder.tree(n, code.planned.lines(), how)
+        self._emit(CodeReady(n, code.files, code.entry, saved, conv.previous, how=how))
         return True
 
     async def _save_version(self, code: Code, conv: _Conversation) -> None:
@@ -526,10 +557,15 @@ class VerifyLoop:
     async def _dependencies(self, target: Target, files: list[ProgramFile],
                             ex: Extraction) -> str | None:
         """Install what the program imports and the target lacks (asking first); its python."""
+        await self._node_packages(target, files)
         python = self._python.get(target.name)
         if not any(f.language == "python" for f in files):
             return python
-        wanted = await in_thread(wanted_packages, files, ex.dependencies)
+        listed, notes = requirements(files)
+        for note in notes:
+            self._emit(Notice(note, "warning"))
+        wanted = await in_thread(wanted_packages, files, [*ex.dependencies, *listed],
+                                 self.tree.ever)
         for name in [p for p in wanted if not_an_index_name(p)]:
             del wanted[name]  # pip would take it for what it looks like: never given to pip
             self._emit(Notice(f"not installing {name!r}: it looks like "
@@ -552,6 +588,15 @@ class VerifyLoop:
             self.recorder.dependencies(f"declined: {', '.join(packages)}")
             return python
         return await self._install(target, packages, python)
+
+    async def _node_packages(self, target: Target, files: list[ProgramFile]) -> None:
+        """A package.json's dependencies, installed with npm (asking first, as for pip)."""
+        async def ask(question: str, specs: list[str]) -> bool:
+            return self.auto_install or await self._wait(
+                lambda fut: PermissionNeeded(question, specs, fut))
+
+        await install_node_packages(target, files, ask=ask, emit=self._emit,
+                                    record=self.recorder.dependencies)
 
     async def _install(self, target: Target, packages: list[str], python: str | None) -> str | None:
         self._emit(Notice(f"installing {', '.join(packages)} on {target.name}"))

@@ -120,7 +120,7 @@ def judgement_prompt(*, task: str, result: RunResult, files: list[ProgramFile], 
                  "REVISE: <reason>\n"
                  "PASS means the output shows the task done. FAIL means it does not; say why. "
                  "REVISE means it does not and you can fix it: after that line, send the "
-                 "complete changed program, following the same rules as before.")
+                 "files you change, complete, following the same rules as before.")
     return "\n\n".join(parts)
 
 
@@ -128,4 +128,4 @@ def failure_prompt(j: Judgement, *, note: str = "") -> str:
     """The next prompt after a FAIL (or a judgement the user turned into a failure)."""
     reason = note.strip() or j.reason or "the output does not show the task done"
     return (f"The run was judged a failure: {reason}\n\n"
-            "Please send the complete corrected program, following the same rules.")
+            "Please send the files you change, complete, following the same rules.")

@@ -29,6 +29,7 @@ class Verdict:
     status: str  # "success", "success_timeout", "failure", "timeout_silent", "timeout_stderr",
     #              "compile_error", "cancelled", "target_error"
     #              "criteria_unmet" (exited 0 but missed a success criterion)
+    #              "silent" (exited 0 and printed nothing: the rules ask it to print)
     ok: bool  # success or success_timeout
     reason: str  # one plain-text sentence for the transcript and the feedback prompt
     long_running: list[str] = field(default_factory=list)
@@ -458,9 +459,21 @@ def _diagnosed_status(result: RunResult) -> str:
     return "timeout_silent" if result.timed_out and not result.stdout.strip() else "failure"
 
 
+# The rule the first prompt states (prompts.RULES, rule 5), quoted back when it is broken.
+PRINT_RULE = "It must finish by itself and print what it did."
+SILENT_HINT = (f'The rules say: "{PRINT_RULE}" A program that prints nothing shows nothing '
+               "was done (a fragment run alone, a function never called): make it run the "
+               "task and print its results on standard output.")
+
+
 def _exited(result: RunResult, stdin_signs: list[str],
             verdict: Callable[..., Verdict]) -> Verdict:
     """The verdict on a program that ended by itself (before any timeout)."""
+    if result.exit_code == 0 and not result.stdout.strip():
+        only = _last_line(result.stderr)
+        return verdict("silent", "the program exited with status 0 but printed nothing"
+                       + (f" on stdout (its stderr ends: {only})" if only else ""),
+                       SILENT_HINT)
     if result.exit_code == 0:
         return verdict("success", "the program exited with status 0")
     reason = _exit_description(result.exit_code)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from verifybot_tui.core.base.offload import in_thread
-from verifybot_tui.core.base.ports import LLMBackend
+from verifybot_tui.core.base.ports import LLMBackend, RunResult
 from verifybot_tui.core.verify import criteria as crit
 from verifybot_tui.core.verify import sanity
 from verifybot_tui.core.verify.criteria import Criterion
@@ -60,8 +60,14 @@ def default_judge(llm_kind: str) -> str:
 def checked(verification: Verification, inner: Judge = mechanical) -> Judge:
     """The judge step with the session's criteria and sanity checks applied."""
 
+    silence = silence_allowed(verification.criteria)
+
     async def judge(run: FinishedRun) -> Verdict:
         verdict = await inner(run)
+        if verdict.status == "silent" and silence:
+            verdict = replace(verdict, status="success", ok=True, retry_hint="",
+                              reason="the program exited with status 0 (printing nothing, "
+                                     "which its criteria allow)")
         if not verdict.ok:
             return verdict
         run_dir = Path(run.result.workdir) if run.result.workdir else None
@@ -76,6 +82,17 @@ def checked(verification: Verification, inner: Judge = mechanical) -> Judge:
             return replace(verdict, status="criteria_unmet", ok=False, reason=reason,
                            retry_hint=crit.feedback_text(checks), checks=checks)
         held = await in_thread(sanity.check, run.result) if verification.sanity else []
+        if silence:
+            held = [h for h in held if h.name != "empty-output"]
         return replace(verdict, checks=checks, held=held)
 
     return judge
+
+
+def silence_allowed(criteria: list[Criterion]) -> bool:
+    """Whether the task's criteria say a program may rightly print nothing: its job is a
+    file (``file:``), or the whole output must match a pattern the empty text matches.
+    Otherwise a silent exit 0 fails (the rules ask every program to print what it did)."""
+    empty = RunResult(exit_code=0, stdout="", stderr="", duration=0.0)
+    return any(c.kind == "file" or (c.kind == "regex-whole" and crit.check(c, empty).met)
+               for c in criteria)

@@ -237,7 +237,7 @@ class LoopController:
     async def on_code_ready(self, ev: events.CodeReady) -> None:
         previous = self.last_shown or ev.previous
         self.last_shown = list(ev.files)
-        await self.screen.code_pane.show_files(ev.files, ev.entry, previous)
+        await self.screen.code_pane.show_files(ev.files, ev.entry, previous, ev.how)
         self.screen.show_top("code")
         root = self.session.loop.workspace.root if self.session.loop else Path(".")
         self.saved_paths = {f.name: root / rel

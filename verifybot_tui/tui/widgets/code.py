@@ -39,6 +39,14 @@ def unified_diff(old: list[ProgramFile], new: list[ProgramFile]) -> str:
     return "".join(p if p.endswith("\n") else p + "\n" for p in parts)
 
 
+def tree_mark(how: str) -> str:
+    """A tab's note on how the answer made its file: unchanged (carried from the last
+    run) or the edit form; nothing for a whole file."""
+    if how == "carried":
+        return " (unchanged)"
+    return f" ({how})" if how and how != "whole" else ""
+
+
 def shown_code(code: str) -> str:
     """Code as the pane shows it: an answer's code may hold raw escapes (OSC 52, a screen
     clear, a title) that a terminal would act on, so every control but tab and newline
@@ -89,6 +97,8 @@ class CodePane(Widget):
         self.entry = ""
         self.mode = "code"
         self.edits: dict[str, str] = {}  # file name -> content changed by the user
+        # How the answer made each file of the project tree ("carried": unchanged).
+        self.how: dict[str, str] = {}
 
     def compose(self):
         if not self.files:
@@ -101,7 +111,12 @@ class CodePane(Widget):
             # After an edit: the LLM's version against the edit; else the previous version.
             before = self.files if self.edits else self.previous
             diff = unified_diff(before, self.current_files()) if before else ""
+            carried = [f.name for f in self.files if self.how.get(f.name) == "carried"]
             with VerticalScroll(id="code-diff"):
+                if carried and not self.edits:
+                    yield Static(Content("Unchanged, carried from the last run: "
+                                         + ", ".join(one_line(n) for n in carried)),
+                                 id="code-diff-carried")
                 if diff and self.edits:
                     yield Static("Your edit against the LLM's version:", id="code-diff-what")
                     yield _highlighted(diff, "diff", "changes.diff")
@@ -118,7 +133,8 @@ class CodePane(Widget):
                 mark = "▶ " if f.name == self.entry else ""
                 edited = " *" if f.name in self.edits else ""
                 # A file name comes from the LLM: plain text, escapes shown, never markup.
-                title = Content(f"{mark}{one_line(f.saved_name)}{edited}")
+                title = Content(f"{mark}{one_line(f.saved_name)}{edited}"
+                                f"{tree_mark(self.how.get(f.name, ''))}")
                 with TabPane(title, id=f"file-{i}"):
                     if self.mode == "edit":
                         yield TextArea(shown_code(f.content), id=f"edit-{i}",
@@ -134,10 +150,12 @@ class CodePane(Widget):
                 for f in self.files]
 
     async def show_files(self, files: list[ProgramFile], entry: str = "",
-                         previous: list[ProgramFile] | None = None) -> None:
+                         previous: list[ProgramFile] | None = None,
+                         how: dict[str, str] | None = None) -> None:
         self.files = list(files)
         self.entry = entry
         self.previous = list(previous or [])
+        self.how = dict(how or {})
         self.edits = {}
         self.mode = "code"
         await self.recompose()
