@@ -13,8 +13,8 @@ client is the one who fixes.
 from __future__ import annotations
 
 from verifybot_tui.core.answers.extract import Extraction
+from verifybot_tui.core.answers.hints import confine_name
 from verifybot_tui.core.answers.languages import language_for_filename
-from verifybot_tui.core.answers.names import confine_name
 from verifybot_tui.core.answers.programs import digest, pick_entry
 from verifybot_tui.core.base.errors import EXIT_FAILED, ConfigError, TargetError
 from verifybot_tui.core.base.outcome import Outcome, Status
