@@ -23,6 +23,7 @@ PACKAGES: tuple[tuple[str, str, str], ...] = (
     ("gcc", "C programs", "gcc"),
     ("g++", "C++ programs", "g++"),
     ("nodejs", "JavaScript programs", "node"),
+    ("npm", "a package.json's packages; the MCP Inspector test", "npm"),
     ("procps", "process checks", "ps"),
     ("bubblewrap", "the sandbox", "bwrap"),
     ("util-linux", "the sandbox test", "setpriv"),
@@ -37,6 +38,8 @@ PACKAGES: tuple[tuple[str, str, str], ...] = (
     ("gcc-avr", "AVR firmware", "avr-gcc"),
     ("binutils-avr", "AVR crash lines", "avr-addr2line"),
     ("avr-libc", "AVR firmware's C library", "/usr/lib/avr/include"),
+    ("arduino-core-avr", "Arduino sketches",
+     "/usr/share/arduino/hardware/arduino/avr/cores/arduino/Arduino.h"),
     ("ser2net", "labgrid farms (an exporter's serial ports)", "/usr/sbin/ser2net|ser2net"),
 )
 

@@ -125,3 +125,23 @@ def test_an_unnamed_function_given_to_a_file_of_the_tree_is_not_a_second_program
     assert p.how == {"main.py": "function", "util.py": "carried"} and p.entry == "main.py"
     assert "return ', '.join(sorted(data))" in p.files[0].content
     assert p.files[0].content.endswith("print(describe({'a': 1}))\n")
+
+
+def test_the_request_for_a_whole_file_names_the_file_or_says_none_was_named() -> None:
+    """An edit that did not apply is answered with one short request; one that named no
+    file (it fit none of the tree's, or several) asks for the file it meant, named."""
+    from verifybot_tui.core.answers.tree_changes import EditProblem
+    from verifybot_tui.core.loop.prompts import whole_file_prompt
+
+    named = whole_file_prompt([EditProblem("main.py", "its SEARCH part is not in main.py")])
+    assert named == ("The edit to main.py did not match the file: its SEARCH part is not in "
+                     "main.py. Please send the complete main.py.")
+    unnamed = whole_file_prompt([EditProblem("", "it fits two files")])
+    assert "The edit to  " not in unnamed and "complete ." not in unnamed
+    assert unnamed == ("An edit that names no file did not apply: it fits two files. Please "
+                       "send the complete file you meant to change, its name on the line "
+                       "before the code block.")
+    both = whole_file_prompt([EditProblem("a.c", "its function is not in a.c"),
+                              EditProblem("", "it fits no file")])
+    assert both.endswith("Please send the complete a.c and the file the unnamed edit was "
+                         "for, named.")

@@ -92,12 +92,21 @@ def edit_note(before: list[ProgramFile], after: list[ProgramFile]) -> str:
 
 
 def whole_file_prompt(problems: Sequence[EditProblem]) -> str:
-    """The short follow-up after edits that did not apply: what failed, and the files."""
+    """The short follow-up after edits that did not apply: what failed, and the files.
+    An edit that names no file (and fits none, or several) is asked about as such: the
+    LLM is to say which file it meant, whole."""
     sentences = [f"The edit to {p.path} did not match the file: {p.message.rstrip('.')}."
+                 if p.path else
+                 f"An edit that names no file did not apply: {p.message.rstrip('.')}."
                  for p in problems]
-    names = list(dict.fromkeys(p.path for p in problems))
+    names = list(dict.fromkeys(p.path for p in problems if p.path))
+    if not names:
+        return " ".join(sentences) + (" Please send the complete file you meant to change, "
+                                      "its name on the line before the code block.")
     wanted = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-    return " ".join(sentences) + f" Please send the complete {wanted}."
+    also = (" and the file the unnamed edit was for, named" if len(names) < len(problems)
+            and any(not p.path for p in problems) else "")
+    return " ".join(sentences) + f" Please send the complete {wanted}{also}."
 
 
 def reject_prompt(note: str) -> str:
