@@ -305,6 +305,7 @@ def test_a_node_project_follow_up_that_sends_only_main_js(tmp_path: Path) -> Non
     try:
         r, ws = converse(tmp_path, first_answer,
                          "Only **main.js** changes:\n\n```javascript\n" + main + "```",
+                         extra=("--install",),  # installing is its own consent, not --yes
                          env={"npm_config_registry": url(registry),
                               "npm_config_cache": str(tmp_path / "npm-cache")})
     finally:
