@@ -37,6 +37,10 @@ def test_every_solution_verifies_and_every_wrong_answer_fails(tmp_path: Path) ->
     got = {(c["recipe"], c["llm"]): c["status"] for c in data["cells"]}
     assert got == {**{(t, "solution"): "VERIFIED" for t in tasks},
                    **{(t, "wrong"): "FAILED" for t in tasks}}
+    # each firmware's build is timed apart from its run
+    firmware = [c for c in data["cells"] if c["recipe"].endswith(("-mps2", "-stm32", "-avr",
+                                                                   "-lm3s"))]
+    assert firmware and all(0 < c["build_seconds"] < c["seconds"] for c in firmware)
     boards = {(BENCH / t / "task.toml").read_text().split('board = "')[1].split('"')[0]
               for t in tasks if 'board = "' in (BENCH / t / "task.toml").read_text()}
     assert boards == {"netduinoplus2", "lm3s6965evb", "mps2-an385", "arduino-uno"}

@@ -118,6 +118,7 @@ def test_the_infrastructure_apart_from_the_model(tmp_path: Path, server: ApiServ
     # time to the first answer counts from the prompt's send, start-up apart
     assert priced["startup_seconds"] is not None and priced["first_answer_seconds"] is not None
     assert priced["startup_seconds"] + priced["first_answer_seconds"] <= priced["seconds"]
+    assert priced["build_seconds"] is None  # a Python program: nothing built
     md = (tmp_path / "out" / "compare.md").read_text()
     assert "## Failed for the infrastructure (left out of pass@k)" in md
     assert "sum x limited #1: HTTP 429" in md

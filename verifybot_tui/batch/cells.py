@@ -54,6 +54,7 @@ class _Notes(Headless):
         self.answers = 0  # the LLM's answers (a judge's are not the model under test's)
         self.repeated = 0  # answers whose program repeated one already run
         self._asked = ""  # the kind of the last prompt sent
+        self.build_seconds = 0.0  # the builds' part of the runs (compiled programs, firmware)
 
     async def on_prompt_sent(self, ev: events.PromptSent) -> None:
         self._asked = ev.kind
@@ -88,6 +89,8 @@ class _Notes(Headless):
 
     async def on_run_finished(self, ev: events.RunFinished) -> None:
         self._result = ev.result
+        if ev.result.build_seconds is not None:
+            self.build_seconds += ev.result.build_seconds
 
     async def on_verdict_reached(self, ev: events.VerdictReached) -> None:
         r = self._result
@@ -214,6 +217,7 @@ async def run_cell(cfg: Config, plan: Plan, stops: Stops, out: Path,
                 seconds=round(result.duration, 3),
                 first_answer_seconds=_rounded(w.first_answer if w is not None else None),
                 startup_seconds=_rounded(w.startup if w is not None else None),
+                build_seconds=_rounded(notes.build_seconds) if notes.build_seconds else None,
                 model=w.model if w is not None else "",
                 failures=list(notes.failures) + (["infrastructure"] if infra else []),
                 infrastructure=infra, tokens=tokens, cost=cost, repeated=notes.repeated,

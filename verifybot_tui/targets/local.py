@@ -694,6 +694,7 @@ def _ran(done: _Outcome, command: str, workdir: Path, before: dict[str, tuple[in
     result = _result(done, command, workdir, files_changed=changed)
     if built is not None:
         result.build_stderr = built.stderr
+        result.build_seconds = round(built.duration, 3)
     return result
 
 

@@ -63,6 +63,7 @@ class RunResult:
     # Why a recipe's compiler and flags may not have held for this build (an answer's own
     # Makefile that bypassed them); "" when they did. compiles-clean cannot tell then.
     build_unchecked: str = ""
+    build_seconds: float | None = None  # the build's part of the run (None: nothing built)
     files_changed: list[str] = field(default_factory=list)  # relative to the run folder
     command: str = ""  # what ran, for the transcript
     target_error: str | None = None  # e.g. connection lost mid-run; output so far kept

@@ -121,9 +121,11 @@ class McuTarget(ReportsState):
             on_output("stderr", why)
             return RunResult(exit_code=None, stdout="", stderr=why, duration=0.0,
                              compile_failed=True, workdir=str(workdir))
+        building = time.monotonic()
         built = await build.build(self.local, self.board, workdir, names, on_output,
                                   compiler=request.compiler, flags=request.flags,
                                   semihosting=self.config.backend == "qemu")
+        built.result.build_seconds = round(time.monotonic() - building, 3)
         parts = f" [parts: {built.parts}]" if built.parts else ""
         if built.elf is None:
             built.result.command = built.command + parts
@@ -137,7 +139,8 @@ class McuTarget(ReportsState):
             notes = "".join(f"note: {w}\n" for w in info.warnings)
             return RunResult(exit_code=None, stdout="", stderr=why + "\n" + notes,
                              duration=time.monotonic() - started, build_stderr=built.warnings,
-                             command=command, workdir=str(workdir), diagnosis=why)
+                             build_seconds=built.result.build_seconds, command=command,
+                             workdir=str(workdir), diagnosis=why)
         if self.config.backend == "qemu":
             try:
                 fw = await run_qemu(self.board, built.elf, info.vectors, workdir,
@@ -182,7 +185,7 @@ class McuTarget(ReportsState):
             exit_code=fw.exit_code, stdout=fw.uart, stderr=stderr,
             duration=time.monotonic() - started, timed_out=fw.timed_out,
             build_stderr=built.warnings, build_unchecked=built.unchecked,
-            command=f"{command} && {fw.command}",
+            build_seconds=built.result.build_seconds, command=f"{command} && {fw.command}",
             workdir=str(workdir), stdout_bytes=fw.uart_bytes,
             stderr_bytes=len(stderr.encode()), diagnosis=fw.diagnosis, escaped=fw.escaped)
 

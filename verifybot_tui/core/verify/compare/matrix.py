@@ -46,6 +46,7 @@ class Cell:
     cost: float | None = None  # from the API, or the user's [prices]; None: unknown
     repeated: int = 0  # answers whose program repeated an earlier one (not run again)
     startup_seconds: float | None = None  # from the cell's start to the first prompt sent
+    build_seconds: float | None = None  # the builds of its runs, summed (None: none built)
     session: int | None = None  # in the cell's own workspace history
     max_attempts: int = 1  # the recipe's max_retries + 1
     workspace: str = ""  # the cell's folder, relative to the compare folder

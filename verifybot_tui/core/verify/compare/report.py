@@ -111,12 +111,13 @@ def markdown(m: Matrix) -> str:
                      f"{_num(row['median_seconds'])} | {fails} |")
     lines += ["", "## Cells", "",
               "| recipe | LLM | run | status | answers | verified at | seconds | "
-              "first answer s | start-up s | model | failures |",
-              "|---|---|---|---|---|---|---|---|---|---|---|"]
+              "first answer s | start-up s | build s | model | failures |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in data["cells"]:
         lines.append(f"| {_md(c['recipe'])} | {_md(c['llm'])} | {c['run']} | {c['status']} | "
                      f"{c['attempts']} | {c['verified_at'] or '-'} | {c['seconds']:.1f} | "
                      f"{_num(c['first_answer_seconds'])} | {_num(c.get('startup_seconds'))} | "
+                     f"{_num(c.get('build_seconds'))} | "
                      f"{_md(c['model']) or '-'} | {', '.join(c['failures']) or '-'} |")
     return "\n".join(lines) + "\n"
 
