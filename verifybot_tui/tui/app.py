@@ -26,6 +26,7 @@ from verifybot_tui.tui.prompter import DialogPrompter
 from verifybot_tui.tui.screens.main import MainScreen
 from verifybot_tui.tui.session import AppSession
 from verifybot_tui.tui.themes import load_themes
+from verifybot_tui.tui.widgets.notices import NoticeLine
 
 FALLBACK_THEME = "textual-dark"
 
@@ -153,19 +154,33 @@ class VerifyBotApp(App[int]):
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     def on_notify(self, event: Notify) -> None:
-        """A notice also goes to the main screen's notice line, where it covers nothing
-        (the main screen hides Textual's toasts; a dialog on top still shows them)."""
-        main = self.main_screen
-        if main is not None and main.is_mounted:
-            main.notice_line.add(event.notification)
+        """A notice goes to the notice line of the screen the user looks at, where it
+        covers nothing (every screen of ours has one, a dialog inside itself)."""
+        line = self._notice_line()
+        if line is not None:
+            line.add(event.notification)
         else:  # before the first frame (a refused key setting, a bad theme): shown at mount
             self.early_notices.append(event.notification)
 
+    def _notice_line(self) -> NoticeLine | None:
+        """The line of the topmost mounted screen that has one: Textual's own screens
+        (the command palette) have none, and the screen under them shows the notice."""
+        for screen in reversed(self.screen_stack):
+            lines = screen.query(NoticeLine) if screen.is_mounted else None
+            if lines:
+                return lines.first()
+        return None
+
+    def _refresh_notifications(self) -> None:
+        """No toasts: Textual's float over the content (at 80x24 they covered the code
+        tab, the diff's header, the compare table's right columns, the help's text).
+        The notices still go into ``_notifications``; the notice lines show them."""
+
     def clear_notifications(self) -> None:
         super().clear_notifications()
-        main = self.main_screen
-        if main is not None and main.is_mounted:
-            main.notice_line.clear()
+        for screen in self.screen_stack:
+            for line in screen.query(NoticeLine) if screen.is_mounted else ():
+                line.clear()
 
     # -- a desktop notification when a run ends in the background ---------------------------
 

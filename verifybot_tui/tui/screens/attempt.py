@@ -25,6 +25,7 @@ from verifybot_tui.core.base.ports import ProgramFile
 from verifybot_tui.tui.output_buffer import OutputBuffer
 from verifybot_tui.tui.widgets.code import CodePane, unified_diff
 from verifybot_tui.tui.widgets.history import mark, word
+from verifybot_tui.tui.widgets.notices import NoticeLine
 from verifybot_tui.tui.widgets.output import OutputPane
 
 TAIL_BYTES = 512 * 1024
@@ -218,6 +219,7 @@ class AttemptScreen(ModalScreen[int | None]):
             with Horizontal(id="attempt-buttons"):
                 yield Button("Resume this session \\[r]", id="resume", variant="primary")
                 yield Button("Close \\[esc]", id="close")
+            yield NoticeLine(id="notices")
         yield Footer()
 
     def _session_text(self) -> str:

@@ -29,6 +29,7 @@ from verifybot_tui.core.verify.compare.matrix import Cell, Matrix
 from verifybot_tui.core.verify.recipe import Recipe
 from verifybot_tui.tui.screens.dialogs import FormDialog
 from verifybot_tui.tui.widgets.compare_table import CompareTable
+from verifybot_tui.tui.widgets.notices import NoticeLine
 
 
 @dataclass
@@ -113,6 +114,7 @@ class CompareForm(FormDialog[CompareRequest]):
                 yield Input(self.last["parallel"], id="compare-parallel", type="integer")
                 yield Input(self.last["repeat"], id="compare-repeat", type="integer")
             yield Static("", id="dialog-error", markup=False)
+            yield NoticeLine(id="notices")
             with Horizontal(id="dialog-buttons"):
                 yield Button("Compare", id="compare-start", variant="success")
                 yield Button("Cancel", id="cancel")
@@ -176,6 +178,7 @@ class CompareScreen(Screen[None]):
                     f" x {r.repeat}, {r.parallel} at once", id="compare-title")
         yield CompareTable(id="compare-table")
         yield Static("Starting…", id="compare-status", markup=False)
+        yield NoticeLine(id="notices")
         yield Static("Arrows: a cell · Enter: its transcript and output · Esc: stop the "
                      "running cells (finished ones kept), again: close", id="compare-keys")
 

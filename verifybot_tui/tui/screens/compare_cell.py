@@ -18,6 +18,7 @@ from textual.widgets import Label, Static, TabbedContent, TabPane, TextArea
 
 from verifybot_tui.core.base.ansi import visible
 from verifybot_tui.core.verify.compare.matrix import Cell
+from verifybot_tui.tui.widgets.notices import NoticeLine
 
 MAX_SHOWN = 200_000  # characters of one file shown; the rest is on disk
 
@@ -77,6 +78,7 @@ class CellScreen(ModalScreen[None]):
                     text = "\n\n".join(f"── {p.name}\n{_read(p)}" for p in outputs)
                     yield TextArea(text or "(nothing ran)", read_only=True,
                                    id="cell-output-text")
+            yield NoticeLine(id="notices")
             yield Static("Esc: back to the table · Tab: the other tab", id="cell-keys")
 
     def on_mount(self) -> None:

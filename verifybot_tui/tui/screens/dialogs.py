@@ -17,6 +17,7 @@ from textual.widgets import Button, Input, Label, Static
 
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.tui.keys import PERMISSION_BINDINGS
+from verifybot_tui.tui.widgets.notices import NoticeLine
 
 T = TypeVar("T")
 
@@ -34,6 +35,7 @@ class ConfirmScreen(ModalScreen[bool]):
         with Vertical(id="dialog"):
             yield Label(self.title_text, id="dialog-title")
             yield Label(self.question, id="dialog-question", markup=False)
+            yield NoticeLine(id="notices")
             with Horizontal(id="dialog-buttons"):
                 yield Button("Yes \\[y]", id="yes", variant="success")
                 yield Button("No \\[n]", id="no", variant="error")
@@ -93,6 +95,7 @@ class SecretScreen(FormDialog[str]):
             yield Label("Password needed", id="dialog-title")
             yield Label(self.question, id="dialog-question", markup=False)
             yield Input(password=True, id="secret")
+            yield NoticeLine(id="notices")
             with Horizontal(id="dialog-buttons"):
                 yield Button("OK", id="ok", variant="success")
                 yield Button("Cancel \\[esc]", id="cancel")

@@ -17,6 +17,7 @@ from textual.widgets import Button, Label, Static
 
 from verifybot_tui.core.settings.trust import FileToTrust
 from verifybot_tui.tui.screens.dialogs import ConfirmScreen
+from verifybot_tui.tui.widgets.notices import NoticeLine
 
 
 def findings_text(f: FileToTrust) -> str:
@@ -64,6 +65,7 @@ class FilesFromOthersScreen(ConfirmScreen):
             yield Static("Nothing of it has run yet. A yes is kept for this exact content: "
                          "a changed file is asked about again. --yes does not answer this.",
                          id="trust-note", markup=False)
+            yield NoticeLine(id="notices")
             with Horizontal(id="dialog-buttons"):
                 yield Button("Run it (asked once for this content) \\[y]", id="yes",
                              variant="warning")

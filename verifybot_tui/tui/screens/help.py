@@ -9,6 +9,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Label
 
 from verifybot_tui.tui.keys import help_rows, readable_key
+from verifybot_tui.tui.widgets.notices import NoticeLine
 
 
 class HelpScreen(ModalScreen[None]):
@@ -34,6 +35,7 @@ class HelpScreen(ModalScreen[None]):
             yield Label("Esc closes this; Down, PageDown and End scroll. ctrl+p opens the "
                         "command palette. ? opens this outside a text box (in the prompt it "
                         "types a ?); F1 opens it anywhere.", id="help-foot")
+            yield NoticeLine(id="notices")
         yield Footer()
 
     def fill(self, width: int) -> None:

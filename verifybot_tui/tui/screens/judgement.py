@@ -17,6 +17,7 @@ from textual.widgets import Button, Input, Label, Static
 from verifybot_tui.core.base.ansi import visible
 from verifybot_tui.core.loop.events import JudgeDecision
 from verifybot_tui.core.verify.llm_judge import Judgement
+from verifybot_tui.tui.widgets.notices import NoticeLine
 
 
 class JudgementScreen(ModalScreen[JudgeDecision]):
@@ -42,6 +43,7 @@ class JudgementScreen(ModalScreen[JudgeDecision]):
                     yield Static(visible(self.judgement.answer), markup=False)
             yield Input(placeholder="a note for the LLM if you send it back as a failure",
                         id="judge-note")
+            yield NoticeLine(id="notices")
             with Horizontal(id="dialog-buttons"):
                 if self.readable:
                     yield Button("As the judge says", id="follow", variant="primary")

@@ -26,6 +26,7 @@ from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.settings.config import Config
 from verifybot_tui.tui.screens.dialogs import FormDialog
 from verifybot_tui.tui.widgets.compare_table import STYLE, short
+from verifybot_tui.tui.widgets.notices import NoticeLine
 
 
 def race_args(prompt: str, names: str, target: str, expect: str = "") -> argparse.Namespace:
@@ -61,6 +62,7 @@ class RaceForm(FormDialog[argparse.Namespace]):
             yield Label("Success criteria, e.g. contains:RESULT=42 (blank: PASSED wins):")
             yield Input(id="race-expect")
             yield Static("", id="dialog-error", markup=False)
+            yield NoticeLine(id="notices")
             with Horizontal(id="dialog-buttons"):
                 yield Button("Race", id="race-start", variant="success")
                 yield Button("Cancel", id="cancel")
@@ -123,6 +125,7 @@ class RaceScreen(Screen[int | None]):
         yield Label(f"Race: {self.args.prompt}", id="race-title", markup=False)
         yield DataTable(id="race-table", cursor_type="row")
         yield Static("Starting…", id="race-status", markup=False)
+        yield NoticeLine(id="notices")
         yield Static("Esc: stop every contender · Esc again: close (the winner's session "
                      "shows)", id="race-keys")
 

@@ -14,6 +14,7 @@ from textual.widgets import Button, Input, Label, Static
 
 from verifybot_tui.core.verify.recipe import Recipe, load_recipe
 from verifybot_tui.tui.screens.dialogs import FormDialog
+from verifybot_tui.tui.widgets.notices import NoticeLine
 
 
 class RecipeScreen(FormDialog[Recipe]):
@@ -26,6 +27,7 @@ class RecipeScreen(FormDialog[Recipe]):
                         id="dialog-question")
             yield Input(placeholder="examples/rocket.toml", id="recipe-path")
             yield Static("", id="dialog-error", markup=False)
+            yield NoticeLine(id="notices")
             with Horizontal(id="dialog-buttons"):
                 yield Button("Open", id="open", variant="success")
                 yield Button("Cancel", id="cancel")
