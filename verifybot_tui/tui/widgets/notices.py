@@ -1,9 +1,11 @@
 """The notice line: the app's notices in a line of their own above the footer.
 
 Textual's toasts float over the panes, and at 80x24 they covered the code tab, the
-diff's header and history rows. Here a notice takes rows of its own while it lasts
-(the panes give them up, nothing is covered), the newest first, each for as long as
-its timeout; the same notices still go out as Textual's Notify messages.
+diff's header, history rows, the compare table's right columns and the help's text.
+Here a notice takes rows of its own while it lasts (the content gives them up,
+nothing is covered), the newest first, each for as long as its timeout; the same
+notices still go out as Textual's Notify messages. Every screen has one (a dialog
+inside itself); the app routes each notice to the topmost (``App.on_notify``).
 """
 
 from __future__ import annotations
