@@ -76,12 +76,17 @@ async def test_help_shows_a_notice_under_its_text(tui, size) -> None:
     async with running(tui, app, size) as pilot:
         await pilot.press("f1")
         help_screen = await tui.wait_screen(pilot, HelpScreen, what="help")
-        app.notify("Copied nothing: the help is read, not copied", severity="warning")
+        app.notify("Copied nothing: the help is read, not copied", severity="warning",
+                   timeout=60)
         await notice_shown(tui, pilot, help_screen, "the help is read, not copied",
                            "#help-title, #help-table, #help-foot, Footer")
+        assert "the help is read" not in tui.main(app).notice_line.text
         await pilot.press("escape")
         main = await tui.wait_for(pilot, lambda: app.screen is tui.main(app) and app.screen,
                                   what="back on the main screen")
+        # what was said while help was open is not lost when it closes
+        await notice_shown(tui, pilot, main, "the help is read, not copied",
+                           "#conversation, #output, #prompt, #status")
         app.notify("back on the main screen")
         await notice_shown(tui, pilot, main, "back on the main screen",
                            "#conversation, #output, #prompt, #status")
@@ -151,7 +156,7 @@ async def test_dialogs_show_a_notice_inside_themselves(tui, size) -> None:
         answers: list[bool | None] = []
         app.push_screen(ConfirmScreen("Trust this host key?", "Question"), answers.append)
         confirm = await tui.wait_screen(pilot, ConfirmScreen, what="the question")
-        app.notify("The host answered: key fingerprint SHA256:abc", title="SSH")
+        app.notify("The host answered: key fingerprint SHA256:abc", title="SSH", timeout=60)
         line = await notice_shown(tui, pilot, confirm, "key fingerprint",
                                   "#dialog-title, #dialog-question, #dialog-buttons")
         dialog = confirm.query_one("#dialog")
@@ -160,6 +165,8 @@ async def test_dialogs_show_a_notice_inside_themselves(tui, size) -> None:
         assert "key fingerprint" not in tui.main(app).notice_line.text
         await pilot.press("n")
         await tui.wait_for(pilot, lambda: answers == [False], what="the answer")
+        await tui.wait_for(pilot, lambda: "key fingerprint" in tui.main(app).notice_line.text,
+                           what="the dialog's notice carried to the main screen, not lost")
         # a form dialog: a wrong path in its error line, a notice in its notice line
         app.push_screen(RecipeScreen())
         recipe = await tui.wait_screen(pilot, RecipeScreen, what="the recipe dialog")

@@ -106,6 +106,7 @@ class VerifyBotApp(App[int]):
             self.set_keymap(self.keymap)
         for problem in self._keymap_problems:
             self.notify(problem, title="Key settings", severity="warning", timeout=10)
+        self.screen_change_signal.subscribe(self, self._carry_notices)
 
     # -- themes ---------------------------------------------------------------------------
 
@@ -170,6 +171,18 @@ class VerifyBotApp(App[int]):
             if lines:
                 return lines.first()
         return None
+
+    def _carry_notices(self, screen: Screen[Any]) -> None:
+        """A screen back on top (help closed, a dialog answered) shows the notices still
+        live: one said while help was open is not lost when help closes."""
+        lines = screen.query(NoticeLine) if screen.is_mounted else None
+        if not lines:
+            return
+        line = lines.first()
+        shown = {n.identity for n in line.notices}
+        for notice in self._notifications:  # the live ones, oldest first
+            if notice.identity not in shown:
+                line.add(notice)
 
     def _refresh_notifications(self) -> None:
         """No toasts: Textual's float over the content (at 80x24 they covered the code

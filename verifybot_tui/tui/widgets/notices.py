@@ -37,13 +37,14 @@ class NoticeLine(Static):
         self._expiry: dict[str, Timer] = {}
 
     def add(self, notice: Notification) -> None:
-        """Show ``notice`` for its timeout; a repeat of one shown replaces it (its title
-        may say more: "your prompt is kept")."""
+        """Show ``notice`` for what is left of its timeout (one carried from a screen
+        that closed has had some); a repeat of one shown replaces it (its title may say
+        more: "your prompt is kept")."""
         for old in [n for n in self.notices if n.message == notice.message]:
             self._drop(old.identity)
         self.notices = [*self.notices, notice][-KEPT:]
         self._expiry[notice.identity] = self.set_timer(
-            max(notice.timeout, 0.5), lambda: self.remove_notice(notice.identity))
+            max(notice.time_left, 0.5), lambda: self.remove_notice(notice.identity))
         self._show()
 
     def remove_notice(self, identity: str) -> None:
