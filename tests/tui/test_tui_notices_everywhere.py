@@ -25,6 +25,7 @@ from textual.coordinate import Coordinate
 from textual.pilot import Pilot
 from textual.screen import Screen
 
+from verifybot_tui.tui.screens.compare import CompareForm
 from verifybot_tui.tui.screens.compare_cell import CellScreen
 from verifybot_tui.tui.screens.dialogs import ConfirmScreen
 from verifybot_tui.tui.screens.help import HelpScreen
@@ -177,3 +178,22 @@ async def test_dialogs_show_a_notice_inside_themselves(tui, size) -> None:
         await notice_shown(tui, pilot, recipe, "Recipes live in examples/",
                            "#dialog-title, #dialog-question, #recipe-path, #dialog-error, "
                            "#dialog-buttons")
+
+
+async def test_the_compare_form_keeps_its_buttons_under_many_notices(tui) -> None:
+    """The compare form fills 80x24: three notices at once (one wrapping) take at most
+    three rows of it, the newest first, and its fields and buttons stay on screen."""
+    app = tui.make_app(tui.ws)
+    async with running(tui, app) as pilot:
+        app.push_screen(CompareForm(app.config, ""))
+        form = await tui.wait_screen(pilot, CompareForm, what="the compare form")
+        app.notify("Session finished: PASSED: the program exited with status 0")
+        app.notify("A notice long enough to wrap in the dialog: " + "word " * 20)
+        app.notify("The newest notice")
+        line = await notice_shown(tui, pilot, form, "The newest notice",
+                                  "#dialog-title, #compare-recipes, #compare-llms, "
+                                  "#compare-numbers, #dialog-buttons")
+        assert line.region.height == 3
+        assert line.text.count("\n") == 2  # all three kept, the oldest cut off the view
+        for widget in form.query("#dialog-buttons Button"):
+            assert widget.region.bottom <= SIZE[1], widget.region
