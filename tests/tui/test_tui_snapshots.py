@@ -18,6 +18,8 @@ import pytest_textual_snapshot
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
 
+from verifybot_tui.tui.widgets.notices import NoticeLine
+
 pytestmark = pytest.mark.usefixtures("tui_env")
 SIZE = (120, 36)
 THEMES = ["verifybot-dark", "verifybot-light"]
@@ -92,7 +94,8 @@ async def settle(tui, pilot: Pilot) -> None:
         last[:] = now
         # A notice posted after the clearing above (the run's verdict comes as one) is
         # cleared too, on the main screen as well: a modal shows it behind itself.
-        if any(screen.query("Toast") for screen in {app.screen, app.main_screen} - {None}):
+        if any(line.notices for screen in {app.screen, app.main_screen} - {None}
+               for line in screen.query(NoticeLine)):
             app.clear_notifications()
             looks[0] = 0
         return looks[0] >= 8
