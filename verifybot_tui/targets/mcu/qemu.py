@@ -57,13 +57,24 @@ class FirmwareRun:
     escaped: list[str] = field(default_factory=list)  # left running in the sandbox, killed
 
 
+# Guest time from the count of instructions run (its rate still follows the host's:
+# "auto"), not from the host's clock: without it a Cortex-M's timers count on while the
+# host has QEMU's CPU thread descheduled, so a load on the host changes what the firmware
+# sees. QEMU 7.2's STM32 TIM2 arms its first update when ARR is written and drops it for
+# good if it comes before CEN and UIE are set: ARR = 16000 gives 16 µs, which a busy host
+# took between two stores (TIM2 then never interrupted, about 1 run in 10 under load).
+ICOUNT = ["-icount", "shift=auto"]
+
+
 def qemu_argv(board: Board, elf: Path, sock: str) -> list[str]:
     argv = [*board.qemu, "-display", "none", "-monitor", "none", "-serial", "stdio",
             "-S", "-chardev", f"socket,id=vbgdb,path={sock},server=on,wait=off",
             "-gdb", "chardev:vbgdb", "-d", "unimp,guest_errors"]
     if board.arch == "avr":
         return [*argv, "-bios", str(elf)]
-    return [*argv, "-kernel", str(elf), "-semihosting-config", "enable=on,target=native"]
+    icount = [] if "-icount" in board.qemu else ICOUNT  # a board file's own choice stands
+    return [*argv, *icount, "-kernel", str(elf), "-semihosting-config",
+            "enable=on,target=native"]
 
 
 class _Session:
