@@ -18,7 +18,7 @@ import pytest
 from cli_runs import answers, give_to_nobody, python_answer, run_as_nobody, run_cli
 
 from verifybot_tui.core.answers.deps import not_an_index_name
-from verifybot_tui.targets.venv import base_python
+from verifybot_tui.targets.installs.venv import base_python
 
 
 def pth_wheel(folder: Path, marker: Path) -> Path:
@@ -134,8 +134,8 @@ def test_pip_runs_from_an_empty_folder_with_index_names_only(tmp_path: Path) -> 
     import asyncio
 
     from verifybot_tui.core.settings.config import TargetConfig
+    from verifybot_tui.targets.installs.venv import InstallError
     from verifybot_tui.targets.local import LocalTarget
-    from verifybot_tui.targets.venv import InstallError
 
     marker = tmp_path / "pth-ran"
     pth_wheel(tmp_path, marker)

@@ -9,7 +9,7 @@ from collections.abc import Awaitable
 from pathlib import Path
 
 from verifybot_tui.core.settings.config import TargetConfig
-from verifybot_tui.targets import venv
+from verifybot_tui.targets.installs import venv
 from verifybot_tui.targets.local import LocalTarget
 from verifybot_tui.targets.probe_local import (
     HARDWARE_GLOBS,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from verifybot_tui.targets import npm
-from verifybot_tui.targets.venv import InstallError
+from verifybot_tui.targets.installs import npm
+from verifybot_tui.targets.installs.venv import InstallError
 
 
 async def _never(*args: object) -> None:

@@ -13,8 +13,8 @@ from proc_helpers import alive
 from ssh_helpers import Recorder, pids_in, request, wait_until
 from sshd_fixtures import leftover_pids, wait_gone
 
+from verifybot_tui.targets.installs.venv import InstallError
 from verifybot_tui.targets.ssh import SSHTarget
-from verifybot_tui.targets.venv import InstallError
 
 pytestmark = pytest.mark.ssh
 

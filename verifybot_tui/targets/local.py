@@ -43,9 +43,10 @@ from verifybot_tui.core.base.ports import (
 from verifybot_tui.core.settings.config import Config, TargetConfig
 from verifybot_tui.core.settings.secrets import program_env
 from verifybot_tui.core.store.workspace import PRIVATE_DIR, private_dir, write_private
-from verifybot_tui.targets import containment, limits, live_runs, npm, venv
+from verifybot_tui.targets import containment, limits, live_runs
 from verifybot_tui.targets import sandbox as sandbox_env
 from verifybot_tui.targets.capture import OutputCapture
+from verifybot_tui.targets.installs import npm, venv
 from verifybot_tui.targets.probe_local import probe_local
 
 GRACE = 2.0  # seconds between TERM and KILL

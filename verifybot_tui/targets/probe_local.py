@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from verifybot_tui.core.store.workspace import atomic_write
-from verifybot_tui.targets import containment, probe_cache, venv
+from verifybot_tui.targets import containment, probe_cache
+from verifybot_tui.targets.installs import venv
 
 COMMAND_TIMEOUT = 10.0
 PACKAGE_NAMES_SHOWN = 120

@@ -47,9 +47,7 @@ from verifybot_tui.core.settings.config import TargetConfig
 from verifybot_tui.targets import containment, probe_ssh
 from verifybot_tui.targets import ssh_scripts as scripts
 from verifybot_tui.targets.capture import OutputCapture
-from verifybot_tui.targets.probe_local import save_context
-from verifybot_tui.targets.ssh_connect import Settings, open_connection, resolve_settings
-from verifybot_tui.targets.venv import (
+from verifybot_tui.targets.installs.venv import (
     FIND_SPECS,
     VENV_DIR,
     InstallError,
@@ -57,6 +55,8 @@ from verifybot_tui.targets.venv import (
     output_tail,
     pip_install_argv,
 )
+from verifybot_tui.targets.probe_local import save_context
+from verifybot_tui.targets.ssh_connect import Settings, open_connection, resolve_settings
 
 _PI_WORDS = re.compile(
     r"\b(raspberry\s*pi|raspi|rpi|pi\s*(?:zero|[345])(?![.,]?\d)|gpio\d*|i2c|spi|uart|"

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from verifybot_tui.core.base.ports import OutputCallback
-from verifybot_tui.targets.venv import InstallError, output_tail
+from verifybot_tui.targets.installs.venv import InstallError, output_tail
 
 Exec = Callable[[list[str], Path, OutputCallback, float, dict[str, str]], Awaitable[Any]]
 
