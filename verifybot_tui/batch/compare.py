@@ -16,8 +16,8 @@ from verifybot_tui import __version__
 from verifybot_tui.batch.cells import Plan, Progress, run_cells, safe_name, say
 from verifybot_tui.batch.headless import Stops, check_names
 from verifybot_tui.core.base.errors import ConfigError
+from verifybot_tui.core.base.fresh_file import write_fresh
 from verifybot_tui.core.settings.config import Config, check_llm_spec
-from verifybot_tui.core.store.workspace import write_fresh
 from verifybot_tui.core.verify.compare import report as compare_report
 from verifybot_tui.core.verify.compare.matrix import Cell, Matrix, from_json
 from verifybot_tui.core.verify.recipe import Recipe, load_recipe

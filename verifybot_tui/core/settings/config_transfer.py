@@ -11,11 +11,9 @@ backup beside it.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import stat
-import tempfile
 import time
 from dataclasses import fields
 from pathlib import Path
@@ -24,6 +22,7 @@ from typing import Any
 import tomli_w
 
 from verifybot_tui.core.base.errors import ConfigError
+from verifybot_tui.core.base.fresh_file import write_fresh
 from verifybot_tui.core.base.toml_file import TomlFileError, parse_toml
 from verifybot_tui.core.settings.config import (
     API_KINDS,
@@ -235,14 +234,4 @@ def write_new(dest: Path, data: bytes) -> None:
                           "real path (a link is never written through)")
     if dest.is_dir():
         raise ConfigError(f"{dest} is a folder; give a file name to write to")
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, dest)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_fresh(dest, data, mode=0o600)

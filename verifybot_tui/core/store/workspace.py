@@ -6,15 +6,14 @@ created with O_EXCL so two sessions in one workspace cannot take the same name.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import stat
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from verifybot_tui.core.base.errors import ConfigError
+from verifybot_tui.core.base.fresh_file import write_fresh
 
 _SLUG_WORDS = 6
 _SLUG_MAX = 40
@@ -63,34 +62,6 @@ def atomic_write(path: Path, text: str) -> None:
     """Write a whole file (0600) so a crash leaves either the old or the new content."""
     private_dir(path.parent)
     write_fresh(path, text, mode=PRIVATE_FILE)
-
-
-def write_fresh(path: Path, text: str, mode: int = 0o644) -> None:
-    """Write a whole file into a folder VerifyBot may not have made (``compare --report
-    DIR``, a shared disk): through a new file of a name nobody could plant beforehand
-    (mkstemp: O_EXCL, so never through a link), renamed over ``path`` once whole. A
-    symlink, or anything but a regular file, at ``path`` is refused (OSError): the
-    rename would not follow it, but it says someone else put it there."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        st = None
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        what = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a regular file"
-        raise OSError(f"{path} is {what}; VerifyBot writes only regular files there. "
-                      "Remove it or choose another folder")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 @dataclass
