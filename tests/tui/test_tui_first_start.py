@@ -47,10 +47,14 @@ async def test_no_display_names_the_llm_and_the_fixes_and_starts_nothing(
         assert "headless = true under [llm.chatgpt]" in text
         assert "verifybot/config.toml" in text and "--llm replay:" in text
         assert all(n.severity != "error" for n in app_messages.notices), text
+        # ...and what to do stays in the conversation, once, after the notice has gone
+        guide = [n for n in screen.conversation.query(".notice")]
+        assert len(guide) == 1 and "headless = true" in str(guide[0].render()), guide
         await tui.type_prompt(pilot, "count words")
         await tui.wait_for(pilot, lambda: "your prompt is kept" in said(app_messages),
                            what="the prompt refused calmly")
         assert screen.prompt_box.value == "count words"
+        assert len(screen.conversation.query(".notice")) == 1, "said once, not per prompt"
         llm = app.session.llm
         assert llm is None or llm.state == "stopped", "no browser was started"
         assert not profile.exists()

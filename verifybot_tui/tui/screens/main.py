@@ -89,6 +89,7 @@ class MainScreen(Screen[None]):
         # the target the last switch could not reach: the next switch moves on past it
         self.unreachable: str | None = None
         self.last_llm_check: ProviderCheck | None = None  # F8's test of an API provider
+        self.guide_shown = ""  # what to do about the LLM, as last put in the conversation
         # A target the user picked (--target, ctrl+t) is kept; the default one may give
         # way to the Pi when a prompt is about Pi hardware, as `verifybot run` does.
         self.target_chosen = session.target_name != session.config.run.default_target
@@ -405,6 +406,7 @@ class MainScreen(Screen[None]):
 
     async def _clear_panes(self) -> None:
         await self.conversation.clear()
+        self.guide_shown = ""
         await self.code_pane.show_files([])
         self.output_pane.clear()
 
@@ -425,6 +427,12 @@ class MainScreen(Screen[None]):
             self.llm_state = notice.state
         self.notify(notice.text, title=notice.title, severity=notice.severity,
                     timeout=notice.timeout)
+        if notice.severity == "warning" and notice.text != self.guide_shown:
+            # What to do stays in the conversation once the notice has gone (and whole,
+            # however long its paths make it), said once until it changes.
+            self.guide_shown = notice.text
+            self.call_later(self.conversation.add_notice, f"{notice.title}: {notice.text}",
+                            "warning")
 
     def connect(self, name: str) -> None:
         if name != self.session.target_name:

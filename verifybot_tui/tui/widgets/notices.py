@@ -3,7 +3,8 @@
 Textual's toasts float over the panes, and at 80x24 they covered the code tab, the
 diff's header, history rows, the compare table's right columns and the help's text.
 Here a notice takes rows of its own while it lasts (the content gives them up,
-nothing is covered), the newest first, each for as long as its timeout; the same
+nothing is covered), the newest first, each for as long as its timeout, up to half
+the screen (a long path in a notice of what to do wraps to many rows); the same
 notices still go out as Textual's Notify messages. Every screen has one (a dialog
 inside itself); the app routes each notice to the topmost (``App.on_notify``).
 """
@@ -24,7 +25,7 @@ class NoticeLine(Static):
     DEFAULT_CSS = """
     NoticeLine {
         height: auto;
-        max-height: 9;
+        max-height: 50vh;
         padding: 0 1;
         background: $panel;
         display: none;
