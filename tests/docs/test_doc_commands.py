@@ -17,6 +17,7 @@ one after another in a shared folder.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -429,11 +430,10 @@ def test_the_command_is_run_by_the_test_named(command: str) -> None:
 # -- the two that need more than a folder -------------------------------------------------
 
 
+@pytest.mark.ssh
 def test_probe_of_the_pi_says_what_the_llm_is_told(sshd, remote_dir, tmp_path: Path) -> None:
     """`verifybot probe --target pi`, the suite's sshd on loopback standing in for the Pi
     (its [targets.pi] in the user's config, the host key already known)."""
-    import os
-
     config = Path(os.environ["XDG_CONFIG_HOME"]) / "verifybot" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
     sshd.write_config_toml(config, remote_dir[0])
