@@ -340,11 +340,13 @@ def test_the_collector_reads_fences_chains_spans_and_the_docs_folder(tmp_path: P
             "| a | `verifybot doctor --page F [--site chatgpt\\|claude]` |\n\n"
             "````markdown\n```sh\nverifybot inside\n```\n````\n\n"
             "text ```` ```markdown ```` text `verifybot probe`\n\n"
+            "1. In a list:\n\n       ```sh\n       verifybot history --json\n       ```\n\n"
             "    verifybot compare D --llm A\n")
     got = [normalise(cmd) for _, cmd in page_commands(page)]
     assert got == ["verifybot history", 'verifybot run "x" --yes',
                    "scripts/test", "verifybot doctor --page F [--site chatgpt|claude]",
-                   "verifybot probe", "verifybot compare D --llm A"], got
+                   "verifybot probe", "verifybot history --json",
+                   "verifybot compare D --llm A"], got
     (tmp_path / "README.md").write_text("`verifybot history`\n")
     (tmp_path / "docs" / "guide").mkdir(parents=True)
     (tmp_path / "docs" / "guide" / "keys.md").write_text("```sh\n.venv/bin/verifybot mcp\n```\n")

@@ -41,9 +41,9 @@ COMMAND_STARTS = (
     "pip ", "playwright ", "labgrid-client ", "usbipd ", "wsl ", "claude mcp ",
 )
 
-# A fence opens a line (up to 3 spaces in); a backtick fence's info string holds no
-# backtick (CommonMark), so ```` ```markdown ```` in running text is a code span.
-FENCE = re.compile(r"^( {0,3})(`{3,}(?=[^`]*$)|~{3,})\s*(\S*)")
+# A fence opens a line (indented as deep as a list item nests it); a backtick fence's
+# info string holds no backtick (CommonMark), so ```` ```markdown ```` in text is a span.
+FENCE = re.compile(r"^( *)(`{3,}(?=[^`]*$)|~{3,})\s*(\S*)")
 
 
 @dataclass(frozen=True)
