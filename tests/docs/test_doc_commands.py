@@ -72,7 +72,7 @@ COMPARE = Run(
 APP = Run(("Print RESULT=42", "--llm", "replay:examples/word_count.md", "--workspace", "ws",
            "--trust", "-v"), code=2, says=NO_TERMINAL)
 LOGIN_API = Run(("login", "--llm", "local"), config=API, says=("needs no login",))
-DOCTOR = ("llm chatgpt: browser", "needs a display", "target local: sandbox")
+DOCTOR = ("llm chatgpt: browser", "needs a display", "target local: ", "sandbox")
 RACE = Run(("run", "Print RESULT=42", "--race", "replay:fast.md,replay:wrong.md", "--expect",
             "contains:RESULT=42", "--max-retries", "0"), given=RACERS,
            says=("replay:fast.md wins (VERIFIED)",))
