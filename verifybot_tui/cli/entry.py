@@ -30,11 +30,11 @@ from verifybot_tui.cli.common import (
     SIGNALS,
     check_prompt,
     config_for,
-    err,
     kill_soon,
     quiet_terminal,
     start_watchdog,
 )
+from verifybot_tui.cli.terminal import err
 from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
