@@ -27,11 +27,6 @@ from verifybot_tui.core.settings.config import Config, load_config
 from verifybot_tui.core.settings.secrets import seal_environment
 from verifybot_tui.core.store.workspace import check_workspace
 
-INSTALL_HELP = ("install the packages an answer needs without asking (pip runs outside the "
-                "sandbox; index names only); never --yes or a recipe (default: [run] "
-                "install of your own config, false: asked in a terminal; a headless run "
-                "names the missing packages and goes on)")
-
 
 def config_for(args: argparse.Namespace, *, writes: bool = False) -> Config:
     """The config with --workspace applied; a workspace that cannot work exits 2 here

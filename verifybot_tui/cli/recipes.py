@@ -25,12 +25,12 @@ from verifybot_tui.batch.headless import run_one as _run_one
 from verifybot_tui.batch.headless import say as _say
 from verifybot_tui.cli.common import (
     EXIT_HANGUP,
-    INSTALL_HELP,
     SIGNALS,
     install_stop_signals,
     output_path,
     write_output,
 )
+from verifybot_tui.cli.options import shared
 from verifybot_tui.core.base.ansi import visible
 from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
@@ -51,23 +51,20 @@ def add_args(p: argparse.ArgumentParser) -> None:
     run.add_argument("--parallel", type=int, default=1, metavar="N",
                      help="run up to N recipes at once, never two on one target (default: 1)")
     run.add_argument("--junit", metavar="PATH", help="write a JUnit XML report (default: none)")
-    run.add_argument("--json", action="store_true",
-                     help="print a JSON report on stdout (default: off)")
-    run.add_argument("--trust", action="store_true",
-                     help="approve what the recipes and their board files set that runs "
-                          "commands (a compiler, flags like -wrapper, a board's qemu) without "
-                          "asking (default: shown and asked in a terminal, refused without "
-                          "one); recipes accept every version anyway, that is not this")
-    run.add_argument("--install", action="store_true", help=INSTALL_HELP)
+    shared(run, "--json", text="print a JSON report on stdout (default: off)")
+    shared(run, "--trust", text="approve what the recipes and their board files set that runs "
+                                "commands (a compiler, flags like -wrapper, a board's qemu) "
+                                "without asking (default: shown and asked in a terminal, "
+                                "refused without one); recipes accept every version anyway, "
+                                "that is not this")
+    shared(run, "--install")
     new = sub.add_parser("new", help="write a recipe from a finished session")
     new.add_argument("session", nargs="?", type=int, help="a session id (default: the last)")
     new.add_argument("--output", "-o", metavar="FILE", help="write here (default: stdout)")
     for q in (run, new):
-        q.add_argument("--config", metavar="PATH",
-                       help="config file, yours (default: the user config dir's; a "
-                            "./config.toml here is asked about first)")
-        q.add_argument("--workspace", metavar="DIR",
-                       help="the workspace (default: [run] workspace)")
+        shared(q, "--config", text="config file, yours (default: the user config dir's; a "
+                                   "./config.toml here is asked about first)")
+        shared(q, "--workspace", text="the workspace (default: [run] workspace)")
 
 
 async def run_recipes(cfg: Config, recipes: list[Recipe], parallel: int,
