@@ -19,10 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from verifybot_tui.batch.headless import Stops as _Stops
-from verifybot_tui.batch.headless import check_names as _check_names
-from verifybot_tui.batch.headless import run_one as _run_one
-from verifybot_tui.batch.headless import say as _say
+from verifybot_tui.batch.headless import Stops, check_names, run_one, say
 from verifybot_tui.cli.common import (
     EXIT_HANGUP,
     SIGNALS,
@@ -68,7 +65,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 
 async def run_recipes(cfg: Config, recipes: list[Recipe], parallel: int,
-                      stops: _Stops | None = None) -> list[RecipeResult]:
+                      stops: Stops | None = None) -> list[RecipeResult]:
     gate = asyncio.Semaphore(max(1, parallel))
     per_target: dict[str, asyncio.Lock] = {}
 
@@ -84,7 +81,7 @@ async def run_recipes(cfg: Config, recipes: list[Recipe], parallel: int,
                 return RecipeResult(r.name, str(r.path), str(stops.status), EXIT_INTERRUPTED,
                                     0.0, "not started: interrupted",
                                     target=r.target or cfg.run.default_target)
-            return await _run_one(cfg, r, stops)
+            return await run_one(cfg, r, stops)
 
     return list(await asyncio.gather(*(one(r) for r in recipes)))
 
@@ -97,14 +94,14 @@ async def cmd_recipe(args: argparse.Namespace, cfg: Config) -> int:
     junit = output_path(args.junit, "--junit") if args.junit else None
     recipes = [load_recipe(Path(f), check_trust=False) for f in args.files]
     for r in recipes:
-        _check_names(cfg, r)
+        check_names(cfg, r)
     await approve_recipes(cfg, recipes, args.trust)
     names = [r.name for r in recipes]
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup:
         raise ConfigError(f"two recipes are named {dup!r}: names must differ in the report")
     started = time.time()
-    stops = _Stops()
+    stops = Stops()
     install_stop_signals(stops)
     results = await run_recipes(cfg, recipes, args.parallel, stops)
     table = visible(summary_table(results))
@@ -115,7 +112,7 @@ async def cmd_recipe(args: argparse.Namespace, cfg: Config) -> int:
         print(table)
     if junit is not None:
         write_output(junit, junit_xml(results, started=started), "--junit")
-        _say(f"JUnit report written to {args.junit}")
+        say(f"JUnit report written to {args.junit}")
     if stops.status is not None:
         return EXIT_HANGUP if SIGNALS["hangup"] else EXIT_INTERRUPTED
     return EXIT_SUCCESS if all(r.verified for r in results) else EXIT_FAILED
@@ -193,7 +190,7 @@ def _new(args: argparse.Namespace, cfg: Config) -> int:
     mark_written(text, Path(args.output or "<stdout>"))  # from the user's own session
     if args.output:
         write_output(output_path(args.output, "--output"), text, "--output")
-        _say(f"recipe written to {args.output}")
+        say(f"recipe written to {args.output}")
     else:
         print(text, end="")
     return EXIT_SUCCESS
