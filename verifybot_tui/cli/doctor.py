@@ -165,7 +165,8 @@ async def run_doctor_repair(args: argparse.Namespace, path: Path, site: str,
     """`doctor --page FILE --repair [--llm NAME]`: an LLM proposes selectors for each MISS,
     the saved page decides, the working ones go to the user's own profile (asked first,
     or --accept). 0 when every MISS was fixed and written."""
-    from verifybot_tui.cli.common import Stdin, config_for
+    from verifybot_tui.cli.common import config_for
+    from verifybot_tui.cli.terminal import Stdin
     from verifybot_tui.llm import make_llm
     from verifybot_tui.llm.browser.repair import override_path, repair_page
     from verifybot_tui.llm.browser.saved_page import fit_site

@@ -15,13 +15,13 @@ from typing import Any
 from verifybot_tui.cli.common import (
     EXIT_HANGUP,
     SIGNALS,
-    Stdin,
     check_prompt,
     close_all,
     config_for,
     install_stop_signals,
 )
 from verifybot_tui.cli.printer import Printer
+from verifybot_tui.cli.terminal import Stdin
 from verifybot_tui.core.base.ansi import one_line, visible
 from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
