@@ -29,8 +29,9 @@ from project import ROOT, need
 from verifybot_tui.core.base.ports import ProgramFile, RunRequest
 from verifybot_tui.core.settings.config import TargetConfig
 from verifybot_tui.core.verify.verdict import judge
-from verifybot_tui.targets import containment, local
+from verifybot_tui.targets import local
 from verifybot_tui.targets.local import LocalTarget
+from verifybot_tui.targets.sandbox import bubblewrap
 
 NOBODY = 65534
 
@@ -42,7 +43,7 @@ def _bubblewrap() -> None:
 
 @pytest.fixture
 def target(tmp_path: Path) -> LocalTarget:
-    assert containment.bwrap() is not None, containment.why_no_sandbox()
+    assert bubblewrap.bwrap() is not None, bubblewrap.why_no_sandbox()
     return LocalTarget(TargetConfig(name="local"), tmp_path / "ws")
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import ctypes
 import fcntl
 import os
 import shlex
@@ -43,129 +44,71 @@ from verifybot_tui.core.base.ports import (
 from verifybot_tui.core.settings.config import Config, TargetConfig
 from verifybot_tui.core.settings.secrets import program_env
 from verifybot_tui.core.store.workspace import PRIVATE_DIR, private_dir, write_private
-from verifybot_tui.targets import containment, limits, live_runs
-from verifybot_tui.targets import sandbox as sandbox_env
+from verifybot_tui.targets import live_runs
 from verifybot_tui.targets.capture import OutputCapture
+from verifybot_tui.targets.containment import cgroups
+from verifybot_tui.targets.containment.leftovers import (
+    await_sandbox_end,
+    leftover_check,
+    sandbox_ended,
+)
+from verifybot_tui.targets.containment.markers import MARKER, new_token
+from verifybot_tui.targets.containment.proctable import ticks_now
+from verifybot_tui.targets.containment.subreaper import become_subreaper, reap_while_running
+from verifybot_tui.targets.containment.tree import LIVE_ROOTS, LIVE_TOKENS, stop_tree
 from verifybot_tui.targets.installs import npm, venv
 from verifybot_tui.targets.probe_local import probe_local
+from verifybot_tui.targets.sandbox import bubblewrap, limits, view
+from verifybot_tui.targets.sandbox.init_script import BUILT, GO, build_then_run, escaped_in_sandbox
 
-GRACE = 2.0  # seconds between TERM and KILL
 COMPILE_TIMEOUT = 120.0
 INSTALL_TIMEOUT = 900.0
 CHECK_TIMEOUT = 60.0
 SNAPSHOT_LIMIT = 5000  # files looked at for files_changed; a run that makes more is cut
 EXIT_NOT_FOUND = 127  # what a shell reports for a missing command
-HAVE_PROC = os.path.isdir("/proc/self")
 
 
 def _noop(stream: str, text: str) -> None:
     pass
 
 
-_LIVE_ROOTS: set[int] = set()  # session leaders of every local run in this process
-_LIVE_TOKENS: set[str] = set()  # and their marker tokens (whose adopted orphans are whose)
+PR_SET_PDEATHSIG = 1
+_libc: ctypes.CDLL | None = None
 
 
-def kill_all_now() -> None:
-    """KILL every local run's tree at once (a second Ctrl+C during the grace period)."""
-    for root in list(_LIVE_ROOTS):
-        _signal_tree(root, tree_pids(root), signal.SIGKILL)
+def _prctl_pdeathsig(parent: int) -> None:
+    """In the child before exec: die by SIGKILL when the parent (VerifyBot) dies."""
+    if _libc is not None:
+        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(137)
 
 
-# -- the process tree ---------------------------------------------------------------
+def preexec(cgroup: Path | None, guard: limits.Guard | None = None) -> object:
+    """The function the child runs before exec (None where nothing applies): the
+    parent-death signal, the run's cgroups, and (``guard``) its limits' rlimits."""
+    if not sys.platform.startswith("linux"):
+        return None
+    global _libc
+    if _libc is None:  # loaded in the parent: nothing is loaded after the fork
+        _libc = ctypes.CDLL(None, use_errno=True)
+    procs = [str(cgroup / "cgroup.procs")] if cgroup else []
+    rlimits = guard.limits.rlimits() if guard is not None else []
+    parent = os.getpid()
 
-
-def _proc_table() -> dict[int, tuple[str, int, int, int]]:
-    """pid -> (state, ppid, pgrp, session) for every process we can see."""
-    table: dict[int, tuple[str, int, int, int]] = {}
-    if not HAVE_PROC:
-        return table
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as f:
-                raw = f.read()
-        except OSError:
-            continue
-        # The command name sits in parentheses and may itself hold ") ".
-        fields = raw[raw.rfind(b")") + 2:].split()
-        if len(fields) < 4:
-            continue
-        table[int(entry.name)] = (fields[0].decode(), int(fields[1]), int(fields[2]),
-                                  int(fields[3]))
-    return table
-
-
-def tree_pids(root: int) -> set[int]:
-    """Live (non-zombie) processes of the tree started as session leader ``root``.
-
-    Members: the session and the process group ``root`` created (which also
-    holds children whose parent already died), plus every descendant of any
-    member by parent links, whatever group or session it moved to since.
-    """
-    table = _proc_table()
-    members = {pid for pid, (_, _, pgrp, sid) in table.items() if sid == root or pgrp == root}
-    if root in table:
-        members.add(root)
-    children: dict[int, list[int]] = {}
-    for pid, (_, ppid, _, _) in table.items():
-        children.setdefault(ppid, []).append(pid)
-    members = containment.descendants(members, children)
-    members.discard(os.getpid())
-    return {pid for pid in members if table[pid][0] != "Z"}
-
-
-def _signal_tree(root: int, pids: set[int], sig: int) -> None:
-    try:
-        os.killpg(root, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-    for pid in pids:
-        try:
-            os.kill(pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
-async def stop_tree(root: int, grace: float | None = None) -> None:
-    """TERM every process of the tree, wait up to ``grace`` (GRACE) for them, KILL the rest."""
-    grace = GRACE if grace is None else grace
-    pids = tree_pids(root)
-    if not HAVE_PROC:
-        return await _stop_group(root, grace)
-    if not pids:
-        return
-    _signal_tree(root, pids, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-        pids = tree_pids(root)
-        if not pids:
-            return
-    # A process forked between a scan and its kill is caught by the next round.
-    for _ in range(50):
-        _signal_tree(root, pids, signal.SIGKILL)
-        await asyncio.sleep(0.02)
-        pids = tree_pids(root)
-        if not pids:
-            return
-
-
-async def _stop_group(root: int, grace: float) -> None:
-    """Without /proc (not Linux) only the process group can be found."""
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 0.0)):
-        try:
-            os.killpg(root, sig)
-        except (ProcessLookupError, PermissionError):
-            return
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
+    def run() -> None:
+        _prctl_pdeathsig(parent)
+        for path in procs:
             try:
-                os.killpg(root, 0)
-            except (ProcessLookupError, PermissionError):
-                return
+                fd = os.open(path, os.O_WRONLY)
+                try:
+                    os.write(fd, b"0")
+                finally:
+                    os.close(fd)
+            except OSError:
+                pass  # the run goes on uncontained; the leftover check says so
+        limits.set_rlimits(rlimits)
+    return run
 
 
 # -- one process, streamed ----------------------------------------------------------
@@ -269,14 +212,14 @@ async def _start(loop: asyncio.AbstractEventLoop, reader: Callable[[], _Reader],
     known by its marker: another run ending meanwhile (``recipe run --parallel``,
     ``compare``) would otherwise take it for an orphan adopted from its own tree.
     """
-    token = env.get(containment.MARKER) or containment.new_token()
-    env = {**env, containment.MARKER: token}
-    fresh = token not in _LIVE_TOKENS
-    _LIVE_TOKENS.add(token)
+    token = env.get(MARKER) or new_token()
+    env = {**env, MARKER: token}
+    fresh = token not in LIVE_TOKENS
+    LIVE_TOKENS.add(token)
     spawn = asyncio.ensure_future(loop.subprocess_exec(
         reader, *argv, cwd=cwd, env=env, stdin=stdin,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-        preexec_fn=containment.preexec(cgroup, guard)))
+        preexec_fn=preexec(cgroup, guard)))
     cancelled = False
     try:
         while not spawn.done():
@@ -286,7 +229,7 @@ async def _start(loop: asyncio.AbstractEventLoop, reader: Callable[[], _Reader],
                 cancelled = True
     finally:
         if fresh:
-            _LIVE_TOKENS.discard(token)
+            LIVE_TOKENS.discard(token)
     if spawn.cancelled() or (cancelled and spawn.exception() is not None):
         raise asyncio.CancelledError
     transport, protocol = spawn.result()  # an OSError (cannot exec) goes to the caller
@@ -341,12 +284,12 @@ def _wrapped(argv: list[str], sandbox: list[str] | None, build: _Build | None
     adopted by us (a subreaper), not by init."""
     if sandbox and build is not None:
         ours, theirs = socket.socketpair()
-        return ([*sandbox, *containment.build_then_run(build.argv, argv)],
+        return ([*sandbox, *build_then_run(build.argv, argv)],
                 ours.detach(), theirs.detach())
     if sandbox:
         report, stdin = os.pipe()
         return [*sandbox, *argv], report, stdin
-    containment.become_subreaper()
+    become_subreaper()
     return argv, subprocess.DEVNULL, subprocess.DEVNULL
 
 
@@ -382,7 +325,7 @@ class LocalTarget(ReportsState):
         return venv.python_for_runs(self.workspace, override)
 
     def _env(self, python: str) -> dict[str, str]:
-        env = sandbox_env.scrub_env(program_env(os.environ, self.settings))
+        env = view.scrub_env(program_env(os.environ, self.settings))
         env.pop(self.config.password_env, None)
         for key in ("VIRTUAL_ENV", "PYTHONHOME", "__PYVENV_LAUNCHER__"):
             env.pop(key, None)
@@ -410,32 +353,32 @@ class LocalTarget(ReportsState):
         ``build`` (sandbox only), the build first, in the same sandbox, then the process
         on its own timeout."""
         loop = asyncio.get_running_loop()
-        started, since = time.monotonic(), containment.ticks_now()
+        started, since = time.monotonic(), ticks_now()
         argv, report, stdin = _wrapped(argv, sandbox, build)
-        cgroup = containment.new_cgroup()
+        cgroup = cgroups.new_cgroup()
         guard = limits.Guard(limits.Limits.of(self.config), cgroup) if sandbox else None
         cgroup = guard.cgroup if guard is not None else cgroup  # root: one with pids.max
-        env = {**env, containment.MARKER: containment.new_token()}  # see _leftover_check
+        env = {**env, MARKER: new_token()}  # see _leftover_check
         try:
             transport, protocol, cancelled = await _start(
                 loop, lambda: _Reader(loop, on_output), argv, cwd, env, cgroup, stdin, guard)
         except BaseException:
             _close(report)
             if cgroup:
-                containment.remove_cgroup(cgroup)
+                cgroups.remove_cgroup(cgroup)
             raise
         finally:
             _close(stdin)
-        root, token = transport.get_pid(), env[containment.MARKER]
+        root, token = transport.get_pid(), env[MARKER]
         self._running.add(root)
-        _LIVE_ROOTS.add(root)
-        _LIVE_TOKENS.add(token)
+        LIVE_ROOTS.add(root)
+        LIVE_TOKENS.add(token)
         live = live_runs.record_live(self.workspace, root, cgroup, token)
-        reaper = None if sandbox else asyncio.ensure_future(_reap_adopted())
+        reaper = None if sandbox else asyncio.ensure_future(reap_while_running())
         if guard is not None:
             guard.watch(cwd, lambda: asyncio.ensure_future(stop_tree(root)))
         try:
-            settle = (lambda: containment.sandbox_ended(cgroup, token)) if sandbox else None
+            settle = (lambda: sandbox_ended(cgroup, token)) if sandbox else None
             if sandbox and build is not None and not cancelled:
                 cancelled, started, timeout = await _build_first(
                     transport, protocol, report, build, started, timeout)
@@ -445,15 +388,15 @@ class LocalTarget(ReportsState):
                 reaper.cancel()
             if guard is not None:
                 guard.stop_watch()
-            _LIVE_TOKENS.discard(token)
-            escaped = [] if report < 0 else containment.escaped_in_sandbox(report)
+            LIVE_TOKENS.discard(token)
+            escaped = [] if report < 0 else escaped_in_sandbox(report)
             _close(report)
-            ended = bool(sandbox) and containment.await_sandbox_end(cgroup, token)
-            escaped += _leftover_check(cgroup, token, since, ended)
+            ended = bool(sandbox) and await_sandbox_end(cgroup, token)
+            escaped += leftover_check(cgroup, token, since, ended)
             protocol.finish()
             transport.close()
             self._running.discard(root)
-            _LIVE_ROOTS.discard(root)
+            LIVE_ROOTS.discard(root)
             live_runs.clear_live(live)
         return self._outcome(root, transport, protocol, started, timed_out, escaped, guard)
 
@@ -484,8 +427,8 @@ class LocalTarget(ReportsState):
         and the board cache shown. ``sandboxed=False`` is for VerifyBot's own tools that
         need the host's devices (a flash tool and the serial port). ``writable``: folders
         besides ``cwd`` it may write to (a compiler wrapper's log, kept out of the run)."""
-        shown = [*read_only, self.workspace / sandbox_env.BOARD_CACHE,
-                 *sandbox_env.tool_roots([shutil.which(argv[0]) or argv[0]])]
+        shown = [*read_only, self.workspace / view.BOARD_CACHE,
+                 *view.tool_roots([shutil.which(argv[0]) or argv[0]])]
         box = self._sandbox(cwd, shown, writable) if sandboxed else None
         done = await self._exec(argv, cwd, on_output, timeout, self._env(self.python_for()),
                                 box)
@@ -510,7 +453,7 @@ class LocalTarget(ReportsState):
         if not found or not os.access(found, os.X_OK):
             return self._not_started(f"{tool} is not installed on this machine", workdir,
                                      on_output)
-        sandbox = self._sandbox(workdir, sandbox_env.tool_roots(
+        sandbox = self._sandbox(workdir, view.tool_roots(
             [found, python, shutil.which(lang.tool, path=env["PATH"]) or ""]))
         sources = [name for name in written if languages.language_for_filename(name) is lang]
         if entry not in sources:
@@ -612,10 +555,10 @@ class LocalTarget(ReportsState):
         if self.config.sandbox == "off":
             return None
         shown = [*read_only, venv.venv_dir(self.workspace), npm.modules_dir(self.workspace)]
-        box = containment.sandbox_argv(workdir, self.config.network, shown, writable,
+        box = bubblewrap.sandbox_argv(workdir, self.config.network, shown, writable,
                                        limited=limits.Limits.of(self.config))
         if box is None and self.config.sandbox == "require":
-            raise TargetError(no_sandbox_message(self.name))
+            raise TargetError(bubblewrap.no_sandbox_message(self.name))
         return box
 
     # -- files --------------------------------------------------------------------
@@ -728,7 +671,7 @@ async def _await_build(transport: asyncio.SubprocessTransport, protocol: _Reader
         if not line.done():
             line.cancel()
     text = line.result() if line.done() and not line.cancelled() else ""
-    if text.strip() != f"{containment.BUILT}0":
+    if text.strip() != f"{BUILT}0":
         return False
     await _drained(transport)
     captures, counts = protocol.split()
@@ -738,7 +681,7 @@ async def _await_build(transport: asyncio.SubprocessTransport, protocol: _Reader
         stdout_bytes=counts["stdout"], stderr_bytes=counts["stderr"])
     build.on_built()
     try:
-        os.write(report, containment.GO)
+        os.write(report, GO)
     except OSError:
         return False  # the sandbox is gone: its end says the rest
     return True
@@ -794,66 +737,10 @@ async def _drained(transport: asyncio.SubprocessTransport, rounds: int = 1000) -
         await asyncio.sleep(0)
 
 
-async def _reap_adopted() -> None:
-    """While a run without a sandbox goes on: collect its adopted orphans' zombies."""
-    while True:
-        containment.reap_adopted(_LIVE_ROOTS)
-        await asyncio.sleep(0.05)
-
-
-def _leftover_check(cgroup: Path | None, token: str, since: int,
-                    sandbox_ended: bool = False) -> list[str]:
-    """Processes still alive once the run's tree was stopped: they escaped it (a
-    setsid double fork). Found in the run's cgroup, by the run's marker variable,
-    or (without a sandbox) as orphans adopted by VerifyBot since the run started;
-    named for the verdict, then killed.
-
-    ``sandbox_ended``: the run's sandbox was seen gone as a whole: its cgroup empty
-    (a sandboxed process cannot leave it: no cgroup file system in there, no
-    capability to mount one), or without a cgroup no process carrying its marker.
-    Nothing leaves a PID namespace and the kernel kills what is in it when it ends,
-    so the marker's freeze scans (which catch a daemon hopping from pid to pid
-    outside one) have nothing to find; each reads all of /proc, and together they
-    were most of what a short run cost after it ended. Orphans adopted by VerifyBot
-    are still looked for."""
-    names: list[str] = []
-    left: list[int] = []
-    if cgroup is not None:  # a zombie there (a sandbox's pid 1 not yet reaped) ran nothing
-        names = [containment.describe(pid) for pid in containment.cgroup_pids(cgroup)
-                 if containment.alive(pid)]
-        for _ in range(50):
-            if not containment.kill_cgroup(cgroup):
-                break
-            time.sleep(0.01)
-        left = containment.cgroup_pids(cgroup)
-        containment.remove_cgroup(cgroup)
-    def extra() -> set[int]:
-        return containment.adopted(since, _LIVE_ROOTS, _LIVE_TOKENS)
-
-    killed: list[str] = []
-    unkillable: list[str] = []
-    if not sandbox_ended or extra():
-        killed, unkillable = containment.kill_marked(token, extra)
-    seen = {n.split(" ", 1)[0] for n in names}
-    names += [n for n in killed if n.split(" ", 1)[0] not in seen]
-    containment.reap_adopted(_LIVE_ROOTS)
-    not_killed = [containment.describe(p) for p in left]
-    not_killed += [n for n in unkillable if n not in not_killed]
-    return [f"{n} killed" for n in names] + [f"{n} NOT killable" for n in not_killed]
-
-
 def _close(fd: int) -> None:
     """Close one end of the sandbox's report pipe (DEVNULL, a negative number: none)."""
     if fd >= 0:
         os.close(fd)
-
-
-def no_sandbox_message(name: str) -> str:
-    """What ``sandbox = "require"`` says where no sandbox can be made."""
-    return (f"target {name}: sandbox = \"require\", but no sandbox can be made here "
-            f"({containment.why_no_sandbox()}); nothing was run. Install bubblewrap, let "
-            "users make namespaces, or set sandbox = \"auto\" to run contained by process "
-            "group only")
 
 
 def _lang_names() -> list[str]:

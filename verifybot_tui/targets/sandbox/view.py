@@ -132,7 +132,7 @@ def layout() -> list[str]:
     if not _LAYOUT:
         masks = _private_etc() if os.geteuid() == 0 else []  # others cannot read them
         _LAYOUT.append([*_system(), *_resolver(), *masks, "--dev", "/dev", "--proc", "/proc"])
-    return _LAYOUT[0]  # then the private /tmp, sized: targets.limits
+    return _LAYOUT[0]  # then the private /tmp, sized: targets.sandbox.limits
 
 
 def _home_like(path: Path) -> bool:
