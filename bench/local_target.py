@@ -22,7 +22,8 @@ from verifybot_tui.core.base.ports import ProgramFile, RunRequest
 from verifybot_tui.core.settings.config import TargetConfig
 from verifybot_tui.targets.containment import cgroups
 from verifybot_tui.targets.containment.tree import tree_pids
-from verifybot_tui.targets.local import LocalTarget, preexec
+from verifybot_tui.targets.local.launch import preexec
+from verifybot_tui.targets.local.target import LocalTarget
 from verifybot_tui.targets.sandbox import init_script
 from verifybot_tui.targets.sandbox.bubblewrap import sandbox_argv
 
@@ -92,7 +93,7 @@ async def start_up(target: LocalTarget, plain: LocalTarget, runs: int) -> None:
 
 
 async def limits_cost(workspace: Path, runs: int) -> None:
-    """What the limits (targets.limits: rlimits, the init's ulimit, a sized /tmp, the
+    """What the limits (targets.sandbox.limits: rlimits, the init's ulimit, a sized /tmp, the
     run folder's watch, root's pids cgroup) add to a sandboxed run: trivial runs with the
     default limits and with none (every key 0), paired run by run, the order alternating."""
     limited = LocalTarget(TargetConfig(name="local"), workspace)

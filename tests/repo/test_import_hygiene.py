@@ -57,8 +57,8 @@ ROOMS = "core rooms: loop above verify/answers above store/settings above base"
 
 
 @pytest.mark.parametrize(("room", "wrong_import", "contract", "chain"), [
-    ("core/base", "from verifybot_tui.targets.local import LocalTarget",
-     "front ends above llm/targets above core", "verifybot_tui.targets.local"),
+    ("core/base", "from verifybot_tui.targets.local.target import LocalTarget",
+     "front ends above llm/targets above core", "verifybot_tui.targets.local.target"),
     ("core/settings", "import textual.app",
      "core imports no UI, browser or SSH library", "textual"),
     ("core/store", "from verifybot_tui.core.loop import events",

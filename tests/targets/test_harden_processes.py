@@ -143,14 +143,14 @@ async def test_a_stop_while_the_program_starts_still_stops_its_whole_tree(
     but before its pipes are connected. asyncio's own clean-up then KILLs only the
     first process; whatever it had forked must be stopped too."""
     from verifybot_tui.core.settings.config import TargetConfig
-    from verifybot_tui.targets.local import LocalTarget
+    from verifybot_tui.targets.local.target import LocalTarget
 
     target = LocalTarget(TargetConfig(name="local"), tmp_path / "ws")
     pidfile = tmp_path / "pids"
     script = f"sleep 600 & echo $$ $! > {pidfile}; wait"
     before = set(forked_children())  # the suite's own children (a session's sshd, say)
-    task = asyncio.create_task(target._exec(["sh", "-c", script], tmp_path, lambda *a: None,
-                                            30, dict(os.environ)))
+    task = asyncio.create_task(target.processes.exec(["sh", "-c", script], tmp_path,
+                                                     lambda *a: None, 30, dict(os.environ)))
     pids: list[int] = []
     try:
         # One loop step at a time until the program is forked (the limit is a time, not

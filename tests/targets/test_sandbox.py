@@ -35,7 +35,7 @@ from project import ROOT, need, verifybot_cmd
 from verifybot_tui.core.base.ports import ProgramFile, RunRequest
 from verifybot_tui.core.settings.config import TargetConfig
 from verifybot_tui.targets.containment import cgroups
-from verifybot_tui.targets.local import LocalTarget
+from verifybot_tui.targets.local.target import LocalTarget
 from verifybot_tui.targets.sandbox import limits
 from verifybot_tui.targets.sandbox.bubblewrap import NO_SANDBOX
 

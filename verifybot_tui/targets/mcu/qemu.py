@@ -30,10 +30,12 @@ from typing import Any
 from verifybot_tui.core.base.errors import TargetError
 from verifybot_tui.core.base.ports import OutputCallback
 from verifybot_tui.core.settings.secrets import program_env
-from verifybot_tui.targets import live_runs, local
+from verifybot_tui.targets import live_runs
 from verifybot_tui.targets.containment.leftovers import await_sandbox_end, sandbox_ended
 from verifybot_tui.targets.containment.markers import MARKER, kill_marked, new_token
 from verifybot_tui.targets.containment.tree import LIVE_ROOTS, stop_tree, tree_pids
+from verifybot_tui.targets.local import launch
+from verifybot_tui.targets.local.reader import OutputReader
 from verifybot_tui.targets.mcu import diagnose, peripherals
 from verifybot_tui.targets.mcu.boards import Board
 from verifybot_tui.targets.mcu.elfcheck import read_symbols
@@ -297,14 +299,14 @@ async def _run_in(board: Board, elf: Path, vectors: list[int], workdir: Path, ti
     if box is not None:
         report, stdin = os.pipe()
     try:
-        transport, protocol, cancelled = await local._start(  # the start-race-safe spawn
-            loop, lambda: local._Reader(loop, s.on_pipe), [*(box or []), *argv], workdir,
+        transport, protocol, cancelled = await launch.start(  # the start-race-safe spawn
+            loop, lambda: OutputReader(loop, s.on_pipe), [*(box or []), *argv], workdir,
             env, None, stdin)
     except BaseException:
-        local._close(report)
+        launch.close_fd(report)
         raise
     finally:
-        local._close(stdin)
+        launch.close_fd(stdin)
     pid = transport.get_pid()
     LIVE_ROOTS.add(pid)  # a second Ctrl+C KILLs it at once (tree.kill_all_now)
     live = live_runs.record_live(workdir.parent.parent, pid, None, token)
@@ -320,7 +322,7 @@ async def _run_in(board: Board, elf: Path, vectors: list[int], workdir: Path, ti
         await asyncio.shield(stop_tree(pid, QEMU_GRACE))
         if box is not None:
             escaped = escaped_in_sandbox(report)
-            local._close(report)
+            launch.close_fd(report)
             await_sandbox_end(None, token)
         protocol.finish()
         transport.close()
@@ -355,7 +357,7 @@ async def _end_emulator(root: int, qemu: str, token: str) -> None:
     await sandbox_ended(None, token, QEMU_GRACE + 0.5)
 
 
-async def _watch(s: _Session, protocol: local._Reader, sock: str, timeout: float,
+async def _watch(s: _Session, protocol: OutputReader, sock: str, timeout: float,
                  closed: asyncio.Event) -> FirmwareRun:
     if closed.is_set():
         return FirmwareRun(None, "", 0, "closed")
@@ -429,7 +431,7 @@ def _package_fault(s: _Session) -> str:
                                   s.board.irq_names)
 
 
-def _exited(s: _Session, protocol: local._Reader) -> FirmwareRun:
+def _exited(s: _Session, protocol: OutputReader) -> FirmwareRun:
     s.log.close()
     op, pc, _lr = diagnose.semihosting_abort(s.log)  # LR: stale in a leaf's inline asm
     if op:  # told as what the firmware did, not as QEMU's register dump
