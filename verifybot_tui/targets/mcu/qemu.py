@@ -276,7 +276,7 @@ def _sandbox(board: Board, workdir: Path, sock: str, mode: str) -> list[str] | N
         return None
     qemu = shutil.which(board.qemu[0]) if board.qemu else None
     box = sandbox_argv(workdir, False, sandbox_env.tool_roots([qemu or ""]),
-                                   [os.path.dirname(sock)])
+                       [os.path.dirname(sock)])
     if box is None and mode == "require":
         raise TargetError(no_sandbox_message("mcu (QEMU)"))
     return box
