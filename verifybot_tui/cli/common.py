@@ -148,7 +148,7 @@ def kill_soon(code: int) -> None:
     """A second stop: every program tree KILLed at once; the loop, no longer waiting
     for it, writes its status in a moment, and the process ends within half a second
     whatever happens."""
-    from verifybot_tui.targets.local import kill_all_now
+    from verifybot_tui.targets.containment.tree import kill_all_now
 
     kill_all_now()
 
@@ -161,7 +161,7 @@ def kill_soon(code: int) -> None:
 
 def exit_now(code: int) -> None:
     """KILL every program tree of ours and leave, without waiting for anything."""
-    from verifybot_tui.targets.local import kill_all_now
+    from verifybot_tui.targets.containment.tree import kill_all_now
 
     kill_all_now()
     for stream in (sys.stdout, sys.stderr):
@@ -177,7 +177,7 @@ def start_watchdog(code: Any) -> None:
 
     def watch() -> None:
         time.sleep(_KILL_AT)
-        from verifybot_tui.targets.local import kill_all_now
+        from verifybot_tui.targets.containment.tree import kill_all_now
 
         kill_all_now()
         time.sleep(STOP_DEADLINE - _KILL_AT)

@@ -238,20 +238,20 @@ def needs_display() -> str | None:
 def _check_sandbox(r: _Report, what: str, mode: str) -> None:
     """Whether what an answer brings (program, build, QEMU) runs in the bubblewrap
     sandbox here, and what to do if not (README "What is contained where")."""
-    from verifybot_tui.targets import containment
+    from verifybot_tui.targets.sandbox import bubblewrap
 
     if mode == "off":
         r.line("WARN", what, "sandbox off (sandbox = \"off\"): what an answer brings runs "
                              "with your user's powers (your files, ~/.ssh, the network); "
                              "contained by process group, cgroup, marker and subreaper checks")
-    elif containment.bwrap() is not None:
+    elif bubblewrap.bwrap() is not None:
         r.line("OK", what, "sandbox: bubblewrap, each run in its own PID namespace, no home, "
                            "no capabilities, the system read-only")
     elif mode == "require":
-        r.line("FAIL", what, f"no sandbox: {containment.why_no_sandbox()}; sandbox = "
+        r.line("FAIL", what, f"no sandbox: {bubblewrap.why_no_sandbox()}; sandbox = "
                              "\"require\" refuses every run")
     else:
-        r.line("WARN", what, f"no sandbox: {containment.why_no_sandbox()}; what an answer "
+        r.line("WARN", what, f"no sandbox: {bubblewrap.why_no_sandbox()}; what an answer "
                              "brings runs with your user's powers, contained by process "
                              "group, cgroup, marker and subreaper checks only")
 

@@ -208,7 +208,7 @@ async def _program_steps(markdown: str, ws: Path, steps: _Steps, say: Say) -> in
 
 async def _run_local(code: str, language: str, ws: Path) -> Any:
     from verifybot_tui.core.base.ports import ProgramFile, RunRequest
-    from verifybot_tui.targets.local import LocalTarget
+    from verifybot_tui.targets.local.target import LocalTarget
 
     target = LocalTarget(TargetConfig(name="local", kind="local"), ws)
     await target.connect()

@@ -25,7 +25,7 @@ def make_target(config: Config, name: str, workspace: Path, prompter: Prompter |
         from verifybot_tui.targets.ssh import SSHTarget
 
         return SSHTarget(cfg, workspace, prompter=prompter, trust_new_host=trust_new_host)
-    from verifybot_tui.targets.local import LocalTarget
+    from verifybot_tui.targets.local.target import LocalTarget
 
     return LocalTarget(cfg, workspace, config)
 

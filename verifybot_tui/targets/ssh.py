@@ -44,9 +44,10 @@ from verifybot_tui.core.base.ports import (
     RunResult,
 )
 from verifybot_tui.core.settings.config import TargetConfig
-from verifybot_tui.targets import containment, probe_ssh
+from verifybot_tui.targets import probe_ssh
 from verifybot_tui.targets import ssh_scripts as scripts
 from verifybot_tui.targets.capture import OutputCapture
+from verifybot_tui.targets.containment import markers as containment
 from verifybot_tui.targets.installs.venv import (
     FIND_SPECS,
     VENV_DIR,

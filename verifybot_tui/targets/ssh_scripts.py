@@ -56,7 +56,7 @@ def report_end(token: str) -> bytes:
 
 
 def scope_unit(token: str) -> str:
-    """The transient systemd scope of one run (token: ``containment.new_token()``)."""
+    """The transient systemd scope of one run (token: ``containment.markers.new_token()``)."""
     return f"verifybot-{token}.scope"
 
 

@@ -37,7 +37,7 @@ from verifybot_tui.targets.mcu.boards import (
 )
 from verifybot_tui.targets.mcu.elfcheck import read_symbols
 from verifybot_tui.targets.mcu.sources import own_make, own_startup
-from verifybot_tui.targets.sandbox import BOARD_CACHE
+from verifybot_tui.targets.sandbox.view import BOARD_CACHE
 
 BUILD_TIMEOUT = 120.0
 MAKEFILES = ("Makefile", "makefile", "GNUmakefile")

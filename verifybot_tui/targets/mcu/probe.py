@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING
 
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.base.ports import OutputCallback, ProgramFile, RunRequest
-from verifybot_tui.targets import containment
 from verifybot_tui.targets.mcu import diagnose
 from verifybot_tui.targets.mcu.boards import Board
 from verifybot_tui.targets.mcu.qemu import FirmwareRun
 from verifybot_tui.targets.mcu.uart import UartReader
+from verifybot_tui.targets.sandbox.bubblewrap import sandboxed_tool
 
 if TYPE_CHECKING:
     from verifybot_tui.targets.mcu.target import McuTarget
@@ -83,7 +83,7 @@ def images(board: Board, elf: Path, template: str) -> dict[str, Path]:
         if "{" + key + "}" in template:
             out = elf.with_suffix("." + key)
             argv = [board.tool("objcopy"), "-O", fmt, str(elf), str(out)]
-            subprocess.run(containment.sandboxed_tool(argv, elf.parent), check=True,
+            subprocess.run(sandboxed_tool(argv, elf.parent), check=True,
                            stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
             names[key] = out
     return names

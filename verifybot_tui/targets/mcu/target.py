@@ -25,7 +25,8 @@ from verifybot_tui.core.base.ports import (
     Target,
 )
 from verifybot_tui.core.settings.config import Config, TargetConfig
-from verifybot_tui.targets.local import LocalTarget
+from verifybot_tui.targets.local.run_folder import safe_name
+from verifybot_tui.targets.local.target import LocalTarget
 from verifybot_tui.targets.mcu import build, probe
 from verifybot_tui.targets.mcu.boards import Board, load_board
 from verifybot_tui.targets.mcu.context import board_context
@@ -192,7 +193,7 @@ class McuTarget(ReportsState):
     # -- files ------------------------------------------------------------------------
 
     def _fresh_workdir(self, run_id: str) -> Path:
-        safe = LocalTarget._safe_name(run_id).replace("/", "_") or "run"
+        safe = safe_name(run_id).replace("/", "_") or "run"
         workdir = self.workspace / "runs" / safe
         if workdir.exists():
             shutil.rmtree(workdir)
@@ -203,7 +204,7 @@ class McuTarget(ReportsState):
     def _write_files(workdir: Path, request: RunRequest) -> list[str]:
         names: list[str] = []
         for pf in request.files:
-            name = LocalTarget._safe_name(pf.name)
+            name = safe_name(pf.name)
             path = workdir / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(pf.content, encoding="utf-8")

@@ -26,7 +26,7 @@ from verifybot_tui.core.base.ports import OutputCallback, RunResult
 from verifybot_tui.targets.mcu.boards import Board
 from verifybot_tui.targets.mcu.build import Built, Runner, _steps, _tell
 from verifybot_tui.targets.mcu.sources import sketch
-from verifybot_tui.targets.sandbox import BOARD_CACHE
+from verifybot_tui.targets.sandbox.view import BOARD_CACHE
 
 CORE = Path("/usr/share/arduino/hardware/arduino/avr")
 PACKAGE = "arduino-core-avr"
