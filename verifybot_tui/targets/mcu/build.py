@@ -51,6 +51,7 @@ CXX_EXT = (".cpp", ".cc", ".cxx", ".c++")
 ASM_EXT = (".s", ".S")
 DEFAULT_FLAGS = ["-O1", "-g", "-Wall"]
 ARM_PACKAGE = ("startup.c", "fault.c", "syscalls.c")
+ARM_HEADERS = ("vb_uart.h",)  # the shape every UART source of the package includes
 SYSCALLS = ("_write", "_read", "_sbrk", "_exit", "_close", "_fstat", "_isatty", "_lseek",
             "_getpid", "_kill")
 LD_EXT = (".ld", ".lds")
@@ -102,7 +103,7 @@ def install_package(board: Board, workdir: Path) -> list[str]:
     folder = workdir / "vb_board"
     folder.mkdir(exist_ok=True)
     names = [*ARM_PACKAGE] if board.arch == "cortex-m" else []
-    for name in names:
+    for name in (*names, *(ARM_HEADERS if board.arch == "cortex-m" else ())):
         shutil.copyfile(PACKAGE_DIR / board.arch / name, folder / name)
     copy_regular(board.uart_path, folder / board.uart_source)
     if board.arch == "cortex-m":
