@@ -27,11 +27,13 @@ from verifybot_tui.core.base.ports import (
 from verifybot_tui.core.settings.config import Config, TargetConfig
 from verifybot_tui.targets.local.run_folder import safe_name
 from verifybot_tui.targets.local.target import LocalTarget
-from verifybot_tui.targets.mcu import build, probe
+from verifybot_tui.targets.mcu import build
 from verifybot_tui.targets.mcu.boards import Board, load_board
+from verifybot_tui.targets.mcu.build_steps import Built
 from verifybot_tui.targets.mcu.context import board_context
 from verifybot_tui.targets.mcu.elfcheck import check_elf
 from verifybot_tui.targets.mcu.qemu import FirmwareRun, run_qemu
+from verifybot_tui.targets.mcu.real.probe import run_on_board
 from verifybot_tui.targets.probe_local import save_context
 
 
@@ -160,10 +162,10 @@ class McuTarget(ReportsState):
 
             fw = await run_on_place(self, built.elf, workdir, request, on_output)
         else:
-            fw = await probe.run_on_board(self, built.elf, workdir, request, on_output)
+            fw = await run_on_board(self, built.elf, workdir, request, on_output)
         return self._result(fw, built, info.warnings, command, workdir, on_output, started)
 
-    def _result(self, fw: FirmwareRun, built: build.Built, elf_warnings: list[str],
+    def _result(self, fw: FirmwareRun, built: Built, elf_warnings: list[str],
                 command: str, workdir: Path, on_output: OutputCallback,
                 started: float) -> RunResult:
         if fw.ended_by == "closed" or fw.broken:
