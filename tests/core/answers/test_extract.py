@@ -163,8 +163,8 @@ def test_shebang_decides_the_language_first() -> None:
     ("#!/bin/sh", "bash"), ("#!/usr/bin/env node", "javascript"), ("#!/usr/bin/perl", ""),
 ])
 def test_shebang_forms(shebang: str, language: str) -> None:
-    from verifybot_tui.core.answers.guess import _shebang_language
-    assert _shebang_language(f"{shebang}\nx\n") == language
+    from verifybot_tui.core.answers.guess import shebang_language
+    assert shebang_language(f"{shebang}\nx\n") == language
 
 
 def test_shell_commands_tagged_python_are_read_as_commands() -> None:
