@@ -20,6 +20,7 @@ from project import verifybot_cmd
 from verifybot_tui.core.base.ports import ProgramFile, RunRequest, RunResult
 from verifybot_tui.core.store.transcript import read_record
 from verifybot_tui.core.verify import criteria as crit
+from verifybot_tui.core.verify.criterion import Check
 
 UNUSED = "#include <stdio.h>\nint main(void) { int unused; printf(\"hi\\n\"); return 0; }\n"
 CLEAN = "#include <stdio.h>\nint main(void) { printf(\"hi\\n\"); return 0; }\n"
@@ -124,7 +125,7 @@ def c_request(code: str, run_id: str, flags: list[str], compiler: str = "") -> R
                       flags=flags)
 
 
-def clean(result: RunResult) -> crit.Check:
+def clean(result: RunResult) -> Check:
     (check,) = crit.evaluate([crit.parse("compiles-clean")], result, None)
     return check
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.settings.config import Config
 from verifybot_tui.core.verify import criteria as crit
+from verifybot_tui.core.verify.criterion import Criterion
 from verifybot_tui.core.verify.verification import OFF, SAME_CHAT, Verification, default_judge
 
 
@@ -29,7 +30,7 @@ def build_verification(config: Config, *, llm_spec: str, judge: str | None = Non
     """The session's criteria, sanity switch and judge; a ConfigError (exit 2) if bad."""
     from verifybot_tui.llm import make_llm
 
-    found: list[crit.Criterion] = []
+    found: list[Criterion] = []
     file_sanity = True
     if criteria_file:
         found, file_sanity = crit.load_file(Path(criteria_file).expanduser())

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from verifybot_tui.core.loop.verify_loop import same_model
+from verifybot_tui.core.loop.steps.asking import same_model
 from verifybot_tui.core.store.history import SCHEMA_VERSION, History
 
 # history.db as layout 2 wrote it (before the model and pending columns).

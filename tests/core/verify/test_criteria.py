@@ -9,6 +9,7 @@ import pytest
 from verifybot_tui.core.base.errors import EXIT_USAGE, ConfigError
 from verifybot_tui.core.base.ports import RunResult
 from verifybot_tui.core.verify import criteria
+from verifybot_tui.core.verify.criterion import Check
 
 ROCKET = "Launching...\nApogee: 0.0 m\nFlight time: 12.5 s\n"
 
@@ -18,7 +19,7 @@ def run(stdout: str = ROCKET, stderr: str = "", exit_code: int | None = 0,
     return RunResult(exit_code=exit_code, stdout=stdout, stderr=stderr, duration=duration, **kw)
 
 
-def one(text: str, result: RunResult, run_dir: Path | None = None) -> criteria.Check:
+def one(text: str, result: RunResult, run_dir: Path | None = None) -> Check:
     return criteria.check(criteria.parse(text), result, run_dir)
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from verifybot_tui.core.answers.hints import _shown
-from verifybot_tui.core.answers.kinds import _requirement_name
+from verifybot_tui.core.answers.hints import shown_name
+from verifybot_tui.core.answers.kinds import requirement_name
 
 _TIMEOUT_RE = re.compile(
     r"TIMEOUT[*_`]*[ \t]*:[*_` \t]*(\d+(?:\.\d+)?)[ \t]*"
     r"(ms|s|secs?|seconds?|m|mins?|minutes?|h|hours?)?\b")
-_DEPS_RE = re.compile(r"DEPENDENCIES[*_`]*[ \t]*:[*_`]*(.*)$")
+DEPS_RE = re.compile(r"DEPENDENCIES[*_`]*[ \t]*:[*_`]*(.*)$")
 _NONE_WORDS = {"none", "no", "n/a", "na", "-", "nothing", "stdlib", "standard"}
 _MARKUP_CHARS = " \t>*_#/;-+•|`"
 
@@ -27,7 +27,7 @@ def _lines_holding(text: str, word: str) -> Iterator[str]:
         at = end + 1
 
 
-def _directive_lines(markdown: str, word: str) -> list[str]:
+def directive_lines(markdown: str, word: str) -> list[str]:
     """Lines that start (after list, quote, emphasis or comment marks) with ``word``.
 
     Done by stripping rather than one regex: a regex prefix such as ``[*_]*``
@@ -43,9 +43,10 @@ def _directive_lines(markdown: str, word: str) -> list[str]:
     return found
 
 
-def _timeouts(markdown: str) -> list[float]:
+def timeout_values(markdown: str) -> list[float]:
+    """Every TIMEOUT the answer states, in seconds (units read: ms, s, min, h)."""
     values = []
-    for line in _directive_lines(markdown, "TIMEOUT"):
+    for line in directive_lines(markdown, "TIMEOUT"):
         m = _TIMEOUT_RE.match(line)
         if not m:
             continue
@@ -62,10 +63,11 @@ def _timeouts(markdown: str) -> list[float]:
     return values
 
 
-def _declared_dependencies(markdown: str, notes: list[str]) -> list[str]:
+def declared_dependencies(markdown: str, notes: list[str]) -> list[str]:
+    """The package names of the DEPENDENCIES lines; a token that is none is noted."""
     names: list[str] = []
-    for line in _directive_lines(markdown, "DEPENDENCIES"):
-        m = _DEPS_RE.match(line)
+    for line in directive_lines(markdown, "DEPENDENCIES"):
+        m = DEPS_RE.match(line)
         if not m:
             continue
         rest = re.sub(r"\([^)]*\)", " ", m.group(1)).replace("`", " ").replace("*", " ")
@@ -78,9 +80,9 @@ def _declared_dependencies(markdown: str, notes: list[str]) -> list[str]:
         for token in tokens:
             if token.lower() in ("and", "&"):
                 continue
-            name = _requirement_name(token)
+            name = requirement_name(token)
             if name is None:
-                notes.append(f"dependency '{_shown(token)}' ignored: not a package name")
+                notes.append(f"dependency '{shown_name(token)}' ignored: not a package name")
             elif name not in names:
                 names.append(name)
     return names

@@ -16,45 +16,45 @@ from pathlib import PurePosixPath
 from markdown_it import MarkdownIt
 
 from verifybot_tui.core.answers.directives import (
-    _DEPS_RE,
-    _declared_dependencies,
-    _directive_lines,
-    _timeouts,
+    DEPS_RE,
+    declared_dependencies,
+    directive_lines,
+    timeout_values,
 )
 from verifybot_tui.core.answers.edits.edit_forms import edit_form, says_function
 from verifybot_tui.core.answers.edits.splice import definition_name
 from verifybot_tui.core.answers.fence_repair import repair_fences
 from verifybot_tui.core.answers.guess import (
     SAMPLE,
-    _looks_like_code,
-    _python_program,
-    _shebang_language,
     guess_language,
+    looks_like_code,
+    python_program,
+    shebang_language,
     unglue,
 )
 from verifybot_tui.core.answers.hints import (
-    _TEXT_FILE_LANGUAGES,
-    _comment_hint,
-    _Hint,
-    _hint_fits,
-    _normalise_language,
-    _parse_info,
-    _Prose,
-    _shown,
+    TEXT_FILE_LANGUAGES,
+    Hint,
+    Prose,
+    comment_hint,
     confine_name,
     data_language,
+    hint_fits,
     name_after,
+    normalise_language,
+    parse_info,
     raw_names,
+    shown_name,
 )
 from verifybot_tui.core.answers.kinds import (
-    _OUTPUT_RE,
-    _PARTIAL_RE,
-    _TRACEBACK_RE,
-    _command_lines,
-    _pip_installs,
-    _run_mentions,
-    _transcript,
-    _tree,
+    OUTPUT_RE,
+    PARTIAL_RE,
+    TRACEBACK_RE,
+    command_lines,
+    looks_like_transcript,
+    looks_like_tree,
+    pip_installs,
+    run_mentions,
     tree_paths,
 )
 from verifybot_tui.core.answers.languages import (
@@ -64,11 +64,11 @@ from verifybot_tui.core.answers.languages import (
 )
 from verifybot_tui.core.answers.markdown_walk import (
     COLLAPSE_ABOVE,
-    _Fence,
-    _items,
+    Fence,
     collapse_fences,
     collapse_prose,
     line_mapper,
+    walk_items,
 )
 
 __all__ = ["COLLAPSE_ABOVE", "SAMPLE", "CodeBlock", "Extraction", "collapse_fences",
@@ -120,7 +120,7 @@ def _clean_code(content: str) -> tuple[str, bool]:
 @dataclass
 class _Pending:
     block: CodeBlock
-    fence: _Fence
+    fence: Fence
     index: int  # position in the items list
     explicit: str | None  # name from the info string or a first-line comment
     guessed: bool
@@ -132,11 +132,11 @@ def extract(markdown: str) -> Extraction:
     markdown = markdown.replace("\r\n", "\n").replace("\r", "")
     ex = Extraction()
     markdown, ex.notes = repair_fences(markdown)
-    md = MarkdownIt("commonmark").disable("inline")  # per paragraph when read: _Prose
-    items = _items(markdown, md)
+    md = MarkdownIt("commonmark").disable("inline")  # per paragraph when read: Prose
+    items = walk_items(markdown, md)
     pending: list[_Pending] = []
     for index, item in enumerate(items):
-        if isinstance(item, _Fence):
+        if isinstance(item, Fence):
             pending.append(_read_fence(item, index, items, ex))
 
     _name_blocks(pending, items, ex)
@@ -150,14 +150,14 @@ def extract(markdown: str) -> Extraction:
                 "not a language VerifyBot runs"):
             b.how, b.content = "not-a-file", None
 
-    timeouts = _timeouts(markdown)
+    timeouts = timeout_values(markdown)
     if timeouts:
         ex.timeout = max(timeouts)
         if len(set(timeouts)) > 1:
             ex.notes.append(f"several TIMEOUT values ({', '.join(f'{t:g}' for t in timeouts)}); "
                             f"using the longest, {ex.timeout:g} s")
-    declared = _declared_dependencies(markdown, ex.notes)
-    if declared or any(_DEPS_RE.match(ln) for ln in _directive_lines(markdown, "DEPENDENCIES")):
+    declared = declared_dependencies(markdown, ex.notes)
+    if declared or any(DEPS_RE.match(ln) for ln in directive_lines(markdown, "DEPENDENCIES")):
         ex.dependencies = declared
     elif installs:
         ex.dependencies = installs
@@ -165,12 +165,12 @@ def extract(markdown: str) -> Extraction:
     return ex
 
 
-def _read_text(fence: _Fence, index: int, items: list[_Prose | _Fence],
+def _read_text(fence: Fence, index: int, items: list[Prose | Fence],
                ex: Extraction) -> tuple[str, str | None, str, tuple[str, str, str], str | None]:
     """(language, name from the info string, text, (block text, how, edit's path), content):
     the block as a person reads it, web-copy spaces and a glued language label mended,
     and the form its file takes (whole, or an edit)."""
-    word, info_name = _parse_info(fence.token.info)
+    word, info_name = parse_info(fence.token.info)
     raw, repaired = _clean_code(fence.token.content)
     if repaired:
         ex.notes.append(f"block at line {fence.line}: non-breaking or zero-width spaces "
@@ -180,7 +180,7 @@ def _read_text(fence: _Fence, index: int, items: list[_Prose | _Fence],
         ex.notes.append(f"block at line {fence.line}: its first line began with `{word}`, "
                         "the language label a copy from a chat page glues to the code; "
                         f"read as `{word}` code without it")
-    language = _normalise_language(word) if word else ""
+    language = normalise_language(word) if word else ""
     how, content, edit_path = edit_form(raw, language)
     if not fence.closed:
         ex.notes.append(f"the code block at line {fence.line} is not closed: "
@@ -194,30 +194,30 @@ def _read_text(fence: _Fence, index: int, items: list[_Prose | _Fence],
     if how == "elided":
         ex.notes.append(f"block at line {fence.line} leaves parts of its file out (it says "
                         "the rest is unchanged): it is merged into the project's file")
-    elif _PARTIAL_RE.search(raw):
+    elif PARTIAL_RE.search(raw):
         ex.notes.append(f"block at line {fence.line} looks partial (it says the rest is "
                         "unchanged): it may need merging with the previous version")
     return language, info_name, raw, edit, content
 
 
-def _read_fence(fence: _Fence, index: int, items: list[_Prose | _Fence],
+def _read_fence(fence: Fence, index: int, items: list[Prose | Fence],
                 ex: Extraction) -> _Pending:
     tok = fence.token
     language, info_name, raw, edit, content = _read_text(fence, index, items, ex)
     if edit[1] != "whole" and content is None:
         return _read_edit(fence, index, ex, language, edit)
-    comment_name, code = _comment_hint(raw)
+    comment_name, code = comment_hint(raw)
     explicit = info_name or comment_name
     guessed = False
     prev = items[index - 1] if index > 0 else None
-    after_output = isinstance(prev, _Prose) and bool(_OUTPUT_RE.search(prev.text))
+    after_output = isinstance(prev, Prose) and bool(OUTPUT_RE.search(prev.text))
 
-    if language == "python" and _command_lines(code) and not _python_program(code):
+    if language == "python" and command_lines(code) and not python_program(code):
         language = "bash"
         ex.notes.append(f"block at line {fence.line} is tagged python but holds shell "
                         "commands; read as bash")
     if not language:
-        language = _shebang_language(code)
+        language = shebang_language(code)
     if not language and explicit:
         hinted = language_for_filename(explicit.replace("\\", "/"))
         language = hinted.name if hinted else ""
@@ -225,7 +225,7 @@ def _read_fence(fence: _Fence, index: int, items: list[_Prose | _Fence],
     reason = _neither_program_nor_file(code, language, after_output)
     kind = "other" if reason and code else ""  # an empty block may still name a file
     if (not reason and not explicit and language in ("bash", "") and not code.startswith("#!")
-            and _command_lines(code)):  # a script with its #! line is a program
+            and command_lines(code)):  # a script with its #! line is a program
         language = language or "bash"
         reason = "commands to set up or run the program, not a program"
         kind = "commands"
@@ -258,7 +258,7 @@ def _read_fence(fence: _Fence, index: int, items: list[_Prose | _Fence],
 _EDIT_WORDS = {"search-replace": "a SEARCH/REPLACE edit", "diff": "a diff"}
 
 
-def _read_edit(fence: _Fence, index: int, ex: Extraction, language: str,
+def _read_edit(fence: Fence, index: int, ex: Extraction, language: str,
                edit: tuple[str, str, str]) -> _Pending:
     """A block that edits a file the answer does not hold: no program, no file of its
     own; tree_changes applies it to the project's file."""
@@ -269,11 +269,11 @@ def _read_edit(fence: _Fence, index: int, ex: Extraction, language: str,
     return _Pending(block, fence, index, path or None, False, "edit")
 
 
-def _path_line_before(items: list[_Prose | _Fence], index: int, fence: _Fence) -> str:
+def _path_line_before(items: list[Prose | Fence], index: int, fence: Fence) -> str:
     """The path alone on the line right above an edit's fence (aider writes it so):
     the file the edit is for, whatever the fence's language says."""
     prev = items[index - 1] if index > 0 else None
-    if not isinstance(prev, _Prose) or prev.line + prev.raw.count("\n") != fence.line - 1:
+    if not isinstance(prev, Prose) or prev.line + prev.raw.count("\n") != fence.line - 1:
         return ""
     last = prev.raw.rsplit("\n", 1)[-1].strip()
     names = raw_names(last)
@@ -284,20 +284,20 @@ def _neither_program_nor_file(code: str, language: str, after_output: bool) -> s
     """Why a block is neither a program nor a file to save ("" when it may be either)."""
     if not code:
         return "an empty block"
-    if _transcript(code):
+    if looks_like_transcript(code):
         return "a console transcript (lines start with a prompt such as `$ ` or `>>> `)"
-    if _tree(code):
+    if looks_like_tree(code):
         return _TREE_REASON
-    if _TRACEBACK_RE.match(code):
+    if TRACEBACK_RE.match(code):
         return "an error message (a Python traceback), not a program"
-    if after_output and not _looks_like_code(code, language) and not _command_lines(code):
+    if after_output and not looks_like_code(code, language) and not command_lines(code):
         return "sample output (the text before it says so), not a program"
-    if language in NOT_PROGRAM_LANGUAGES and language not in _TEXT_FILE_LANGUAGES:
+    if language in NOT_PROGRAM_LANGUAGES and language not in TEXT_FILE_LANGUAGES:
         return f"a `{language}` block: output or notes, not a program"
     return ""
 
 
-def _language_from_prose(items: list[_Prose | _Fence], index: int,
+def _language_from_prose(items: list[Prose | Fence], index: int,
                          explicit: str | None) -> str:
     """An untagged block right after "**main.py**" is Python, after "src/main.rs" Rust:
     the name says so (the name its first-line comment gives, if any, first)."""
@@ -309,8 +309,8 @@ def _language_from_prose(items: list[_Prose | _Fence], index: int,
     return ""
 
 
-def _hint_candidates(items: list[_Prose | _Fence], index: int,
-                     nearest_only: bool = False) -> Iterator[_Hint]:
+def _hint_candidates(items: list[Prose | Fence], index: int,
+                     nearest_only: bool = False) -> Iterator[Hint]:
     """The hints that may name the block at ``index``, in the order a person tries them.
 
     The nearest prose first, each paragraph in reading order ("save `config.json` next
@@ -322,16 +322,16 @@ def _hint_candidates(items: list[_Prose | _Fence], index: int,
     i = index - 1
     while i >= 0:
         item = items[i]
-        if isinstance(item, _Fence):
+        if isinstance(item, Fence):
             if gap_had_hint:
                 return
             i -= 1
             continue
         first = i
-        while (item.group is not None and first > 0 and isinstance(items[first - 1], _Prose)
+        while (item.group is not None and first > 0 and isinstance(items[first - 1], Prose)
                and items[first - 1].group == item.group):  # type: ignore[union-attr]
             first -= 1
-        unit = [p for p in items[first:i + 1] if isinstance(p, _Prose)]
+        unit = [p for p in items[first:i + 1] if isinstance(p, Prose)]
         for prose in unit:
             yield from prose.hints
         gap_had_hint = gap_had_hint or any(prose.hints for prose in unit)
@@ -341,11 +341,11 @@ def _hint_candidates(items: list[_Prose | _Fence], index: int,
         i = first - 1
 
 
-def _take_hint(items: list[_Prose | _Fence], index: int, language: str,
-               nearest_only: bool = False) -> _Hint | None:
+def _take_hint(items: list[Prose | Fence], index: int, language: str,
+               nearest_only: bool = False) -> Hint | None:
     """The first unused fitting hint of :func:`_hint_candidates`, now used."""
     for hint in _hint_candidates(items, index, nearest_only):
-        if not hint.used and _hint_fits(hint.name, language):
+        if not hint.used and hint_fits(hint.name, language):
             hint.used = True
             return hint
     return None
@@ -354,12 +354,12 @@ def _take_hint(items: list[_Prose | _Fence], index: int, language: str,
 def _assign(p: _Pending, name: str, ex: Extraction) -> None:
     safe, why = confine_name(name)
     if safe is None:
-        ex.notes.append(f"filename '{_shown(name)}' rejected: {why}; "
+        ex.notes.append(f"filename '{shown_name(name)}' rejected: {why}; "
                         "saved under a generated name")
     p.block.filename = safe
 
 
-def _name_explicitly(p: _Pending, name: str, items: list[_Prose | _Fence],
+def _name_explicitly(p: _Pending, name: str, items: list[Prose | Fence],
                      ex: Extraction) -> None:
     """The name a block gives itself, with the folder a heading above gives it ("/* irq.h"
     under "### include/irq.h"); that heading names no other block then."""
@@ -372,7 +372,7 @@ def _name_explicitly(p: _Pending, name: str, items: list[_Prose | _Fence],
             seen.used = True
 
 
-def _name_blocks(pending: list[_Pending], items: list[_Prose | _Fence], ex: Extraction) -> None:
+def _name_blocks(pending: list[_Pending], items: list[Prose | Fence], ex: Extraction) -> None:
     for p in pending:
         if p.explicit:
             _name_explicitly(p, p.explicit, items, ex)
@@ -386,9 +386,9 @@ def _name_blocks(pending: list[_Pending], items: list[_Prose | _Fence], ex: Extr
             hint.used = False  # set-up commands are saved only as the script they name
             continue
         if hint is None and p.index + 1 < len(items) and isinstance(
-                after := items[p.index + 1], _Prose) and (
-                named := name_after(after.raw)) and _hint_fits(named, p.block.language):
-            hint = _Hint(named, after.line)  # "Save this as x.cpp." after the block
+                after := items[p.index + 1], Prose) and (
+                named := name_after(after.raw)) and hint_fits(named, p.block.language):
+            hint = Hint(named, after.line)  # "Save this as x.cpp." after the block
         if hint:
             _assign(p, hint.name, ex)
             named_language = data_language(hint.name)
@@ -421,7 +421,7 @@ def _place_by_tree(pending: list[_Pending], ex: Extraction) -> None:
                                 "where the answer's project tree shows it")
 
 
-def _mark_commands(pending: list[_Pending], items: list[_Prose | _Fence],
+def _mark_commands(pending: list[_Pending], items: list[Prose | Fence],
                    ex: Extraction) -> list[str]:
     """Install and run instructions are not the program when the answer has one.
 
@@ -431,7 +431,7 @@ def _mark_commands(pending: list[_Pending], items: list[_Prose | _Fence],
     commands: dict[int, list[list[str]]] = {}
     for i, p in enumerate(pending):
         if p.kind == "commands" and not p.block.filename:
-            commands[i] = _command_lines(p.block.code) or []
+            commands[i] = command_lines(p.block.code) or []
     others = [p for i, p in enumerate(pending) if p.block.runnable and i not in commands]
     if not others:
         return []
@@ -440,13 +440,13 @@ def _mark_commands(pending: list[_Pending], items: list[_Prose | _Fence],
     for i, argvs in commands.items():
         block = pending[i].block
         block.reason = "commands to install or run the program, not the program itself"
-        installs += _pip_installs(argvs)
-        mentions += _run_mentions(argvs)
+        installs += pip_installs(argvs)
+        mentions += run_mentions(argvs)
     for item in items:
-        if isinstance(item, _Prose):
+        if isinstance(item, Prose):
             for code in item.commands:
                 try:
-                    mentions += _run_mentions([shlex.split(code)] if code.strip() else [])
+                    mentions += run_mentions([shlex.split(code)] if code.strip() else [])
                 except ValueError:
                     continue
     taken = {p.block.filename for p in pending if p.block.filename}
@@ -454,7 +454,7 @@ def _mark_commands(pending: list[_Pending], items: list[_Prose | _Fence],
         if confine_name(name)[0] in taken:
             continue  # `python lsfl/main.py` runs the file the answer named: no other block
         for p in others:
-            if p.block.filename is None and p.explicit is None and _hint_fits(
+            if p.block.filename is None and p.explicit is None and hint_fits(
                     name, p.block.language) and PurePosixPath(name).suffix:
                 _assign(p, name, ex)
                 if p.block.filename:
@@ -464,12 +464,12 @@ def _mark_commands(pending: list[_Pending], items: list[_Prose | _Fence],
     return list(dict.fromkeys(installs))
 
 
-def _mark_functions(pending: list[_Pending], items: list[_Prose | _Fence]) -> None:
+def _mark_functions(pending: list[_Pending], items: list[Prose | Fence]) -> None:
     """"Replace `parse()` in main.py with:" and a block of one definition: the block is
     that function of main.py, not the program (tree_changes splices it in)."""
     for p in pending:
         prev = items[p.index - 1] if p.index > 0 else None
-        if (p.block.how == "whole" and isinstance(prev, _Prose) and says_function(prev.raw)
+        if (p.block.how == "whole" and isinstance(prev, Prose) and says_function(prev.raw)
                 and definition_name(p.block.code, p.block.language)):
             p.block.how, p.block.content = "function", None  # runnable as it was: in a
             # new chat, with no file to splice it into, it is the program as written

@@ -13,7 +13,8 @@ from verifybot_tui.core.answers.languages import (
 _SHEBANG_RE = re.compile(r"^#!\s*(\S+)(.*)$")
 
 
-def _shebang_language(code: str) -> str:
+def shebang_language(code: str) -> str:
+    """The language the first line's #! names (``#!/usr/bin/env python3``), or ""."""
     first = code.lstrip("\n").split("\n", 1)[0]
     m = _SHEBANG_RE.match(first)
     if not m:
@@ -27,7 +28,7 @@ def _shebang_language(code: str) -> str:
     return lang.name if lang else ""
 
 
-def _python_program(code: str) -> bool:
+def python_program(code: str) -> bool:
     """Parses as Python and does something: bare names like ``ls -la`` parse too."""
     try:
         tree = ast.parse(code)
@@ -58,10 +59,10 @@ def guess_language(code: str) -> str:
     Pygments' ``guess_lexer`` alone is wrong on most short snippets (it calls a
     print statement "Text only" and C++ "Arduino"), so it only adds weight.
     """
-    code = _sample(code)
+    code = sample(code)
     scores = {name: sum(1 for pat in pats if re.search(pat, code, re.M))
               for name, pats in _SIGNALS.items()}
-    if _python_program(code):
+    if python_program(code):
         scores["python"] += 2
     if scores["cpp"]:
         scores["cpp"] += scores["c"] // 2  # C++ code also shows C signals
@@ -89,7 +90,7 @@ def guess_language(code: str) -> str:
 SAMPLE = 256 * 1024
 
 
-def _sample(code: str) -> str:
+def sample(code: str) -> str:
     """The first SAMPLE characters of ``code``, cut at a line end."""
     if len(code) <= SAMPLE:
         return code
@@ -97,12 +98,12 @@ def _sample(code: str) -> str:
     return code[:cut if cut > 0 else SAMPLE]
 
 
-def _looks_like_code(code: str, language: str) -> bool:
+def looks_like_code(code: str, language: str) -> bool:
     """Used after an "expected output:" paragraph, where a tag is not enough."""
-    if _shebang_language(code):
+    if shebang_language(code):
         return True
     if language == "python":
-        return _python_program(code)
+        return python_program(code)
     if language in ("c", "cpp"):
         return bool(re.search(r"#include|\bmain\s*\(", code))
     if language == "javascript":

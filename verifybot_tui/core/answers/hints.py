@@ -80,7 +80,7 @@ _COMMENT_HINT_RE = re.compile(
     r"`?([^\s`*]+?)`?\s*(?:\*/|-->)?\s*$",
     re.IGNORECASE)
 _COMMENT_LABELLED_RE = re.compile(r"(?:file ?name|file|path)\s*[:=]", re.IGNORECASE)
-_TEXT_FILE_LANGUAGES = frozenset({"text", "txt", "plaintext", "plain", "none"})
+TEXT_FILE_LANGUAGES = frozenset({"text", "txt", "plaintext", "plain", "none"})
 
 
 def _names_a_file(text: str) -> bool:
@@ -96,7 +96,8 @@ _NOT_FILES = frozenset({
 })
 
 
-def _looks_like_filename(text: str) -> bool:
+def looks_like_filename(text: str) -> bool:
+    """A word that names a file: a known extension, a bare Makefile, a dot file."""
     text = text.strip()
     base = text.replace("\\", "/").rsplit("/", 1)[-1]
     if base in _BARE_FILE_NAMES or base in _DOT_FILES:
@@ -107,26 +108,28 @@ def _looks_like_filename(text: str) -> bool:
 
 
 # What the raw markdown of a paragraph holds when its inline text may name a file:
-# a dot before a letter (every name _looks_like_filename takes, and every one a run
+# a dot before a letter (every name looks_like_filename takes, and every one a run
 # command mentions), the word "file" (a "File: Makefile" label, see _LABEL_RE), or
 # an "&" (an entity such as &#46; that renders as a dot). A superset, never a test.
 _DOT_LETTER_RE = re.compile(r"\.[A-Za-z]")
 
 
-def _may_name(text: str) -> bool:
+def may_name(text: str) -> bool:
     """See above; str methods and a literal-led pattern (an alternation under
     IGNORECASE scanned at a tenth of the speed)."""
     return "&" in text or "file" in text.lower() or _DOT_LETTER_RE.search(text) is not None
 
 
 @dataclass
-class _Hint:
+class Hint:
+    """A file name seen in the prose, where it was seen, and whether a block took it."""
+
     name: str
     line: int
     used: bool = False
 
 
-class _Prose:
+class Prose:
     """A paragraph or heading; its inline markdown is parsed only when first read.
 
     Inline parsing is most of the cost of a big answer, and only the prose near
@@ -141,13 +144,13 @@ class _Prose:
         self._inline = inline
         self._heading = heading
         self._md = md
-        self._parsed: tuple[str, list[_Hint], list[str]] | None = None
+        self._parsed: tuple[str, list[Hint], list[str]] | None = None
         # Most paragraphs can hold no file name at all: then hints and commands are
         # known without parsing their inline markdown (what made a 50 MB answer of
         # prose cost tens of seconds: every paragraph before a block was parsed).
-        self._may_name = _may_name(inline.content)
+        self._may_name = may_name(inline.content)
 
-    def _parse(self) -> tuple[str, list[_Hint], list[str]]:
+    def _parse(self) -> tuple[str, list[Hint], list[str]]:
         if self._parsed is None:
             tok = self._inline
             if not tok.children:
@@ -167,7 +170,7 @@ class _Prose:
         return self._parse()[0]
 
     @property
-    def hints(self) -> list[_Hint]:
+    def hints(self) -> list[Hint]:
         return self._parse()[1] if self._may_name else []
 
     @property
@@ -214,9 +217,9 @@ def _inline_parts(inline: Token) -> tuple[str, list[str], list[str]]:
     return "".join(text), spans, codes
 
 
-def _prose_hints(inline: Token, line: int, heading: bool) -> tuple[str, list[_Hint], list[str]]:
+def _prose_hints(inline: Token, line: int, heading: bool) -> tuple[str, list[Hint], list[str]]:
     text, _spans, codes = _inline_parts(inline)
-    hints = [_Hint(n, line) for n in raw_names(_near_end(inline.content), heading)]
+    hints = [Hint(n, line) for n in raw_names(_near_end(inline.content), heading)]
     return text, hints, codes
 
 
@@ -246,7 +249,7 @@ def _clean_name(raw: str, code: bool = False) -> str:
     if not code:
         name = html.unescape(_ESCAPED_RE.sub(r"\1", name))
     name = name.strip().strip(_STRIP).rstrip(".").strip(_STRIP)
-    if name.startswith("__") and name.endswith("__") and not _looks_like_filename(name):
+    if name.startswith("__") and name.endswith("__") and not looks_like_filename(name):
         name = name[2:-2]  # __main.py__: underscore bold, not a dunder
     return name
 
@@ -260,7 +263,7 @@ def raw_names(raw: str, heading: bool = False) -> list[str]:
     "as", "called" or "to" ("Save this as factorial.cpp.").
     """
     marker = _MARKER_RE.match(raw.strip())
-    if marker and _looks_like_filename(name := _clean_name(marker.group(2))):
+    if marker and looks_like_filename(name := _clean_name(marker.group(2))):
         return [name]  # "--- ./src/config.ts ---" on its own line
     found: list[tuple[int, str]] = []
     masked = raw
@@ -289,15 +292,15 @@ def raw_names(raw: str, heading: bool = False) -> list[str]:
             found.append((m.start(), _clean_name(m.group())))
     names: list[str] = []
     for _, name in sorted(found, key=lambda f: f[0]):
-        if name not in names and (_looks_like_filename(name) or name in labelled or (
+        if name not in names and (looks_like_filename(name) or name in labelled or (
                 name in spaced and " " in name.strip() and "  " not in name
                 and not set(name) & set("()[]{}")
-                and _looks_like_filename(name.replace(" ", "_")))):
+                and looks_like_filename(name.replace(" ", "_")))):
             names.append(name)
     return names
 
 
-def _hint_fits(name: str, language: str) -> bool:
+def hint_fits(name: str, language: str) -> bool:
     """Whether a hint can name a block: ``utils.py`` never names a bash block, and
     ``chat.proto`` names a ``proto`` block (a language we know no extensions of)."""
     suffix = PurePosixPath(name.replace("\\", "/")).suffix.lower()
@@ -340,7 +343,7 @@ _INFO_NAME_RE = re.compile(
     r"""(?:title|file|filename|name|path)\s*=\s*(?:"([^"]*)"|'([^']*)'|(\S+))""", re.IGNORECASE)
 
 
-def _parse_info(info: str) -> tuple[str, str | None]:
+def parse_info(info: str) -> tuple[str, str | None]:
     """(language word, filename) from an info string such as ``python title="x.py"``."""
     info = info.strip()
     if not info:
@@ -362,10 +365,10 @@ def _parse_info(info: str) -> tuple[str, str | None]:
             filename = filename or titled
     elif not filename:
         for token in rest.split():
-            if _looks_like_filename(token):
+            if looks_like_filename(token):
                 filename = token
                 break
-    if not language_named(word) and _looks_like_filename(word):
+    if not language_named(word) and looks_like_filename(word):
         filename = filename or word
         lang = language_for_filename(word)
         word = lang.name if lang else _DATA_EXTENSIONS.get(
@@ -373,7 +376,8 @@ def _parse_info(info: str) -> tuple[str, str | None]:
     return word, filename
 
 
-def _normalise_language(word: str) -> str:
+def normalise_language(word: str) -> str:
+    """A fence's language word as the language's own name (``py`` is python)."""
     lang = language_named(word)
     return lang.name if lang else word.strip().lower()
 
@@ -394,12 +398,12 @@ def name_after(raw: str) -> str | None:
     m = _SAVE_AFTER_RE.match(raw)
     if m:
         name = _clean_name(m.group(1))
-        if _looks_like_filename(name):
+        if looks_like_filename(name):
             return name
     return None
 
 
-def _comment_hint(code: str) -> tuple[str | None, str]:
+def comment_hint(code: str) -> tuple[str | None, str]:
     """A first-line comment naming the file, and the code a person would save.
 
     ``# file: main.py`` or just ``// main.c`` name the file and stay in it. A comment
@@ -416,12 +420,12 @@ def _comment_hint(code: str) -> tuple[str | None, str]:
         m = _COMMENT_HINT_RE.match(line)
         if m:
             name = m.group(1)
-            if _looks_like_filename(name) or (
+            if looks_like_filename(name) or (
                     _COMMENT_LABELLED_RE.search(line) and _names_a_file(name)):
                 return name, code
         said = _COMMENT_MARK_RE.match(line)
         for told in _COMMENT_SAYS_RE.finditer(said.group(1) if said else ""):
-            if _looks_like_filename(name := _clean_name(told.group(1))):
+            if looks_like_filename(name := _clean_name(told.group(1))):
                 return name, _without_instructions(code, name)
     return None, code
 
@@ -433,8 +437,8 @@ def _path_line(lines: list[str]) -> str | None:
         return None
     first = lines[0].strip().rstrip(":")
     rest = next((ln.strip() for ln in lines[1:] if ln.strip()), "")
-    if (first != lines[0].rstrip().rstrip(":") or not _looks_like_filename(first)
-            or not rest or _looks_like_filename(rest.rstrip("/"))):
+    if (first != lines[0].rstrip().rstrip(":") or not looks_like_filename(first)
+            or not rest or looks_like_filename(rest.rstrip("/"))):
         return None
     return first
 
@@ -469,7 +473,7 @@ _MAX_COMPONENT_BYTES = 255
 _MAX_NAME_CHARS = 1024
 
 
-def _shown(name: str, limit: int = 80) -> str:
+def shown_name(name: str, limit: int = 80) -> str:
     """A name safe to print: control characters escaped, long names shortened."""
     out = "".join(
         c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}"

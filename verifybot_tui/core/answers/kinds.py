@@ -7,15 +7,15 @@ import re
 import shlex
 
 from verifybot_tui.core.answers.guess import (
-    _sample,
+    sample,
 )
-from verifybot_tui.core.answers.hints import _looks_like_filename
+from verifybot_tui.core.answers.hints import looks_like_filename
 
 _PROMPT_RE = re.compile(
     r"^(?:\s*\$|\s*>>>|\.\.\.|\s*[\w.-]+@[\w.-]+:[^\n]*?[$#]"
     r"|PS [A-Za-z]:\\[^>]*>|[A-Za-z]:\\[^>]*>)(?: |$)")
 _FIRST_PROMPT_RE = re.compile(r"^\s*(?:\$ |>>> |[\w.-]+@[\w.-]+:[^\n]*?[$#] )")
-_OUTPUT_RE = re.compile(
+OUTPUT_RE = re.compile(
     r"\b(?:expected|sample|example|typical|console|program|script's|its)\s+output\b"
     r"|\boutput\s+(?:will|should|would|might|may)\b"
     r"|\boutput\s*(?:is|looks like|like this)?\s*:\s*$"
@@ -28,16 +28,16 @@ _OUTPUT_RE = re.compile(
     re.IGNORECASE | re.M)
 
 
-_TRACEBACK_RE = re.compile(r"^\s*Traceback \(most recent call last\):")
-_PARTIAL_RE = re.compile(
+TRACEBACK_RE = re.compile(r"^\s*Traceback \(most recent call last\):")
+PARTIAL_RE = re.compile(
     r"^\s*(?:#|//|/\*|--)\s*(?:\.\.\.|…)?\s*\(?\s*(?:the\s+)?(?:rest|remaining|other|existing|"
     r"same|previous|unchanged)\b[^\n]*(?:unchanged|as before|same|here|code|above|before)",
     re.IGNORECASE | re.M)
 
 
-def _transcript(code: str) -> bool:
+def looks_like_transcript(code: str) -> bool:
     """Whether the block is a console session; judged on its first SAMPLE characters."""
-    lines = [ln for ln in _sample(code).split("\n") if ln.strip()]
+    lines = [ln for ln in sample(code).split("\n") if ln.strip()]
     if not lines:
         return False
     prompts = sum(1 for ln in lines if _PROMPT_RE.match(ln))
@@ -60,7 +60,7 @@ _COMMAND_WORDS = frozenset({
 })
 
 
-def _command_lines(code: str) -> list[list[str]] | None:
+def command_lines(code: str) -> list[list[str]] | None:
     """The block's commands as argv lists, or None if any line is not a run/install command."""
     out = []
     for raw in code.split("\n"):
@@ -88,7 +88,7 @@ _PIP_ARG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[A-Za-z0-9,._-]+\])?"
                          r"(?:(?:==|>=|<=|~=|!=|>|<)[A-Za-z0-9.*+!-]+)?$")
 
 
-def _requirement_name(token: str) -> str | None:
+def requirement_name(token: str) -> str | None:
     """The project name of a requirement like ``numpy>=1.2``; None if it is not one."""
     token = token.strip().strip("`'\"*,;")
     if not token or not _PIP_ARG_RE.match(token):
@@ -96,7 +96,8 @@ def _requirement_name(token: str) -> str | None:
     return re.split(r"[\[=<>!~]", token, maxsplit=1)[0]
 
 
-def _pip_installs(argvs: list[list[str]]) -> list[str]:
+def pip_installs(argvs: list[list[str]]) -> list[str]:
+    """The packages that ``pip install`` (or ``python -m pip install``) commands name."""
     names: list[str] = []
     for argv in argvs:
         words = argv
@@ -113,7 +114,7 @@ def _pip_installs(argvs: list[list[str]]) -> list[str]:
                     skip = w in ("-r", "--requirement", "-i", "--index-url", "-c",
                                  "--constraint", "-e", "--target", "-t", "--extra-index-url")
                     continue
-                name = _requirement_name(w)
+                name = requirement_name(w)
                 if name:
                     names.append(name)
     return names
@@ -123,11 +124,11 @@ _RUN_FILE_WORDS = {"python": ".py", "python3": ".py", "py": ".py", "node": ".js"
                    "sh": ".sh", "gcc": "", "g++": "", "cc": "", "clang": "", "clang++": ""}
 
 
-def _run_mentions(argvs: list[list[str]]) -> list[str]:
+def run_mentions(argvs: list[list[str]]) -> list[str]:
     """Files a run command names: ``python3 blink.py`` says the code is blink.py."""
     found = []
     for argv in argvs:
-        if argv[0].startswith("./") and _looks_like_filename(argv[0][2:]):
+        if argv[0].startswith("./") and looks_like_filename(argv[0][2:]):
             found.append(argv[0][2:])
             continue
         if argv[0] not in _RUN_FILE_WORDS:
@@ -137,7 +138,7 @@ def _run_mentions(argvs: list[list[str]]) -> list[str]:
                 if argv[0].startswith("python") and w in ("-m", "-c"):
                     break
                 continue
-            if _looks_like_filename(w):
+            if looks_like_filename(w):
                 found.append(w)
             if not argv[0].endswith(("cc", "++", "clang")):
                 break
@@ -150,7 +151,7 @@ _LISTING_RE = re.compile(
     r"\s*(?:[-*+]\s+)?/?[\w.\[\]@+-]+(?:/[\w.\[\]@+-]+)*/?\s*(?:(?:#|//|<-|--).*)?")
 
 
-def _tree(code: str) -> bool:
+def looks_like_tree(code: str) -> bool:
     """Whether the block is a project tree (├── src/, |-- main.py, or an indented
     listing of folders and names): it shows a layout, it is no file and no program."""
     lines = [ln for ln in code[:16_000].split("\n")[:200] if ln.strip()]  # trees are short
@@ -168,7 +169,7 @@ def _tree(code: str) -> bool:
         return True
     # flat, as gpt-engineer prints it: folders and source files, one a line (a
     # .gitignore has folders too, but seldom names two source files)
-    named = sum(1 for w in words if not w.endswith("/") and _looks_like_filename(w)
+    named = sum(1 for w in words if not w.endswith("/") and looks_like_filename(w)
                 and not w.startswith("."))
     return folders >= 2 and named >= 2
 

@@ -16,17 +16,19 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from verifybot_tui.core.answers.hints import _may_name, _Prose
+from verifybot_tui.core.answers.hints import Prose, may_name
 
 
 @dataclass
-class _Fence:
+class Fence:
+    """A fenced block's token, its first line, and whether its fence was closed."""
+
     token: Token
     line: int
     closed: bool
 
 
-def _items(markdown: str, md: MarkdownIt, offset: int = 0) -> list[_Prose | _Fence]:
+def walk_items(markdown: str, md: MarkdownIt, offset: int = 0) -> list[Prose | Fence]:
     """Prose (paragraphs, headings) and fences in document order, lines absolute."""
     bodies: dict[int, tuple[int, str]] = {}
     prose_cuts: dict[int, int] = {}
@@ -39,7 +41,7 @@ def _items(markdown: str, md: MarkdownIt, offset: int = 0) -> list[_Prose | _Fen
     def line_of(n: int) -> int:
         return in_cut(to_cut(n))
     lines = markdown.split("\n")
-    items: list[_Prose | _Fence] = []
+    items: list[Prose | Fence] = []
     tokens = md.parse(markdown)
     lists: list[int] = []  # the lists the walk is in: a list's files are read in its order
     for i, tok in enumerate(tokens):
@@ -50,7 +52,7 @@ def _items(markdown: str, md: MarkdownIt, offset: int = 0) -> list[_Prose | _Fen
         elif tok.type == "inline" and i > 0 and tokens[i - 1].type in (
                 "paragraph_open", "heading_open"):
             start = line_of((tok.map or tokens[i - 1].map or [0])[0]) + offset + 1
-            items.append(_Prose(tok, start, tokens[i - 1].type == "heading_open", md,
+            items.append(Prose(tok, start, tokens[i - 1].type == "heading_open", md,
                                 lists[0] if lists else None))
         elif tok.type == "fence":
             assert tok.map is not None
@@ -60,11 +62,11 @@ def _items(markdown: str, md: MarkdownIt, offset: int = 0) -> list[_Prose | _Fen
                       and not closing.strip(tok.markup[0]))
             if to_cut(tok.map[0]) in bodies:
                 tok.content = bodies[to_cut(tok.map[0])][1]
-            items.append(_Fence(tok, line_of(tok.map[0]) + offset + 1, closed))
+            items.append(Fence(tok, line_of(tok.map[0]) + offset + 1, closed))
         elif tok.type == "code_block" and tok.map is not None:
             # A fence indented too far (inside a list, say) arrives as indented code.
             if re.match(r"^(```|~~~)", tok.content.lstrip(" ")):
-                items.extend(_items(tok.content, md, offset + line_of(tok.map[0])))
+                items.extend(walk_items(tok.content, md, offset + line_of(tok.map[0])))
     return items
 
 
@@ -115,8 +117,8 @@ def collapse_fences(markdown: str) -> tuple[str, dict[int, tuple[int, str]]]:
 def _inert_paragraph(lines: list[str]) -> bool:
     """Lines that can only be a plain paragraph naming no file: each starts with a
     letter (no list, quote, heading, fence, HTML or setext line can) and none may
-    name a file (_may_name)."""
-    return all(line[:1].isascii() and line[:1].isalpha() and not _may_name(line)
+    name a file (may_name)."""
+    return all(line[:1].isascii() and line[:1].isalpha() and not may_name(line)
                for line in lines)
 
 

@@ -19,7 +19,13 @@ from verifybot_tui.core.answers.programs import digest, pick_entry
 from verifybot_tui.core.base.errors import EXIT_FAILED, ConfigError, TargetError
 from verifybot_tui.core.base.outcome import Outcome, Status
 from verifybot_tui.core.base.ports import ProgramFile
-from verifybot_tui.core.loop.verify_loop import Code, Turn, VerifyLoop, _Conversation
+from verifybot_tui.core.loop.steps.approving import approve
+from verifybot_tui.core.loop.steps.dependencies import install_missing
+from verifybot_tui.core.loop.steps.extracting import save
+from verifybot_tui.core.loop.steps.running import execute
+from verifybot_tui.core.loop.steps.state import Code, Conversation, Turn
+from verifybot_tui.core.loop.steps.verifying import verify
+from verifybot_tui.core.loop.verify_loop import VerifyLoop
 
 
 def given_files(files: list[tuple[str, str]], entry: str | None,
@@ -83,20 +89,20 @@ class FilesLoop(VerifyLoop):
         self.dependencies = list(dependencies or [])
 
     async def _converse(self, prompt: str, *, new_chat: bool, resume: bool) -> Outcome:
-        conv = _Conversation(first_attempt=1, target=self.target)
+        conv = Conversation(first_attempt=1, target=self.target)
         prompt_id = self.recorder.prompt_sent("files", prompt)
         self.attempt = 1
         ex = Extraction(dependencies=self.dependencies)
         code = Code(ex, list(self.files), self.entry, digest(self.files))
-        if not await self._save(1, prompt_id, code, conv):
+        if not await save(self, 1, prompt_id, code, conv):
             return Outcome(Status.ERROR, EXIT_FAILED, f"{self.entry} could not be saved")
-        step = await self._approve(1, 1, code, conv)
+        step = await approve(self, 1, 1, code, conv)
         if not isinstance(step, Code):
             return _outcome(step)
-        python = await self._dependencies(conv.target, step.files, step.ex)
-        result, verdict = await self._execute(conv.target, 1, step, python)
+        python = await install_missing(self, conv.target, step.files, step.ex)
+        result, verdict = await execute(self, conv.target, 1, step, python)
         if verdict.ok:
-            return _outcome(await self._verify(1, 1, result, verdict, step, conv.target))
+            return _outcome(await verify(self, 1, 1, result, verdict, step, conv.target))
         if verdict.status == "target_error":
             return Outcome(Status.TARGET_ERROR, TargetError.exit_code, verdict.reason)
         return Outcome.failed(verdict.reason)

@@ -24,7 +24,7 @@ from verifybot_tui.core.store.workspace import Workspace, create_private, slugif
 
 if TYPE_CHECKING:  # types only: the app's first screen loads no extraction or checks
     from verifybot_tui.core.answers.extract import Extraction
-    from verifybot_tui.core.verify.criteria import Check
+    from verifybot_tui.core.verify.criterion import Check
     from verifybot_tui.core.verify.llm_judge import Judgement
     from verifybot_tui.core.verify.sanity import Hit
     from verifybot_tui.core.verify.verdict import Verdict

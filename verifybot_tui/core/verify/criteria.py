@@ -32,93 +32,26 @@ from __future__ import annotations
 import math
 import re
 import stat
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.base.ports import RunResult
 from verifybot_tui.core.base.toml_file import TomlFileError, read_toml
-
-if TYPE_CHECKING:
-    from verifybot_tui.core.verify.output_scan import OutputScan
+from verifybot_tui.core.verify.criterion import BARE_KINDS, Check, Criterion, last_line, quote
+from verifybot_tui.core.verify.output_scan import (
+    LINE_KINDS,
+    REGEX_SECONDS,
+    OutputScan,
+    compile_pattern,
+)
 
 KINDS = ("contains", "not", "regex", "regex-whole", "exit", "range", "file", "no-stderr",
          "duration", "compiles-clean")
-_BARE = ("no-stderr", "compiles-clean")  # kinds without a spec
-_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:inf|nan)", re.I)
-_LINE_LIMIT = 160  # how much of a line the evidence quotes
 
 USAGE = ("expected KIND:SPEC with KIND one of contains, not, regex, regex-whole, exit, "
          "range (range:PATTERN:LO..HI), file (file:GLOB[:MINSIZE]), no-stderr, "
          "duration (duration:<=S), compiles-clean")
-
-
-@dataclass(frozen=True)
-class Criterion:
-    """One parsed criterion; ``text`` is how the user wrote it (KIND:SPEC)."""
-
-    kind: str
-    spec: str = ""
-    low: float | None = None  # range
-    high: float | None = None  # range; duration's limit
-    min_size: int = 0  # file
-    code: int = 0  # exit
-
-    @property
-    def text(self) -> str:
-        return self.kind if self.kind in _BARE else f"{self.kind}:{self.spec}"
-
-    def describe(self) -> str:
-        """The criterion as a plain-text sentence for the LLM and the user."""
-        k, s = self.kind, self.spec
-        if k == "contains":
-            return f'the output contains "{s}"'
-        if k == "not":
-            return f'the output does not contain "{s}"'
-        if k == "regex":
-            return f"a line of the output matches the regular expression {s}"
-        if k == "regex-whole":
-            return f"the whole output matches the regular expression {s}"
-        if k == "exit":
-            return f"the program exits with status {self.code}"
-        if k == "range":
-            return (f"the number captured by the regular expression {self.pattern} "
-                    f"is {_bounds(self.low, self.high)}")
-        if k == "file":
-            size = f" of at least {self.min_size} bytes" if self.min_size else ""
-            return f"the program creates a file matching {self.pattern} in its folder{size}"
-        if k == "no-stderr":
-            return "the program prints nothing on stderr"
-        if k == "duration":
-            return f"the run takes at most {self.high:g} seconds"
-        return "the program compiles without errors or warnings"
-
-    @property
-    def pattern(self) -> str:
-        """range's regex / file's glob: the spec without its bounds or size."""
-        if self.kind in ("range", "file") and ":" in self.spec:
-            head, _, tail = self.spec.rpartition(":")
-            if self.kind == "range" or tail.isdigit():
-                return head
-        return self.spec
-
-
-@dataclass(frozen=True)
-class Check:
-    """A criterion checked against one run: met or not, and what was seen."""
-
-    criterion: Criterion
-    met: bool
-    evidence: str  # the line seen, the value read, or what was missing
-
-
-def _bounds(low: float | None, high: float | None) -> str:
-    if low is not None and high is not None:
-        return f"between {low:g} and {high:g}"
-    if low is not None:
-        return f"at least {low:g}"
-    return f"at most {high:g}"
 
 
 def _bad(text: str, why: str, where: str) -> ConfigError:
@@ -142,7 +75,7 @@ def parse(text: str, where: str = "--expect") -> Criterion:
     kind = kind.strip().lower()
     if kind not in KINDS:
         raise _bad(text, f"unknown kind {kind!r}", where)
-    if kind in _BARE:
+    if kind in BARE_KINDS:
         if spec.strip():
             raise _bad(text, f"{kind} takes no value", where)
         return Criterion(kind)
@@ -200,8 +133,6 @@ def _inside_run_folder(glob: str, text: str, where: str) -> None:
 def _compile(pattern: str, text: str, where: str) -> Any:
     import regex  # loaded with the first pattern (see output_scan)
 
-    from verifybot_tui.core.verify.output_scan import compile_pattern
-
     try:
         return compile_pattern(pattern)
     except (regex.error, re.error, OverflowError, RecursionError, ValueError) as e:
@@ -240,20 +171,6 @@ def load_file(path: Path) -> tuple[list[Criterion], bool]:
 # -- evaluation ------------------------------------------------------------------
 
 
-def _quote(line: str) -> str:
-    line = line.rstrip("\r")
-    if len(line) > _LINE_LIMIT:
-        line = line[:_LINE_LIMIT] + "..."
-    return f'"{line}"'
-
-
-def _last_line(lines: list[str]) -> str:
-    for line in reversed(lines):
-        if line.strip():
-            return f"the last line was {_quote(line)}"
-    return "the output was empty"
-
-
 def _check_file(c: Criterion, result: RunResult, run_dir: Path | None) -> Check:
     """Only what the program wrote or changed during the run counts (files_changed, inside
     the run folder): never the program's own source, never a file that was there before."""
@@ -287,8 +204,6 @@ def _regex_whole(c: Criterion, result: RunResult, lines: list[str],
                  run_dir: Path | None, whole: str | None = None) -> Check:
     import regex
 
-    from verifybot_tui.core.verify.output_scan import REGEX_SECONDS, compile_pattern
-
     pattern = compile_pattern(c.spec, regex.S | regex.M)
     try:
         m = pattern.search(result.stdout if whole is None else whole, timeout=REGEX_SECONDS,
@@ -298,8 +213,8 @@ def _regex_whole(c: Criterion, result: RunResult, lines: list[str],
                      "on the output: it backtracks too much; simplify it")
     if m:
         first = m.group(0).splitlines()[0] if m.group(0) else ""
-        return Check(c, True, f"matched {_quote(first)}")
-    return Check(c, False, f"the output does not match; {_last_line(lines)}")
+        return Check(c, True, f"matched {quote(first)}")
+    return Check(c, False, f"the output does not match; {last_line(lines)}")
 
 
 def _exit(c: Criterion, result: RunResult, lines: list[str], run_dir: Path | None) -> Check:
@@ -316,7 +231,7 @@ def _no_stderr(c: Criterion, result: RunResult, lines: list[str],
                run_dir: Path | None) -> Check:
     err = [line for line in result.stderr.splitlines() if line.strip()]
     if err:
-        return Check(c, False, f"stderr line 1: {_quote(err[0])} ({len(err)} lines)")
+        return Check(c, False, f"stderr line 1: {quote(err[0])} ({len(err)} lines)")
     return Check(c, True, "stderr was empty")
 
 
@@ -332,9 +247,9 @@ def _compiles_clean(c: Criterion, result: RunResult, builds: bool) -> Check:
                      "compiles-clean cannot hold; drop it for this language")
     if result.compile_failed:
         return Check(c, False, "the build failed: "
-                     + _quote(_telling_line(result.stderr + "\n" + result.stdout)))
+                     + quote(_telling_line(result.stderr + "\n" + result.stdout)))
     if result.build_stderr.strip():
-        return Check(c, False, f"the compiler warned: {_quote(_telling_line(result.build_stderr))}")
+        return Check(c, False, f"the compiler warned: {quote(_telling_line(result.build_stderr))}")
     if result.build_unchecked:
         return Check(c, False, "could not tell whether the recipe's compiler and flags held: "
                      + result.build_unchecked)
@@ -348,7 +263,6 @@ def _telling_line(text: str) -> str:
                 lines[0] if lines else "")
 
 
-_LINE_KINDS = ("contains", "not", "regex", "range")  # decided line by line (output_scan)
 _CHECKS = {
     "exit": _exit, "file": _file, "no-stderr": _no_stderr,
     "duration": _duration,
@@ -368,8 +282,6 @@ def evaluate(criteria: list[Criterion], result: RunResult, run_dir: Path | None 
     stdout is scanned here. The line kinds are decided by the scan, line by line.
     ``builds``: the language has a compile step (compiles-clean fails without one).
     """
-    from verifybot_tui.core.verify.output_scan import OutputScan
-
     if scan is None:
         scan = OutputScan(criteria)
         scan.feed(result.stdout)
@@ -378,7 +290,7 @@ def evaluate(criteria: list[Criterion], result: RunResult, run_dir: Path | None 
     whole = scan.whole_text if scan.keep_whole else None
     checks = []
     for c in criteria:
-        if c.kind in _LINE_KINDS:
+        if c.kind in LINE_KINDS:  # decided line by line by the scan
             checks.append(next(line_checks))
         elif c.kind == "regex-whole":
             checks.append(_regex_whole(c, result, last, run_dir, whole))

@@ -18,7 +18,7 @@ from enum import StrEnum
 
 from verifybot_tui.core.base import chat_text
 from verifybot_tui.core.base.ports import ProgramFile, RunResult
-from verifybot_tui.core.verify.criteria import Check
+from verifybot_tui.core.verify.criterion import Check
 from verifybot_tui.core.verify.sanity import Hit
 
 CONTEXT_LINES = 12  # the target's short context: the first lines of its probe

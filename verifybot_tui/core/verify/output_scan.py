@@ -20,14 +20,7 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING
 
-from verifybot_tui.core.verify.criteria import (
-    _NUMBER,
-    Check,
-    Criterion,
-    _bounds,
-    _last_line,
-    _quote,
-)
+from verifybot_tui.core.verify.criterion import NUMBER, Check, Criterion, bounds, last_line, quote
 
 if TYPE_CHECKING:  # the library itself loads with the first pattern: the app's first
     import regex  # screen has none to compile, and it costs a start ~8 ms
@@ -72,20 +65,20 @@ class _Rule:
         k = self.c.kind
         if k in ("contains", "not"):
             if self.c.spec in line:
-                self.decided = Check(self.c, k == "contains", f"line {n}: {_quote(line)}")
+                self.decided = Check(self.c, k == "contains", f"line {n}: {quote(line)}")
             return
         m = self.search(line, n)
         if m is None:
             return
         if k == "regex":
-            self.decided = Check(self.c, True, f"line {n}: {_quote(line)}")
+            self.decided = Check(self.c, True, f"line {n}: {quote(line)}")
         else:
             self.decided = _in_range(self.c, m, line, n)
 
     def final(self, lines: int, last: list[str]) -> Check:
         if self.decided is not None:
             return self.decided
-        k, tail = self.c.kind, _last_line(last)
+        k, tail = self.c.kind, last_line(last)
         if k == "contains":
             return Check(self.c, False, f'"{self.c.spec}" not found in {lines} lines; {tail}')
         if k == "not":
@@ -97,15 +90,15 @@ class _Rule:
 
 def _in_range(c: Criterion, m: regex.Match[str], line: str, n: int) -> Check:
     raw = m.group(1) if m.re.groups else m.group(0)
-    num = _NUMBER.search(raw or "")
+    num = NUMBER.search(raw or "")
     if num is None:
-        return Check(c, False, f"line {n}: {_quote(line)}: {raw!r} is not a number")
+        return Check(c, False, f"line {n}: {quote(line)}: {raw!r} is not a number")
     value = float(num.group(0))
     inside = (not math.isnan(value) and (c.low is None or value >= c.low)
               and (c.high is None or value <= c.high))
     where = "" if inside else "not "
-    return Check(c, inside, f"line {n}: {_quote(line)}: read {num.group(0)}, "
-                            f"{where}{_bounds(c.low, c.high)}")
+    return Check(c, inside, f"line {n}: {quote(line)}: read {num.group(0)}, "
+                            f"{where}{bounds(c.low, c.high)}")
 
 
 class OutputScan:

@@ -44,6 +44,7 @@ from verifybot_tui.core.base.toml_file import (
 from verifybot_tui.core.settings import trust
 from verifybot_tui.core.settings.config import MAX_TIMEOUT, Config, TargetConfig, unsandboxed
 from verifybot_tui.core.verify import criteria as crit
+from verifybot_tui.core.verify.criterion import Criterion
 
 _TYPES: dict[str, tuple[type, str]] = {
     "name": (str, "a string"), "prompt": (str, "a string"), "target": (str, "a string"),
@@ -64,7 +65,7 @@ class Recipe:
     prompt: str
     target: str | None = None
     llm: str | None = None
-    criteria: list[crit.Criterion] = field(default_factory=list)
+    criteria: list[Criterion] = field(default_factory=list)
     sanity: bool = True
     judge: str | None = None
     max_retries: int | None = None

@@ -20,7 +20,7 @@ from verifybot_tui.core.base.ansi import one_line
 from verifybot_tui.core.base.ports import RunResult
 
 if TYPE_CHECKING:
-    from verifybot_tui.core.verify.criteria import Check
+    from verifybot_tui.core.verify.criterion import Check
     from verifybot_tui.core.verify.sanity import Hit
 
 

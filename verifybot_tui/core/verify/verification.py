@@ -21,7 +21,7 @@ from verifybot_tui.core.base.offload import in_thread
 from verifybot_tui.core.base.ports import LLMBackend, RunResult
 from verifybot_tui.core.verify import criteria as crit
 from verifybot_tui.core.verify import sanity
-from verifybot_tui.core.verify.criteria import Criterion
+from verifybot_tui.core.verify.criterion import Criterion
 from verifybot_tui.core.verify.judging import FinishedRun, Judge, mechanical
 from verifybot_tui.core.verify.verdict import Verdict
 

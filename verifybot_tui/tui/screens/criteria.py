@@ -13,6 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Label, Static, TextArea
 
 from verifybot_tui.core.verify import criteria as crit
+from verifybot_tui.core.verify.criterion import Criterion
 from verifybot_tui.tui.screens.dialogs import FormDialog
 from verifybot_tui.tui.widgets.notices import NoticeLine
 
@@ -21,11 +22,11 @@ HELP = ("One criterion per line: contains:TEXT, not:TEXT, regex:RE, regex-whole:
         "Ctrl+S saves, Escape cancels.")
 
 
-class CriteriaScreen(FormDialog[list[crit.Criterion]]):
+class CriteriaScreen(FormDialog[list[Criterion]]):
     BINDINGS = [*FormDialog.BINDINGS, Binding("ctrl+s", "submit", "Save", show=False)]
     FIELD = "#criteria-text"
 
-    def __init__(self, current: list[crit.Criterion]) -> None:
+    def __init__(self, current: list[Criterion]) -> None:
         super().__init__(classes="dialog")
         self.current = current
 
@@ -40,7 +41,7 @@ class CriteriaScreen(FormDialog[list[crit.Criterion]]):
                 yield Button("Save", id="save", variant="success")
                 yield Button("Cancel", id="cancel")
 
-    def read(self) -> list[crit.Criterion]:
+    def read(self) -> list[Criterion]:
         lines = self.query_one("#criteria-text", TextArea).text.splitlines()
         return [crit.parse(line, f"line {i}") for i, line in enumerate(lines, 1)
                 if line.strip()]
