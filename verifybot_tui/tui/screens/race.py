@@ -231,7 +231,7 @@ def open_race(main: Any, prompt: str = "", names: str = "") -> None:
     def closed(winner: int | None) -> None:
         main.refresh_history()
         if winner is not None:
-            main.run_worker(main._show_session(winner), group="ui", exclusive=True)
+            main.run_worker(main.show_session(winner), group="ui", exclusive=True)
 
     def chosen(args: argparse.Namespace | None) -> None:
         if args is not None:
