@@ -20,8 +20,12 @@ from pathlib import Path
 
 from verifybot_tui.core.base.ports import ProgramFile, RunRequest
 from verifybot_tui.core.settings.config import TargetConfig
-from verifybot_tui.targets import containment
-from verifybot_tui.targets.local import LocalTarget, tree_pids
+from verifybot_tui.targets.containment import cgroups
+from verifybot_tui.targets.containment.tree import tree_pids
+from verifybot_tui.targets.local.launch import preexec
+from verifybot_tui.targets.local.target import LocalTarget
+from verifybot_tui.targets.sandbox import init_script
+from verifybot_tui.targets.sandbox.bubblewrap import sandbox_argv
 
 FLOOD = ("import sys\nblock = ''.join(f'line {i}\\n' for i in range(10000))\n"
          "for _ in range(100):\n    sys.stdout.write(block)\n")
@@ -89,7 +93,7 @@ async def start_up(target: LocalTarget, plain: LocalTarget, runs: int) -> None:
 
 
 async def limits_cost(workspace: Path, runs: int) -> None:
-    """What the limits (targets.limits: rlimits, the init's ulimit, a sized /tmp, the
+    """What the limits (targets.sandbox.limits: rlimits, the init's ulimit, a sized /tmp, the
     run folder's watch, root's pids cgroup) add to a sandboxed run: trivial runs with the
     default limits and with none (every key 0), paired run by run, the order alternating."""
     limited = LocalTarget(TargetConfig(name="local"), workspace)
@@ -113,11 +117,11 @@ def limits_parts(pairs: int = 200) -> None:
     """The limits' own work, apart from a run's noise: bubblewrap running ``true`` in a
     run's cgroup with the default limits (rlimits, the init's ulimit, a sized /tmp, root's
     pids.max) and with none, paired run by run."""
-    from verifybot_tui.targets import limits
+    from verifybot_tui.targets.sandbox import limits
 
     folder = Path(tempfile.mkdtemp(prefix="vb-bench-"))
     none = limits.Limits(0, 0, 0, 0, 0)
-    argvs = {name: containment.sandbox_argv(folder, True, limited=lim)
+    argvs = {name: sandbox_argv(folder, True, limited=lim)
              for name, lim in (("limits", limits.Limits()), ("none", none))}
     if argvs["limits"] is None or argvs["none"] is None:
         return print("limits: no sandbox here")
@@ -125,15 +129,15 @@ def limits_parts(pairs: int = 200) -> None:
     for i in range(pairs):
         for name in ("limits", "none") if i % 2 == 0 else ("none", "limits"):
             t0 = time.perf_counter()
-            cgroup = containment.new_cgroup()  # as every run makes one
+            cgroup = cgroups.new_cgroup()  # as every run makes one
             guard = limits.Guard(limits.Limits(), cgroup) if name == "limits" else None
             cgroup = guard.cgroup if guard is not None else cgroup
             subprocess.run([*argvs[name], "true"], stdin=subprocess.DEVNULL, check=True,
-                           preexec_fn=containment.preexec(cgroup, guard))
+                           preexec_fn=preexec(cgroup, guard))
             if guard is not None:
                 guard.finish(0, "", False)
             if cgroup is not None:
-                containment.remove_cgroup(cgroup)
+                cgroups.remove_cgroup(cgroup)
             times[name].append(time.perf_counter() - t0)
     diffs = [a - b for a, b in zip(times["limits"], times["none"], strict=True)]
     print(f"bwrap true, {pairs} pairs: with the default limits median "
@@ -145,8 +149,8 @@ def limits_parts(pairs: int = 200) -> None:
 def init_cost(pairs: int = 100) -> None:
     """What the sandbox's init adds to a process that leaves nothing: bubblewrap running
     ``true`` without and with it, taken in turn (paired) so the machine's load hits both."""
-    init = getattr(containment, "INIT_ARGV", None)
-    prefix = containment.sandbox_argv(Path(tempfile.gettempdir()), True)
+    init = getattr(init_script, "INIT_ARGV", None)
+    prefix = sandbox_argv(Path(tempfile.gettempdir()), True)
     if init is None or prefix is None:
         return print("sandbox init: none here (no bubblewrap, or a tree without the init)")
     bare = prefix[:-len(init)]

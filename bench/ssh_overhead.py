@@ -37,7 +37,7 @@ from sshd_fixtures import SSHDServer, start_sshd  # noqa: E402
 
 from verifybot_tui.core.base.ports import ProgramFile, RunRequest  # noqa: E402
 from verifybot_tui.targets import probe_ssh  # noqa: E402
-from verifybot_tui.targets.ssh import SSHTarget  # noqa: E402
+from verifybot_tui.targets.ssh.target import SSHTarget  # noqa: E402
 
 Timed = Callable[[], Awaitable[object]]
 
@@ -124,9 +124,9 @@ def run_and_hand(target: SSHTarget, n: list[int]) -> tuple[Timed, Timed]:
         assert result.exit_code == 0 and result.stdout == "hi\n", result
 
     async def hand() -> None:
-        assert target._conn is not None
+        assert target.conn is not None
         folder = f"{target.remote_dir}/runs/bench_{n[0]}"
-        r = await target._conn.run(f"cd {folder} && python3 -u main.py", check=True)
+        r = await target.conn.run(f"cd {folder} && python3 -u main.py", check=True)
         assert r.stdout == "hi\n"
 
     return run, hand
@@ -164,7 +164,7 @@ async def run_figures(server: SSHDServer, ws: Path, pairs: int, delay: float) ->
 
 
 async def other_figures(server: SSHDServer, target: SSHTarget, pairs: int) -> None:
-    conn = target._conn
+    conn = target.conn
     assert conn is not None
 
     async def kept() -> None:

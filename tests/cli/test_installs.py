@@ -135,7 +135,7 @@ def test_pip_runs_from_an_empty_folder_with_index_names_only(tmp_path: Path) -> 
 
     from verifybot_tui.core.settings.config import TargetConfig
     from verifybot_tui.targets.installs.venv import InstallError
-    from verifybot_tui.targets.local import LocalTarget
+    from verifybot_tui.targets.local.target import LocalTarget
 
     marker = tmp_path / "pth-ran"
     pth_wheel(tmp_path, marker)

@@ -18,7 +18,7 @@ from verifybot_tui.core.loop.events import Finished
 from verifybot_tui.core.settings.secrets import Redactor, program_env
 from verifybot_tui.llm.replay import ReplayLLM, parse_answers
 from verifybot_tui.targets.capture import OutputCapture
-from verifybot_tui.targets.local import LocalTarget
+from verifybot_tui.targets.local.target import LocalTarget
 
 
 class _BrokenTarget(LocalTarget):

@@ -37,7 +37,7 @@ async def test_a_recipes_flags_build_on_the_pi(ssh_config, tmp_path: Path):
     """-Wall -Werror reach gcc over SSH; a warning of a passing build is kept for the check."""
     from cli_runs import CLEAN, UNUSED, c_request, clean
 
-    from verifybot_tui.targets.ssh import SSHTarget
+    from verifybot_tui.targets.ssh.target import SSHTarget
 
     target = SSHTarget(ssh_config, tmp_path / "ws")
     try:

@@ -50,15 +50,15 @@ def clean_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_tree_keeps_its_contracts() -> None:
     out = _lint(ROOT)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "9 kept, 0 broken" in out.stdout
+    assert "16 kept, 0 broken" in out.stdout
 
 
 ROOMS = "core rooms: loop above verify/answers above store/settings above base"
 
 
 @pytest.mark.parametrize(("room", "wrong_import", "contract", "chain"), [
-    ("core/base", "from verifybot_tui.targets.local import LocalTarget",
-     "front ends above llm/targets above core", "verifybot_tui.targets.local"),
+    ("core/base", "from verifybot_tui.targets.local.target import LocalTarget",
+     "front ends above llm/targets above core", "verifybot_tui.targets.local.target"),
     ("core/settings", "import textual.app",
      "core imports no UI, browser or SSH library", "textual"),
     ("core/store", "from verifybot_tui.core.loop import events",
@@ -78,10 +78,13 @@ ROOMS = "core rooms: loop above verify/answers above store/settings above base"
     ("tui/screens", "from verifybot_tui.mcp_server import state",
      "the MCP server imports nothing of the CLI or the app, and the app nothing of it",
      "verifybot_tui.mcp_server.state"),
+    ("targets/mcu/real", "from verifybot_tui.targets.mcu import target",
+     "mcu rooms: target, farm, real boards, build, sources, build steps",
+     "verifybot_tui.targets.mcu.target"),
 ], ids=["core-imports-a-target", "core-imports-textual", "store-imports-the-loop",
         "base-imports-settings", "verify-imports-answers", "verify-imports-store",
         "a-widget-imports-a-target", "the-app-imports-the-cli", "mcp-imports-the-cli",
-        "the-app-imports-the-mcp-server"])
+        "the-app-imports-the-mcp-server", "a-real-board-imports-the-mcu-target"])
 def test_a_wrong_import_breaks_a_contract(tmp_path: Path, clean_copy: Path, room: str,
                                           wrong_import: str, contract: str,
                                           chain: str) -> None:

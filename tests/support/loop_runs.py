@@ -12,7 +12,7 @@ from verifybot_tui.core.loop.verify_loop import VerifyLoop
 from verifybot_tui.core.settings.config import parse_config
 from verifybot_tui.core.store.history import History
 from verifybot_tui.llm.replay import ReplayLLM
-from verifybot_tui.targets.local import LocalTarget
+from verifybot_tui.targets.local.target import LocalTarget
 
 
 def make_loop(ws: Path, transcript: Path, **kw) -> VerifyLoop:

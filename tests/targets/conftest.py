@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from verifybot_tui.targets.ssh import SSHTarget
+from verifybot_tui.targets.ssh.target import SSHTarget
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from project import need
 
 from verifybot_tui.core.verify.verdict import judge
 from verifybot_tui.targets import make_target
-from verifybot_tui.targets.sandbox import BOARD_CACHE
+from verifybot_tui.targets.sandbox.view import BOARD_CACHE
 
 API_KEY = "sk-fake-firmware-0123456789abcdef"
 

@@ -25,7 +25,10 @@ from proc_helpers import alive, all_gone, kill_all
 from project import verifybot_cmd
 
 from verifybot_tui.core.store.workspace import private_dir, write_private
-from verifybot_tui.targets import containment, live_runs
+from verifybot_tui.targets import live_runs
+from verifybot_tui.targets.containment import cgroups, markers
+from verifybot_tui.targets.containment.proctable import start_time
+from verifybot_tui.targets.sandbox.bubblewrap import NO_SANDBOX
 
 
 @pytest.fixture(autouse=True)
@@ -34,7 +37,7 @@ def no_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
     sandbox those would be numbers in its PID namespace. So they run without it
     (VERIFYBOT_NO_SANDBOX=1), which is also what tests the guards that machines
     without bubblewrap rely on; tests/targets/test_sandbox.py covers the sandbox."""
-    monkeypatch.setenv(containment.NO_SANDBOX, "1")
+    monkeypatch.setenv(NO_SANDBOX, "1")
 
 
 FORKING = """
@@ -140,14 +143,14 @@ async def test_a_stop_while_the_program_starts_still_stops_its_whole_tree(
     but before its pipes are connected. asyncio's own clean-up then KILLs only the
     first process; whatever it had forked must be stopped too."""
     from verifybot_tui.core.settings.config import TargetConfig
-    from verifybot_tui.targets.local import LocalTarget
+    from verifybot_tui.targets.local.target import LocalTarget
 
     target = LocalTarget(TargetConfig(name="local"), tmp_path / "ws")
     pidfile = tmp_path / "pids"
     script = f"sleep 600 & echo $$ $! > {pidfile}; wait"
     before = set(forked_children())  # the suite's own children (a session's sshd, say)
-    task = asyncio.create_task(target._exec(["sh", "-c", script], tmp_path, lambda *a: None,
-                                            30, dict(os.environ)))
+    task = asyncio.create_task(target.processes.exec(["sh", "-c", script], tmp_path,
+                                                     lambda *a: None, 30, dict(os.environ)))
     pids: list[int] = []
     try:
         # One loop step at a time until the program is forked (the limit is a time, not
@@ -251,7 +254,7 @@ def test_setsid_double_fork_is_killed_and_named_as_escaped(tmp_path: Path) -> No
     proc, escaped = _run_double_fork(tmp_path)
     try:
         assert proc.returncode == 0, proc.stderr
-        how = "cgroup" if containment.cgroup_base() is not None else "marker only"
+        how = "cgroup" if cgroups.cgroup_base() is not None else "marker only"
         print(f"containment here: {how}")
         assert f"escaped the program's process tree: {escaped} (python" in proc.stderr
         assert "killed" in proc.stderr and "NOT killable" not in proc.stderr
@@ -263,7 +266,7 @@ def test_setsid_double_fork_is_killed_and_named_as_escaped(tmp_path: Path) -> No
 def test_setsid_double_fork_without_cgroup_is_found_by_the_marker(tmp_path: Path) -> None:
     """VERIFYBOT_NO_CGROUP=1 switches the cgroup off (as on a machine without a writable
     cgroup v2): the leftover check finds the escaped grandchild by VERIFYBOT_RUN."""
-    proc, escaped = _run_double_fork(tmp_path, env={containment.NO_CGROUP: "1"})
+    proc, escaped = _run_double_fork(tmp_path, env={cgroups.NO_CGROUP: "1"})
     try:
         assert proc.returncode == 0, proc.stderr
         assert f"escaped the program's process tree: {escaped} (python" in proc.stderr
@@ -276,13 +279,13 @@ def test_setsid_double_fork_without_cgroup_is_found_by_the_marker(tmp_path: Path
 
 def test_marker_finds_only_the_runs_own_processes(tmp_path: Path) -> None:
     """A process with another run's token (or none) is never named nor killed."""
-    token = containment.new_token()
-    mine = subprocess.Popen(["sleep", "60"], env={**os.environ, containment.MARKER: token})
+    token = markers.new_token()
+    mine = subprocess.Popen(["sleep", "60"], env={**os.environ, markers.MARKER: token})
     other = subprocess.Popen(["sleep", "60"], env={**os.environ,
-                                                   containment.MARKER: token + "0"})
+                                                   markers.MARKER: token + "0"})
     try:
-        assert containment.marker_pids(token) == [mine.pid]
-        killed, unkillable = containment.kill_marked(token)
+        assert markers.marker_pids(token) == [mine.pid]
+        killed, unkillable = markers.kill_marked(token)
         assert killed == [f"{mine.pid} (sleep)"] and unkillable == []
         assert mine.wait(timeout=10) == -signal.SIGKILL
         assert other.poll() is None
@@ -319,7 +322,7 @@ def test_an_unrelated_process_with_a_recorded_number_is_never_hit(tmp_path: Path
         live = private_dir(ws / live_runs.LIVE_DIR)
         write_private(live / "x.json", json.dumps({
             "owner": 999999, "owner_start": 1, "pgid": bystander.pid,
-            "leader_start": containment.start_time(bystander.pid), "cgroup": None}))
+            "leader_start": start_time(bystander.pid), "cgroup": None}))
         assert live_runs.sweep_live(ws) == []
         assert bystander.poll() is None
         assert not (live / "x.json").exists()
@@ -423,9 +426,9 @@ def test_tmux_kill_session_of_the_tui_mid_run_leaves_no_process(tmp_path: Path) 
 def test_next_start_kills_what_escaped_a_sigkilled_run_by_its_marker(tmp_path: Path) -> None:
     """A run's note names its marker: an escaped process of a VerifyBot that was
     SIGKILLed (no group left to kill) is found by it at the next start."""
-    token = containment.new_token()
+    token = markers.new_token()
     escaped = subprocess.Popen(["sleep", "60"], start_new_session=True,
-                               env={**os.environ, containment.MARKER: token})
+                               env={**os.environ, markers.MARKER: token})
     gone_owner = subprocess.Popen(["true"])
     gone_owner.wait()
     ws = tmp_path / "ws"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from verifybot_tui.core.settings.config import TargetConfig
 from verifybot_tui.targets.installs import venv
-from verifybot_tui.targets.local import LocalTarget
+from verifybot_tui.targets.local.target import LocalTarget
 from verifybot_tui.targets.probe_local import (
     HARDWARE_GLOBS,
     PACKAGE_NAMES_SHOWN,

@@ -17,7 +17,7 @@ from verifybot_tui.core.base.ports import ProgramFile, RunRequest, RunResult
 from verifybot_tui.core.settings.config import TargetConfig
 from verifybot_tui.core.verify.verdict import judge, long_running_signs
 from verifybot_tui.targets.installs import venv
-from verifybot_tui.targets.local import LocalTarget
+from verifybot_tui.targets.local.target import LocalTarget
 
 PROGS = Path(__file__).parent / "progs"
 

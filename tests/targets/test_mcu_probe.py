@@ -29,7 +29,7 @@ from verifybot_tui.core.settings.config import parse_config
 from verifybot_tui.core.verify.verdict import judge
 from verifybot_tui.targets import make_target
 from verifybot_tui.targets.mcu.boards import load_board
-from verifybot_tui.targets.mcu.probe import flash_command
+from verifybot_tui.targets.mcu.real.flash import flash_command
 
 
 @pytest.fixture(autouse=True)
@@ -151,7 +151,7 @@ def test_one_run_at_a_time_per_board(tmp_path):
     """The helper's lock: a second run on a board in use waits, then gives up clearly."""
     import fcntl
 
-    from verifybot_tui.targets.mcu.probe import HELPER
+    from verifybot_tui.targets.mcu.real.probe import HELPER
 
     port = str(tmp_path / "tty")
     held = lock_file(port)

@@ -152,7 +152,7 @@ def test_objcopy_and_addr2line_see_only_the_elfs_folder(tmp_path) -> None:
     need("arm-none-eabi-gcc", "bwrap")
     import subprocess
 
-    from verifybot_tui.targets import containment
+    from verifybot_tui.targets.sandbox.bubblewrap import sandboxed_tool
 
     run = tmp_path / "run"
     run.mkdir()
@@ -166,7 +166,7 @@ def test_objcopy_and_addr2line_see_only_the_elfs_folder(tmp_path) -> None:
     secret.write_bytes(elf.read_bytes())
 
     def tool(*argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(containment.sandboxed_tool(list(argv), run), text=True,
+        return subprocess.run(sandboxed_tool(list(argv), run), text=True,
                               capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
 
     assert tool("arm-none-eabi-objcopy", "-O", "binary", str(elf), str(run / "fw.bin")

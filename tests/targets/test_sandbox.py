@@ -34,8 +34,10 @@ from project import ROOT, need, verifybot_cmd
 
 from verifybot_tui.core.base.ports import ProgramFile, RunRequest
 from verifybot_tui.core.settings.config import TargetConfig
-from verifybot_tui.targets import containment, limits
-from verifybot_tui.targets.local import LocalTarget
+from verifybot_tui.targets.containment import cgroups
+from verifybot_tui.targets.local.target import LocalTarget
+from verifybot_tui.targets.sandbox import limits
+from verifybot_tui.targets.sandbox.bubblewrap import NO_SANDBOX
 
 
 @pytest.fixture(autouse=True)
@@ -357,7 +359,7 @@ CGROUP_MOVE = """
 
 
 def test_a_move_into_the_root_cgroup_with_a_wiped_environment_is_found(tmp_path: Path) -> None:
-    base = containment.cgroup_base()
+    base = cgroups.cgroup_base()
     assert base is not None, "this kind of machine (and CI's) has a writable cgroup v2"
     root_procs = cgroup2_mount() / "cgroup.procs"
     tag = f"vbtag-{uuid.uuid4().hex[:8]}"
@@ -405,7 +407,7 @@ def test_a_pid_hopping_daemon_is_found_and_killed(tmp_path: Path) -> None:
     pgid = 0
     try:
         proc = run_program(tmp_path, HOPPER.replace("GROUP", repr(str(group))),
-                           sandbox="off", env={containment.NO_CGROUP: "1"})
+                           sandbox="off", env={cgroups.NO_CGROUP: "1"})
         pgid = int(group.read_text())
         assert proc.returncode == 0, proc.stderr
         assert "escaped the program's process tree" in proc.stderr
@@ -439,7 +441,7 @@ def test_a_child_that_changes_uid_is_found_and_killed(tmp_path: Path) -> None:
     tag = f"vbtag-{uuid.uuid4().hex[:8]}"
     try:
         proc = run_program(tmp_path, UID_CHANGE.replace("TAG", tag), sandbox="off",
-                           env={containment.NO_CGROUP: "1"})
+                           env={cgroups.NO_CGROUP: "1"})
         assert_escaped_and_killed(proc, tag)
     finally:
         kill_tagged(tag)
@@ -455,7 +457,7 @@ FOREVER = """
 
 @pytest.mark.parametrize("sandbox", ["auto", "off"])
 def test_cgroup_folders_are_removed_after_a_kill_9(tmp_path: Path, sandbox: str) -> None:
-    base = containment.cgroup_base()
+    base = cgroups.cgroup_base()
     assert base is not None, "this kind of machine (and CI's) has a writable cgroup v2"
     tag = f"vbtag-{uuid.uuid4().hex[:8]}"
     config = local_config(tmp_path, sandbox=sandbox)
@@ -489,7 +491,7 @@ def test_cgroup_folders_are_removed_after_a_kill_9(tmp_path: Path, sandbox: str)
 
 
 def test_a_run_without_a_sandbox_says_so_at_start(tmp_path: Path) -> None:
-    proc = run_program(tmp_path, "print('ran')", env={containment.NO_SANDBOX: "1"})
+    proc = run_program(tmp_path, "print('ran')", env={NO_SANDBOX: "1"})
     assert proc.returncode == 0 and "ran" in proc.stdout, proc.stderr
     first = proc.stderr.index("[verifybot] target local: no sandbox here")
     assert first < proc.stderr.index("sending the initial prompt"), proc.stderr
@@ -499,7 +501,7 @@ def test_a_run_without_a_sandbox_says_so_at_start(tmp_path: Path) -> None:
 
 def test_sandbox_require_refuses_to_run_without_one(tmp_path: Path) -> None:
     proc = run_program(tmp_path, "open('RAN', 'w').write('x')", sandbox="require",
-                       env={containment.NO_SANDBOX: "1"})
+                       env={NO_SANDBOX: "1"})
     assert proc.returncode == 4, proc.stderr
     assert 'sandbox = "require", but no sandbox can be made here' in proc.stderr
     assert "sending the initial prompt" not in proc.stderr  # refused before anything went
@@ -513,7 +515,7 @@ async def test_a_target_with_sandbox_require_refuses_in_the_app_too(
     """The TUI's runs go through the target itself: it refuses rather than run bare."""
     from verifybot_tui.core.base.errors import TargetError
 
-    monkeypatch.setenv(containment.NO_SANDBOX, "1")
+    monkeypatch.setenv(NO_SANDBOX, "1")
     target = LocalTarget(TargetConfig(name="local", sandbox="require"), tmp_path / "ws")
     with pytest.raises(TargetError, match="no sandbox can be made here"):
         await target.run(py_request("open('RAN', 'w').write('x')"), lambda s, t: None)

@@ -29,8 +29,9 @@ from project import ROOT, need
 from verifybot_tui.core.base.ports import ProgramFile, RunRequest
 from verifybot_tui.core.settings.config import TargetConfig
 from verifybot_tui.core.verify.verdict import judge
-from verifybot_tui.targets import containment, local
-from verifybot_tui.targets.local import LocalTarget
+from verifybot_tui.targets.local import target as local_target
+from verifybot_tui.targets.local.target import LocalTarget
+from verifybot_tui.targets.sandbox import bubblewrap
 
 NOBODY = 65534
 
@@ -42,7 +43,7 @@ def _bubblewrap() -> None:
 
 @pytest.fixture
 def target(tmp_path: Path) -> LocalTarget:
-    assert containment.bwrap() is not None, containment.why_no_sandbox()
+    assert bubblewrap.bwrap() is not None, bubblewrap.why_no_sandbox()
     return LocalTarget(TargetConfig(name="local"), tmp_path / "ws")
 
 
@@ -191,7 +192,7 @@ async def test_a_build_over_its_time_is_a_compile_timeout_and_leaves_nothing(
         target: LocalTarget, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     tag = f"30.{uuid.uuid4().int % 10**8:08d}"
     cc = wrapper(tmp_path / "tools", f"sleep {tag}")
-    monkeypatch.setattr(local, "COMPILE_TIMEOUT", 1.0)
+    monkeypatch.setattr(local_target, "COMPILE_TIMEOUT", 1.0)
     began = time.monotonic()
     result = await target.run(c_run("int main(void){return 0;}\n", compiler=cc), Chunks())
     assert result.compile_failed and result.timed_out and result.exit_code is None
@@ -231,7 +232,7 @@ import asyncio, json, sys
 from pathlib import Path
 from verifybot_tui.core.base.ports import ProgramFile, RunRequest
 from verifybot_tui.core.settings.config import TargetConfig
-from verifybot_tui.targets.local import LocalTarget
+from verifybot_tui.targets.local.target import LocalTarget
 
 async def main():
     t = LocalTarget(TargetConfig(name="local", sandbox="require"), Path(sys.argv[1]))

@@ -10,7 +10,8 @@ import pytest
 from ssh_helpers import Answers, Recorder, request
 
 from verifybot_tui.core.base.errors import EXIT_TARGET, TargetError
-from verifybot_tui.targets.ssh import SSHTarget, names_pi
+from verifybot_tui.targets.ssh import names_pi
+from verifybot_tui.targets.ssh.target import SSHTarget
 from verifybot_tui.targets.ssh_connect import read_dotenv
 
 pytestmark = pytest.mark.ssh

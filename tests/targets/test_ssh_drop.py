@@ -11,7 +11,7 @@ import pytest
 from ssh_helpers import Recorder, request
 from sshd_fixtures import leftover_pids, session_processes, wait_gone
 
-from verifybot_tui.targets.ssh import SSHTarget
+from verifybot_tui.targets.ssh.target import SSHTarget
 
 pytestmark = pytest.mark.ssh
 

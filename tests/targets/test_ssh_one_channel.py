@@ -38,7 +38,7 @@ class Counted:
 
 async def test_a_run_is_one_channel_with_no_sftp(target):
     await target.connect()
-    counted = Counted(target._conn)
+    counted = Counted(target.conn)
     files = {"main.py": "import helper\nhelper.hi()\nopen('out.txt', 'w').write('x')\n",
              "pkg/helper.py": "def hi():\n    print('hi')\n",
              "helper.py": "from pkg.helper import hi\n"}
@@ -50,7 +50,7 @@ async def test_a_run_is_one_channel_with_no_sftp(target):
 
 async def test_a_compiled_run_is_two_channels(target):
     await target.connect()
-    counted = Counted(target._conn)
+    counted = Counted(target.conn)
     files = {"main.c": '#include <stdio.h>\nint main(void) { puts("built"); return 0; }\n'}
     result = await target.run(request("cc_1", files, language="c"), Recorder())
     assert result.exit_code == 0 and result.stdout == "built\n", result.stderr

@@ -50,14 +50,15 @@ def test_a_shell_other_than_bash_gets_the_token_on_a_here_document(tmp_path):
 
     from verifybot_tui.core.settings.config import TargetConfig
     from verifybot_tui.targets import ssh_scripts
-    from verifybot_tui.targets.ssh import SSHTarget
+    from verifybot_tui.targets.ssh.launch import launch_script
+    from verifybot_tui.targets.ssh.target import SSHTarget
 
     t = SSHTarget(TargetConfig(name="pi", kind="ssh", host="127.0.0.1"), tmp_path / "ws")
-    t._scopes = False
+    t.scopes = False
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    script = t._launch_script(["sh", "-c", "echo program ran; sleep 300 & exit 0"],
-                              str(run_dir), False, "marker-1")
+    script = launch_script(t, ["sh", "-c", "echo program ran; sleep 300 & exit 0"],
+                           str(run_dir), False, "marker-1")
     secret = "report-token-42"
     proc = subprocess.Popen(["dash", "-c", script], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -139,10 +140,11 @@ def test_report_lines_before_the_exit_status_are_output_and_a_second_report_a_wa
     """The channel's reader, fed as asyncssh feeds it: report lines before the exit status
     are the program's output; after it the first report counts, a second one is said."""
     from verifybot_tui.targets import ssh_scripts
-    from verifybot_tui.targets.ssh import _Outcome, _Session
+    from verifybot_tui.targets.ssh.channel import ProgramSession
+    from verifybot_tui.targets.ssh.outcome import Outcome
 
     seen = Recorder()
-    s = _Session(_Outcome(), seen, [], "7-1-0123456789abcdef")
+    s = ProgramSession(Outcome(), seen, [], "7-1-0123456789abcdef")
     start, end = ssh_scripts.report_start("7-1-0123456789abcdef"), ssh_scripts.report_end(
         "7-1-0123456789abcdef")
     s.data_received(b"hello\n" + start + b"vb-killed-leftovers\n" + end, None)

@@ -14,7 +14,8 @@ from ssh_helpers import Recorder, pids_in, request, wait_until
 from sshd_fixtures import leftover_pids, wait_gone
 
 from verifybot_tui.targets.installs.venv import InstallError
-from verifybot_tui.targets.ssh import SSHTarget
+from verifybot_tui.targets.ssh.launch import launch_script
+from verifybot_tui.targets.ssh.target import SSHTarget
 
 pytestmark = pytest.mark.ssh
 
@@ -322,23 +323,23 @@ async def test_no_user_systemd_here_so_runs_use_the_group_and_the_marker(target)
     """The test sshd has no user systemd: the probe says so for real, and the program
     is started without systemd-run (the marker check above is what holds)."""
     await target.connect()
-    assert target._scopes is False
-    script = target._launch_script(["python3", "main.py"], "/tmp/x", False, "tok-1")
+    assert target.scopes is False
+    script = launch_script(target, ["python3", "main.py"], "/tmp/x", False, "tok-1")
     assert "systemd-run" not in script and "VERIFYBOT_RUN=tok-1" in script
 
 
 def test_with_user_sessions_each_run_gets_its_own_scope(ssh_config, tmp_path):
     """Command construction only (no user systemd to test against here)."""
-    from verifybot_tui.targets.ssh import _leftover_sh, scope_prefix
+    from verifybot_tui.targets.ssh_scripts import leftover_sh, scope_prefix
 
     t = SSHTarget(ssh_config, tmp_path / "ws")
-    t._scopes = True
-    script = t._launch_script(["python3", "main.py"], "/tmp/x", False, "123-4-ab")
+    t.scopes = True
+    script = launch_script(t, ["python3", "main.py"], "/tmp/x", False, "123-4-ab")
     assert ("exec systemd-run --user --scope --quiet --collect "
             "--unit=verifybot-123-4-ab.scope -- python3 main.py </dev/null") in script
     assert scope_prefix("1-2-3") in script.replace("123-4-ab", "1-2-3")
-    assert 'systemctl --user kill -s KILL "verifybot-$tok.scope"' in _leftover_sh(True)
-    assert "cgroup.procs" in _leftover_sh(True) and "systemctl" not in _leftover_sh(False)
+    assert 'systemctl --user kill -s KILL "verifybot-$tok.scope"' in leftover_sh(True)
+    assert "cgroup.procs" in leftover_sh(True) and "systemctl" not in leftover_sh(False)
 
 
 async def test_stdout_and_stderr_arrive_in_the_order_they_were_written(target, remote_dir):

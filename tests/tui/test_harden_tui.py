@@ -66,9 +66,9 @@ async def test_a_second_stop_or_quit_kills_a_term_ignoring_program_at_once(
     """The grace period is made 600 s long: the program ignores TERM, so only the
     second key's KILL can end it before the test's 60 s wait runs out."""
     from verifybot_tui.core.store.history import History
-    from verifybot_tui.targets import local
+    from verifybot_tui.targets.containment import tree
 
-    monkeypatch.setattr(local, "GRACE", 600.0)
+    monkeypatch.setattr(tree, "GRACE", 600.0)
     monkeypatch.setenv("VERIFYBOT_NO_SANDBOX", "1")  # the pids are looked up in /proc
     pidfile = tmp_path / "pids"
     ws = tui.ws

@@ -103,7 +103,7 @@ async def test_footer_shows_only_what_applies_and_quit_asks_during_a_run(tui, tm
         await tui.wait_for(pilot, lambda: not app.is_running, what="the app to exit")
 
 
-def test_remaps_onto_text_editing_keys_are_refused_and_the_readme_example_is_not() -> None:
+def test_remaps_onto_text_editing_keys_are_refused_and_the_guide_example_is_not() -> None:
     good, problems = check_keymap({"switch_target": "ctrl+w", "new_chat": "ctrl+a",
                                    "toggle_diff": "x", "retry": "enter",
                                    "approval.accept": "ctrl+k", "toggle_history": "f10"})
@@ -113,12 +113,12 @@ def test_remaps_onto_text_editing_keys_are_refused_and_the_readme_example_is_not
     assert "new_chat = 'ctrl+a'" in text and "retry = 'enter'" in text
     assert "toggle_diff = 'x' not used: x would be typed into the prompt box" in text
     assert "approval.accept = 'ctrl+k'" in text
-    readme = (ROOT / "README.md").read_text()
-    assert 'e.g. `switch_target = "ctrl+f"`' in readme
+    guide = (ROOT / "docs" / "app.md").read_text()  # the guide's page on the app's keys
+    assert 'e.g. `switch_target = "ctrl+f"`' in guide
     assert check_keymap({"switch_target": "ctrl+f"}) == ({"switch_target": "ctrl+f"}, [])
 
 
-async def test_the_readme_remap_works_and_shows_in_the_footer(tui, tmp_path: Path) -> None:
+async def test_the_guide_remap_works_and_shows_in_the_footer(tui, tmp_path: Path) -> None:
     app = tui.make_app(tui.ws, data={**TWO_TARGETS,
                                               "ui": {"keys": {"switch_target": "ctrl+f",
                                                               "approval.accept": "g"}}})

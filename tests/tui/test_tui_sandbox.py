@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from verifybot_tui.targets import containment
+from verifybot_tui.targets.sandbox.bubblewrap import NO_SANDBOX
 
 pytestmark = pytest.mark.usefixtures("tui_env")
 
@@ -12,7 +12,7 @@ pytestmark = pytest.mark.usefixtures("tui_env")
 @pytest.mark.parametrize("keys, env, said", [
     ({}, {}, ""),
     ({"sandbox": "off"}, {}, "sandbox off"),
-    ({}, {containment.NO_SANDBOX: "1"}, "no sandbox"),
+    ({}, {NO_SANDBOX: "1"}, "no sandbox"),
 ], ids=["sandboxed", "off", "none here"])
 async def test_the_status_bar_names_a_missing_sandbox(tui, monkeypatch, keys, env,
                                                       said) -> None:

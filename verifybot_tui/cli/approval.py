@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from verifybot_tui.cli.common import Stdin, err
+from verifybot_tui.cli.terminal import Stdin, err
 from verifybot_tui.core.settings import trust
 from verifybot_tui.core.settings.config import Config
 

@@ -14,7 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from verifybot_tui.cli.common import Stdin, close_all, config_for, err
+from verifybot_tui.cli.common import close_all, config_for
+from verifybot_tui.cli.terminal import Stdin, err
 from verifybot_tui.core.base.ansi import one_line, visible
 from verifybot_tui.core.base.errors import (
     EXIT_SUCCESS,

@@ -1,5 +1,5 @@
-"""What every command shares: the config with --workspace, messages on stderr,
-questions on stdin, and the stop signals.
+"""What every command shares: the config with --workspace (and a folder's config.toml
+approved first), the output files, and the stop signals.
 
 Kept apart from the entry (the parser and dispatch) so that the command modules
 can use them without importing the entry that imports them.
@@ -15,9 +15,9 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-from verifybot_tui.core.base.ansi import visible
+from verifybot_tui.cli.terminal import Stdin, err
 from verifybot_tui.core.base.errors import (
     EXIT_INTERRUPTED,
     ConfigError,
@@ -26,11 +26,6 @@ from verifybot_tui.core.base.outcome import Status
 from verifybot_tui.core.settings.config import Config, load_config
 from verifybot_tui.core.settings.secrets import seal_environment
 from verifybot_tui.core.store.workspace import check_workspace
-
-INSTALL_HELP = ("install the packages an answer needs without asking (pip runs outside the "
-                "sandbox; index names only); never --yes or a recipe (default: [run] "
-                "install of your own config, false: asked in a terminal; a headless run "
-                "names the missing packages and goes on)")
 
 
 def config_for(args: argparse.Namespace, *, writes: bool = False) -> Config:
@@ -54,7 +49,6 @@ def config_for(args: argparse.Namespace, *, writes: bool = False) -> Config:
         cfg.run.workspace = str(Path(ws).expanduser().resolve())
     check_workspace(cfg.workspace, write=writes)  # a file or /proc: exit 2, every command
     return cfg
-
 
 
 def output_path(value: str, option: str) -> Path:
@@ -88,95 +82,10 @@ def check_prompt(prompt: str, command: str) -> None:
                           f"{command} \"print the first 10 prime numbers\"")
 
 
-def err(text: str) -> None:
-    """A message on stderr; it may quote foreign text (a server's, a file's): made safe."""
-    print(f"verifybot: {visible(text)}", file=sys.stderr, flush=True)
-
-
-
-def colour(stream: TextIO, code: str, text: str) -> str:
-    if stream.isatty() and not os.environ.get("NO_COLOR"):
-        return f"\x1b[{code}m{text}\x1b[0m"
-    return text
-
-
-
-class Stdin:
-    """Line reads from stdin that never block the event loop or the exit.
-
-    A daemon thread does the blocking read, so Ctrl+C during a question still
-    stops the loop cleanly and the process can exit without a pending read.
-    """
-
-    def __init__(self) -> None:
-        self.eof = False
-        self.stopped = False  # a stop signal came: no question is asked or read any more
-        self._waiting: asyncio.Future[str] | None = None
-
-    def stop(self) -> None:
-        """End the question being asked (it reads as no answer) and every later one."""
-        self.stopped = True
-        fut = self._waiting
-        if fut is not None and not fut.done():
-            fut.get_loop().call_soon_threadsafe(_settle, fut, "")
-
-    async def readline(self, question: str) -> str | None:
-        if self.eof or self.stopped:
-            return None
-        print(question, end="", file=sys.stderr, flush=True)
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[str] = loop.create_future()
-        self._waiting = fut
-
-        def read() -> None:
-            line = sys.stdin.readline()
-            try:
-                loop.call_soon_threadsafe(_settle, fut, line)
-            except RuntimeError:
-                pass  # the loop has closed: the process is ending
-
-        threading.Thread(target=read, daemon=True).start()
-        try:
-            line = await fut
-        finally:
-            self._waiting = None
-        if self.stopped:
-            print(file=sys.stderr)
-            return None  # typed after the stop, or nothing: not an answer either way
-        if not line:
-            self.eof = True
-            print(file=sys.stderr)
-            return None
-        return line.rstrip("\n")
-
-    async def confirm(self, question: str) -> bool:
-        answer = await self.readline(f"{question} [y/N] ")
-        return answer is not None and answer.strip().lower() in ("y", "yes")
-
-    async def secret(self, question: str) -> str | None:
-        if self.stopped:
-            return None
-        if not sys.stdin.isatty():
-            return await self.readline(f"{question} ")
-        import getpass
-
-        from verifybot_tui.core.base.offload import in_thread
-
-        return await in_thread(getpass.getpass, f"{question} ")
-
-
-
-def _settle(fut: asyncio.Future[str], line: str) -> None:
-    if not fut.done():
-        fut.set_result(line)
-
-
 EXIT_HANGUP = 128 + signal.SIGHUP  # the terminal was closed: as a shell reports it
 
 
-
 SIGNALS = {"hangup": False}
-
 
 
 def quiet_terminal() -> None:
@@ -189,7 +98,6 @@ def quiet_terminal() -> None:
         os.close(fd)
     except OSError:
         pass
-
 
 
 STOP_DEADLINE = 1.8  # seconds from the first stop signal to the exit, whatever runs
@@ -240,7 +148,7 @@ def kill_soon(code: int) -> None:
     """A second stop: every program tree KILLed at once; the loop, no longer waiting
     for it, writes its status in a moment, and the process ends within half a second
     whatever happens."""
-    from verifybot_tui.targets.local import kill_all_now
+    from verifybot_tui.targets.containment.tree import kill_all_now
 
     kill_all_now()
 
@@ -253,7 +161,7 @@ def kill_soon(code: int) -> None:
 
 def exit_now(code: int) -> None:
     """KILL every program tree of ours and leave, without waiting for anything."""
-    from verifybot_tui.targets.local import kill_all_now
+    from verifybot_tui.targets.containment.tree import kill_all_now
 
     kill_all_now()
     for stream in (sys.stdout, sys.stderr):
@@ -269,7 +177,7 @@ def start_watchdog(code: Any) -> None:
 
     def watch() -> None:
         time.sleep(_KILL_AT)
-        from verifybot_tui.targets.local import kill_all_now
+        from verifybot_tui.targets.containment.tree import kill_all_now
 
         kill_all_now()
         time.sleep(STOP_DEADLINE - _KILL_AT)

@@ -165,7 +165,8 @@ async def run_doctor_repair(args: argparse.Namespace, path: Path, site: str,
     """`doctor --page FILE --repair [--llm NAME]`: an LLM proposes selectors for each MISS,
     the saved page decides, the working ones go to the user's own profile (asked first,
     or --accept). 0 when every MISS was fixed and written."""
-    from verifybot_tui.cli.common import Stdin, config_for
+    from verifybot_tui.cli.common import config_for
+    from verifybot_tui.cli.terminal import Stdin
     from verifybot_tui.llm import make_llm
     from verifybot_tui.llm.browser.repair import override_path, repair_page
     from verifybot_tui.llm.browser.saved_page import fit_site
@@ -237,20 +238,20 @@ def needs_display() -> str | None:
 def _check_sandbox(r: _Report, what: str, mode: str) -> None:
     """Whether what an answer brings (program, build, QEMU) runs in the bubblewrap
     sandbox here, and what to do if not (README "What is contained where")."""
-    from verifybot_tui.targets import containment
+    from verifybot_tui.targets.sandbox import bubblewrap
 
     if mode == "off":
         r.line("WARN", what, "sandbox off (sandbox = \"off\"): what an answer brings runs "
                              "with your user's powers (your files, ~/.ssh, the network); "
                              "contained by process group, cgroup, marker and subreaper checks")
-    elif containment.bwrap() is not None:
+    elif bubblewrap.bwrap() is not None:
         r.line("OK", what, "sandbox: bubblewrap, each run in its own PID namespace, no home, "
                            "no capabilities, the system read-only")
     elif mode == "require":
-        r.line("FAIL", what, f"no sandbox: {containment.why_no_sandbox()}; sandbox = "
+        r.line("FAIL", what, f"no sandbox: {bubblewrap.why_no_sandbox()}; sandbox = "
                              "\"require\" refuses every run")
     else:
-        r.line("WARN", what, f"no sandbox: {containment.why_no_sandbox()}; what an answer "
+        r.line("WARN", what, f"no sandbox: {bubblewrap.why_no_sandbox()}; what an answer "
                              "brings runs with your user's powers, contained by process "
                              "group, cgroup, marker and subreaper checks only")
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import difflib
 import importlib
 import os
@@ -26,15 +25,15 @@ from typing import Any
 from verifybot_tui import __version__
 from verifybot_tui.cli.common import (
     EXIT_HANGUP,
-    INSTALL_HELP,
     SIGNALS,
     check_prompt,
     config_for,
-    err,
     kill_soon,
     quiet_terminal,
     start_watchdog,
 )
+from verifybot_tui.cli.options import last_options, shared
+from verifybot_tui.cli.terminal import err
 from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -49,27 +48,6 @@ COMMANDS = ("run", "login", "probe", "extract", "history", "doctor", "selftest",
 
 
 # -- argument parsing ------------------------------------------------------------
-
-
-def _common(p: argparse.ArgumentParser, *, workspace: bool = True) -> None:
-    p.add_argument("--config", metavar="PATH", help="config file, yours: nothing in it is "
-                   "asked about (default: the user config dir's; a ./config.toml here is a "
-                   "file from others, used once you approve its content)")
-    with contextlib.suppress(argparse.ArgumentError):  # run, compare... have their own
-        p.add_argument("--trust", action="store_true", help=FILES_TRUST_HELP)
-    if workspace:
-        p.add_argument("--workspace", metavar="DIR", help="where programs/, outputs/, raw_md/, "
-                       "context/ and history.db live (default: [run] workspace)")
-
-
-TARGET_HELP = "a [targets.NAME] table (default: [run] default_target, local)"
-LLM_HELP = "an [llm.NAME] table, or replay:PATH (default: [run] default_llm, chatgpt)"
-TRUST_HELP = ("trust an SSH host key seen for the first time, for scripts "
-              "(default: show its fingerprint and ask)")
-FILES_TRUST_HELP = ("approve what files from others set that runs commands or weakens "
-                    "protection (a ./config.toml here, a board file's qemu or compiler, "
-                    "risky flags; config import's risky keys) without asking; --yes does "
-                    "not (default: shown and asked in a terminal, refused without one)")
 
 
 def _verification_args(p: argparse.ArgumentParser) -> None:
@@ -95,7 +73,22 @@ def _config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("path", nargs="?", metavar="PATH",
                    help="export: the file to write (default: standard output); "
                         "import: the file to install")
-    p.add_argument("--trust", action="store_true", help=FILES_TRUST_HELP)
+    shared(p, "--trust")
+
+
+def _app_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("prompt", nargs="?",
+                   help="a first prompt to send when the app starts (default: none)")
+    shared(p, "--target", "--llm")
+    shared(p, "--trust", text="approve what files from others set that runs commands (a "
+                              "board file's qemu or compiler, a recipe's risky flags) without "
+                              "asking (default: the app shows each such file and asks)")
+    shared(p, "--verbose", text="show every prompt in full, as sent (default: the app's last "
+                                "choice; long prompts folded)")
+    p.add_argument("--version", action="version", version=f"verifybot {__version__}")
+    p.add_argument("--race", metavar="A,B[,C]",
+                   help="race the prompt on these LLMs at once in the app: the first "
+                        "VERIFIED wins, the others stop (default: off)")
 
 
 def build_parser(command: str | None) -> argparse.ArgumentParser:
@@ -105,22 +98,8 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
             description="VerifyBot: ask a chat LLM for a program, approve it, run it here or on "
                         "a Raspberry Pi, feed the errors back. Without a command: the TUI. "
                         f"Commands: {', '.join(COMMANDS)} (verifybot COMMAND --help).")
-        p.add_argument("prompt", nargs="?",
-                       help="a first prompt to send when the app starts (default: none)")
-        p.add_argument("--target", metavar="NAME", help=TARGET_HELP)
-        p.add_argument("--llm", metavar="NAME", help=LLM_HELP)
-        p.add_argument("--trust", action="store_true",
-                       help="approve what files from others set that runs commands (a board "
-                            "file's qemu or compiler, a recipe's risky flags) without asking "
-                            "(default: the app shows each such file and asks)")
-        p.add_argument("-v", "--verbose", action="store_true",
-                       help="show every prompt in full, as sent (default: the app's last "
-                            "choice; long prompts folded)")
-        p.add_argument("--version", action="version", version=f"verifybot {__version__}")
-        p.add_argument("--race", metavar="A,B[,C]",
-                       help="race the prompt on these LLMs at once in the app: the first "
-                            "VERIFIED wins, the others stop (default: off)")
-        _common(p)
+        _app_args(p)
+        last_options(p)
         return p
     p = argparse.ArgumentParser(prog=f"verifybot {command}")
     if command == "recipe":
@@ -134,16 +113,13 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         from verifybot_tui.cli.mcp import add_args as mcp_args
 
         mcp_args(p)
-        _common(p)
-        return p
-    if command == "compare":
+    elif command == "compare":
         from verifybot_tui.cli.compare.command import add_args as compare_args
 
         compare_args(p)
-        _common(p)
-        return p
-    _ARGS[command](p)
-    _common(p, workspace=command not in ("login", "doctor", "config"))
+    else:
+        _ARGS[command](p)
+    last_options(p, workspace=command not in ("login", "doctor", "config"))
     return p
 
 
@@ -152,8 +128,7 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("prompt", nargs="?", default="",
                    help="what the program should do (with --resume: a follow-up, or "
                         "nothing to wait for the session's pending answer)")
-    p.add_argument("--target", metavar="NAME", help=TARGET_HELP)
-    p.add_argument("--llm", metavar="NAME", help=LLM_HELP)
+    shared(p, "--target", "--llm")
     p.add_argument("--resume", type=int, metavar="N",
                    help="go on with history session N in its conversation: an answer that "
                         "was still being written when the wait ended is waited for again, "
@@ -172,33 +147,29 @@ def _run_args(p: argparse.ArgumentParser) -> None:
                    help="print an API model's reasoning (extended thinking) dimmed on stderr "
                         "as it arrives, apart from the answer (default: off; the transcript "
                         "keeps it either way)")
-    p.add_argument("-v", "--verbose", action="store_true",
-                   help="print each prompt and feedback text as it is sent to the LLM, on "
-                        "stderr, escape sequences shown escaped (default: one line per "
-                        "prompt; the transcript keeps them either way)")
+    shared(p, "--verbose", text="print each prompt and feedback text as it is sent to the "
+                                "LLM, on stderr, escape sequences shown escaped (default: one "
+                                "line per prompt; the transcript keeps them either way)")
     _verification_args(p)
 
 
 def _running_flags(p: argparse.ArgumentParser, *, yes: str, json: str) -> None:
     """The switches of the commands that run a program (run, extract --run)."""
-    p.add_argument("--yes", action="store_true", help=yes)
-    p.add_argument("--json", action="store_true", help=json)
-    p.add_argument("--trust-new-host", action="store_true", help=TRUST_HELP)
-    p.add_argument("--trust", action="store_true", help=FILES_TRUST_HELP)
-    p.add_argument("--install", action="store_true", help=INSTALL_HELP)
+    shared(p, "--yes", text=yes)
+    shared(p, "--json", text=json)
+    shared(p, "--trust-new-host", "--trust", "--install")
 
 
 def _login_args(p: argparse.ArgumentParser) -> None:
     p.description = "Open a visible browser to log in to the chat site once."
-    p.add_argument("--llm", metavar="NAME", help=LLM_HELP)
+    shared(p, "--llm")
     p.add_argument("--timeout", type=float, default=600, metavar="S",
                    help="how long to wait for the login (default: 600)")
 
 
 def _probe_args(p: argparse.ArgumentParser) -> None:
     p.description = "Print (and save as context/<target>.md) a target's context."
-    p.add_argument("--target", metavar="NAME", help=TARGET_HELP)
-    p.add_argument("--trust-new-host", action="store_true", help=TRUST_HELP)
+    shared(p, "--target", "--trust-new-host")
 
 
 def _extract_args(p: argparse.ArgumentParser) -> None:
@@ -212,15 +183,14 @@ def _extract_args(p: argparse.ArgumentParser) -> None:
                         "with --run, the last)")
     p.add_argument("--run", action="store_true",
                    help="save and run the program once (default: only show it)")
-    p.add_argument("--target", metavar="NAME", help=TARGET_HELP)
+    shared(p, "--target")
     _running_flags(p, yes="with --run: run without asking (default: ask on stdin)",
                    json="print the blocks as JSON (default: off)")
 
 
 def _history_args(p: argparse.ArgumentParser) -> None:
     p.description = "List sessions and their attempts."
-    p.add_argument("--json", action="store_true",
-                   help="print the sessions as JSON (default: off)")
+    shared(p, "--json", text="print the sessions as JSON (default: off)")
     p.add_argument("--compare", action="store_true",
                    help="list the comparisons (verifybot compare) and their cells instead "
                         "(default: the sessions)")

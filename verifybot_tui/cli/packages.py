@@ -13,35 +13,58 @@ import os
 import shutil
 from collections.abc import Callable
 
-# (Debian package, what needs it, how to see it is there: a command or an absolute path,
-# or several of them separated by "|", any one of which will do)
-PACKAGES: tuple[tuple[str, str, str], ...] = (
-    ("chromium", "browser LLMs", "/usr/bin/chromium|chromium"),
-    ("openssh-server", "the tests' stand-in Pi", "/usr/sbin/sshd"),
-    ("openssh-client", "SSH targets", "ssh-keygen"),
-    ("tmux", "the real-terminal test", "tmux"),
-    ("gcc", "C programs", "gcc"),
-    ("g++", "C++ programs", "g++"),
-    ("nodejs", "JavaScript programs", "node"),
-    ("npm", "a package.json's packages; the MCP Inspector test", "npm"),
-    ("procps", "process checks", "ps"),
-    ("bubblewrap", "the sandbox", "bwrap"),
-    ("util-linux", "the sandbox test", "setpriv"),
-    ("make", "firmware builds", "make"),
-    ("gcc-arm-none-eabi", "Arm firmware", "arm-none-eabi-gcc"),
-    ("binutils-arm-none-eabi", "Arm crash lines", "arm-none-eabi-addr2line"),
-    ("libnewlib-arm-none-eabi", "Arm firmware's C library", "/usr/lib/arm-none-eabi/newlib"),
-    ("libstdc++-arm-none-eabi-newlib", "C++ firmware",
-     "/usr/lib/arm-none-eabi/newlib/libstdc++_nano.a"),
-    ("qemu-system-arm", "Arm firmware in QEMU", "qemu-system-arm"),
-    ("qemu-system-misc", "AVR firmware in QEMU", "qemu-system-avr"),
-    ("gcc-avr", "AVR firmware", "avr-gcc"),
-    ("binutils-avr", "AVR crash lines", "avr-addr2line"),
-    ("avr-libc", "AVR firmware's C library", "/usr/lib/avr/include"),
-    ("arduino-core-avr", "Arduino sketches",
-     "/usr/share/arduino/hardware/arduino/avr/cores/arduino/Arduino.h"),
-    ("ser2net", "labgrid farms (an exporter's serial ports)", "/usr/sbin/ser2net|ser2net"),
-)
+# Each Debian package and what needs it (doctor names it when it is missing).
+NEEDS = {
+    "chromium": "browser LLMs",
+    "openssh-server": "the tests' stand-in Pi",
+    "openssh-client": "SSH targets",
+    "tmux": "the real-terminal test",
+    "gcc": "C programs",
+    "g++": "C++ programs",
+    "nodejs": "JavaScript programs",
+    "npm": "a package.json's packages; the MCP Inspector test",
+    "procps": "process checks",
+    "bubblewrap": "the sandbox",
+    "util-linux": "the sandbox test",
+    "make": "firmware builds",
+    "gcc-arm-none-eabi": "Arm firmware",
+    "binutils-arm-none-eabi": "Arm crash lines",
+    "libnewlib-arm-none-eabi": "Arm firmware's C library",
+    "libstdc++-arm-none-eabi-newlib": "C++ firmware",
+    "qemu-system-arm": "Arm firmware in QEMU",
+    "qemu-system-misc": "AVR firmware in QEMU",
+    "gcc-avr": "AVR firmware",
+    "binutils-avr": "AVR crash lines",
+    "avr-libc": "AVR firmware's C library",
+    "arduino-core-avr": "Arduino sketches",
+    "ser2net": "labgrid farms (an exporter's serial ports)",
+}
+
+# How to see a package is there, where that is not a command of its own name: a command
+# or an absolute path, or several of them separated by "|", any one of which will do.
+PROBES = {
+    "chromium": "/usr/bin/chromium|chromium",
+    "openssh-server": "/usr/sbin/sshd",
+    "openssh-client": "ssh-keygen",
+    "nodejs": "node",
+    "procps": "ps",
+    "bubblewrap": "bwrap",
+    "util-linux": "setpriv",
+    "gcc-arm-none-eabi": "arm-none-eabi-gcc",
+    "binutils-arm-none-eabi": "arm-none-eabi-addr2line",
+    "libnewlib-arm-none-eabi": "/usr/lib/arm-none-eabi/newlib",
+    "libstdc++-arm-none-eabi-newlib": "/usr/lib/arm-none-eabi/newlib/libstdc++_nano.a",
+    "qemu-system-misc": "qemu-system-avr",
+    "gcc-avr": "avr-gcc",
+    "binutils-avr": "avr-addr2line",
+    "avr-libc": "/usr/lib/avr/include",
+    "arduino-core-avr": "/usr/share/arduino/hardware/arduino/avr/cores/arduino/Arduino.h",
+    "ser2net": "/usr/sbin/ser2net|ser2net",
+}
+
+# (Debian package, what needs it, how to see it is there), in the order of NEEDS
+PACKAGES: tuple[tuple[str, str, str], ...] = tuple(
+    (pkg, why, PROBES.get(pkg, pkg)) for pkg, why in NEEDS.items())
 
 
 def missing_packages(which: Callable[[str], str | None] = shutil.which,

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from typing import TypeVar
 
-from verifybot_tui.cli.common import Stdin, colour
+from verifybot_tui.cli.terminal import Stdin, colour
 from verifybot_tui.core.answers.editor import NO_EDITOR, cannot_start, edit_files
 from verifybot_tui.core.base.ansi import (
     PROGRAM_MARK,

@@ -19,18 +19,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from verifybot_tui.batch.headless import Stops as _Stops
-from verifybot_tui.batch.headless import check_names as _check_names
-from verifybot_tui.batch.headless import run_one as _run_one
-from verifybot_tui.batch.headless import say as _say
+from verifybot_tui.batch.headless import Stops, check_names, run_one, say
 from verifybot_tui.cli.common import (
     EXIT_HANGUP,
-    INSTALL_HELP,
     SIGNALS,
     install_stop_signals,
     output_path,
     write_output,
 )
+from verifybot_tui.cli.options import shared
 from verifybot_tui.core.base.ansi import visible
 from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
@@ -51,27 +48,24 @@ def add_args(p: argparse.ArgumentParser) -> None:
     run.add_argument("--parallel", type=int, default=1, metavar="N",
                      help="run up to N recipes at once, never two on one target (default: 1)")
     run.add_argument("--junit", metavar="PATH", help="write a JUnit XML report (default: none)")
-    run.add_argument("--json", action="store_true",
-                     help="print a JSON report on stdout (default: off)")
-    run.add_argument("--trust", action="store_true",
-                     help="approve what the recipes and their board files set that runs "
-                          "commands (a compiler, flags like -wrapper, a board's qemu) without "
-                          "asking (default: shown and asked in a terminal, refused without "
-                          "one); recipes accept every version anyway, that is not this")
-    run.add_argument("--install", action="store_true", help=INSTALL_HELP)
+    shared(run, "--json", text="print a JSON report on stdout (default: off)")
+    shared(run, "--trust", text="approve what the recipes and their board files set that runs "
+                                "commands (a compiler, flags like -wrapper, a board's qemu) "
+                                "without asking (default: shown and asked in a terminal, "
+                                "refused without one); recipes accept every version anyway, "
+                                "that is not this")
+    shared(run, "--install")
     new = sub.add_parser("new", help="write a recipe from a finished session")
     new.add_argument("session", nargs="?", type=int, help="a session id (default: the last)")
     new.add_argument("--output", "-o", metavar="FILE", help="write here (default: stdout)")
     for q in (run, new):
-        q.add_argument("--config", metavar="PATH",
-                       help="config file, yours (default: the user config dir's; a "
-                            "./config.toml here is asked about first)")
-        q.add_argument("--workspace", metavar="DIR",
-                       help="the workspace (default: [run] workspace)")
+        shared(q, "--config", text="config file, yours (default: the user config dir's; a "
+                                   "./config.toml here is asked about first)")
+        shared(q, "--workspace", text="the workspace (default: [run] workspace)")
 
 
 async def run_recipes(cfg: Config, recipes: list[Recipe], parallel: int,
-                      stops: _Stops | None = None) -> list[RecipeResult]:
+                      stops: Stops | None = None) -> list[RecipeResult]:
     gate = asyncio.Semaphore(max(1, parallel))
     per_target: dict[str, asyncio.Lock] = {}
 
@@ -87,7 +81,7 @@ async def run_recipes(cfg: Config, recipes: list[Recipe], parallel: int,
                 return RecipeResult(r.name, str(r.path), str(stops.status), EXIT_INTERRUPTED,
                                     0.0, "not started: interrupted",
                                     target=r.target or cfg.run.default_target)
-            return await _run_one(cfg, r, stops)
+            return await run_one(cfg, r, stops)
 
     return list(await asyncio.gather(*(one(r) for r in recipes)))
 
@@ -100,14 +94,14 @@ async def cmd_recipe(args: argparse.Namespace, cfg: Config) -> int:
     junit = output_path(args.junit, "--junit") if args.junit else None
     recipes = [load_recipe(Path(f), check_trust=False) for f in args.files]
     for r in recipes:
-        _check_names(cfg, r)
+        check_names(cfg, r)
     await approve_recipes(cfg, recipes, args.trust)
     names = [r.name for r in recipes]
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup:
         raise ConfigError(f"two recipes are named {dup!r}: names must differ in the report")
     started = time.time()
-    stops = _Stops()
+    stops = Stops()
     install_stop_signals(stops)
     results = await run_recipes(cfg, recipes, args.parallel, stops)
     table = visible(summary_table(results))
@@ -118,7 +112,7 @@ async def cmd_recipe(args: argparse.Namespace, cfg: Config) -> int:
         print(table)
     if junit is not None:
         write_output(junit, junit_xml(results, started=started), "--junit")
-        _say(f"JUnit report written to {args.junit}")
+        say(f"JUnit report written to {args.junit}")
     if stops.status is not None:
         return EXIT_HANGUP if SIGNALS["hangup"] else EXIT_INTERRUPTED
     return EXIT_SUCCESS if all(r.verified for r in results) else EXIT_FAILED
@@ -196,7 +190,7 @@ def _new(args: argparse.Namespace, cfg: Config) -> int:
     mark_written(text, Path(args.output or "<stdout>"))  # from the user's own session
     if args.output:
         write_output(output_path(args.output, "--output"), text, "--output")
-        _say(f"recipe written to {args.output}")
+        say(f"recipe written to {args.output}")
     else:
         print(text, end="")
     return EXIT_SUCCESS

@@ -15,13 +15,13 @@ from typing import Any
 from verifybot_tui.cli.common import (
     EXIT_HANGUP,
     SIGNALS,
-    Stdin,
     check_prompt,
     close_all,
     config_for,
     install_stop_signals,
 )
 from verifybot_tui.cli.printer import Printer
+from verifybot_tui.cli.terminal import Stdin
 from verifybot_tui.core.base.ansi import one_line, visible
 from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
@@ -118,18 +118,21 @@ def _say_sandbox(cfg: Config, name: str, printer: Printer) -> None:
     """Where the config turned the sandbox off, or none can be made, say so before
     anything is sent; with ``sandbox = "require"`` refuse (TargetError) instead."""
     from verifybot_tui.core.settings.config import sandbox_off_line
-    from verifybot_tui.targets import containment
-    from verifybot_tui.targets.local import no_sandbox_message
+    from verifybot_tui.targets.sandbox.bubblewrap import (
+        no_sandbox_message,
+        sandbox_label,
+        why_no_sandbox,
+    )
 
     if off := sandbox_off_line(cfg, name):
         printer.say(off)
         return
     tcfg = cfg.targets.get(name)
-    if tcfg is None or containment.sandbox_label(tcfg.kind, tcfg.sandbox) != "no sandbox":
+    if tcfg is None or sandbox_label(tcfg.kind, tcfg.sandbox) != "no sandbox":
         return
     if tcfg.sandbox == "require":
         raise TargetError(no_sandbox_message(name))
-    printer.say(f"target {name}: no sandbox here ({containment.why_no_sandbox()}): what an "
+    printer.say(f"target {name}: no sandbox here ({why_no_sandbox()}): what an "
                 "answer brings runs with your user's powers, contained by process group "
                 "only (README \"What is contained where\")")
 

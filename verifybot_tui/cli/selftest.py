@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from verifybot_tui.cli.options import shared
 from verifybot_tui.core.answers.extract import extract
 from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
@@ -40,42 +41,38 @@ Say = Callable[[str], None]
 
 def add_bridge_args(p: argparse.ArgumentParser, command: str) -> None:
     """The arguments of `doctor` (with --site, the live probe) and `selftest`."""
-    if command == "doctor":
-        p.description = "Check the config, the browser, the login and the targets."
-        p.add_argument("--site", nargs="?", const=True, default=None, metavar="SITE",
-                       help="alone: probe the chat site's selectors live (HIT/MISS per "
-                       "signal; an evidence file on a MISS); with --page: the site the page "
-                       "was saved from, chatgpt or claude (default: chatgpt)")
-        p.add_argument("--page", metavar="FILE.html", help="check a saved chat page offline "
-                       "(the browser's \"Save page as\", or an evidence HTML from runs/log/): "
-                       "renderer, page state, each finished-state signal HIT/MISS, the last "
-                       "answer as markdown (default: none; the other checks run)")
-        p.add_argument("--json", action="store_true",
-                       help="with --page: print one JSON object (default: off)")
-        p.add_argument("--llm", metavar="NAME",
-                       help="with --site: the [llm.NAME] to probe; with --page --repair: the "
-                       "LLM that proposes selectors, an [llm.NAME] or replay:FILE.md "
-                       "(default: [run] default_llm)")
-        p.add_argument("--yes", action="store_true", help="with --site: send the test prompt "
-                       "without asking (default: ask)")
-        p.add_argument("--repair", nargs="?", const=True, default=None, metavar="LLM",
-                       help="with --page (or --site): for each MISS, an LLM proposes selectors, "
-                       "each is tried on the page, the working ones are shown as a diff of "
-                       "your own site profile and written there once accepted; with --site, "
-                       "LLM names the proposing LLM (default: off)")
-        p.add_argument("--accept", action="store_true", help="with --repair: write the working "
-                       "selectors without asking (default: ask)")
-        p.add_argument("--trust-new-host", action="store_true",
-                       help="trust and save an SSH target's host key seen for the first time "
-                       "(default: report it with its fingerprint, trust nothing)")
-    else:
+    if command != "doctor":
         p.description = "One canary prompt through the whole bridge, each step timed."
-        p.add_argument("--llm", metavar="NAME",
-                       help="the [llm.NAME] to test (default: [run] default_llm)")
+        shared(p, "--llm", text="the [llm.NAME] to test (default: [run] default_llm)")
         p.add_argument("--offline", action="store_true",
                        help="against VerifyBot's own chat page served on 127.0.0.1, headless: "
                             "checks the installation (browser, driver, extraction, a local "
                             "run) with no login and no network (default: the chat site)")
+        return
+    p.description = "Check the config, the browser, the login and the targets."
+    p.add_argument("--site", nargs="?", const=True, default=None, metavar="SITE",
+                   help="alone: probe the chat site's selectors live (HIT/MISS per "
+                   "signal; an evidence file on a MISS); with --page: the site the page "
+                   "was saved from, chatgpt or claude (default: chatgpt)")
+    p.add_argument("--page", metavar="FILE.html", help="check a saved chat page offline "
+                   "(the browser's \"Save page as\", or an evidence HTML from runs/log/): "
+                   "renderer, page state, each finished-state signal HIT/MISS, the last "
+                   "answer as markdown (default: none; the other checks run)")
+    shared(p, "--json", text="with --page: print one JSON object (default: off)")
+    shared(p, "--llm", text="with --site: the [llm.NAME] to probe; with --page --repair: "
+                            "the LLM that proposes selectors, an [llm.NAME] or "
+                            "replay:FILE.md (default: [run] default_llm)")
+    shared(p, "--yes", text="with --site: send the test prompt without asking (default: ask)")
+    p.add_argument("--repair", nargs="?", const=True, default=None, metavar="LLM",
+                   help="with --page (or --site): for each MISS, an LLM proposes selectors, "
+                   "each is tried on the page, the working ones are shown as a diff of "
+                   "your own site profile and written there once accepted; with --site, "
+                   "LLM names the proposing LLM (default: off)")
+    p.add_argument("--accept", action="store_true", help="with --repair: write the working "
+                   "selectors without asking (default: ask)")
+    shared(p, "--trust-new-host", text="trust and save an SSH target's host key seen for the "
+                                       "first time (default: report it with its fingerprint, "
+                                       "trust nothing)")
 
 
 class _Steps:
@@ -211,7 +208,7 @@ async def _program_steps(markdown: str, ws: Path, steps: _Steps, say: Say) -> in
 
 async def _run_local(code: str, language: str, ws: Path) -> Any:
     from verifybot_tui.core.base.ports import ProgramFile, RunRequest
-    from verifybot_tui.targets.local import LocalTarget
+    from verifybot_tui.targets.local.target import LocalTarget
 
     target = LocalTarget(TargetConfig(name="local", kind="local"), ws)
     await target.connect()

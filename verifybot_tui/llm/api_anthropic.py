@@ -7,18 +7,10 @@ only. An answer counts as whole only after ``message_stop``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import Iterator
 from typing import Any
 
-from verifybot_tui.llm.api_common import (
-    ApiLLM,
-    Content,
-    Message,
-    Piece,
-    StreamCut,
-    Usage,
-    base64_png,
-)
+from verifybot_tui.llm.api_common import ApiLLM, Message, Piece, StreamEnd
 
 DEFAULT_MAX_TOKENS = 8192
 
@@ -27,6 +19,8 @@ class AnthropicChat(ApiLLM):
     kind = "anthropic"
     library = "anthropic"
     client_class = "AsyncAnthropic"
+    end_signal = "message_stop"
+    images_first = True  # as the API guide advises: each image before the text about it
 
     def request(self, messages: list[Message]) -> dict[str, Any]:
         max_tokens = self.cfg.max_tokens or DEFAULT_MAX_TOKENS
@@ -40,40 +34,30 @@ class AnthropicChat(ApiLLM):
             args["extra_body"] = {"temperature": self.cfg.temperature}
         return args
 
-    def image_content(self, prompt: str, images: list[bytes]) -> Content:
-        """Messages API content blocks: each image (base64, as the API guide advises,
-        before the text that asks about it), then the text."""
-        return [*({"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                               "data": base64_png(image)}}
-                  for image in images),
-                {"type": "text", "text": prompt}]
+    def image_part(self, data: str) -> dict[str, Any]:
+        """A Messages API image block (base64)."""
+        return {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                            "data": data}}
 
-    async def stream(self, messages: list[Message]) -> AsyncGenerator[Piece, None]:
-        stopped = False
-        stop_reason = ""
-        model = ""
-        usage = Usage()
-        stream = await self._client.messages.create(**self.request(messages))
-        async with stream:  # leaving it (a cancel included) closes the connection at once
-            async for event in stream:
-                kind = event.type
-                if kind == "message_start":
-                    model = getattr(event.message, "model", None) or ""
-                    u = event.message.usage
-                    usage.input_tokens = u.input_tokens or 0
-                    usage.output_tokens = u.output_tokens or 0
-                elif kind == "content_block_delta":
-                    delta = event.delta
-                    if delta.type == "text_delta":
-                        yield Piece(text=delta.text)
-                    elif delta.type == "thinking_delta":
-                        yield Piece(thinking=delta.thinking)
-                elif kind == "message_delta":
-                    stop_reason = event.delta.stop_reason or stop_reason
-                    if event.usage is not None and event.usage.output_tokens is not None:
-                        usage.output_tokens = event.usage.output_tokens
-                elif kind == "message_stop":
-                    stopped = True
-        if not stopped:
-            raise StreamCut("no message_stop before the end of the stream")
-        yield Piece(done=True, stop_reason=stop_reason, usage=usage, model=model)
+    def open_stream(self, args: dict[str, Any]) -> Any:
+        return self._client.messages.create(**args)
+
+    def pieces(self, event: Any, end: StreamEnd) -> Iterator[Piece]:
+        kind = event.type
+        if kind == "message_start":
+            end.model = getattr(event.message, "model", None) or ""
+            u = event.message.usage
+            end.usage.input_tokens = u.input_tokens or 0
+            end.usage.output_tokens = u.output_tokens or 0
+        elif kind == "content_block_delta":
+            delta = event.delta
+            if delta.type == "text_delta":
+                yield Piece(text=delta.text)
+            elif delta.type == "thinking_delta":
+                yield Piece(thinking=delta.thinking)
+        elif kind == "message_delta":
+            end.stop_reason = event.delta.stop_reason or end.stop_reason
+            if event.usage is not None and event.usage.output_tokens is not None:
+                end.usage.output_tokens = event.usage.output_tokens
+        elif kind == "message_stop":
+            end.complete = True

@@ -20,9 +20,9 @@ import email.utils
 import importlib
 import re
 import uuid
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Iterator
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +94,17 @@ class Piece:
 
 class StreamCut(Exception):
     """The stream ended before the server said the answer was complete."""
+
+
+@dataclass
+class StreamEnd:
+    """What a stream said of its end, as its events come: whether the server said the
+    answer is complete, why it stopped, the tokens, and the model that answered."""
+
+    complete: bool = False
+    stop_reason: str = ""
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
 
 
 def base_url(cfg: LLMConfig) -> str:
@@ -451,11 +462,45 @@ class ApiLLM(ReportsState):
             http_client=http,
             default_headers={h: lib.Omit() for h in QUIET_HEADERS} | {"User-Agent": "verifybot"})
 
-    def stream(self, messages: list[Message]) -> AsyncGenerator[Piece, None]:
-        raise NotImplementedError
+    # What the server sends last when the answer is whole ("message_stop"), for the
+    # message of a stream cut before it; and whether a prompt's images go before its text.
+    end_signal = ""
+    images_first = False
+
+    async def stream(self, messages: list[Message]) -> AsyncGenerator[Piece, None]:
+        """The answer's pieces as the server streams them, then its end (``done``); a
+        stream that ends before the server says the answer is complete is cut."""
+        end = StreamEnd()
+        stream = await self.open_stream(self.request(messages))
+        async with stream:  # leaving it (a cancel included) closes the connection at once
+            async for event in stream:
+                for piece in self.pieces(event, end):
+                    yield piece
+        if not end.complete:
+            raise StreamCut(f"no {self.end_signal} before the end of the stream")
+        yield Piece(done=True, stop_reason=end.stop_reason, usage=end.usage, model=end.model)
 
     def image_content(self, prompt: str, images: list[bytes]) -> Content:
-        """A user turn's content: the prompt and the images, as this API's parts."""
+        """A user turn's content: the prompt and the images (PNG, base64), as this API's
+        parts, the images before the text or after it as the API wants them."""
+        text = {"type": "text", "text": prompt}
+        pictures = [self.image_part(base64_png(image)) for image in images]
+        return [*pictures, text] if self.images_first else [text, *pictures]
+
+    def request(self, messages: list[Message]) -> dict[str, Any]:
+        """The arguments of the library's create call for this conversation."""
+        raise NotImplementedError
+
+    def open_stream(self, args: dict[str, Any]) -> Any:
+        """The library's create call (awaited, it gives the stream of events)."""
+        raise NotImplementedError
+
+    def pieces(self, event: Any, end: StreamEnd) -> Iterator[Piece]:
+        """The answer's pieces in one event of the stream; what it says of the end, in end."""
+        raise NotImplementedError
+
+    def image_part(self, data: str) -> dict[str, Any]:
+        """One PNG image (its base64 text) as a content part of this API."""
         raise NotImplementedError
 
 

@@ -9,24 +9,17 @@ off: a 429 is retried once by us, after its Retry-After.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import Iterator
 from typing import Any
 
-from verifybot_tui.llm.api_common import (
-    ApiLLM,
-    Content,
-    Message,
-    Piece,
-    StreamCut,
-    Usage,
-    base64_png,
-)
+from verifybot_tui.llm.api_common import ApiLLM, Message, Piece, StreamEnd, Usage
 
 
 class OpenAIChat(ApiLLM):
     kind = "openai"
     library = "openai"
     client_class = "AsyncOpenAI"
+    end_signal = "finish reason"
 
     def request(self, messages: list[Message]) -> dict[str, Any]:
         if self.cfg.system:
@@ -41,37 +34,28 @@ class OpenAIChat(ApiLLM):
             args[name] = self.cfg.max_tokens
         return args
 
-    def image_content(self, prompt: str, images: list[bytes]) -> Content:
-        """Chat completions' content parts: the text, then each image as a data: URL."""
-        return [{"type": "text", "text": prompt},
-                *({"type": "image_url",
-                   "image_url": {"url": "data:image/png;base64," + base64_png(image)}}
-                  for image in images)]
+    def image_part(self, data: str) -> dict[str, Any]:
+        """A chat completions image part: a data: URL, after the text."""
+        return {"type": "image_url", "image_url": {"url": "data:image/png;base64," + data}}
 
-    async def stream(self, messages: list[Message]) -> AsyncGenerator[Piece, None]:
-        finish = ""
-        model = ""
-        usage: Usage | None = None
-        stream = await self._client.chat.completions.create(**self.request(messages))
-        async with stream:  # leaving it (a cancel included) closes the connection at once
-            async for chunk in stream:
-                model = getattr(chunk, "model", None) or model  # every chunk names it
-                if chunk.usage is not None:
-                    extra = chunk.usage.model_extra or {}
-                    cost = extra.get("cost")
-                    usage = Usage(chunk.usage.prompt_tokens or 0,
-                                  chunk.usage.completion_tokens or 0,
-                                  float(cost) if isinstance(cost, int | float) else None)
-                for choice in chunk.choices:
-                    delta = choice.delta
-                    extra = (delta.model_extra or {}) if delta is not None else {}
-                    thinking = extra.get("reasoning_content") or extra.get("reasoning")
-                    if isinstance(thinking, str) and thinking:
-                        yield Piece(thinking=thinking)
-                    if delta is not None and delta.content:
-                        yield Piece(text=delta.content)
-                    if choice.finish_reason:
-                        finish = choice.finish_reason
-        if not finish:
-            raise StreamCut("no finish reason before the end of the stream")
-        yield Piece(done=True, stop_reason=finish, usage=usage, model=model)
+    def open_stream(self, args: dict[str, Any]) -> Any:
+        return self._client.chat.completions.create(**args)
+
+    def pieces(self, chunk: Any, end: StreamEnd) -> Iterator[Piece]:
+        end.model = getattr(chunk, "model", None) or end.model  # every chunk names it
+        if chunk.usage is not None:
+            extra = chunk.usage.model_extra or {}
+            cost = extra.get("cost")
+            end.usage = Usage(chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0,
+                              float(cost) if isinstance(cost, int | float) else None)
+        for choice in chunk.choices:
+            delta = choice.delta
+            extra = (delta.model_extra or {}) if delta is not None else {}
+            thinking = extra.get("reasoning_content") or extra.get("reasoning")
+            if isinstance(thinking, str) and thinking:
+                yield Piece(thinking=thinking)
+            if delta is not None and delta.content:
+                yield Piece(text=delta.content)
+            if choice.finish_reason:
+                end.stop_reason = choice.finish_reason
+                end.complete = True

@@ -21,7 +21,8 @@ from verifybot_tui.core.base.ports import Target
 from verifybot_tui.core.settings.config import Config, TargetConfig
 from verifybot_tui.core.store.history import History
 from verifybot_tui.mcp_server.board_hold import held
-from verifybot_tui.targets import containment, make_target
+from verifybot_tui.targets import make_target
+from verifybot_tui.targets.sandbox.bubblewrap import sandbox_label
 
 REACHABLE_FOR = 60.0  # seconds a connect's result stands for list_targets
 
@@ -30,7 +31,7 @@ def sandboxed(t: TargetConfig) -> bool:
     """Whether what a client sends runs in the sandbox on this target: the local one and
     a QEMU board where bubblewrap works; a Pi, a real board or a farm place never."""
     if t.kind == "local" or (t.kind == "mcu" and t.backend == "qemu"):
-        return containment.sandbox_label(t.kind, t.sandbox) == ""
+        return sandbox_label(t.kind, t.sandbox) == ""
     return False
 
 

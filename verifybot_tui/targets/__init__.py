@@ -22,10 +22,10 @@ def make_target(config: Config, name: str, workspace: Path, prompter: Prompter |
         via = make_target(config, cfg.via, workspace, prompter, trust_new_host) if cfg.via else None
         return McuTarget(cfg, workspace, config, via=via)
     if cfg.kind == "ssh":
-        from verifybot_tui.targets.ssh import SSHTarget
+        from verifybot_tui.targets.ssh.target import SSHTarget
 
         return SSHTarget(cfg, workspace, prompter=prompter, trust_new_host=trust_new_host)
-    from verifybot_tui.targets.local import LocalTarget
+    from verifybot_tui.targets.local.target import LocalTarget
 
     return LocalTarget(cfg, workspace, config)
 

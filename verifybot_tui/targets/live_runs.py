@@ -25,7 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from verifybot_tui.core.store.workspace import private_dir, write_private
-from verifybot_tui.targets import containment, limits
+from verifybot_tui.targets.containment import cgroups
+from verifybot_tui.targets.containment.markers import kill_marked
+from verifybot_tui.targets.containment.proctable import start_time
+from verifybot_tui.targets.sandbox.limits import v1_pids_base
 
 LIVE_DIR = Path("runs") / ".live"
 _TOKEN = re.compile(r"[0-9]+-[0-9]+-[0-9a-f]{16}")
@@ -39,7 +42,7 @@ def record_live(workspace: Path, pgid: int, cgroup: Path | None,
         private_dir(folder)
         path = folder / f"{os.getpid()}-{pgid}.json"
         write_private(path, json.dumps({
-            "owner": os.getpid(), "owner_start": containment.start_time(os.getpid()),
+            "owner": os.getpid(), "owner_start": start_time(os.getpid()),
             "pgid": pgid, "cgroup": str(cgroup) if cgroup else None, "token": token}))
         return path
     except OSError:
@@ -87,7 +90,7 @@ def own_cgroup(value: object) -> Path | None:
     """A recorded cgroup, if it is one VerifyBot makes: ``verifybot-*`` directly under
     a base of this process (its cgroup v2, or root's v1 ``pids`` folder), a real folder
     (no link) on the base's file system."""
-    bases = [b for b in (containment.cgroup_base(), limits.v1_pids_base()) if b is not None]
+    bases = [b for b in (cgroups.cgroup_base(), v1_pids_base()) if b is not None]
     if not bases or not isinstance(value, str) or not value:
         return None
     path = Path(value)
@@ -105,7 +108,7 @@ def _still_running(note: dict[str, Any]) -> bool:
     owner = note.get("owner")
     if not isinstance(owner, int) or owner <= 0:
         return False
-    now = containment.start_time(owner)
+    now = start_time(owner)
     return now is not None and now == note.get("owner_start")
 
 
@@ -124,12 +127,12 @@ def sweep_live(workspace: Path) -> list[str]:
             continue  # its VerifyBot still runs
         cgroup = own_cgroup(note.get("cgroup"))
         if cgroup is not None:
-            killed += [str(p) for p in containment.kill_cgroup(cgroup)]
-            containment.remove_cgroup(cgroup)
+            killed += [str(p) for p in cgroups.kill_cgroup(cgroup)]
+            cgroups.remove_cgroup(cgroup)
         token = note.get("token")
         if isinstance(token, str) and _TOKEN.fullmatch(token):
             # What escaped the group (a setsid double fork) still carries the marker.
-            killed += [n.split(" ", 1)[0] for n in containment.kill_marked(token)[0]
+            killed += [n.split(" ", 1)[0] for n in kill_marked(token)[0]
                        if n.split(" ", 1)[0] not in killed]
         clear_live(path)
     return killed

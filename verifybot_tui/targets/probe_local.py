@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from verifybot_tui.core.store.workspace import atomic_write
-from verifybot_tui.targets import containment, probe_cache
+from verifybot_tui.targets import probe_cache
+from verifybot_tui.targets.containment.subreaper import OWN_PIDS
 from verifybot_tui.targets.installs import venv
 
 COMMAND_TIMEOUT = 10.0
@@ -142,7 +143,7 @@ async def capture(argv: list[str] | tuple[str, ...], timeout: float = COMMAND_TI
             stderr=subprocess.STDOUT, start_new_session=True)
     except OSError:
         return None, ""
-    containment.OWN_PIDS.add(proc.pid)  # never taken for a run's adopted orphan
+    OWN_PIDS.add(proc.pid)  # never taken for a run's adopted orphan
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), timeout)
     except BaseException as e:  # the timeout, or our caller cancelled
@@ -158,7 +159,7 @@ async def capture(argv: list[str] | tuple[str, ...], timeout: float = COMMAND_TI
             return None, ""
         raise
     finally:
-        containment.OWN_PIDS.discard(proc.pid)
+        OWN_PIDS.discard(proc.pid)
     return proc.returncode, out.decode("utf-8", "replace")
 
 

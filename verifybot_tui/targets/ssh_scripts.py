@@ -56,7 +56,7 @@ def report_end(token: str) -> bytes:
 
 
 def scope_unit(token: str) -> str:
-    """The transient systemd scope of one run (token: ``containment.new_token()``)."""
+    """The transient systemd scope of one run (token: ``containment.markers.new_token()``)."""
     return f"verifybot-{token}.scope"
 
 
@@ -181,7 +181,7 @@ def watcher_sh(check: str, folder: str) -> str:
 # report token goes to it on a here-document (fd 4), never in its arguments or
 # environment; the launching shell, which read it, is replaced by the program. Where
 # ``setsid -f`` is missing (util-linux before 2.31) no watcher starts, and the check
-# runs over a channel of its own once the program ended (``SSHTarget._after``).
+# runs over a channel of its own once the program ended (``_after`` in targets/ssh/process.py).
 START_APART = (LAST_PID + 'vbl0=$vbl0 setsid -f sh -c "$vbw" <&3 3<&- 2>/dev/null '
                '4<<VBR\n$vbr\nVBR\n')
 

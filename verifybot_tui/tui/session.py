@@ -249,7 +249,7 @@ class AppSession:
         if self.loop is None or not self.loop.running:
             return "idle"
         if self.stopping:
-            from verifybot_tui.targets.local import kill_all_now
+            from verifybot_tui.targets.containment.tree import kill_all_now
 
             kill_all_now()
             return "killed"

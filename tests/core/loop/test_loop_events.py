@@ -14,7 +14,7 @@ from loop_runs import make_loop, write_answers
 from project import EXAMPLES
 
 from verifybot_tui.core.loop import events as ev
-from verifybot_tui.targets.local import LocalTarget
+from verifybot_tui.targets.local.target import LocalTarget
 
 
 async def test_event_order_and_feedback_review(tmp_path: Path) -> None:

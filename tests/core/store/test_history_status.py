@@ -28,7 +28,7 @@ from verifybot_tui.core.store.history import (
     unanswered,
 )
 from verifybot_tui.llm.replay import ReplayLLM
-from verifybot_tui.targets.local import LocalTarget
+from verifybot_tui.targets.local.target import LocalTarget
 
 # history.db as versions before this one wrote it (no success_*, no llm_reached).
 

@@ -15,7 +15,7 @@ from cli_runs import C_ANSWER, CLEAN, UNUSED, answers, c_request, clean, run_cli
 
 from verifybot_tui.core.base.ports import RunResult
 from verifybot_tui.core.settings.config import TargetConfig
-from verifybot_tui.targets.local import LocalTarget
+from verifybot_tui.targets.local.target import LocalTarget
 
 # scripts/test installs gcc; without it these tests fail saying so, never skip.
 assert shutil.which("gcc"), "gcc is needed (scripts/test installs it: apt install gcc)"

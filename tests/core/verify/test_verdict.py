@@ -10,7 +10,7 @@ from verifybot_tui.core.answers.extract import extract
 from verifybot_tui.core.base.ports import ProgramFile, RunRequest, RunResult
 from verifybot_tui.core.settings.config import TargetConfig
 from verifybot_tui.core.verify.verdict import Verdict, judge, long_running_signs
-from verifybot_tui.targets.local import LocalTarget
+from verifybot_tui.targets.local.target import LocalTarget
 
 
 def result(**kw: object) -> RunResult:

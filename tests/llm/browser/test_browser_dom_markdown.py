@@ -17,7 +17,7 @@ from browser_fixtures import CHROMIUM
 from playwright.async_api import async_playwright
 
 from verifybot_tui.llm.browser.chromium import launch_args
-from verifybot_tui.llm.browser.driver import _HERE
+from verifybot_tui.llm.browser.page_script import script_part
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module"),
               pytest.mark.timeout(60)]
@@ -28,11 +28,11 @@ async def to_markdown() -> AsyncIterator:
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=CHROMIUM, args=launch_args())
         page = await browser.new_page()
-        await page.add_script_tag(content=(_HERE / "dom_markdown.js").read_text())
+        await page.add_script_tag(content=script_part("dom_markdown.js"))
 
         async def convert(html: str, selector: str = "#root") -> str:
             await page.set_content(f'<div id="root">{html}</div>')
-            await page.add_script_tag(content=(_HERE / "dom_markdown.js").read_text())
+            await page.add_script_tag(content=script_part("dom_markdown.js"))
             return await page.evaluate("s => vbDomToMarkdown(document.querySelector(s))",
                                        selector)
 

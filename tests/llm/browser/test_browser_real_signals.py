@@ -21,7 +21,7 @@ from shared_data import REFERENCE
 
 from verifybot_tui.core.settings.config import LLMConfig
 from verifybot_tui.llm.browser.chromium import find_browser, launch_args
-from verifybot_tui.llm.browser.driver import init_script
+from verifybot_tui.llm.browser.page_script import init_script
 from verifybot_tui.llm.browser.saved_page import strip_scripts
 from verifybot_tui.llm.browser.site_profile import load_site_profile
 

@@ -25,7 +25,8 @@ from verifybot_tui.batch.compare import (
     write_report,
 )
 from verifybot_tui.batch.headless import Stops
-from verifybot_tui.cli.common import EXIT_HANGUP, INSTALL_HELP, SIGNALS, install_stop_signals
+from verifybot_tui.cli.common import EXIT_HANGUP, SIGNALS, install_stop_signals
+from verifybot_tui.cli.options import shared
 from verifybot_tui.cli.recipes import approve_recipes
 from verifybot_tui.core.base.errors import (
     EXIT_FAILED,
@@ -54,12 +55,10 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", metavar="DIR",
                    help="where the report and the cells' workspaces go "
                         "(default: compare/<timestamp>/ in the workspace)")
-    p.add_argument("--json", action="store_true",
-                   help="print compare.json on stdout, the table on stderr (default: the "
-                        "table on stdout)")
-    p.add_argument("--report", metavar="DIR",
-                   help="render compare.md and index.html again from DIR/compare.json "
-                        "(default: off)")
+    shared(p, "--json", text="print compare.json on stdout, the table on stderr (default: "
+                             "the table on stdout)")
+    p.add_argument("--report", metavar="DIR", help="render compare.md and index.html again "
+                   "from DIR/compare.json (default: off)")
     p.add_argument("--resume", metavar="DIR",
                    help="finish an interrupted compare in DIR: run only its cells that are "
                         "missing or failed for the infrastructure (same recipes and LLMs, "
@@ -67,10 +66,9 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--check", metavar="DIR",
                    help="a benchmark folder: each task's solution.md must verify, its "
                         "wrong.md must fail (default: off)")
-    p.add_argument("--trust", action="store_true",
-                   help="approve what the recipes and their board files set that runs "
-                        "commands, without asking (default: ask; --yes never does)")
-    p.add_argument("--install", action="store_true", help=INSTALL_HELP)
+    shared(p, "--trust", text="approve what the recipes and their board files set that "
+                              "runs commands, without asking (default: ask; --yes never does)")
+    shared(p, "--install")
 
 
 async def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:

@@ -140,7 +140,7 @@ class TargetConfig:
     network: bool = True
     """local, in the sandbox: false leaves the program no network but its own loopback."""
     # Limits of every sandboxed run (program and build); 0: none. A run that hits one fails
-    # and says which (targets.sandbox.Limits).
+    # and says which (targets.sandbox.limits.Limits).
     max_processes: int = 256
     """Processes and threads a run may have at once."""
     max_memory_mb: int = 1024

@@ -53,7 +53,7 @@ DOTENV_SECRETS = ("PI_PASSWORD",)
 ALWAYS_DENY = ("SSHPASS", "*PWD*", "*PASS*", "*CREDENTIAL*", "*_KEY", "*_PAT", "*AUTH*")
 # Names those patterns catch that hold no secret: the current folder, and the agent
 # and display variables (VerifyBot's ssh and browser use them; the sandbox drops
-# them from every program: ``targets.sandbox.AGENT_VARS``).
+# them from every program: ``targets.sandbox.view.AGENT_VARS``).
 NOT_SECRET = frozenset({"PWD", "OLDPWD", "SSH_AUTH_SOCK", "XAUTHORITY"})
 # scheme://user:password@host: the password part, whatever the scheme.
 _URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/:@\s]*):([^/@\s]*)@")

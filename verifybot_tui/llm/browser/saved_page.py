@@ -35,7 +35,7 @@ from verifybot_tui.core.base.ansi import visible
 from verifybot_tui.core.base.errors import LLMError
 from verifybot_tui.core.settings.config import DEFAULT_LLMS, LLMConfig
 from verifybot_tui.llm.browser.chromium import find_browser, launch_args
-from verifybot_tui.llm.browser.driver import init_script
+from verifybot_tui.llm.browser.page_script import init_script
 from verifybot_tui.llm.browser.pagestate import classify
 from verifybot_tui.llm.browser.site_profile import SiteProfile, load_site_profile
 

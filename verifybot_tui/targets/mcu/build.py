@@ -22,41 +22,41 @@ import shlex
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from verifybot_tui.core.base.errors import ConfigError
-from verifybot_tui.core.base.ports import OutputCallback, RunResult
+from verifybot_tui.core.base.ports import OutputCallback
 from verifybot_tui.targets.mcu.boards import (
     PACKAGE_DIR,
     Board,
     refused_place,
     shown_paths,
 )
+from verifybot_tui.targets.mcu.build_steps import (
+    BUILD_TIMEOUT,
+    Built,
+    Runner,
+    missing_tool,
+    run_steps,
+    tell,
+)
 from verifybot_tui.targets.mcu.elfcheck import read_symbols
-from verifybot_tui.targets.mcu.sources import own_make, own_startup
-from verifybot_tui.targets.sandbox import BOARD_CACHE
+from verifybot_tui.targets.mcu.sources import arduino, own_make, own_startup
+from verifybot_tui.targets.sandbox.view import BOARD_CACHE
 
-BUILD_TIMEOUT = 120.0
 MAKEFILES = ("Makefile", "makefile", "GNUmakefile")
 C_EXT = (".c",)
 CXX_EXT = (".cpp", ".cc", ".cxx", ".c++")
 ASM_EXT = (".s", ".S")
 DEFAULT_FLAGS = ["-O1", "-g", "-Wall"]
 ARM_PACKAGE = ("startup.c", "fault.c", "syscalls.c")
+ARM_HEADERS = ("vb_uart.h",)  # the shape every UART source of the package includes
 SYSCALLS = ("_write", "_read", "_sbrk", "_exit", "_close", "_fstat", "_isatty", "_lseek",
             "_getpid", "_kill")
 LD_EXT = (".ld", ".lds")
 SOURCES = (*C_EXT, *CXX_EXT, *ASM_EXT)
 PACKAGE_FLAGS = ["-O1", "-g", "-Wall", "-Wextra"]
-
-
-class Runner(Protocol):
-    async def command(self, argv: list[str], cwd: Path, on_output: OutputCallback,
-                      timeout: float, *, read_only: Sequence[str | Path] = (),
-                      writable: Sequence[Path] = ()) -> RunResult: ...
 
 
 def board_paths(board: Board, workspace: Path | None = None) -> list[Path]:
@@ -74,17 +74,6 @@ def board_paths(board: Board, workspace: Path | None = None) -> list[Path]:
         if os.path.exists(value):
             shown.append(Path(value))
     return shown
-
-
-@dataclass
-class Built:
-    elf: Path | None  # None: the build failed (result says why)
-    result: RunResult  # the last step's result; compile_failed on failure
-    warnings: str  # every step's compiler output of a build that passed
-    command: str  # the steps, joined for the transcript
-    own_make: bool = False
-    parts: str = ""  # which parts came from the answer, which from VerifyBot
-    unchecked: str = ""  # why a recipe's compiler and flags may not have held ("" they did)
 
 
 def linker_script(board: Board, vectors: str = "") -> str:
@@ -114,7 +103,7 @@ def install_package(board: Board, workdir: Path) -> list[str]:
     folder = workdir / "vb_board"
     folder.mkdir(exist_ok=True)
     names = [*ARM_PACKAGE] if board.arch == "cortex-m" else []
-    for name in names:
+    for name in (*names, *(ARM_HEADERS if board.arch == "cortex-m" else ())):
         shutil.copyfile(PACKAGE_DIR / board.arch / name, folder / name)
     copy_regular(board.uart_path, folder / board.uart_source)
     if board.arch == "cortex-m":
@@ -225,8 +214,6 @@ async def build(runner: Runner, board: Board, workdir: Path, names: list[str],
                 on_output: OutputCallback, *, compiler: str = "", flags: list[str] | None = None,
                 semihosting: bool = True) -> Built:
     """Build the firmware in ``workdir`` (the answer's files are there)."""
-    from verifybot_tui.targets.mcu.sources import arduino  # it builds on this module's steps
-
     if not has_makefile(names) and arduino.is_sketch(board, workdir, names):
         built = await arduino.build_sketch(runner, board, workdir, names, on_output)
     else:
@@ -234,7 +221,7 @@ async def build(runner: Runner, board: Board, workdir: Path, names: list[str],
                              flags=flags, semihosting=semihosting)
     over = disk_cap(workdir, names)
     if over:
-        _tell(built, on_output, over)
+        tell(built, on_output, over)
         built.elf = None
         built.result.compile_failed = True
         if built.result.exit_code == 0:
@@ -296,7 +283,7 @@ async def _build(runner: Runner, board: Board, workdir: Path, names: list[str],
                                   sections=sections))
         objs.append(obj)
     shown = board_paths(board, workdir.parent.parent)
-    compiled = await _steps(runner, workdir, steps, on_output, link=False, read_only=shown)
+    compiled = await run_steps(runner, workdir, steps, on_output, link=False, read_only=shown)
     if compiled.elf is None:
         return compiled
     parts = compose(board, workdir, names, objs, package)
@@ -305,22 +292,17 @@ async def _build(runner: Runner, board: Board, workdir: Path, names: list[str],
                                     sections=sections)
     if isinstance(cached, Built):
         return cached
-    linked = await _steps(runner, workdir, [link_argv(
+    linked = await run_steps(runner, workdir, [link_argv(
         board, [*objs, *cached], compiler=compiler, script=parts.script, gc=sections,
         cxx=any(s.endswith(CXX_EXT) for s in sources))], on_output, read_only=shown)
     linked.warnings = compiled.warnings + linked.warnings
     linked.command = " && ".join(c for c in (compiled.command, linked.command) if c)
     linked.parts = parts.said
     if linked.elf is None and "multiple definition of" in linked.result.stderr:
-        _tell(linked, on_output, f"note: the board package supplies: {parts.said}; an "
+        tell(linked, on_output, f"note: the board package supplies: {parts.said}; an "
               "answer's own start-up code (Reset_Handler or a vector table), linker script "
               "(.ld) or syscalls replace the package's, other duplicates clash\n")
     return linked
-
-
-def _tell(built: Built, on_output: OutputCallback, text: str) -> None:
-    on_output("stderr", text)
-    built.result.stderr += text
 
 
 async def _package_objects(runner: Runner, board: Board, workdir: Path, package: list[str],
@@ -350,9 +332,10 @@ async def _package_objects(runner: Runner, board: Board, workdir: Path, package:
             if not obj.exists():
                 tmp = f"{Path(src).stem}.pkg.o"
                 here = f"-fdebug-prefix-map={scratch}=."  # names as in a run's vb_board/
-                built = await _steps(runner, scratch, [[*argv[:-3], here, *argv[-3:-1], tmp]],
-                                     on_output, link=False,
-                                     read_only=board_paths(board, workdir.parent.parent))
+                built = await run_steps(runner, scratch,
+                                        [[*argv[:-3], here, *argv[-3:-1], tmp]],
+                                        on_output, link=False,
+                                        read_only=board_paths(board, workdir.parent.parent))
                 if built.elf is None:
                     return built
                 os.replace(scratch / tmp, obj)  # whole or not at all, for parallel runs
@@ -362,30 +345,10 @@ async def _package_objects(runner: Runner, board: Board, workdir: Path, package:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-async def _steps(runner: Runner, workdir: Path, steps: list[list[str]],
-                 on_output: OutputCallback, link: bool = True,
-                 read_only: Sequence[Path] = ()) -> Built:
-    warnings: list[str] = []
-    commands: list[str] = []
-    result = RunResult(exit_code=0, stdout="", stderr="", duration=0.0)
-    for argv in steps:
-        if shutil.which(argv[0]) is None:
-            return _missing(argv[0], workdir, on_output)
-        result = await runner.command(argv, workdir, on_output, BUILD_TIMEOUT,
-                                      read_only=read_only)
-        commands.append(result.command)
-        if result.exit_code != 0:
-            result.compile_failed = True
-            return Built(None, result, "".join(warnings), " && ".join(commands))
-        warnings.append(result.stderr + result.stdout)
-    return Built(workdir / ("firmware.elf" if link else ""), result, "".join(warnings),
-                 " && ".join(commands))
-
-
 async def _make(runner: Runner, workdir: Path, on_output: OutputCallback, *, compiler: str,
                 flags: list[str]) -> Built:
     if shutil.which("make") is None:
-        return _missing("make", workdir, on_output)
+        return missing_tool("make", workdir, on_output)
     argv = ["make"]
     since = time.time() - 1
     wrapped = bool(compiler or flags)  # a recipe's build: held for the Makefile, and checked
@@ -435,12 +398,3 @@ def find_elves(workdir: Path) -> list[Path]:
         if head[:4] == b"\x7fELF" and head[16:18] == b"\x02\x00":  # ET_EXEC
             found.append(path)
     return sorted(found, key=lambda p: p.stat().st_mtime)
-
-
-def _missing(tool: str, workdir: Path, on_output: OutputCallback) -> Built:
-    text = (f"{tool} is not installed on this machine (verifybot doctor says how to "
-            "install the toolchain)\n")
-    on_output("stderr", text)
-    result = RunResult(exit_code=127, stdout="", stderr=text, duration=0.0,
-                       compile_failed=True, workdir=str(workdir))
-    return Built(None, result, "", tool)

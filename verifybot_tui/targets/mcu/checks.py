@@ -14,8 +14,8 @@ from importlib.util import find_spec
 from verifybot_tui.core.base.errors import ConfigError
 from verifybot_tui.core.base.ports import ProgramFile, RunRequest, Target
 from verifybot_tui.core.settings.config import TargetConfig
-from verifybot_tui.targets.mcu import probe
 from verifybot_tui.targets.mcu.boards import Board, load_board
+from verifybot_tui.targets.mcu.real.flash import flash_command, tool_of
 from verifybot_tui.targets.mcu.sources import arduino
 
 APT = {  # program -> the Debian package holding it
@@ -94,13 +94,13 @@ def real_board(cfg: TargetConfig, board: Board) -> list[Finding]:
     """The flash tool, the serial port and pyserial, here (``via``: checked on the Pi
     by the ssh target's own line and at the first run)."""
     try:
-        probe.flash_command(board, cfg.flash)
+        flash_command(board, cfg.flash)
     except ConfigError as e:
         return [("FAIL", str(e))]
     if cfg.via:
         return []  # checked on the Pi: remote_checks
     found: list[Finding] = []
-    tool = probe.tool_of(cfg.flash)
+    tool = tool_of(cfg.flash)
     if shutil.which(tool) is None:
         found.append(("FAIL", f"flash tool {tool} is missing: {_install_line([tool])}"))
     else:
@@ -130,7 +130,7 @@ def check_target(cfg: TargetConfig, base: str | None = None) -> list[Finding]:
     found += toolchain(board)
     if cfg.backend == "labgrid":  # the place's board: doctor asks the coordinator (farm)
         try:
-            probe.flash_command(board, cfg.flash)
+            flash_command(board, cfg.flash)
         except ConfigError as e:
             found.append(("FAIL", str(e)))
         return found
@@ -152,7 +152,7 @@ async def remote_checks(via: Target, cfg: TargetConfig) -> list[Finding]:
     """The flash tool, the serial port and pyserial on the Pi the board hangs off."""
     import shlex
 
-    tool = probe.tool_of(cfg.flash)
+    tool = tool_of(cfg.flash)
     script = _REMOTE_SH.format(tool=shlex.quote(tool), port=shlex.quote(cfg.serial),
                                python="python3")
     request = RunRequest(run_id="vb_doctor_board", files=[ProgramFile(

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from verifybot_tui.targets import containment
 from verifybot_tui.targets.mcu.boards import Board
+from verifybot_tui.targets.sandbox.bubblewrap import sandboxed_tool
 
 _CFSR_BITS = [
     (0, "instruction access violation (MemManage: executing from a forbidden region)"),
@@ -70,7 +70,7 @@ def addr2line(tool: str, elf: Path, address: int) -> str:
         return ""
     try:
         argv = [tool, "-f", "-C", "-i", "-e", str(elf), f"{address:#x}"]
-        out = subprocess.run(containment.sandboxed_tool(argv, elf.parent),
+        out = subprocess.run(sandboxed_tool(argv, elf.parent),
                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
                              timeout=10).stdout.splitlines()
     except (OSError, subprocess.TimeoutExpired):

@@ -30,13 +30,20 @@ from typing import Any
 from verifybot_tui.core.base.errors import TargetError
 from verifybot_tui.core.base.ports import OutputCallback
 from verifybot_tui.core.settings.secrets import program_env
-from verifybot_tui.targets import containment, live_runs, local
-from verifybot_tui.targets import sandbox as sandbox_env
+from verifybot_tui.targets import live_runs
+from verifybot_tui.targets.containment.leftovers import await_sandbox_end, sandbox_ended
+from verifybot_tui.targets.containment.markers import MARKER, kill_marked, new_token
+from verifybot_tui.targets.containment.tree import LIVE_ROOTS, stop_tree, tree_pids
+from verifybot_tui.targets.local import launch
+from verifybot_tui.targets.local.reader import OutputReader
 from verifybot_tui.targets.mcu import diagnose, peripherals
 from verifybot_tui.targets.mcu.boards import Board
 from verifybot_tui.targets.mcu.elfcheck import read_symbols
 from verifybot_tui.targets.mcu.gdbstub import GdbError, GdbStub
 from verifybot_tui.targets.mcu.uart import END_GRACE, UartReader
+from verifybot_tui.targets.sandbox import view as sandbox_env
+from verifybot_tui.targets.sandbox.bubblewrap import no_sandbox_message, sandbox_argv
+from verifybot_tui.targets.sandbox.init_script import escaped_in_sandbox
 
 QEMU_GRACE = 0.5  # seconds between TERM and KILL: QEMU holds nothing worth a longer wait
 SCB_CFSR = 0xE000ED28  # CFSR, HFSR, DFSR, MMFAR, BFAR follow one word apart
@@ -268,10 +275,10 @@ def _sandbox(board: Board, workdir: Path, sock: str, mode: str) -> list[str] | N
     if mode == "off":
         return None
     qemu = shutil.which(board.qemu[0]) if board.qemu else None
-    box = containment.sandbox_argv(workdir, False, sandbox_env.tool_roots([qemu or ""]),
-                                   [os.path.dirname(sock)])
+    box = sandbox_argv(workdir, False, sandbox_env.tool_roots([qemu or ""]),
+                       [os.path.dirname(sock)])
     if box is None and mode == "require":
-        raise TargetError(local.no_sandbox_message("mcu (QEMU)"))
+        raise TargetError(no_sandbox_message("mcu (QEMU)"))
     return box
 
 
@@ -285,23 +292,23 @@ async def _run_in(board: Board, elf: Path, vectors: list[int], workdir: Path, ti
     s = _Session(board, elf, vectors, on_output)
     loop = asyncio.get_running_loop()
     started = time.monotonic()
-    token = containment.new_token()
+    token = new_token()
     base = env if env is not None else sandbox_env.scrub_env(program_env(os.environ, None))
-    env = {**base, containment.MARKER: token}
+    env = {**base, MARKER: token}
     report = stdin = subprocess.DEVNULL  # the sandbox's init names what was left running
     if box is not None:
         report, stdin = os.pipe()
     try:
-        transport, protocol, cancelled = await local._start(  # the start-race-safe spawn
-            loop, lambda: local._Reader(loop, s.on_pipe), [*(box or []), *argv], workdir,
+        transport, protocol, cancelled = await launch.start(  # the start-race-safe spawn
+            loop, lambda: OutputReader(loop, s.on_pipe), [*(box or []), *argv], workdir,
             env, None, stdin)
     except BaseException:
-        local._close(report)
+        launch.close_fd(report)
         raise
     finally:
-        local._close(stdin)
+        launch.close_fd(stdin)
     pid = transport.get_pid()
-    local._LIVE_ROOTS.add(pid)  # a second Ctrl+C KILLs it at once (local.kill_all_now)
+    LIVE_ROOTS.add(pid)  # a second Ctrl+C KILLs it at once (tree.kill_all_now)
     live = live_runs.record_live(workdir.parent.parent, pid, None, token)
     escaped: list[str] = []
     try:
@@ -312,14 +319,14 @@ async def _run_in(board: Board, elf: Path, vectors: list[int], workdir: Path, ti
     finally:
         if box is not None:  # QEMU alone first: the sandbox's init then names the rest
             await asyncio.shield(_end_emulator(pid, argv[0], token))
-        await asyncio.shield(local.stop_tree(pid, QEMU_GRACE))
+        await asyncio.shield(stop_tree(pid, QEMU_GRACE))
         if box is not None:
-            escaped = containment.escaped_in_sandbox(report)
-            local._close(report)
-            containment.await_sandbox_end(None, token)
+            escaped = escaped_in_sandbox(report)
+            launch.close_fd(report)
+            await_sandbox_end(None, token)
         protocol.finish()
         transport.close()
-        local._LIVE_ROOTS.discard(pid)
+        LIVE_ROOTS.discard(pid)
         live_runs.clear_live(live)
         if s.stub is not None:
             s.stub.close()
@@ -327,7 +334,7 @@ async def _run_in(board: Board, elf: Path, vectors: list[int], workdir: Path, ti
     run.duration = time.monotonic() - started
     run.command = " ".join(argv)
     if box is None:  # without the namespace: what semihosting started carries the marker
-        escaped = [f"{n} killed" for n in containment.kill_marked(token)[0]]
+        escaped = [f"{n} killed" for n in kill_marked(token)[0]]
     run.escaped = escaped
 
     if run.exit_code is None and not run.timed_out and run.ended_by == "emulator":
@@ -341,16 +348,16 @@ async def _end_emulator(root: int, qemu: str, token: str) -> None:
     and kills what the firmware started (semihosting SYS_SYSTEM) before it ends, which
     a stop of the whole tree at once would kill unnamed."""
     name = os.path.basename(qemu)[:15]  # a process's comm is cut at 15 characters
-    for p in local.tree_pids(root):
+    for p in tree_pids(root):
         try:
             if Path(f"/proc/{p}/comm").read_text().strip() == name:
                 os.kill(p, signal.SIGTERM)
         except OSError:
             continue
-    await containment.sandbox_ended(None, token, QEMU_GRACE + 0.5)
+    await sandbox_ended(None, token, QEMU_GRACE + 0.5)
 
 
-async def _watch(s: _Session, protocol: local._Reader, sock: str, timeout: float,
+async def _watch(s: _Session, protocol: OutputReader, sock: str, timeout: float,
                  closed: asyncio.Event) -> FirmwareRun:
     if closed.is_set():
         return FirmwareRun(None, "", 0, "closed")
@@ -424,7 +431,7 @@ def _package_fault(s: _Session) -> str:
                                   s.board.irq_names)
 
 
-def _exited(s: _Session, protocol: local._Reader) -> FirmwareRun:
+def _exited(s: _Session, protocol: OutputReader) -> FirmwareRun:
     s.log.close()
     op, pc, _lr = diagnose.semihosting_abort(s.log)  # LR: stale in a leaf's inline asm
     if op:  # told as what the firmware did, not as QEMU's register dump

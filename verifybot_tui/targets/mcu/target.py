@@ -25,12 +25,15 @@ from verifybot_tui.core.base.ports import (
     Target,
 )
 from verifybot_tui.core.settings.config import Config, TargetConfig
-from verifybot_tui.targets.local import LocalTarget
-from verifybot_tui.targets.mcu import build, probe
+from verifybot_tui.targets.local.run_folder import safe_name
+from verifybot_tui.targets.local.target import LocalTarget
+from verifybot_tui.targets.mcu import build
 from verifybot_tui.targets.mcu.boards import Board, load_board
+from verifybot_tui.targets.mcu.build_steps import Built
 from verifybot_tui.targets.mcu.context import board_context
 from verifybot_tui.targets.mcu.elfcheck import check_elf
 from verifybot_tui.targets.mcu.qemu import FirmwareRun, run_qemu
+from verifybot_tui.targets.mcu.real.probe import run_on_board
 from verifybot_tui.targets.probe_local import save_context
 
 
@@ -159,10 +162,10 @@ class McuTarget(ReportsState):
 
             fw = await run_on_place(self, built.elf, workdir, request, on_output)
         else:
-            fw = await probe.run_on_board(self, built.elf, workdir, request, on_output)
+            fw = await run_on_board(self, built.elf, workdir, request, on_output)
         return self._result(fw, built, info.warnings, command, workdir, on_output, started)
 
-    def _result(self, fw: FirmwareRun, built: build.Built, elf_warnings: list[str],
+    def _result(self, fw: FirmwareRun, built: Built, elf_warnings: list[str],
                 command: str, workdir: Path, on_output: OutputCallback,
                 started: float) -> RunResult:
         if fw.ended_by == "closed" or fw.broken:
@@ -192,7 +195,7 @@ class McuTarget(ReportsState):
     # -- files ------------------------------------------------------------------------
 
     def _fresh_workdir(self, run_id: str) -> Path:
-        safe = LocalTarget._safe_name(run_id).replace("/", "_") or "run"
+        safe = safe_name(run_id).replace("/", "_") or "run"
         workdir = self.workspace / "runs" / safe
         if workdir.exists():
             shutil.rmtree(workdir)
@@ -203,7 +206,7 @@ class McuTarget(ReportsState):
     def _write_files(workdir: Path, request: RunRequest) -> list[str]:
         names: list[str] = []
         for pf in request.files:
-            name = LocalTarget._safe_name(pf.name)
+            name = safe_name(pf.name)
             path = workdir / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(pf.content, encoding="utf-8")

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
-import hashlib
 import os
 import time
 from dataclasses import dataclass
@@ -24,6 +22,7 @@ from typing import Any
 from verifybot_tui.core.base.errors import TargetError
 from verifybot_tui.core.base.ports import OutputCallback
 from verifybot_tui.core.settings.config import TargetConfig
+from verifybot_tui.targets.mcu.farm.locks import pid_in, try_lock, unlock
 from verifybot_tui.targets.mcu.farm.session import identity, matching, place_spec
 
 # While a place is held, VerifyBot waits in labgrid's own queue: a reservation (as
@@ -40,11 +39,6 @@ SOON = 0.25
 SETTLE = 5.0
 
 
-def lock_folder() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "verifybot" / "labgrid"
-
-
 @dataclass
 class Claim:
     name: str
@@ -52,56 +46,6 @@ class Claim:
     lock_path: Path
     release: bool = True  # False: the user had acquired it themselves (labgrid-client)
     token: str = ""  # the reservation it was waited for with (cancelled at the release)
-
-
-def _lock_path(address: str, place: str) -> Path:
-    key = hashlib.sha256(f"{address}\0{place}".encode()).hexdigest()[:16]
-    return lock_folder() / f"{place[:40].replace('/', '_')}-{key}.lock"
-
-
-def _try_lock(address: str, place: str) -> tuple[int | None, Path]:
-    path = _lock_path(address, place)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None, path
-    return fd, path
-
-
-def held_by_me(address: str, place: str) -> str:
-    """What holds a place this user has acquired, as its lock file tells (never made or
-    changed here): a running VerifyBot, one that ended (the next start releases it), or
-    the user's own labgrid-client session."""
-    path = _lock_path(address, place)
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return "your own labgrid-client session, not VerifyBot's: used as it is"
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return f"a running VerifyBot of yours, pid {_pid_in(path)}"
-    finally:
-        os.close(fd)
-    if not path.stat().st_size:
-        return "your own labgrid-client session, not VerifyBot's: used as it is"
-    return (f"left by a VerifyBot of yours that ended, pid {_pid_in(path)}: the next run "
-            "releases it")
-
-
-def _pid_in(path: Path) -> str:
-    try:
-        return path.read_text().strip() or "?"
-    except OSError:
-        return "?"
-
-
-def _unlock(fd: int) -> None:
-    fcntl.flock(fd, fcntl.LOCK_UN)
-    os.close(fd)
 
 
 async def _release(session: Any, name: str) -> None:
@@ -144,9 +88,9 @@ async def _try_place(session: Any, address: str, place: Any,
     """The place taken, or None and who holds it."""
     import grpc
 
-    fd, path = _try_lock(address, place.name)
+    fd, path = try_lock(address, place.name)
     if fd is None:
-        return None, f"another VerifyBot run of yours ({identity(session)}, pid {_pid_in(path)})"
+        return None, f"another VerifyBot run of yours ({identity(session)}, pid {pid_in(path)})"
     try:
         if place.acquired == identity(session) and not path.stat().st_size:
             on_output("note", f"labgrid: place {place.name} is acquired by you "
@@ -154,10 +98,10 @@ async def _try_place(session: Any, address: str, place: Any,
             return Claim(place.name, fd, path, release=False), ""
         if place.acquired == identity(session):  # a VerifyBot of ours took it and died
             on_output("note", f"labgrid: place {place.name} was left acquired by a VerifyBot "
-                              f"that ended (pid {_pid_in(path)}): released")
+                              f"that ended (pid {pid_in(path)}): released")
             await _release(session, place.name)
         elif place.acquired:
-            _unlock(fd)
+            unlock(fd)
             return None, place.acquired
         # the pid first: killed between here and the coordinator's answer, the place is
         # still known as a VerifyBot's leftover
@@ -167,7 +111,7 @@ async def _try_place(session: Any, address: str, place: Any,
             await _acquire_settling(session, place.name)
         except (grpc.aio.AioRpcError, _Taken) as e:
             os.ftruncate(fd, 0)
-            _unlock(fd)
+            unlock(fd)
             holder = session.places[place.name].acquired if place.name in session.places else ""
             said = e.details() if isinstance(e, grpc.aio.AioRpcError) else str(e)
             return None, holder or said
@@ -180,7 +124,7 @@ async def _try_place(session: Any, address: str, place: Any,
             raise
         return Claim(place.name, fd, path), ""
     except BaseException:
-        _unlock(fd)
+        unlock(fd)
         raise
 
 
@@ -298,7 +242,7 @@ async def release(session: Any, claim: Claim, on_output: OutputCallback) -> None
     """Give the place back (also on a cancel: shielded), then its reservation, then drop
     the lock."""
     if not claim.release:
-        _unlock(claim.fd)
+        unlock(claim.fd)
         return
     try:
         await asyncio.wait_for(asyncio.shield(_release(session, claim.name)), 10)
@@ -310,7 +254,7 @@ async def release(session: Any, claim: Claim, on_output: OutputCallback) -> None
     finally:
         if claim.token:
             await _cancel(session, claim.token)
-        _unlock(claim.fd)
+        unlock(claim.fd)
 
 
 async def release_leftovers(session: Any, address: str, on_output: OutputCallback) -> list[str]:
@@ -320,17 +264,17 @@ async def release_leftovers(session: Any, address: str, on_output: OutputCallbac
     for name, place in sorted(session.places.items()):
         if place.acquired != identity(session):
             continue
-        fd, path = _try_lock(address, name)
+        fd, path = try_lock(address, name)
         if fd is None:
             continue  # a live VerifyBot of ours holds it
         try:
             if not path.stat().st_size:
                 continue  # never held by a VerifyBot: the user's own labgrid-client session
             on_output("note", f"labgrid: place {name} was left acquired by a VerifyBot that "
-                              f"ended (pid {_pid_in(path)}): released")
+                              f"ended (pid {pid_in(path)}): released")
             await _release(session, name)
             os.ftruncate(fd, 0)
             freed.append(name)
         finally:
-            _unlock(fd)
+            unlock(fd)
     return freed

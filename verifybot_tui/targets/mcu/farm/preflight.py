@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from verifybot_tui.core.base.errors import TargetError
 from verifybot_tui.core.settings.config import TargetConfig
-from verifybot_tui.targets.mcu.farm.claim import held_by_me, release_leftovers
+from verifybot_tui.targets.mcu.farm.claim import release_leftovers
+from verifybot_tui.targets.mcu.farm.locks import held_by_me
 from verifybot_tui.targets.mcu.farm.session import (
     coordinator_address,
     farm_session,

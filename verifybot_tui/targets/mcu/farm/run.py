@@ -3,7 +3,7 @@
 The flash step is the target's ``flash`` (a preset or a command template, as for
 a board on this machine) with the place filled in: ``{serial}`` is the place's
 NetworkSerialPort as host:port, ``{host}`` the exporter's host, ``{place}`` its
-name. The verdict comes from the UART as for every backend (probe._outcome).
+name. The verdict comes from the UART as for every real board (real/verdict.py).
 """
 
 from __future__ import annotations
@@ -12,23 +12,21 @@ import asyncio
 import contextlib
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from verifybot_tui.core.base.ports import OutputCallback, RunRequest
-from verifybot_tui.targets.mcu import probe
 from verifybot_tui.targets.mcu.farm import claim as claims
 from verifybot_tui.targets.mcu.farm.serial_tcp import network_serial, open_reader
 from verifybot_tui.targets.mcu.farm.session import coordinator_address, farm_session
 from verifybot_tui.targets.mcu.qemu import FirmwareRun
+from verifybot_tui.targets.mcu.real import BoardSide
+from verifybot_tui.targets.mcu.real.flash import flash_command, images
+from verifybot_tui.targets.mcu.real.verdict import verdict
 from verifybot_tui.targets.mcu.uart import END_GRACE, UartReader
-
-if TYPE_CHECKING:
-    from verifybot_tui.targets.mcu.target import McuTarget
 
 FLASH_TIMEOUT = 120.0
 
 
-async def run_on_place(target: McuTarget, elf: Path, workdir: Path, request: RunRequest,
+async def run_on_place(target: BoardSide, elf: Path, workdir: Path, request: RunRequest,
                        on_output: OutputCallback) -> FirmwareRun:
     address = coordinator_address(target.config)
     uart = UartReader(on_output)
@@ -51,13 +49,13 @@ async def run_on_place(target: McuTarget, elf: Path, workdir: Path, request: Run
                 with contextlib.suppress(BaseException):
                     await pump
             await claims.release(session, held, on_output)
-    return probe._outcome(target, elf, uart, code, None, request.timeout, command)
+    return verdict(target.board, elf, uart, code, None, request.timeout, command)
 
 
-async def _flash(target: McuTarget, elf: Path, workdir: Path, host: str, serial: str,
+async def _flash(target: BoardSide, elf: Path, workdir: Path, host: str, serial: str,
                  place: str, on_output: OutputCallback) -> tuple[int, str]:
-    template, _ = probe.flash_command(target.board, target.config.flash)
-    names = {k: str(v) for k, v in probe.images(target.board, elf, template).items()}
+    template, _ = flash_command(target.board, target.config.flash)
+    names = {k: str(v) for k, v in images(target.board, elf, template).items()}
     fill = {**names, "serial": serial, "host": host, "place": place}
     argv = [part.format(**fill) for part in shlex.split(template)]
     on_output("note", f"labgrid: flashing place {place}: {shlex.join(argv)}")

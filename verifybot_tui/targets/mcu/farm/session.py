@@ -18,6 +18,7 @@ from typing import Any
 
 from verifybot_tui.core.base.errors import TargetError
 from verifybot_tui.core.settings.config import TargetConfig
+from verifybot_tui.targets.mcu.farm.locks import held_by_me
 
 DEFAULT_COORDINATOR = "127.0.0.1:20408"
 CONNECT_TIMEOUT = 10.0
@@ -148,8 +149,6 @@ class PlaceInfo:
 async def list_places(address: str) -> list[PlaceInfo]:
     """Every place the coordinator knows, with its tags and who holds it (doctor); a place
     this user holds says by what (a live VerifyBot, one that ended, labgrid-client)."""
-    from verifybot_tui.targets.mcu.farm.claim import held_by_me
-
     async with farm_session(address) as session:
         me = identity(session)
         return [PlaceInfo(name, dict(p.tags), p.acquired or "", [str(m) for m in p.matches],

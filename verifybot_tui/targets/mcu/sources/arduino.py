@@ -24,9 +24,9 @@ from pathlib import Path
 
 from verifybot_tui.core.base.ports import OutputCallback, RunResult
 from verifybot_tui.targets.mcu.boards import Board
-from verifybot_tui.targets.mcu.build import Built, Runner, _steps, _tell
+from verifybot_tui.targets.mcu.build_steps import Built, Runner, run_steps, tell
 from verifybot_tui.targets.mcu.sources import sketch
-from verifybot_tui.targets.sandbox import BOARD_CACHE
+from verifybot_tui.targets.sandbox.view import BOARD_CACHE
 
 CORE = Path("/usr/share/arduino/hardware/arduino/avr")
 PACKAGE = "arduino-core-avr"
@@ -241,13 +241,13 @@ async def build_sketch(runner: Runner, board: Board, workdir: Path, names: list[
     objs = [f"vb_build/sketch/{Path(src).name}.o" for src in sources]
     steps = [[_cc(src), *s.flags(src, warnings=True), *s.includes, *lib_flags, "-I.", src,
               "-o", obj] for src, obj in zip(sources, objs, strict=True)]
-    compiled = await _steps(runner, workdir, steps, on_output, link=False)
+    compiled = await run_steps(runner, workdir, steps, on_output, link=False)
     if compiled.elf is None:
         note = missing_library_note(compiled.result.stderr)
         if note:
-            _tell(compiled, on_output, note)
+            tell(compiled, on_output, note)
         return compiled
-    linked = await _steps(runner, workdir, [[
+    linked = await run_steps(runner, workdir, [[
         "avr-gcc", "-Os", "-g", "-Wl,--gc-sections", f"-mmcu={s.mcu}", "-o", "firmware.elf",
         *objs, *archives[:-1], archives[-1], "-lm"]], on_output)
     linked.warnings = compiled.warnings + linked.warnings

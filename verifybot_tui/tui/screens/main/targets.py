@@ -42,7 +42,7 @@ class TargetSwitcher:
 
     def show_sandbox(self, name: str) -> None:
         """The status bar says when what an answer brings would run unsandboxed there."""
-        from verifybot_tui.targets.containment import sandbox_label
+        from verifybot_tui.targets.sandbox.bubblewrap import sandbox_label
 
         cfg = self.session.config.targets.get(name)
         self.screen.status_bar.sandbox = sandbox_label(cfg.kind, cfg.sandbox) if cfg else ""

@@ -3,30 +3,19 @@
  * The transmitter must be enabled (CTRL bit 0) or the UART drops every byte,
  * in QEMU as on the FPGA board; BAUDDIV is set for the 25 MHz system clock.
  */
-#include <stdint.h>
+#define VB_RESET_CLOCK_HZ 25000000u
+#include "vb_uart.h"
 
 #define UART0_BASE 0x40004000u
-#define UART0_DATA (*(volatile uint32_t *)(UART0_BASE + 0x00))
-#define UART0_STATE (*(volatile uint32_t *)(UART0_BASE + 0x04))
-#define UART0_CTRL (*(volatile uint32_t *)(UART0_BASE + 0x08))
-#define UART0_BAUDDIV (*(volatile uint32_t *)(UART0_BASE + 0x10))
+#define UART0_DATA VB_REG(UART0_BASE + 0x00)
+#define UART0_STATE VB_REG(UART0_BASE + 0x04)
+#define UART0_CTRL VB_REG(UART0_BASE + 0x08)
+#define UART0_BAUDDIV VB_REG(UART0_BASE + 0x10)
 
-#ifndef VB_CLOCK_HZ
-#define VB_CLOCK_HZ 25000000u
-#endif
-#ifndef VB_BAUD
-#define VB_BAUD 115200u
-#endif
+VB_UART_PUTC(UART0_STATE & 1u, UART0_DATA)  /* busy: TX buffer full */
 
 void vb_board_init(void)
 {
     UART0_BAUDDIV = VB_CLOCK_HZ / VB_BAUD;
     UART0_CTRL = 1u;  /* TX enable */
-}
-
-void vb_uart_putc(char c)
-{
-    while (UART0_STATE & 1u)  /* TX buffer full */
-        ;
-    UART0_DATA = (uint8_t)c;
 }

@@ -5,24 +5,19 @@
  * the 16 MHz HSI clock the chip runs on after reset. QEMU ignores the RCC and
  * GPIO writes (it does not model them) and prints what reaches the data register.
  */
-#include <stdint.h>
+#define VB_RESET_CLOCK_HZ 16000000u
+#include "vb_uart.h"
 
-#define REG(addr) (*(volatile uint32_t *)(addr))
-#define RCC_AHB1ENR REG(0x40023830)
-#define RCC_APB2ENR REG(0x40023844)
-#define GPIOA_MODER REG(0x40020000)
-#define GPIOA_AFRH  REG(0x40020024)
-#define USART1_SR   REG(0x40011000)
-#define USART1_DR   REG(0x40011004)
-#define USART1_BRR  REG(0x40011008)
-#define USART1_CR1  REG(0x4001100C)
+#define RCC_AHB1ENR VB_REG(0x40023830)
+#define RCC_APB2ENR VB_REG(0x40023844)
+#define GPIOA_MODER VB_REG(0x40020000)
+#define GPIOA_AFRH  VB_REG(0x40020024)
+#define USART1_SR   VB_REG(0x40011000)
+#define USART1_DR   VB_REG(0x40011004)
+#define USART1_BRR  VB_REG(0x40011008)
+#define USART1_CR1  VB_REG(0x4001100C)
 
-#ifndef VB_CLOCK_HZ
-#define VB_CLOCK_HZ 16000000u
-#endif
-#ifndef VB_BAUD
-#define VB_BAUD 115200u
-#endif
+VB_UART_PUTC(!(USART1_SR & (1u << 7)), USART1_DR)  /* busy: no TXE */
 
 void vb_board_init(void)
 {
@@ -32,11 +27,4 @@ void vb_board_init(void)
     GPIOA_AFRH = (GPIOA_AFRH & ~(0xFFu << 4)) | (0x77u << 4);     /* AF7 */
     USART1_BRR = (VB_CLOCK_HZ + VB_BAUD / 2) / VB_BAUD;
     USART1_CR1 = (1u << 13) | (1u << 3) | (1u << 2);  /* UE, TE, RE */
-}
-
-void vb_uart_putc(char c)
-{
-    while (!(USART1_SR & (1u << 7)))  /* TXE */
-        ;
-    USART1_DR = (uint8_t)c;
 }

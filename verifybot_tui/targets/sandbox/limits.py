@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import os
 import resource
 import signal
@@ -33,8 +32,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from verifybot_tui.targets.containment.cgroups import make_cgroup, write_control
+
 MB = 1024 * 1024
-_counter = itertools.count(1)
 
 
 @dataclass(frozen=True)
@@ -148,17 +148,16 @@ def run_cgroup(cgroup: Path | None, limits: Limits) -> Path | None:
     milliseconds, so a run is moved into one only. Else ``cgroup`` as it was."""
     if os.geteuid() != 0 or limits.processes <= 0:
         return cgroup
-    if cgroup is not None and _write(cgroup / "pids.max", limits.processes):
+    most = str(limits.processes).encode()
+    if cgroup is not None and write_control(cgroup / "pids.max", most):
         return cgroup
     base = v1_pids_base()
     if base is None:
         return cgroup
-    path = base / f"verifybot-{os.getpid()}-{next(_counter)}"
-    try:
-        path.mkdir()
-    except OSError:
+    path = make_cgroup(base)
+    if path is None:
         return cgroup
-    if not _write(path / "pids.max", limits.processes):
+    if not write_control(path / "pids.max", most):
         with contextlib.suppress(OSError):
             path.rmdir()
         return cgroup
@@ -166,20 +165,6 @@ def run_cgroup(cgroup: Path | None, limits: Limits) -> Path | None:
         with contextlib.suppress(OSError):
             cgroup.rmdir()  # nothing in it yet
     return path
-
-
-def _write(path: Path, value: int) -> bool:
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW)
-    except OSError:
-        return False
-    try:
-        os.write(fd, str(value).encode())
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
 
 
 def pids_max_hit(cgroups: list[Path]) -> bool:
@@ -281,7 +266,7 @@ class Guard:
 
     def finish(self, exit_code: int | None, stderr: str, failed: bool) -> str:
         """The watch ended; the limit hit, in words for the verdict ("" none). The run's
-        cgroup is removed with the run's (``containment.remove_cgroup``)."""
+        cgroup is removed with the run's (``containment.cgroups.remove_cgroup``)."""
         self.stop_watch()
         which = hit(exit_code, stderr, disk_full=self.disk_full,
                     pids_max=pids_max_hit([self.cgroup] if self.cgroup else []),

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
@@ -100,26 +100,29 @@ def _resolver() -> list[str]:
     return []
 
 
+def lstat_each(folder: str, names: Iterable[str]) -> Iterator[tuple[str, os.stat_result]]:
+    """(path, lstat) of each of ``names`` in ``folder`` that can still be looked at (what
+    ``os.walk`` listed may be gone by now): for the walk over /etc here and the one
+    over a run folder (``targets.local.run_folder``)."""
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        yield path, st
+
+
 def _private_etc() -> list[str]:
     """Cover what of /etc other users may not read: a program running as root keeps
     root's uid, which owns those files (``/etc/shadow``, ssh host keys) capability or not."""
     args: list[str] = []
     for folder, dirs, files in os.walk("/etc"):
-        for name in list(dirs):
-            path = os.path.join(folder, name)
-            try:
-                st = os.lstat(path)
-            except OSError:
-                continue
+        for path, st in lstat_each(folder, list(dirs)):
             if stat.S_ISDIR(st.st_mode) and st.st_mode & 0o005 != 0o005:
-                dirs.remove(name)
+                dirs.remove(os.path.basename(path))
                 args += ["--tmpfs", path, "--remount-ro", path]
-        for name in files:
-            path = os.path.join(folder, name)
-            try:
-                st = os.lstat(path)
-            except OSError:
-                continue
+        for path, st in lstat_each(folder, files):
             if stat.S_ISREG(st.st_mode) and not st.st_mode & stat.S_IROTH:
                 args += ["--ro-bind", "/dev/null", path]
         if len(args) > 3 * MAX_MASKS:
@@ -132,7 +135,7 @@ def layout() -> list[str]:
     if not _LAYOUT:
         masks = _private_etc() if os.geteuid() == 0 else []  # others cannot read them
         _LAYOUT.append([*_system(), *_resolver(), *masks, "--dev", "/dev", "--proc", "/proc"])
-    return _LAYOUT[0]  # then the private /tmp, sized: targets.limits
+    return _LAYOUT[0]  # then the private /tmp, sized: targets.sandbox.limits
 
 
 def _home_like(path: Path) -> bool:
