@@ -146,7 +146,7 @@ class Bare(App):
         yield Footer()
 Bare().run()
 """
-TCSS = ROOT / "verifybot_tui" / "tui" / "screens" / "main.tcss"
+TCSS = ROOT / "verifybot_tui" / "tui" / "screens" / "main" / "main.tcss"
 
 
 # Run in the child before the app: the first write holding the marker records the

@@ -42,7 +42,7 @@ WORKSPACE_PREFIX = "verifybot-"
 @pytest.fixture(autouse=True)
 def _no_wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     """The run's time ("after 0.1 s") in the output pane is frozen at 0."""
-    from verifybot_tui.tui.screens import loop_controller
+    from verifybot_tui.tui.screens.main import loop_controller
 
     summary = loop_controller._run_summary
 

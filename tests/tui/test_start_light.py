@@ -89,5 +89,5 @@ def _first_screen_modules(tmp_path: Path) -> set[str]:
 
 def test_the_first_screen_imports_only_what_it_draws(tmp_path: Path) -> None:
     loaded = _first_screen_modules(tmp_path)
-    assert "verifybot_tui.tui.screens.main" in loaded  # it did draw the app's screen
+    assert "verifybot_tui.tui.screens.main.screen" in loaded  # it did draw the app's screen
     assert sorted(m for m in LATER if m in loaded) == []

@@ -92,7 +92,7 @@ async def test_f8_tests_an_api_provider_as_doctor_does(tui,
             await tui.wait_for(
                 pilot, lambda: tui.main(app).llm_state not in ("stopped", "checking"),
                 timeout=30, what=f"{name} checked")
-            assert tui.main(app).llm_state == state, (name, tui.main(app).last_llm_check)
+            assert tui.main(app).llm_state == state, (name, tui.main(app).llm_switch.last_check)
             await pilot.pause()
             assert f"LLM {name}: {label}" in bar.render_line(0).text, "the status bar shows it"
             notice = await tui.wait_for(pilot, lambda name=name: [

@@ -90,7 +90,7 @@ async def test_keys_remap_from_config_and_help_lists_them(tui, tmp_path: Path, a
         assert any("'no_such_id' is not a key id" in n.message for n in notices)
         await pilot.press("ctrl+t")
         # A switch shows at once (the screen names the target it connects to): none began.
-        assert (tui.main(app).target, tui.main(app).switching) == ("local", None), \
+        assert (tui.main(app).target, tui.main(app).target_switch.switching) == ("local", None), \
             "the old key no longer switches"
         await pilot.press("f10")  # (f5 is toggle_top's: such a remap is refused now)
         await tui.wait_for(pilot, lambda: app.session.target_name == "other", what="the switch")

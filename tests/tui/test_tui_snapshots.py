@@ -48,7 +48,7 @@ def _snapshot_dir(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True)
 def _no_wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     """A busy machine makes the run last over a second ("after 1 s"): not a picture change."""
-    from verifybot_tui.tui.screens import loop_controller
+    from verifybot_tui.tui.screens.main import loop_controller
 
     summary = loop_controller._run_summary
 

@@ -62,8 +62,9 @@ async def test_an_unreachable_target_is_passed_and_the_next_press_reaches_the_on
             await pilot.press("ctrl+t")
         else:
             await palette_switch(tui, pilot, app)
-        await tui.wait_for(pilot, lambda: len(notices) > before and main.switching is None,
-                           timeout=60, what="the notice about pi")
+        await tui.wait_for(
+            pilot, lambda: len(notices) > before and main.target_switch.switching is None,
+            timeout=60, what="the notice about pi")
         said = [f"{n.message}" for n in notices[before:]]
         assert len(said) == 1, said  # one notice, not "connecting" then "could not"
         assert said[0].startswith("Could not switch to pi:"), said

@@ -23,7 +23,7 @@ from verifybot_tui.core.settings.ui_state import load_ui_state, save_ui_choice, 
 from verifybot_tui.tui.keys import APP_BINDINGS, check_keymap
 from verifybot_tui.tui.output_buffer import OutputBuffer
 from verifybot_tui.tui.prompter import DialogPrompter
-from verifybot_tui.tui.screens.main import MainScreen
+from verifybot_tui.tui.screens.main.screen import MainScreen
 from verifybot_tui.tui.session import AppSession
 from verifybot_tui.tui.themes import load_themes
 from verifybot_tui.tui.widgets.notices import NoticeLine
@@ -42,7 +42,7 @@ class VerifyBotApp(App[int]):
     TITLE = "VerifyBot"
     # The main screen is the default screen (its frame is the first frame), and
     # Textual reads a default screen's CSS_PATH only with the app's: name it here.
-    CSS_PATH = [Path(__file__).parent / "screens" / MainScreen.CSS_PATH]
+    CSS_PATH = [Path(__file__).parent / "screens" / "main" / MainScreen.CSS_PATH]
     BINDINGS: list[Binding] = APP_BINDINGS
     COMMANDS = App.COMMANDS | {lambda: _commands_provider()}
 

@@ -64,7 +64,7 @@ class VerifyBotCommands(Provider):
                               partial(show_comparison, main, cid)))
             for name in session.target_names:
                 found.append((f"Target: {name}", f"Run on {name} from the next attempt on",
-                              partial(main.switch_to_target, name)))
+                              partial(main.target_switch.switch_to, name)))
         return found
 
     async def discover(self) -> Hits:
@@ -145,12 +145,12 @@ async def apply_recipe(main: Any, recipe: Any) -> None:
         # A compiler or flags that run programs: asked about before anything is applied.
         await session.approve_files([recipe.to_trust_in(session.config)])
         if spec and spec != session.llm_spec:
-            await main.switch_llm_to(spec)
+            await main.llm_switch.switch_to(spec)
         if recipe.target and recipe.target != session.target_name:
-            main.target_chosen = True
+            main.target_switch.chosen = True
             session.use_target(recipe.target)
-            main.show_target(recipe.target)
-            main.connect(recipe.target)
+            main.target_switch.show(recipe.target)
+            main.target_switch.connect(recipe.target)
         session.use_recipe(recipe)
     except RefusedFile:
         return  # the dialog's answer was told where it was given

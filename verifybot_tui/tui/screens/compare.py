@@ -113,11 +113,7 @@ class CompareForm(FormDialog[CompareRequest]):
             with Horizontal(id="compare-numbers"):
                 yield Input(self.last["parallel"], id="compare-parallel", type="integer")
                 yield Input(self.last["repeat"], id="compare-repeat", type="integer")
-            yield Static("", id="dialog-error", markup=False)
-            yield NoticeLine(id="notices")
-            with Horizontal(id="dialog-buttons"):
-                yield Button("Compare", id="compare-start", variant="success")
-                yield Button("Cancel", id="cancel")
+            yield from self.form_end("Compare", "compare-start")
 
     def read(self) -> CompareRequest:
         from verifybot_tui.core.settings.ui_state import save_ui_choice

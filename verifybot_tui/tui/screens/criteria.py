@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from textual import on
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, Label, Static, TextArea
+from textual.containers import Vertical
+from textual.widgets import Button, Label, TextArea
 
 from verifybot_tui.core.verify import criteria as crit
 from verifybot_tui.core.verify.criterion import Criterion
 from verifybot_tui.tui.screens.dialogs import FormDialog
-from verifybot_tui.tui.widgets.notices import NoticeLine
 
 HELP = ("One criterion per line: contains:TEXT, not:TEXT, regex:RE, regex-whole:RE, exit:N, "
         "range:RE:LO..HI, file:GLOB[:MINSIZE], no-stderr, duration:<=S, compiles-clean. "
@@ -35,11 +34,7 @@ class CriteriaScreen(FormDialog[list[Criterion]]):
             yield Label("Success criteria", id="dialog-title")
             yield Label(HELP, id="dialog-question", markup=False)
             yield TextArea("\n".join(c.text for c in self.current), id="criteria-text")
-            yield Static("", id="dialog-error", markup=False)
-            yield NoticeLine(id="notices")
-            with Horizontal(id="dialog-buttons"):
-                yield Button("Save", id="save", variant="success")
-                yield Button("Cancel", id="cancel")
+            yield from self.form_end("Save", "save")
 
     def read(self) -> list[Criterion]:
         lines = self.query_one("#criteria-text", TextArea).text.splitlines()

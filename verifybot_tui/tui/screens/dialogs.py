@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TypeVar
 
 from textual import on
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
@@ -62,6 +63,16 @@ class FormDialog(ModalScreen[T | None]):
 
     def on_mount(self) -> None:
         self.query_one(self.FIELD).focus()
+
+    @staticmethod
+    def form_end(submit: str, submit_id: str) -> ComposeResult:
+        """The end of every form, under its fields: the line that says what does not read
+        (``#dialog-error``), the notices, and the button that submits beside Cancel."""
+        yield Static("", id="dialog-error", markup=False)
+        yield NoticeLine(id="notices")
+        with Horizontal(id="dialog-buttons"):
+            yield Button(submit, id=submit_id, variant="success")
+            yield Button("Cancel", id="cancel")
 
     def read(self) -> T:
         """The field's value as the caller wants it; ConfigError says what is wrong."""

@@ -17,7 +17,7 @@ from typing import Any
 from rich.text import Text
 from textual import on, work
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Button, DataTable, Input, Label, Static
@@ -61,11 +61,7 @@ class RaceForm(FormDialog[argparse.Namespace]):
             yield Input(", ".join(self.config.llm), id="race-llms")
             yield Label("Success criteria, e.g. contains:RESULT=42 (blank: PASSED wins):")
             yield Input(id="race-expect")
-            yield Static("", id="dialog-error", markup=False)
-            yield NoticeLine(id="notices")
-            with Horizontal(id="dialog-buttons"):
-                yield Button("Race", id="race-start", variant="success")
-                yield Button("Cancel", id="cancel")
+            yield from self.form_end("Race", "race-start")
 
     def read(self) -> argparse.Namespace:
         value = {i: self.query_one(f"#race-{i}", Input).value for i in ("prompt", "llms",
@@ -231,7 +227,7 @@ def open_race(main: Any, prompt: str = "", names: str = "") -> None:
     def closed(winner: int | None) -> None:
         main.refresh_history()
         if winner is not None:
-            main.run_worker(main._show_session(winner), group="ui", exclusive=True)
+            main.run_worker(main.show_session(winner), group="ui", exclusive=True)
 
     def chosen(args: argparse.Namespace | None) -> None:
         if args is not None:

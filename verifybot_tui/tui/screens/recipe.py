@@ -9,12 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual import on
-from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, Input, Label, Static
+from textual.containers import Vertical
+from textual.widgets import Button, Input, Label
 
 from verifybot_tui.core.verify.recipe import Recipe, load_recipe
 from verifybot_tui.tui.screens.dialogs import FormDialog
-from verifybot_tui.tui.widgets.notices import NoticeLine
 
 
 class RecipeScreen(FormDialog[Recipe]):
@@ -26,11 +25,7 @@ class RecipeScreen(FormDialog[Recipe]):
             yield Label("The path of a recipe TOML file (see examples/rocket.toml):",
                         id="dialog-question")
             yield Input(placeholder="examples/rocket.toml", id="recipe-path")
-            yield Static("", id="dialog-error", markup=False)
-            yield NoticeLine(id="notices")
-            with Horizontal(id="dialog-buttons"):
-                yield Button("Open", id="open", variant="success")
-                yield Button("Cancel", id="cancel")
+            yield from self.form_end("Open", "open")
 
     def read(self) -> Recipe:
         text = self.query_one("#recipe-path", Input).value.strip()

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 from textual.content import Content
 from textual.markup import escape
@@ -33,61 +33,7 @@ from verifybot_tui.tui.widgets.approval import ApprovalBar
 from verifybot_tui.tui.widgets.feedback import FeedbackBar
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from textual.app import App
-    from textual.worker_manager import WorkerManager
-
-    from verifybot_tui.tui.output_buffer import OutputBuffer
-    from verifybot_tui.tui.session import AppSession
-    from verifybot_tui.tui.widgets.code import CodePane
-    from verifybot_tui.tui.widgets.conversation import ConversationPane
-    from verifybot_tui.tui.widgets.output import OutputPane
-    from verifybot_tui.tui.widgets.prompt import PromptBox
-    from verifybot_tui.tui.widgets.status import StatusBar
-
-
-class LoopHost(Protocol):
-    """What the controller needs of the screen that owns it (the main screen).
-
-    A protocol, not the screen's class: the screen composes its controller, so
-    the controller naming the screen would make the two modules import each other.
-    Textual's own methods are read as plain callables.
-    """
-
-    session: AppSession
-    auto_accept: bool
-    reviewing: bool
-    editing: bool
-    # The panes (typed Child getters on the screen).
-    status_bar: StatusBar
-    conversation: ConversationPane
-    code_pane: CodePane
-    output_pane: OutputPane
-    prompt_box: PromptBox
-    approval_bar: ApprovalBar
-    feedback_bar: FeedbackBar
-
-    @property
-    def output_buffer(self) -> OutputBuffer: ...
-    @property
-    def app(self) -> App[Any]: ...
-    @property
-    def workers(self) -> WorkerManager: ...
-    @property
-    def notify(self) -> Callable[..., None]: ...
-    @property
-    def post_message(self) -> Callable[..., bool]: ...
-    @property
-    def run_worker(self) -> Callable[..., Any]: ...
-    @property
-    def query(self) -> Callable[..., Any]: ...
-    @property
-    def refresh_bindings(self) -> Callable[[], None]: ...
-
-    def refresh_history(self) -> None: ...
-    def prompt_ready(self) -> None: ...
-    def show_top(self, which: str) -> None: ...
+    from verifybot_tui.tui.screens.main.host import LoopHost
 
 
 YIELD_EVERY = 0.005  # seconds of output handling before the worker lets others run

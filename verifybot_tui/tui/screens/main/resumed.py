@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING
 from verifybot_tui.tui.screens.attempt import attempt_files, entry_name, read_output_file
 
 if TYPE_CHECKING:
-    from verifybot_tui.tui.screens.main import MainScreen
+    from verifybot_tui.core.base.ports import ProgramFile
+    from verifybot_tui.tui.screens.main.host import LoopHost
 
 
-async def show_session(screen: MainScreen, session_id: int) -> None:
+async def show_session(screen: LoopHost, session_id: int) -> list[ProgramFile]:
     """The panes show the session being resumed: its conversation, its last version
-    and that version's output, so a follow-up is written knowing what it follows."""
+    and that version's output, so a follow-up is written knowing what it follows.
+    Returns the version shown: F4 compares the next one with it."""
     history = screen.session.history
     conversation = screen.conversation
     await conversation.clear()
@@ -32,7 +34,6 @@ async def show_session(screen: MainScreen, session_id: int) -> None:
     previous = attempt_files(screen.session.workspace,
                              with_files[-2] if len(with_files) > 1 else None)
     await screen.code_pane.show_files(files, entry, previous)
-    screen.controller.last_shown = files
     output = screen.output_pane
     output.clear()
     if last is not None and last.get("output_file"):
@@ -42,3 +43,4 @@ async def show_session(screen: MainScreen, session_id: int) -> None:
     screen.status_bar.attempt = last["n"] if last is not None else 0
     row = history.session(session_id)  # the verdict the session ended on
     screen.status_bar.verdict = str(row.get("status") or "") if row else ""
+    return files
