@@ -1,6 +1,6 @@
 """``verifybot run`` and ``verifybot extract``: the loop without the app.
 
-Both drive the same verify loop as the TUI and exit with the codes of the README (Commands).
+Both drive the same verify loop as the TUI and exit with the codes of docs/commands.md.
 """
 
 from __future__ import annotations

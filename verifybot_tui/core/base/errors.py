@@ -1,4 +1,4 @@
-"""Errors that end a run, each carrying the exit code of the CLI's contract (README, Commands).
+"""Errors that end a run, each carrying the exit code of the CLI's contract (docs/commands.md).
 
 Front ends map an error to its exit code and print its message; the message
 always says what to do, because it is the only thing the user sees.
