@@ -36,7 +36,10 @@ async def worker(tree: str) -> None:
     sys.path.insert(0, tree)
     from verifybot_tui.core.base.ports import ProgramFile, RunRequest
     from verifybot_tui.core.settings.config import TargetConfig
-    from verifybot_tui.targets.local.target import LocalTarget
+    try:
+        from verifybot_tui.targets.local.target import LocalTarget
+    except ImportError:  # a tree from before targets/local/ was a package (issue 43)
+        from verifybot_tui.targets.local import LocalTarget  # type: ignore[attr-defined,no-redef]
 
     target = LocalTarget(TargetConfig(name="local"), Path(tempfile.mkdtemp(prefix="vb-pair-")))
     loop = asyncio.get_running_loop()
