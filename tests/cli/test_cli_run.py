@@ -318,6 +318,34 @@ def test_extract_shows_blocks_and_runs_once(tmp_path: Path) -> None:
     assert (ws / "programs" / "hello_1.py").exists()
 
 
+def test_a_session_of_extract_run_makes_a_recipe_that_runs_later(tmp_path: Path) -> None:
+    """`extract --answer N --run` then `recipe new` then `recipe run`, as the guide's
+    commands go: the answer the session ran is kept in the workspace (it was a temporary
+    file, gone when the recipe ran it: "cannot read"), so the recipe replays it."""
+    ws = tmp_path / "ws"
+    ran = run_cli("extract", str(EXAMPLES / "word_count.md"), "--answer", "2", "--run",
+                  "--yes", "--workspace", str(ws), cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    (kept,) = (ws / "raw_md" / "replays").glob("word_count_answer_2_*.md")
+    made = run_cli("recipe", "new", "-o", "r.toml", "--workspace", str(ws), cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    assert kept.name in (tmp_path / "r.toml").read_text()
+    again = run_cli("recipe", "run", "r.toml", "--workspace", str(tmp_path / "ws2"),
+                    cwd=tmp_path)
+    # the answer ran again from the kept file: PASSED (without criteria a recipe is
+    # not VERIFIED, so `recipe run` exits 1: "0 of 1 verified")
+    assert "cannot read" not in again.stderr, again.stderr
+    assert "run_the_code_of_answer_2  PASSED" in again.stdout, again.stdout + again.stderr
+    assert kept.name in again.stderr and again.returncode == 1
+    # a file that is one answer (no '## Answer N'): kept the same way, run the same
+    one = tmp_path / "one.md"
+    one.write_text("```python\nprint('one answer')\n```\n")
+    ran = run_cli("extract", str(one), "--run", "--yes", "--workspace", str(ws), cwd=tmp_path)
+    assert ran.returncode == 0 and "one answer" in ran.stdout, ran.stderr
+    (kept,) = (ws / "raw_md" / "replays").glob("one_answer_1_*.md")
+    assert "print('one answer')" in kept.read_text()
+
+
 def test_python_m_entry_point_and_help() -> None:
     proc = subprocess.run([sys.executable, "-m", "verifybot_tui", "run", "--help"],
                           capture_output=True, text=True, cwd=ROOT, timeout=60)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +29,10 @@ from verifybot_tui.core.base.errors import (
     ConfigError,
     TargetError,
 )
+from verifybot_tui.core.base.fresh_file import write_fresh
 from verifybot_tui.core.base.toml_file import TomlFileError, read_text_file
 from verifybot_tui.core.settings.config import MAX_TIMEOUT, Config
+from verifybot_tui.core.store.transcript import wrap_fence
 
 
 async def cmd_run(args: argparse.Namespace) -> int:
@@ -230,8 +232,24 @@ def _print_extraction(ex: Any) -> None:
 
 
 
+def kept_replay(ws: Path, path: Path, answer: str, n: int) -> Path:
+    """The answer run, as a replay file kept in the workspace (``raw_md/replays/``): the
+    session names it as its LLM, so a recipe made from the session (``recipe new``) or
+    ``run --resume`` reads the same answer later (a temporary file was gone by then).
+    Named by the answer's own hash: the same answer is one file, another never
+    replaces it."""
+    digest = hashlib.sha256(answer.encode()).hexdigest()[:8]
+    kept = ws / "raw_md" / "replays" / f"{path.stem}_answer_{n or 1}_{digest}.md"
+    if not kept.is_file():
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        write_fresh(kept, f"# The answer `verifybot extract --run` ran, from {path.name}\n\n"
+                          f"## Answer 1\n\n{wrap_fence(answer, 'markdown')}", 0o600)
+    return kept
+
+
 async def _extract_run(args: argparse.Namespace, path: Path, answer: str, n: int) -> int:
     """--run: the loop with this one answer and no retries, so nothing is done twice."""
+    from verifybot_tui.cli.approval import approve_files, board_files
     from verifybot_tui.llm.replay import ReplayLLM
     from verifybot_tui.targets import make_target
 
@@ -239,25 +257,18 @@ async def _extract_run(args: argparse.Namespace, path: Path, answer: str, n: int
     ws = cfg.workspace
     stdin = Stdin()
     printer = Printer(json_mode=args.json, stdin=stdin)
-    with tempfile.TemporaryDirectory(prefix="verifybot-extract-") as tmp:
-        one = path
-        if n:  # one answer of a transcript: the replay reads it as a whole file
-            one = Path(tmp) / f"{path.stem}_answer_{n}.md"
-            one.write_text(answer, encoding="utf-8")
-        llm = ReplayLLM(one, whole_file=True)
-        from verifybot_tui.cli.approval import approve_files, board_files
-
-        await approve_files(board_files(cfg, args.target or cfg.run.default_target),
-                            trusted=args.trust, how="verifybot extract --run --trust",
-                            stdin=stdin)
-        target = make_target(cfg, args.target or cfg.run.default_target, ws, prompter=stdin,
-                             trust_new_host=args.trust_new_host)
-        try:
-            _say_sandbox(cfg, target.name, printer)
-        except BaseException:
-            await close_all(llm, target)
-            raise
-        what = f"answer {n} of {path.name}" if n else path.name
-        return await _drive(args, cfg, llm, target, printer, f"Run the code of {what}",
-                            max_retries=0)
+    llm = ReplayLLM(kept_replay(ws, path, answer, n))
+    await approve_files(board_files(cfg, args.target or cfg.run.default_target),
+                        trusted=args.trust, how="verifybot extract --run --trust",
+                        stdin=stdin)
+    target = make_target(cfg, args.target or cfg.run.default_target, ws, prompter=stdin,
+                         trust_new_host=args.trust_new_host)
+    try:
+        _say_sandbox(cfg, target.name, printer)
+    except BaseException:
+        await close_all(llm, target)
+        raise
+    what = f"answer {n} of {path.name}" if n else path.name
+    return await _drive(args, cfg, llm, target, printer, f"Run the code of {what}",
+                        max_retries=0)
 

@@ -93,11 +93,8 @@ def parse_answers(text: str) -> list[str]:
 class ReplayLLM(ReportsState):
     """Answers from a file; streams each answer in small pieces like a chat site."""
 
-    def __init__(self, path: Path, *, chunk: int = 48, delay: float = 0.004,
-                 whole_file: bool = False) -> None:
+    def __init__(self, path: Path, *, chunk: int = 48, delay: float = 0.004) -> None:
         self.path = path
-        # whole_file: the file is one answer (``verifybot extract --run``).
-        self.whole_file = whole_file
         self.name = f"replay:{path}"
         self.state = "stopped"
         self.conversation_url: str | None = None
@@ -115,7 +112,7 @@ class ReplayLLM(ReportsState):
         except UnicodeDecodeError as e:
             raise ConfigError(f"the replay transcript {self.path} is not UTF-8 text (an "
                               f"invalid byte at offset {e.start}); save it as UTF-8") from None
-        self.answers = [text] if self.whole_file else parse_answers(text)
+        self.answers = parse_answers(text)
         if not self.answers:
             raise LLMError(f"{self.path} holds no answers: it needs sections '## Answer 1', "
                            "'## Answer 2', ... (see verifybot_tui/llm/replay.py)")
