@@ -79,6 +79,11 @@ def plan_update(tree: Mapping[str, str], answer: str,
             changes.append(FileChange(path, "removed", None, line=line))
             current.pop(path, None)
         else:
+            safe, why = confine_name(target)
+            if safe is None:
+                notes.append(f"{path} is not renamed to {target}: {why}")
+                continue
+            target = safe
             text = current.pop(path)
             sent = next((c for c in changes if c.path == target), None)
             changes.append(FileChange(target, "renamed", sent.text if sent else text,

@@ -129,8 +129,12 @@ class Workspace:
         os.close(create_private(self.claims / f"{output_stem}_{n}"))
 
     def save_program(self, name: str, n: int, content: str) -> Path:
-        """Create programs/<stem>_<n><ext>; refuses to overwrite (FileExistsError)."""
+        """Create programs/<stem>_<n><ext>; refuses to overwrite (FileExistsError), and a
+        name that leads out of programs/ (ValueError): the last check under every way
+        an answer names a file (a block, a diff's path, a rename in its prose)."""
         path = self.programs / versioned(name, n)
+        if not path.resolve().is_relative_to(self.programs.resolve()):
+            raise ValueError(f"{name!r} leads out of programs/: not saved")
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE)
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:

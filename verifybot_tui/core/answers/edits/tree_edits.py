@@ -37,9 +37,20 @@ class _Work:
         self.problems: list[EditProblem] = []
         self.notes: list[str] = []
 
+    def confined(self, path: str) -> bool:
+        """Whether ``path`` stays in the project; one that leaves it (a diff's ``+++
+        b/../x``, ``/etc/x``) is said in a note and changes nothing."""
+        safe, why = confine_name(path)
+        if safe is None:
+            self.notes.append(f"{path}: not saved, {why}")
+        return safe is not None
+
     def put(self, path: str, how: str, text: str, line: int) -> None:
         """Record a change; a second edit of one file composes with the first (the
-        change keeps the first one's form unless a whole file replaces it)."""
+        change keeps the first one's form unless a whole file replaces it). A path
+        that leads out of the project (a diff's ``+++ b/../x``) changes nothing."""
+        if not self.confined(path):
+            return
         earlier = next((i for i, c in enumerate(self.changes) if c.path == path), None)
         if earlier is not None:
             first = self.changes.pop(earlier)
@@ -183,7 +194,7 @@ def _diff(work: _Work, block: CodeBlock) -> None:
             continue
         old_name = patch.old_path if patch.old_path not in ("", NULL) else ""
         path = _target(work, block, patch.path or old_name, partial(_patch_fits, patch))
-        if path is None:
+        if path is None or not work.confined(path):
             continue
         source = _resolve(work, old_name) if old_name else path
         new, why = apply_patch(work.current.get(source), patch, path)
