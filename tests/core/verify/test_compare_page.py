@@ -109,7 +109,7 @@ def test_the_page_at_20_tasks_by_6_llms_is_readable(width: int, tmp_path: Path) 
             assert sum(t.startswith("I") for t in letters) == 1
             # each cell links to its transcript, inside the report's folder
             href = page.locator("table.grid td a").first.get_attribute("href")
-            assert href is not None and href.startswith("cells/") and "/raw_md/" in href
+            assert href is not None and href.startswith("./cells/") and "/raw_md/" in href
             # the page fits: no chart wider than the window
             widths = page.evaluate("() => [...document.querySelectorAll('svg.chart')]"
                                    ".map(s => s.getBoundingClientRect().right)")
@@ -117,3 +117,14 @@ def test_the_page_at_20_tasks_by_6_llms_is_readable(width: int, tmp_path: Path) 
         finally:
             browser.close()
     assert (tmp_path / f"compare-{width}.png").stat().st_size > 20_000
+
+
+def test_a_workspace_named_like_a_url_scheme_links_inside_the_folder() -> None:
+    """A compare.json from others (``compare --report DIR``) names each cell's workspace:
+    "javascript:..." there must stay a relative file link, never a script."""
+    m = _matrix()
+    m.cells[0].workspace = "javascript:alert(document.domain)//"
+    page = index_html(m)
+    hrefs = re.findall(r'href="([^"]*)"', page)
+    assert hrefs and all(h.startswith(("./", "#")) for h in hrefs), hrefs[:5]
+    assert 'href="./javascript:alert' in page

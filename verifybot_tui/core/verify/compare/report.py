@@ -149,10 +149,11 @@ def _table(head: list[str], rows: list[list[str]], classes: list[str] | None = N
 
 
 def _href(path: str) -> str:
-    """A link to a file of the report's folder, relative, each part escaped."""
+    """A link to a file of the report's folder, relative, each part escaped, and always
+    starting "./": a compare.json from others may name a workspace "javascript:..."."""
     if not path:
         return ""
-    return "/".join(_e(part) for part in PurePosixPath(path.replace("\\", "/")).parts)
+    return "./" + "/".join(_e(part) for part in PurePosixPath(path.replace("\\", "/")).parts)
 
 
 def _grid_cell(cells: list[dict[str, Any]]) -> str:
