@@ -54,6 +54,23 @@ def tui(tmp_path: Path) -> TuiDriver:
 
 
 @pytest.fixture
+def frozen_run_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run's time in the output pane ("after 0.1 s") frozen at 0, for pictures of
+    the app: a busy machine makes a run last a second, which is not a change of screen."""
+    import dataclasses
+
+    from verifybot_tui.tui.screens.main import loop_controller
+
+    summary = loop_controller._run_summary
+
+    def timeless(ev: Any) -> Any:
+        return summary(dataclasses.replace(ev, result=dataclasses.replace(ev.result,
+                                                                          duration=0.0)))
+
+    monkeypatch.setattr(loop_controller, "_run_summary", timeless)
+
+
+@pytest.fixture
 def app_messages() -> AppMessages:
     return AppMessages()
 

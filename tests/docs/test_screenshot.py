@@ -13,7 +13,6 @@ VERIFYBOT_WRITE_SCREENSHOT=1 it writes docs/images/app.svg instead of comparing.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import html
 import os
 import re
@@ -28,7 +27,7 @@ from project import ROOT
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
 
-pytestmark = pytest.mark.usefixtures("tui_env")
+pytestmark = pytest.mark.usefixtures("tui_env", "frozen_run_time")
 
 KEPT = ROOT / "docs" / "images" / "app.svg"
 SIZE = (160, 44)  # from 160 columns on, the history pane sits beside the others
@@ -37,20 +36,6 @@ WRITE = os.environ.get("VERIFYBOT_WRITE_SCREENSHOT") == "1"
 # The workspace is a folder of its own in the temporary folder, not under pytest's long
 # tmp_path: its path is in the picture (the first run's traceback names the program).
 WORKSPACE_PREFIX = "verifybot-"
-
-
-@pytest.fixture(autouse=True)
-def _no_wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The run's time ("after 0.1 s") in the output pane is frozen at 0."""
-    from verifybot_tui.tui.screens.main import loop_controller
-
-    summary = loop_controller._run_summary
-
-    def timeless(ev):
-        return summary(dataclasses.replace(ev, result=dataclasses.replace(ev.result,
-                                                                          duration=0.0)))
-
-    monkeypatch.setattr(loop_controller, "_run_summary", timeless)
 
 
 def screen_rows(svg: str) -> list[str]:

@@ -9,7 +9,6 @@ toasts, no cursor blink. Update after a deliberate change with
 
 from __future__ import annotations
 
-import dataclasses
 import tempfile
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from textual.widgets import Input, TextArea
 
 from verifybot_tui.tui.widgets.notices import NoticeLine
 
-pytestmark = pytest.mark.usefixtures("tui_env")
+pytestmark = pytest.mark.usefixtures("tui_env", "frozen_run_time")
 SIZE = (120, 36)
 THEMES = ["verifybot-dark", "verifybot-light"]
 # One stream: stdout and stderr arrive through two pipes in no fixed order, and a
@@ -43,20 +42,6 @@ class SnapshotsHere(pytest_textual_snapshot.SVGImageExtension):
 @pytest.fixture(autouse=True)
 def _snapshot_dir(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pytest_textual_snapshot, "SVGImageExtension", SnapshotsHere)
-
-
-@pytest.fixture(autouse=True)
-def _no_wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A busy machine makes the run last over a second ("after 1 s"): not a picture change."""
-    from verifybot_tui.tui.screens.main import loop_controller
-
-    summary = loop_controller._run_summary
-
-    def timeless(ev):
-        return summary(dataclasses.replace(ev, result=dataclasses.replace(ev.result,
-                                                                          duration=0.0)))
-
-    monkeypatch.setattr(loop_controller, "_run_summary", timeless)
 
 
 def app_for(tui, tmp_path: Path, theme: str):
