@@ -121,3 +121,30 @@ async def test_a_cancel_over_http_stops_the_program(server: HttpServer, tmp_path
         assert [r["status"] for r in history_rows(tmp_path / "ws")] == ["STOPPED"]
     finally:
         kill_all(tagged(tag))
+
+
+async def test_only_the_lifespan_passes_the_guard_without_the_token() -> None:
+    """The guard in front of the SDK's app: a websocket (no route today, maybe one
+    tomorrow) is closed unheard without the token, like an HTTP request gets its 401."""
+    from verifybot_tui.mcp_server.http import BearerGuard
+
+    reached: list[str] = []
+
+    async def app(scope, receive, send) -> None:  # type: ignore[no-untyped-def]
+        reached.append(scope["type"])
+
+    sent: list[dict] = []
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    guard = BearerGuard(app, "tok")
+    await guard({"type": "lifespan"}, None, send)
+    await guard({"type": "websocket", "headers": []}, None, send)
+    await guard({"type": "http", "headers": [(b"authorization", b"Bearer no")]}, None, send)
+    assert reached == ["lifespan"]
+    assert sent[0] == {"type": "websocket.close", "code": 1008}
+    assert sent[1]["status"] == 401
+    await guard({"type": "websocket", "headers": [(b"authorization", b"Bearer tok")]}, None,
+                send)
+    assert reached == ["lifespan", "websocket"]

@@ -51,12 +51,15 @@ class BearerGuard:
         self.expected = f"Bearer {token}".encode()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
+        if scope["type"] == "lifespan":  # the server's start and stop: no client in it
             await self.app(scope, receive, send)
             return
         given = dict(scope.get("headers") or []).get(b"authorization", b"")
         if hmac.compare_digest(given, self.expected):
             await self.app(scope, receive, send)
+            return
+        if scope["type"] != "http":  # a websocket (or what comes next) is closed unheard
+            await send({"type": "websocket.close", "code": 1008})
             return
         why = "missing" if not given else "wrong"
         body = json.dumps({"error": f"bearer token {why}: send the header 'Authorization: "
