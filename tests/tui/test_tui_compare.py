@@ -299,3 +299,21 @@ def test_an_llm_on_the_app_chats_browser_profile_is_refused_first(tmp_path: Path
         request = check_request(cfg, str(recipes), names, "2", app_llm=app_llm)
         assert [n for n, _ in request.llms] == ["chatgpt", llms.split(",")[1].strip()]
         check_race(cfg, race_args("p", names, "local"), app_llm)
+
+
+def test_a_cell_whose_program_flooded_shows_the_start_of_its_output(tmp_path: Path) -> None:
+    """A cell's files are read on the UI thread as its screen opens: a flooded output file
+    is read only as far as is shown, and says where the rest is."""
+    from verifybot_tui.tui.screens import compare_cell
+
+    big = tmp_path / "flood_1.txt"
+    with open(big, "w") as f:
+        for i in range(400_000):  # about 6 MB
+            f.write(f"line {i}\n")
+    text = compare_cell._read(big)
+    assert text.startswith("line 0\nline 1\n")
+    assert len(text) < compare_cell.MAX_SHOWN + 200
+    assert text.endswith(f"cut here; the whole file is {big}")
+    small = tmp_path / "ok_1.txt"
+    small.write_text("SUM=7\n")
+    assert compare_cell._read(small) == "SUM=7\n"

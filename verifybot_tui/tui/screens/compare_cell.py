@@ -24,11 +24,15 @@ MAX_SHOWN = 200_000  # characters of one file shown; the rest is on disk
 
 
 def _read(path: Path) -> str:
+    """The file's start, up to MAX_SHOWN characters: read no further than that (a cell
+    whose program flooded its output has a file of gigabytes, read on the UI thread)."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        with open(path, "rb") as f:
+            data = f.read(MAX_SHOWN * 4 + 1)  # enough bytes for MAX_SHOWN characters
     except OSError as e:
         return f"(cannot read {path}: {e.strerror or e})"
-    if len(text) > MAX_SHOWN:
+    text = data.decode("utf-8", errors="replace")
+    if len(text) > MAX_SHOWN or len(data) > MAX_SHOWN * 4:
         text = text[:MAX_SHOWN] + f"\n… cut here; the whole file is {path}"
     return visible(text)
 
