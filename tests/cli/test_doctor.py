@@ -8,7 +8,7 @@ from pathlib import Path
 
 from project import verifybot_cmd
 
-from verifybot_tui.cli.doctor import LOGIN_STAMP
+from verifybot_tui.llm.browser.first_start import LOGIN_STAMP
 
 
 def doctor(tmp_path: Path, config: str,

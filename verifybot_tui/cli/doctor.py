@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import shutil
 import sys
 import time
@@ -73,6 +72,7 @@ async def _check_llm(r: _Report, name: str, llm: LLMConfig) -> None:
     from playwright.async_api import async_playwright
 
     from verifybot_tui.llm.browser.chromium import find_browser, profile_dir
+    from verifybot_tui.llm.browser.first_start import LOGIN_STAMP, needs_display, profile_state
 
     what = f"llm {name}"
     async with async_playwright() as pw:
@@ -93,29 +93,21 @@ async def _check_llm(r: _Report, name: str, llm: LLMConfig) -> None:
                              "in a desktop session (or under xvfb-run), or set headless = true "
                              f"in [llm.{name}] (bot checks catch headless browsers more often)")
     profile = profile_dir(llm)
-    stamp = profile / LOGIN_STAMP
-    if stamp.is_file():
+    state = profile_state(profile)
+    if state == "logged_in":
+        stamp = profile / LOGIN_STAMP
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp.stat().st_mtime))
         r.line("OK", what, f"profile {profile}: logged in with `verifybot login` on {when} "
                            "(whether it still is, each prompt checks)")
-    elif _used_profile(profile):
+    elif state == "used":
         # A profile only says a browser ran with it, not that anyone logged in.
         r.line("WARN", what, f"profile {profile} exists, login not checked: run "
                              f"`verifybot login --llm {name}` once if the app says logged out")
-    elif profile.is_dir():
+    elif state == "unused":
         r.line("WARN", what, f"profile {profile} was never used (a browser start left only "
                              f"its lock): run `verifybot login --llm {name}`")
     else:
         r.line("WARN", what, f"no profile at {profile}: run `verifybot login --llm {name}` once")
-
-
-def _used_profile(profile: Path) -> bool:
-    """Whether a browser got as far as writing a profile (Chromium's Singleton* lock
-    files are made first, and stay behind, stale, when it could not open a window)."""
-    try:
-        return any(not p.name.startswith("Singleton") for p in profile.iterdir())
-    except OSError:
-        return False
 
 
 def wsl(proc_version: Path = Path("/proc/version")) -> bool:
@@ -220,19 +212,6 @@ async def run_site_repair(args: argparse.Namespace, cfg: Config, name: str,
     page = folder / f"{time.strftime('%Y%m%d-%H%M%S')}_{name}_site_probe_page.html"
     page.write_text(pages[-1], encoding="utf-8")
     return await run_doctor_repair(args, page, site, page_llm=proposer)
-
-
-LOGIN_STAMP = ".verifybot-login"
-"""Written into a profile by a finished `verifybot login`: doctor reads its time."""
-
-
-def needs_display() -> str | None:
-    """Why a visible browser window cannot open here, or None."""
-    if sys.platform != "linux":
-        return None
-    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
-        return None
-    return "neither $DISPLAY nor $WAYLAND_DISPLAY is set"
 
 
 def _check_sandbox(r: _Report, what: str, mode: str) -> None:
