@@ -188,9 +188,6 @@ class UIConfig:
 NOTIFY_KINDS = ("auto", "osc9", "osc777", "bell", "off")
 
 
-SOURCES = ("", "defaults", "user", "explicit", "approved")
-
-
 @dataclass
 class MCPConfig:
     """What `verifybot mcp` lets an agent reach: only the user's own config says, never

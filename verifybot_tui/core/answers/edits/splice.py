@@ -128,14 +128,6 @@ def _splice_methods(text: str, block: str, target: ast.ClassDef,
     return "\n".join(lines)
 
 
-def python_definitions(text: str) -> int:
-    """How many top-level statements a Python file has (0 when it does not parse)."""
-    try:
-        return len(ast.parse(text).body)
-    except (SyntaxError, ValueError):
-        return 0
-
-
 def _count_problem(name: str, path: str, count: int) -> str:
     if count == 0:
         return f"`{name}` is not defined in {path}"

@@ -8,7 +8,6 @@ the forms it names (ELF, Intel hex, raw binary), and the tool doctor looks for.
 from __future__ import annotations
 
 import shlex
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -73,8 +72,3 @@ def images(board: Board, elf: Path, template: str) -> dict[str, Path]:
             names[key] = out
     return names
 
-
-def have_tool(flash: str) -> bool:
-    """Whether the program a flash setting runs is on PATH here."""
-    tool = tool_of(flash)
-    return bool(tool) and shutil.which(tool) is not None
