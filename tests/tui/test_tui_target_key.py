@@ -94,3 +94,7 @@ async def test_with_one_target_the_key_and_the_palette_say_how_to_add_one(
                                               for n in app_messages.notices), what="the notice")
     text = "\n".join(n.message for n in app_messages.notices)
     assert "Only one target is configured (local)" in text and "[targets.pi]" in text
+    # the file to add it to, by its full path, as the first start names it
+    from verifybot_tui.tui.session import config_file
+
+    assert str(config_file(app.session.config)) in text

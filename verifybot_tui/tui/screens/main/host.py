@@ -97,6 +97,9 @@ class SwitchHost(LoopHost, Protocol):
 
 
 def config_name(screen: SwitchHost) -> str:
-    """The config file the notices tell the user to add a target or an LLM to."""
-    path = screen.session.config.path
-    return str(path) if path else "a config.toml (there is none yet)"
+    """The config file the notices tell the user to add a target or an LLM to: the one
+    read, else where the app would read one (by its full path, as the first start says)."""
+    from verifybot_tui.tui.session import config_file
+
+    path = config_file(screen.session.config)
+    return str(path) if path.is_file() else f"a new file {path}"
