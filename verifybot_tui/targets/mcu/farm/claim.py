@@ -225,6 +225,8 @@ def _place_change(session: Any) -> asyncio.Event:
 
         session.on_place_changed = on_place_changed
         session.__dict__["_vb_hooked"] = True
+    if waiters:  # one event waits for the next change: a long wait's every turn shares it
+        return waiters[0]
     event = asyncio.Event()
     waiters.append(event)
     return event
