@@ -189,6 +189,21 @@ def _row(row: sqlite3.Row) -> dict[str, Any]:
     return d
 
 
+def _wal(db: sqlite3.Connection, patience: float = 10.0) -> None:
+    """Put the file in WAL mode. SQLite answers "database is locked" to this pragma at
+    once, without its busy timeout, while another process opening a new history.db
+    does the same (four `verifybot run` started together): try again for a while."""
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 class History:
     def __init__(self, workspace: Path) -> None:
         self.path = workspace / "history.db"
@@ -204,13 +219,12 @@ class History:
                 os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
             self.db = sqlite3.connect(self.path, timeout=10, isolation_level=None,
                                       check_same_thread=False)
-            self.db.execute("PRAGMA journal_mode=WAL")
+            _wal(self.db)
         except (OSError, sqlite3.Error) as e:
             raise ConfigError(f"workspace {workspace}: cannot open {self.path.name}: "
                               f"{getattr(e, 'strerror', None) or e}. Give a folder you can "
                               "write to with --workspace DIR or [run] workspace") from None
         self.db.row_factory = sqlite3.Row
-        self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self._migrate()
         self.db.executescript(SCHEMA)
