@@ -112,6 +112,10 @@ async def test_a_cancel_over_http_stops_the_program(server: HttpServer, tmp_path
                 "run", {"files": [{"path": "main.py", "content": code}], "target": "local",
                         "timeout": 300}, progress_callback=progress))
             await progress.wait_for("child started")
+            # the child is in /proc by now; on a loaded machine its entry may lag a little
+            deadline = asyncio.get_running_loop().time() + 10
+            while not tagged(tag) and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.1)
             assert len(tagged(tag)) == 1
             call.cancel()
             await asyncio.gather(call, return_exceptions=True)
